@@ -1,0 +1,597 @@
+package allocator
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"time"
+
+	"github.com/allot-sched/allot/resources"
+	"github.com/allot-sched/allot/sorter"
+)
+
+// Mode says whether the allocator knows frameworks' per-task demands.
+type Mode int
+
+const (
+	// Oblivious: demands are unknown; a selected framework is offered all
+	// unallocated resources of the agent (Mesos "coarse-grained").
+	Oblivious Mode = iota
+	// Characterized: frameworks declare per-task demand vectors and the
+	// allocator hands out one task's worth at a time (progressive filling).
+	Characterized
+)
+
+func (m Mode) String() string {
+	if m == Characterized {
+		return "characterized"
+	}
+	return "oblivious"
+}
+
+// ParseMode reads "oblivious" or "characterized".
+func ParseMode(s string) (Mode, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "oblivious", "coarse", "coarse-grained":
+		return Oblivious, nil
+	case "characterized", "characterised", "fine", "fine-grained":
+		return Characterized, nil
+	}
+	return 0, fmt.Errorf("unknown mode %q: choose oblivious or characterized", s)
+}
+
+// Clock tells the allocator the time; the master passes the wall clock and
+// the simulator its virtual clock.
+type Clock interface{ Now() time.Time }
+
+// ManualClock is a Clock that moves only when told (tests, simulator).
+type ManualClock struct{ T time.Time }
+
+func (c *ManualClock) Now() time.Time { return c.T }
+
+// Advance moves the clock forward by d.
+func (c *ManualClock) Advance(d time.Duration) { c.T = c.T.Add(d) }
+
+// DefaultRefuseSeconds is Mesos's refuse_seconds when a decline carries
+// filters without a value.
+const DefaultRefuseSeconds = 5.0
+
+// DefaultMinAllocatable is Mesos's default --min_allocatable_resources:
+// an agent is offered only if it has at least 0.01 cpus or 32 MB of memory.
+func DefaultMinAllocatable() []resources.Resources {
+	return []resources.Resources{resources.MustParse("cpus:0.01"), resources.MustParse("mem:32")}
+}
+
+// Config chooses the policy. The zero value plus a Clock is DRF, RRR,
+// oblivious, one-second interval, Mesos's min allocatable, seed 0.
+type Config struct {
+	Sorter             sorter.Criterion // default DRF
+	AgentSelection     sorter.AgentSelection
+	Mode               Mode
+	AllocationInterval time.Duration         // default 1s; the shortest filter lifetime
+	MinAllocatable     []resources.Resources // offer an agent only if it holds one of these; nil = default
+	Seed               uint64
+	Clock              Clock // required
+	// Trace, if set, is called for every placement: one task's worth in
+	// characterized mode, one agent's resources in oblivious mode.
+	Trace func(Placement)
+
+	// bruteForceJoint forces the O(frameworks x agents) joint selection even
+	// where the fast path applies; tests compare the two.
+	bruteForceJoint bool
+}
+
+// Offer is one decision of a cycle: resources of one agent for one framework.
+type Offer struct {
+	Framework string
+	Agent     string
+	Resources resources.Resources
+	// Tasks is the number of tasks' worth in the offer (characterized mode);
+	// zero for whole-agent offers.
+	Tasks  int
+	Reason Reason
+}
+
+// Reason says why an offer went where it went.
+type Reason struct {
+	Criterion string
+	Selection sorter.AgentSelection
+	Mode      Mode
+	// Score is the criterion's value for the framework when it was picked
+	// (for the first task's worth of a characterized offer); lower won.
+	Score float64
+	// Eligible is how many frameworks could have taken it at that moment
+	// (counted on RRR visits in oblivious mode; 0 when not counted).
+	Eligible int
+}
+
+func (r Reason) String() string {
+	s := fmt.Sprintf("%s/%s/%s: lowest score %.6g", r.Criterion, r.Selection, r.Mode, r.Score)
+	if r.Eligible > 0 {
+		s += fmt.Sprintf(" among %d eligible", r.Eligible)
+	}
+	return s
+}
+
+// Placement is one step of a cycle, reported to Config.Trace.
+type Placement struct {
+	Framework, Agent string
+	FrameworkIndex   int
+	AgentIndex       int
+	Resources        resources.Resources
+	Score            float64
+}
+
+// Filter is what a decline asks for. RefuseSeconds <= 0 installs none.
+type Filter struct{ RefuseSeconds float64 }
+
+// Demand is a framework's declared per-task demand in characterized mode.
+type Demand struct {
+	Task resources.Resources // d_n (scalars; ports are not demanded)
+	// Tasks is how many more tasks' worth the framework wants now; a
+	// negative value means unlimited. Each task's worth allocated counts
+	// one down; the framework re-declares as its backlog changes.
+	Tasks int
+}
+
+type agent struct {
+	id      string
+	idx     int32
+	total   resources.Resources
+	avail   resources.Resources // total minus everything allocated
+	attrs   map[string]string
+	holds   []holding
+	filters []filter
+	view    sorter.Agent
+	version uint32 // bumped on every change of avail during a cycle
+}
+
+type holding struct {
+	fw    int32
+	res   resources.Resources
+	tasks int64
+}
+
+type filter struct {
+	fw    int32
+	until time.Time
+	res   resources.Resources
+}
+
+type framework struct {
+	id         string
+	idx        int32
+	role       string
+	active     bool
+	suppressed bool
+	alloc      resources.Resources // scalars only: ports are tracked per agent
+	demand     resources.Resources
+	hasDemand  bool
+	want       int64 // outstanding tasks' worth; < 0 unlimited
+	view       sorter.Framework
+	nfilters   int
+	key        float64 // key in the oblivious order (global set)
+	skey       float64 // key in its shape's order
+	inGlobal   bool
+	shape      int32 // shape index while in a shape set, else -1
+}
+
+// Allocator is the offer machine. Create it with New.
+type Allocator struct {
+	cfg       Config
+	crit      sorter.Criterion
+	ordering  sorter.Ordering
+	perAgent  sorter.PerAgent
+	separable sorter.Separable
+	sampler   sorter.Sampler
+	minAlloc  []resources.Resources
+	rng       *rand.Rand
+	clock     Clock
+
+	agents     []*agent // by index; nil once removed
+	agentByID  map[string]int32
+	fws        []*framework
+	fwByID     map[string]int32
+	weights    map[string]float64
+	cluster    sorter.Cluster
+	nAgents    int
+	capClasses map[resources.Vector]int // capacity vector -> agents with it (TSF's N_n)
+
+	global     orderedSet // frameworks served as in oblivious mode
+	shapes     []*shape
+	shapeByVec map[resources.Vector]int32
+	keysDirty  bool // cluster totals changed: every key must be recomputed
+
+	// scratch reused across cycles
+	perm       []int32
+	offers     map[offerKey]int
+	out        []Offer
+	sampPrefix []float64 // prefix sums of sampler weights over global.items
+	sampDirty  bool
+	exhausted  []bool // per framework, within one cycle (bestfit)
+}
+
+type offerKey struct{ fw, agent int32 }
+
+// New returns an allocator for cfg. It fails on a missing clock or a
+// policy combination that has no meaning, saying which.
+func New(cfg Config) (*Allocator, error) {
+	if cfg.Clock == nil {
+		return nil, fmt.Errorf("allocator: Config.Clock is required")
+	}
+	if cfg.Sorter == nil {
+		cfg.Sorter = sorter.DRF{}
+	}
+	if cfg.AllocationInterval <= 0 {
+		cfg.AllocationInterval = time.Second
+	}
+	a := &Allocator{
+		cfg:        cfg,
+		crit:       cfg.Sorter,
+		minAlloc:   cfg.MinAllocatable,
+		rng:        rand.New(rand.NewPCG(cfg.Seed, 0x616c6c6f74)),
+		clock:      cfg.Clock,
+		agentByID:  map[string]int32{},
+		fwByID:     map[string]int32{},
+		weights:    map[string]float64{},
+		capClasses: map[resources.Vector]int{},
+		shapeByVec: map[resources.Vector]int32{},
+		offers:     map[offerKey]int{},
+	}
+	if a.minAlloc == nil {
+		a.minAlloc = DefaultMinAllocatable()
+	}
+	switch c := cfg.Sorter.(type) {
+	case sorter.Ordering:
+		a.ordering = c
+	case sorter.Separable:
+		a.perAgent, a.separable = c, c
+	case sorter.PerAgent:
+		a.perAgent = c
+	case sorter.Sampler:
+		a.sampler = c
+	default:
+		return nil, fmt.Errorf("allocator: sorter %q has no known shape", cfg.Sorter.Name())
+	}
+	if cfg.AgentSelection == sorter.BestFit && a.ordering == nil {
+		return nil, fmt.Errorf("allocator: bestfit agent selection picks the framework first and needs an agent-independent sorter (drf, tsf, fifo, capacity), not %q", a.crit.Name())
+	}
+	if cfg.AgentSelection == sorter.Joint && a.sampler != nil {
+		return nil, fmt.Errorf("allocator: joint agent selection scores framework x agent pairs; sorter %q has no score", a.crit.Name())
+	}
+	a.global.keyOf = func(n int32) float64 { return a.fws[n].key }
+	return a, nil
+}
+
+// Config returns the configuration in force.
+func (a *Allocator) Config() Config { return a.cfg }
+
+// AgentInfo describes an agent joining the allocator.
+type AgentInfo struct {
+	Total      resources.Resources
+	Attributes map[string]string
+	// Used is what frameworks already hold on the agent (a master rebuilding
+	// its allocator after failover passes the running tasks' resources).
+	Used map[string]resources.Resources
+}
+
+// AddAgent registers an agent. Frameworks named in info.Used must already
+// be registered.
+func (a *Allocator) AddAgent(id string, info AgentInfo) error {
+	if id == "" {
+		return fmt.Errorf("add agent: empty id")
+	}
+	if _, ok := a.agentByID[id]; ok {
+		return fmt.Errorf("add agent %q: already registered", id)
+	}
+	ag := &agent{id: id, idx: int32(len(a.agents)), total: info.Total.Clone(), avail: info.Total.Clone(), attrs: info.Attributes}
+	for fid, used := range info.Used {
+		n, ok := a.fwByID[fid]
+		if !ok {
+			return fmt.Errorf("add agent %q: framework %q holding %s is not registered", id, fid, used)
+		}
+		if !ag.avail.Contains(used.Reservable()) {
+			return fmt.Errorf("add agent %q: framework %q holds %s, more than is available (%s)", id, fid, used, ag.avail)
+		}
+		a.grant(a.fws[n], ag, used.Reservable(), 0)
+	}
+	a.agents = append(a.agents, ag)
+	a.agentByID[id] = ag.idx
+	a.nAgents++
+	a.cluster.Total = a.cluster.Total.Add(ag.total.Scalars)
+	a.capClasses[ag.total.Scalars]++
+	ag.view = sorter.Agent{Index: int(ag.idx), Capacity: ag.total.Scalars, Available: ag.avail.Scalars}
+	a.keysDirty = true
+	return nil
+}
+
+// RemoveAgent forgets an agent; whatever frameworks held on it is gone.
+func (a *Allocator) RemoveAgent(id string) error {
+	ag, err := a.agent(id)
+	if err != nil {
+		return fmt.Errorf("remove agent: %w", err)
+	}
+	for _, h := range ag.holds {
+		f := a.fws[h.fw]
+		a.leaveSets(f)
+		f.alloc = f.alloc.Sub(resources.Resources{Scalars: h.res.Scalars, Extra: h.res.Extra})
+		f.view.Tasks -= h.tasks
+		a.frameworkChanged(f)
+	}
+	for _, fl := range ag.filters {
+		a.fws[fl.fw].nfilters--
+	}
+	a.cluster.Total = a.cluster.Total.Sub(ag.total.Scalars)
+	if a.capClasses[ag.total.Scalars]--; a.capClasses[ag.total.Scalars] == 0 {
+		delete(a.capClasses, ag.total.Scalars)
+	}
+	a.agents[ag.idx] = nil
+	delete(a.agentByID, id)
+	a.nAgents--
+	a.keysDirty = true
+	return nil
+}
+
+// UpdateAgent changes an agent's total (for example after an operator
+// changed its resources). The new total must still contain what is held.
+func (a *Allocator) UpdateAgent(id string, total resources.Resources) error {
+	ag, err := a.agent(id)
+	if err != nil {
+		return fmt.Errorf("update agent: %w", err)
+	}
+	held := ag.total.Reservable().Sub(ag.avail.Reservable())
+	if !total.Reservable().Contains(held) {
+		return fmt.Errorf("update agent %q: new total %s does not contain what frameworks hold (%s)", id, total, held)
+	}
+	a.cluster.Total = a.cluster.Total.Sub(ag.total.Scalars).Add(total.Scalars)
+	if a.capClasses[ag.total.Scalars]--; a.capClasses[ag.total.Scalars] == 0 {
+		delete(a.capClasses, ag.total.Scalars)
+	}
+	a.capClasses[total.Scalars]++
+	ag.total = total.Clone()
+	ag.avail = total.Sub(held)
+	ag.view.Capacity, ag.view.Available = ag.total.Scalars, ag.avail.Scalars
+	a.keysDirty = true
+	return nil
+}
+
+// AddFramework registers an active framework in role (Mesos "*" if empty).
+func (a *Allocator) AddFramework(id, role string) error {
+	if id == "" {
+		return fmt.Errorf("add framework: empty id")
+	}
+	if _, ok := a.fwByID[id]; ok {
+		return fmt.Errorf("add framework %q: already registered", id)
+	}
+	if role == "" {
+		role = resources.Unreserved
+	}
+	f := &framework{id: id, idx: int32(len(a.fws)), role: role, active: true, want: -1, shape: -1}
+	f.view = sorter.Framework{Index: int(f.idx), Weight: a.weight(role)}
+	a.fws = append(a.fws, f)
+	a.fwByID[id] = f.idx
+	a.frameworkChanged(f)
+	return nil
+}
+
+// RemoveFramework forgets a framework; what it held returns to the agents.
+func (a *Allocator) RemoveFramework(id string) error {
+	f, err := a.framework(id)
+	if err != nil {
+		return fmt.Errorf("remove framework: %w", err)
+	}
+	f.active = false
+	a.frameworkChanged(f) // leaves every set
+	for _, ag := range a.agents {
+		if ag == nil {
+			continue
+		}
+		for i := 0; i < len(ag.holds); i++ {
+			if ag.holds[i].fw == f.idx {
+				ag.avail = ag.avail.Add(ag.holds[i].res)
+				ag.view.Available = ag.avail.Scalars
+				ag.holds = append(ag.holds[:i], ag.holds[i+1:]...)
+				i--
+			}
+		}
+		a.dropFilters(ag, f.idx)
+	}
+	a.fws[f.idx] = nil
+	delete(a.fwByID, id)
+	return nil
+}
+
+// ActivateFramework and DeactivateFramework follow a framework's connection:
+// a disconnected framework keeps what it holds but gets no offers.
+func (a *Allocator) ActivateFramework(id string) error { return a.setActive(id, true) }
+
+// DeactivateFramework stops offers to a framework without removing it.
+func (a *Allocator) DeactivateFramework(id string) error { return a.setActive(id, false) }
+
+func (a *Allocator) setActive(id string, on bool) error {
+	f, err := a.framework(id)
+	if err != nil {
+		return err
+	}
+	f.active = on
+	a.frameworkChanged(f)
+	return nil
+}
+
+// Suppress stops offers to a framework until Revive.
+func (a *Allocator) Suppress(id string) error {
+	f, err := a.framework(id)
+	if err != nil {
+		return fmt.Errorf("suppress: %w", err)
+	}
+	f.suppressed = true
+	a.frameworkChanged(f)
+	return nil
+}
+
+// Revive resumes offers to a framework and clears all its filters.
+func (a *Allocator) Revive(id string) error {
+	f, err := a.framework(id)
+	if err != nil {
+		return fmt.Errorf("revive: %w", err)
+	}
+	f.suppressed = false
+	if f.nfilters > 0 {
+		for _, ag := range a.agents {
+			if ag != nil {
+				a.dropFilters(ag, f.idx)
+			}
+		}
+	}
+	a.frameworkChanged(f)
+	return nil
+}
+
+// SetDemand declares a framework's per-task demand (the Mesos REQUEST call).
+// A zero task vector withdraws the declaration.
+func (a *Allocator) SetDemand(id string, d Demand) error {
+	f, err := a.framework(id)
+	if err != nil {
+		return fmt.Errorf("set demand: %w", err)
+	}
+	task := resources.Resources{Scalars: d.Task.Scalars, Extra: d.Task.Extra}
+	if len(d.Task.Ports) > 0 {
+		return fmt.Errorf("set demand for %q: a per-task demand is scalars only, not ports", id)
+	}
+	if len(task.Extra) > 0 {
+		return fmt.Errorf("set demand for %q: only cpus, mem, disk, gpus, disk_bw and net_bw may be demanded, not %q", id, task.Extra[0].Name)
+	}
+	if task.Reservable().IsEmpty() && !task.IsEmpty() {
+		return fmt.Errorf("set demand for %q: %s asks only for advisory bandwidth; add cpus or mem", id, task)
+	}
+	a.leaveSets(f)
+	f.demand = task.Clone()
+	f.hasDemand = !task.IsEmpty()
+	f.want = int64(d.Tasks)
+	if d.Tasks < 0 {
+		f.want = -1
+	}
+	a.frameworkChanged(f)
+	return nil
+}
+
+// SetWeights sets role weights (phi); roles not named keep theirs (1 by
+// default). Weights must be positive and finite.
+func (a *Allocator) SetWeights(w map[string]float64) error {
+	for role, v := range w {
+		if !(v > 0) || math.IsInf(v, 0) {
+			return fmt.Errorf("weight of role %q is %v: must be a positive number", role, v)
+		}
+	}
+	for role, v := range w {
+		a.weights[role] = v
+	}
+	for _, f := range a.fws {
+		if f != nil {
+			a.leaveSets(f)
+			f.view.Weight = a.weight(f.role)
+			a.frameworkChanged(f)
+		}
+	}
+	return nil
+}
+
+func (a *Allocator) weight(role string) float64 {
+	if w, ok := a.weights[role]; ok {
+		return w
+	}
+	return 1
+}
+
+// Recover returns resources a framework held on an agent: a declined offer,
+// the unused part of an accepted one, or the resources of finished tasks.
+// With a filter, the agent's resources r are not offered to the framework
+// again for max(allocation interval, refuse_seconds). Recovering more than
+// the framework holds there is an error and changes nothing.
+func (a *Allocator) Recover(fwID, agentID string, r resources.Resources, fl *Filter) error {
+	f, err := a.framework(fwID)
+	if err != nil {
+		return fmt.Errorf("recover: %w", err)
+	}
+	ag, err := a.agent(agentID)
+	if err != nil {
+		return fmt.Errorf("recover: %w", err)
+	}
+	if fl != nil && (math.IsNaN(fl.RefuseSeconds) || math.IsInf(fl.RefuseSeconds, 0)) {
+		return fmt.Errorf("recover: refuse_seconds %v is not a finite number", fl.RefuseSeconds)
+	}
+	r = r.Reservable()
+	hi := -1
+	for i := range ag.holds {
+		if ag.holds[i].fw == f.idx {
+			hi = i
+			break
+		}
+	}
+	if hi < 0 {
+		if !r.IsEmpty() {
+			return fmt.Errorf("recover %s: framework %q holds nothing on agent %q", r, fwID, agentID)
+		}
+	} else {
+		h := &ag.holds[hi]
+		if !h.res.Contains(r) {
+			return fmt.Errorf("recover %s: framework %q holds only %s on agent %q", r, fwID, h.res, agentID)
+		}
+		h.res = h.res.Sub(r)
+		oldTasks := h.tasks
+		if f.hasDemand {
+			if fit := sorter.TaskCapacity(f.demand.Scalars, h.res.Scalars); fit < h.tasks {
+				h.tasks = fit
+			}
+		}
+		if h.res.IsEmpty() {
+			ag.holds = append(ag.holds[:hi], ag.holds[hi+1:]...)
+		}
+		ag.avail = ag.avail.Add(r)
+		ag.view.Available = ag.avail.Scalars
+		old := a.keysOf(f)
+		f.alloc = f.alloc.Sub(resources.Resources{Scalars: r.Scalars, Extra: r.Extra})
+		f.view.Tasks -= oldTasks - h.tasks
+		a.syncView(f)
+		a.reposition(f, old)
+	}
+	if fl != nil && fl.RefuseSeconds > 0 && !r.IsEmpty() {
+		d := time.Duration(fl.RefuseSeconds * float64(time.Second))
+		if d < a.cfg.AllocationInterval {
+			d = a.cfg.AllocationInterval
+		}
+		ag.filters = append(ag.filters, filter{fw: f.idx, until: a.clock.Now().Add(d), res: r})
+		f.nfilters++
+	}
+	return nil
+}
+
+func (a *Allocator) agent(id string) (*agent, error) {
+	i, ok := a.agentByID[id]
+	if !ok {
+		return nil, fmt.Errorf("unknown agent %q", id)
+	}
+	return a.agents[i], nil
+}
+
+func (a *Allocator) framework(id string) (*framework, error) {
+	i, ok := a.fwByID[id]
+	if !ok {
+		return nil, fmt.Errorf("unknown framework %q", id)
+	}
+	return a.fws[i], nil
+}
+
+func (a *Allocator) dropFilters(ag *agent, fw int32) {
+	w := 0
+	for _, fl := range ag.filters {
+		if fl.fw == fw {
+			a.fws[fw].nfilters--
+			continue
+		}
+		ag.filters[w] = fl
+		w++
+	}
+	ag.filters = ag.filters[:w]
+}

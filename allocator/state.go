@@ -1,0 +1,202 @@
+package allocator
+
+import (
+	"github.com/allot-sched/allot/resources"
+	"github.com/allot-sched/allot/sorter"
+)
+
+// shape groups frameworks that declared the same demand vector. The
+// fast selection paths work per shape: every framework of a shape fits the
+// same agents and, for separable criteria, scores each agent with the same
+// agent factor, so only the first framework of each shape matters.
+type shape struct {
+	d   resources.Vector
+	set orderedSet // members, by (skey, index)
+	// per cycle, joint selection only
+	gh, ih agentHeap
+}
+
+// oldKeys remembers a framework's keys before a change, so the sets can
+// find it by binary search and move it.
+type oldKeys struct{ key, skey float64 }
+
+func (a *Allocator) keysOf(f *framework) oldKeys { return oldKeys{f.key, f.skey} }
+
+// wantsGlobal and wantsShape say which set f belongs to: active and not
+// suppressed frameworks are served from the global (oblivious) set, or from
+// their shape's set in characterized mode when they declared a demand and
+// still want tasks.
+func (a *Allocator) wantsGlobal(f *framework) bool {
+	return f.active && !f.suppressed && !(a.cfg.Mode == Characterized && f.hasDemand)
+}
+
+func (a *Allocator) wantsShape(f *framework) bool {
+	return f.active && !f.suppressed && a.cfg.Mode == Characterized && f.hasDemand && f.want != 0
+}
+
+// syncView refreshes what criteria see and recomputes both keys.
+func (a *Allocator) syncView(f *framework) {
+	f.view.Allocated = f.alloc.Scalars
+	f.view.Weight = a.weight(f.role)
+	if a.cfg.Mode == Characterized && f.hasDemand {
+		f.view.Demand = f.demand.Scalars
+	} else {
+		f.view.Demand = resources.Vector{}
+	}
+	switch {
+	case a.ordering != nil:
+		f.key = a.ordering.Key(&f.view, &a.cluster)
+		f.skey = f.key
+	case a.separable != nil:
+		f.key = float64(f.idx)
+		f.skey = a.separable.FrameworkFactor(&f.view)
+	default:
+		f.key, f.skey = float64(f.idx), float64(f.idx)
+	}
+}
+
+// computeMaxTasks sets N_n (TSF) from the agents' capacity classes.
+func (a *Allocator) computeMaxTasks(f *framework) {
+	f.view.MaxTasks = 0
+	if !f.hasDemand {
+		return
+	}
+	for c, count := range a.capClasses {
+		f.view.MaxTasks += int64(count) * sorter.TaskCapacity(f.demand.Scalars, c)
+	}
+}
+
+// leaveSets takes f out of whichever set holds it (keys must be unchanged
+// since it joined or was last repositioned).
+func (a *Allocator) leaveSets(f *framework) {
+	if f.inGlobal {
+		a.global.remove(f.idx)
+		f.inGlobal = false
+		a.sampDirty = true
+	}
+	if f.shape >= 0 {
+		a.shapes[f.shape].set.remove(f.idx)
+		f.shape = -1
+	}
+}
+
+// joinSets puts f where it belongs.
+func (a *Allocator) joinSets(f *framework) {
+	if a.wantsGlobal(f) {
+		a.global.insert(f.idx)
+		f.inGlobal = true
+		a.sampDirty = true
+	}
+	if a.wantsShape(f) {
+		s, ok := a.shapeByVec[f.demand.Scalars]
+		if !ok {
+			s = int32(len(a.shapes))
+			sh := &shape{d: f.demand.Scalars}
+			sh.set.keyOf = func(n int32) float64 { return a.fws[n].skey }
+			a.shapes = append(a.shapes, sh)
+			a.shapeByVec[f.demand.Scalars] = s
+		}
+		a.shapes[s].set.insert(f.idx)
+		f.shape = s
+	}
+}
+
+// frameworkChanged re-derives everything about f after a rare event
+// (registration, demand, suppression, weights).
+func (a *Allocator) frameworkChanged(f *framework) {
+	a.leaveSets(f)
+	a.computeMaxTasks(f)
+	a.syncView(f)
+	a.joinSets(f)
+}
+
+// reposition moves f within its set after its allocation changed. While
+// keys are dirty the sets are re-sorted at the next cycle anyway.
+func (a *Allocator) reposition(f *framework, old oldKeys) {
+	if f.shape >= 0 && !a.wantsShape(f) {
+		// its demand is met: leave the shape set, found under its old key
+		newKey := f.skey
+		f.skey = old.skey
+		a.shapes[f.shape].set.remove(f.idx)
+		f.shape = -1
+		f.skey = newKey
+	}
+	if a.keysDirty {
+		return
+	}
+	if f.inGlobal && f.key != old.key {
+		a.global.move(f.idx, old.key)
+	}
+	if f.shape >= 0 && f.skey != old.skey {
+		a.shapes[f.shape].set.move(f.idx, old.skey)
+	}
+}
+
+// rebuildKeys recomputes every key after the cluster's totals changed
+// (agents joined, left or changed) and re-sorts every set.
+func (a *Allocator) rebuildKeys() {
+	for _, f := range a.fws {
+		if f != nil {
+			a.computeMaxTasks(f)
+			a.syncView(f)
+		}
+	}
+	a.global.rebuild()
+	for _, s := range a.shapes {
+		s.set.rebuild()
+	}
+	a.keysDirty = false
+}
+
+// grant allocates res on ag to f, counting tasks tasks' worth.
+func (a *Allocator) grant(f *framework, ag *agent, res resources.Resources, tasks int64) {
+	ag.avail = ag.avail.Sub(res)
+	ag.view.Available = ag.avail.Scalars
+	ag.version++
+	found := false
+	for i := range ag.holds {
+		if ag.holds[i].fw == f.idx {
+			ag.holds[i].res = ag.holds[i].res.Add(res)
+			ag.holds[i].tasks += tasks
+			found = true
+			break
+		}
+	}
+	if !found {
+		ag.holds = append(ag.holds, holding{fw: f.idx, res: res.Clone(), tasks: tasks})
+	}
+	old := a.keysOf(f)
+	f.alloc = f.alloc.Add(resources.Resources{Scalars: res.Scalars, Extra: res.Extra})
+	f.view.Tasks += tasks
+	if tasks > 0 && f.want > 0 {
+		f.want -= tasks
+		if f.want < 0 {
+			f.want = 0
+		}
+	}
+	a.syncView(f)
+	a.reposition(f, old)
+}
+
+// blocked reports whether a live filter of f on ag refuses res.
+func (a *Allocator) blocked(f *framework, ag *agent, res resources.Resources) bool {
+	if f.nfilters == 0 {
+		return false
+	}
+	for i := range ag.filters {
+		if fl := &ag.filters[i]; fl.fw == f.idx && fl.res.Contains(res) {
+			return true
+		}
+	}
+	return false
+}
+
+// allocatable reports whether avail reaches the min-allocatable floor.
+func (a *Allocator) allocatable(avail resources.Resources) bool {
+	for _, m := range a.minAlloc {
+		if avail.Contains(m) {
+			return true
+		}
+	}
+	return false
+}

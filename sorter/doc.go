@@ -1,0 +1,23 @@
+// Package sorter holds allot's fairness and packing criteria: given the
+// state of frameworks and agents, which framework is served next, and on
+// which agent. Everything here is a pure function of its arguments: no I/O,
+// no clocks, no goroutines, no hidden randomness (the random sorter reads a
+// weight and lets the allocator draw from its seeded source). The allocator
+// and the simulator therefore make identical decisions from identical inputs.
+//
+// Notation follows DESIGN.md and the papers in shared/papers: framework n
+// with weight phi_n, per-task demand d_n, x_n tasks' worth allocated,
+// allocation a_n; agent i with capacity c_i and residual (unallocated)
+// capacity; C the cluster total. Every criterion returns a score where
+// lower is served first; ties are broken by the allocator, always the same
+// way (agent index, then framework registration order).
+//
+// Criteria come in three shapes, each a small interface:
+//   - Ordering: an agent-independent key (DRF, TSF, FIFO, capacity);
+//   - PerAgent: a score that depends on the agent (PS-DSF, rPS-DSF, Tetris);
+//   - Sampler: a weighted random pick (Mesos's random sorter).
+//
+// PS-DSF and rPS-DSF are also Separable (score = framework factor x agent
+// factor), which lets the allocator select framework and agent jointly in
+// O(shapes x log agents) per task rather than scoring every pair.
+package sorter
