@@ -145,12 +145,37 @@ type agent struct {
 	filters []filter
 	view    sorter.Agent
 	version uint32 // bumped on every change of avail during a cycle
+	npend   int32  // holdings with pending tasks this cycle
 }
 
+// holding is what one framework holds on one agent. Scalars are inline and
+// ports or extra scalars sit behind a pointer that is nil in the common
+// case, so the progressive-filling hot path allocates nothing per task.
 type holding struct {
-	fw    int32
-	res   resources.Resources
-	tasks int64
+	fw      int32
+	pend    int32 // tasks' worth placed this cycle, not yet turned into an offer
+	tasks   int64
+	scalars resources.Vector
+	other   *resources.Resources // ports and extra scalars, if any
+	pscore  float64              // score at the first pending task
+}
+
+// res returns everything the holding holds.
+func (h *holding) res() resources.Resources {
+	r := resources.Resources{Scalars: h.scalars}
+	if h.other != nil {
+		r.Extra, r.Ports = h.other.Extra, h.other.Ports
+	}
+	return r
+}
+
+// set replaces what the holding holds.
+func (h *holding) set(r resources.Resources) {
+	h.scalars = r.Scalars
+	h.other = nil
+	if len(r.Extra) > 0 || len(r.Ports) > 0 {
+		h.other = &resources.Resources{Extra: r.Extra, Ports: r.Ports}
+	}
 }
 
 type filter struct {
@@ -205,14 +230,12 @@ type Allocator struct {
 
 	// scratch reused across cycles
 	perm       []int32
-	offers     map[offerKey]int
+	touched    []int32 // agents with pending placements this cycle
 	out        []Offer
 	sampPrefix []float64 // prefix sums of sampler weights over global.items
 	sampDirty  bool
 	exhausted  []bool // per framework, within one cycle (bestfit)
 }
-
-type offerKey struct{ fw, agent int32 }
 
 // New returns an allocator for cfg. It fails on a missing clock or a
 // policy combination that has no meaning, saying which.
@@ -237,7 +260,6 @@ func New(cfg Config) (*Allocator, error) {
 		weights:    map[string]float64{},
 		capClasses: map[resources.Vector]int{},
 		shapeByVec: map[resources.Vector]int32{},
-		offers:     map[offerKey]int{},
 	}
 	if a.minAlloc == nil {
 		a.minAlloc = DefaultMinAllocatable()
@@ -315,7 +337,8 @@ func (a *Allocator) RemoveAgent(id string) error {
 	for _, h := range ag.holds {
 		f := a.fws[h.fw]
 		a.leaveSets(f)
-		f.alloc = f.alloc.Sub(resources.Resources{Scalars: h.res.Scalars, Extra: h.res.Extra})
+		hr := h.res()
+		f.alloc = f.alloc.Sub(resources.Resources{Scalars: hr.Scalars, Extra: hr.Extra})
 		f.view.Tasks -= h.tasks
 		a.frameworkChanged(f)
 	}
@@ -389,7 +412,7 @@ func (a *Allocator) RemoveFramework(id string) error {
 		}
 		for i := 0; i < len(ag.holds); i++ {
 			if ag.holds[i].fw == f.idx {
-				ag.avail = ag.avail.Add(ag.holds[i].res)
+				ag.avail = ag.avail.Add(ag.holds[i].res())
 				ag.view.Available = ag.avail.Scalars
 				ag.holds = append(ag.holds[:i], ag.holds[i+1:]...)
 				i--
@@ -535,17 +558,19 @@ func (a *Allocator) Recover(fwID, agentID string, r resources.Resources, fl *Fil
 		}
 	} else {
 		h := &ag.holds[hi]
-		if !h.res.Contains(r) {
-			return fmt.Errorf("recover %s: framework %q holds only %s on agent %q", r, fwID, h.res, agentID)
+		held := h.res()
+		if !held.Contains(r) {
+			return fmt.Errorf("recover %s: framework %q holds only %s on agent %q", r, fwID, held, agentID)
 		}
-		h.res = h.res.Sub(r)
+		held = held.Sub(r)
+		h.set(held)
 		oldTasks := h.tasks
 		if f.hasDemand {
-			if fit := sorter.TaskCapacity(f.demand.Scalars, h.res.Scalars); fit < h.tasks {
+			if fit := sorter.TaskCapacity(f.demand.Scalars, h.scalars); fit < h.tasks {
 				h.tasks = fit
 			}
 		}
-		if h.res.IsEmpty() {
+		if held.IsEmpty() {
 			ag.holds = append(ag.holds[:hi], ag.holds[hi+1:]...)
 		}
 		ag.avail = ag.avail.Add(r)

@@ -17,10 +17,12 @@ func (a *Allocator) Allocate() []Offer {
 	if a.keysDirty {
 		a.rebuildKeys()
 	}
-	a.out = nil
-	clear(a.offers)
+	// at most one offer per agent in oblivious mode; a good first guess
+	// for characterized mode too
+	a.out = make([]Offer, 0, a.nAgents)
 	if a.cfg.Mode == Characterized {
 		a.fill()
+		a.flushPending()
 	}
 	if len(a.global.items) > 0 {
 		a.coarse()
@@ -51,23 +53,71 @@ func (a *Allocator) pruneFilters(now time.Time) {
 	}
 }
 
-// emit records a placement into the cycle's offers.
-func (a *Allocator) emit(f *framework, ag *agent, res resources.Resources, tasks int, score float64, eligible int) {
+// emit records a whole-agent placement as an offer: an agent is offered
+// whole at most once per cycle, so these are never merged.
+func (a *Allocator) emit(f *framework, ag *agent, res resources.Resources, score float64) {
+	a.trace(f, ag, res, score)
+	a.out = append(a.out, Offer{
+		Framework: f.id, Agent: ag.id, Resources: res.Clone(),
+		Reason: Reason{Criterion: a.crit.Name(), Selection: a.cfg.AgentSelection, Mode: a.cfg.Mode, Score: score},
+	})
+}
+
+func (a *Allocator) trace(f *framework, ag *agent, res resources.Resources, score float64) {
 	if a.cfg.Trace != nil {
 		a.cfg.Trace(Placement{Framework: f.id, Agent: ag.id, FrameworkIndex: int(f.idx), AgentIndex: int(ag.idx), Resources: res.Clone(), Score: score})
 	}
-	k := offerKey{f.idx, ag.idx}
-	if i, ok := a.offers[k]; ok {
-		o := &a.out[i]
-		o.Resources = o.Resources.Add(res)
-		o.Tasks += tasks
-		return
+}
+
+// emitTask records one task's worth placed during progressive filling on
+// holding hi of ag. Pending counts live on the holdings themselves, so
+// building an offer per (framework, agent) costs no extra allocation; they
+// turn into offers once, at the end of the fill.
+func (a *Allocator) emitTask(f *framework, ag *agent, hi int, score float64) {
+	if a.cfg.Trace != nil {
+		a.trace(f, ag, resources.Resources{Scalars: f.demand.Scalars}, score)
 	}
-	a.offers[k] = len(a.out)
-	a.out = append(a.out, Offer{
-		Framework: f.id, Agent: ag.id, Resources: res.Clone(), Tasks: tasks,
-		Reason: Reason{Criterion: a.crit.Name(), Selection: a.cfg.AgentSelection, Mode: a.cfg.Mode, Score: score, Eligible: eligible},
-	})
+	if ag.npend == 0 {
+		a.touched = append(a.touched, ag.idx)
+	}
+	h := &ag.holds[hi]
+	if h.pend == 0 {
+		ag.npend++
+		h.pscore = score
+	}
+	h.pend++
+}
+
+// flushPending turns the fill's pending placements into offers, agents in
+// the order they were first served, frameworks in holding order.
+func (a *Allocator) flushPending() {
+	n := 0
+	for _, ai := range a.touched {
+		n += int(a.agents[ai].npend)
+	}
+	if cap(a.out)-len(a.out) < n {
+		out := make([]Offer, len(a.out), len(a.out)+n)
+		copy(out, a.out)
+		a.out = out
+	}
+	for _, ai := range a.touched {
+		ag := a.agents[ai]
+		for i := range ag.holds {
+			h := &ag.holds[i]
+			if h.pend == 0 {
+				continue
+			}
+			f := a.fws[h.fw]
+			a.out = append(a.out, Offer{
+				Framework: f.id, Agent: ag.id, Tasks: int(h.pend),
+				Resources: resources.Resources{Scalars: f.demand.Scalars.Times(int64(h.pend))},
+				Reason:    Reason{Criterion: a.crit.Name(), Selection: a.cfg.AgentSelection, Mode: a.cfg.Mode, Score: h.pscore},
+			})
+			h.pend = 0
+		}
+		ag.npend = 0
+	}
+	a.touched = a.touched[:0]
 }
 
 // liveAgents fills a.perm with the indices of live agents.
@@ -103,7 +153,7 @@ func (a *Allocator) coarse() {
 			f, score := a.coarsePick(ag, offer)
 			if f != nil {
 				a.grant(f, ag, offer, 0)
-				a.emit(f, ag, offer, 0, score, 0)
+				a.emit(f, ag, offer, score)
 			}
 		}
 	case sorter.BestFit:
@@ -242,7 +292,7 @@ func (a *Allocator) coarseBestFit() {
 			offer := ag.avail.Reservable()
 			score := f.key
 			a.grant(f, ag, offer, 0)
-			a.emit(f, ag, offer, 0, score, 0)
+			a.emit(f, ag, offer, score)
 			pool = append(pool[:bi], pool[bi+1:]...)
 			granted = true
 			break
@@ -288,6 +338,6 @@ func (a *Allocator) coarseJoint() {
 		}
 		offer := bag.avail.Reservable()
 		a.grant(bf, bag, offer, 0)
-		a.emit(bf, bag, offer, 0, bs, 0)
+		a.emit(bf, bag, offer, bs)
 	}
 }

@@ -44,8 +44,9 @@ func (a *Allocator) Agent(id string) (AgentState, error) {
 	}
 	st := AgentState{ID: ag.id, Index: int(ag.idx), Total: ag.total.Clone(), Available: ag.avail.Clone(),
 		Attributes: ag.attrs, Allocated: map[string]resources.Resources{}, Filters: len(ag.filters)}
-	for _, h := range ag.holds {
-		st.Allocated[a.fws[h.fw].id] = h.res.Clone()
+	for i := range ag.holds {
+		h := &ag.holds[i]
+		st.Allocated[a.fws[h.fw].id] = h.res().Clone()
 	}
 	return st, nil
 }

@@ -63,9 +63,8 @@ func (a *Allocator) fill() {
 
 // place grants one task's worth of c.f's demand on c.ag.
 func (a *Allocator) place(c candidate) {
-	task := resources.Resources{Scalars: c.f.demand.Scalars}
-	a.grant(c.f, c.ag, task, 1)
-	a.emit(c.f, c.ag, task, 1, c.score, 0)
+	hi := a.grant(c.f, c.ag, resources.Resources{Scalars: c.f.demand.Scalars}, 1)
+	a.emitTask(c.f, c.ag, hi, c.score)
 }
 
 // pairScore is the criterion's score of f on ag.

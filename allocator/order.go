@@ -25,6 +25,19 @@ func (s *orderedSet) search(k float64, n int32) int {
 	})
 }
 
+// searchOld is search while n's stored key has already changed: n is seen
+// at oldKey, where it still sits in the slice.
+func (s *orderedSet) searchOld(k float64, n int32, oldKey float64) int {
+	return sort.Search(len(s.items), func(i int) bool {
+		m := s.items[i]
+		km := oldKey
+		if m != n {
+			km = s.keyOf(m)
+		}
+		return !s.less(km, m, k, n)
+	})
+}
+
 // insert adds n with its current key.
 func (s *orderedSet) insert(n int32) {
 	p := s.search(s.keyOf(n), n)
@@ -39,30 +52,34 @@ func (s *orderedSet) remove(n int32) {
 	if p >= len(s.items) || s.items[p] != n {
 		// keys changed without a re-sort (cluster totals moved): find it
 		// the slow way; the next cycle re-sorts.
-		p = -1
-		for i, m := range s.items {
-			if m == n {
-				p = i
-				break
-			}
-		}
-		if p < 0 {
+		s.removeAt(n)
+		return
+	}
+	s.items = append(s.items[:p], s.items[p+1:]...)
+}
+
+// removeAt deletes n wherever it is, by linear search.
+func (s *orderedSet) removeAt(n int32) {
+	for i, m := range s.items {
+		if m == n {
+			s.items = append(s.items[:i], s.items[i+1:]...)
 			return
 		}
 	}
-	s.items = append(s.items[:p], s.items[p+1:]...)
 }
 
 // move repositions n from oldKey to its current key by shifting the items in
 // between: one memmove instead of a delete and an insert.
 func (s *orderedSet) move(n int32, oldKey float64) {
-	from := s.search(oldKey, n)
+	from := s.searchOld(oldKey, n, oldKey)
 	if from >= len(s.items) || s.items[from] != n {
-		s.insert(n) // not present: add it
+		// not where its old key says: take the slow, always-correct path
+		s.removeAt(n)
+		s.insert(n)
 		return
 	}
 	k := s.keyOf(n)
-	to := s.search(k, n)
+	to := s.searchOld(k, n, oldKey)
 	switch {
 	case to > from+1:
 		copy(s.items[from:to-1], s.items[from+1:to])

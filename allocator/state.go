@@ -148,25 +148,47 @@ func (a *Allocator) rebuildKeys() {
 	a.keysDirty = false
 }
 
-// grant allocates res on ag to f, counting tasks tasks' worth.
-func (a *Allocator) grant(f *framework, ag *agent, res resources.Resources, tasks int64) {
-	ag.avail = ag.avail.Sub(res)
+// grant allocates res on ag to f, counting tasks tasks' worth, and returns
+// the index of f's holding on ag. A task's worth is scalars only, so that
+// path works on the vectors directly and allocates nothing.
+func (a *Allocator) grant(f *framework, ag *agent, res resources.Resources, tasks int64) int {
+	scalarOnly := len(res.Ports) == 0 && len(res.Extra) == 0
+	if scalarOnly {
+		ag.avail.Scalars = ag.avail.Scalars.Sub(res.Scalars)
+	} else {
+		ag.avail = ag.avail.Sub(res)
+	}
 	ag.view.Available = ag.avail.Scalars
 	ag.version++
-	found := false
+	hi := -1
 	for i := range ag.holds {
 		if ag.holds[i].fw == f.idx {
-			ag.holds[i].res = ag.holds[i].res.Add(res)
-			ag.holds[i].tasks += tasks
-			found = true
+			hi = i
 			break
 		}
 	}
-	if !found {
-		ag.holds = append(ag.holds, holding{fw: f.idx, res: res.Clone(), tasks: tasks})
+	if hi < 0 {
+		if ag.holds == nil {
+			// agents commonly host several frameworks: skip the 1-2-4
+			// growth steps
+			ag.holds = make([]holding, 0, 8)
+		}
+		hi = len(ag.holds)
+		ag.holds = append(ag.holds, holding{fw: f.idx})
 	}
+	h := &ag.holds[hi]
+	if scalarOnly {
+		h.scalars = h.scalars.Add(res.Scalars)
+	} else {
+		h.set(h.res().Add(res))
+	}
+	h.tasks += tasks
 	old := a.keysOf(f)
-	f.alloc = f.alloc.Add(resources.Resources{Scalars: res.Scalars, Extra: res.Extra})
+	if len(res.Extra) == 0 {
+		f.alloc.Scalars = f.alloc.Scalars.Add(res.Scalars)
+	} else {
+		f.alloc = f.alloc.Add(resources.Resources{Scalars: res.Scalars, Extra: res.Extra})
+	}
 	f.view.Tasks += tasks
 	if tasks > 0 && f.want > 0 {
 		f.want -= tasks
@@ -176,6 +198,7 @@ func (a *Allocator) grant(f *framework, ag *agent, res resources.Resources, task
 	}
 	a.syncView(f)
 	a.reposition(f, old)
+	return hi
 }
 
 // blocked reports whether a live filter of f on ag refuses res.

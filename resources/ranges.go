@@ -81,8 +81,8 @@ func (rs Ranges) Add(o Ranges) Ranges {
 
 // Sub returns rs minus o as a new list; values of o not in rs are ignored.
 func (rs Ranges) Sub(o Ranges) Ranges {
-	if len(rs) == 0 {
-		return nil
+	if len(rs) == 0 || o.Contains(rs) {
+		return nil // the common "take everything" case allocates nothing
 	}
 	out := make(Ranges, 0, len(rs)+1)
 	j := 0
