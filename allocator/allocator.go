@@ -564,20 +564,24 @@ func (a *Allocator) Recover(fwID, agentID string, r resources.Resources, fl *Fil
 		}
 		held = held.Sub(r)
 		h.set(held)
+		// tasks' worth left: as many of the demand as still fit in what is
+		// held, never more than before, none once nothing is held
 		oldTasks := h.tasks
 		if f.hasDemand {
 			if fit := sorter.TaskCapacity(f.demand.Scalars, h.scalars); fit < h.tasks {
 				h.tasks = fit
 			}
 		}
+		newTasks := h.tasks
 		if held.IsEmpty() {
-			ag.holds = append(ag.holds[:hi], ag.holds[hi+1:]...)
+			newTasks = 0
+			ag.holds = append(ag.holds[:hi], ag.holds[hi+1:]...) // h is stale from here
 		}
 		ag.avail = ag.avail.Add(r)
 		ag.view.Available = ag.avail.Scalars
 		old := a.keysOf(f)
 		f.alloc = f.alloc.Sub(resources.Resources{Scalars: r.Scalars, Extra: r.Extra})
-		f.view.Tasks -= oldTasks - h.tasks
+		f.view.Tasks -= oldTasks - newTasks
 		a.syncView(f)
 		a.reposition(f, old)
 	}
