@@ -28,11 +28,15 @@ var commands = map[string]command{}
 func register(c command) { commands[c.name] = c }
 
 // usageError marks bad invocations (exit status 2, as flag does).
-type usageError struct{ msg string }
+type usageError struct {
+	msg string
+	// printed is set when the flag package already told the user.
+	printed bool
+}
 
 func (e usageError) Error() string { return e.msg }
 
-func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(format, args...)} }
+func usagef(format string, args ...any) error { return usageError{msg: fmt.Sprintf(format, args...)} }
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
@@ -59,11 +63,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case errors.Is(err, flag.ErrHelp):
 		return 0
 	}
-	fmt.Fprintf(stderr, "allot %s: %v\n", c.name, err)
 	var ue usageError
 	if errors.As(err, &ue) {
+		if !ue.printed {
+			fmt.Fprintf(stderr, "allot %s: %v\n", c.name, err)
+		}
 		return 2
 	}
+	fmt.Fprintf(stderr, "allot %s: %v\n", c.name, err)
 	return 1
 }
 
@@ -101,7 +108,7 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 		if errors.Is(err, flag.ErrHelp) {
 			return err
 		}
-		return usageError{err.Error()}
+		return usageError{msg: err.Error(), printed: true} // flag printed it and the usage
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
