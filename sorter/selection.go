@@ -52,6 +52,14 @@ func ParseAgentSelection(name string) (AgentSelection, error) {
 // makes the distance defined for demands without cpus.) Smaller is a better
 // fit. Advisory bandwidths are ignored.
 func BestFitDistance(d, avail, total resources.Vector) float64 {
+	// Bug fix: the normalisation below rounds, so distance(d, k*avail) used
+	// to differ from distance(d, avail) in the last bits (for example
+	// 0.16666666666666666 vs 0.16666666666666669), and of two agents whose
+	// residuals differ only in scale the allocator picked whichever rounded
+	// lower instead of the lower agent index. Dividing each vector by the
+	// gcd of its counted components first maps proportional vectors to the
+	// same integers, hence to bit-identical distances.
+	d, avail = primitive(d, total), primitive(avail, total)
 	var dn, an [resources.NumKinds]float64
 	var dmax, amax float64
 	for k := resources.Kind(0); k < resources.NumKinds; k++ {
@@ -71,4 +79,29 @@ func BestFitDistance(d, avail, total resources.Vector) float64 {
 		h += math.Abs(dn[k]/dmax - an[k]/amax)
 	}
 	return h
+}
+
+// primitive divides v's components in the kinds BestFitDistance counts
+// (reservable, nonzero total) by their greatest common divisor.
+func primitive(v, total resources.Vector) resources.Vector {
+	var g resources.Quantity
+	for k := resources.Kind(0); k < resources.NumKinds; k++ {
+		if k.Advisory() || total[k] == 0 || v[k] <= 0 {
+			continue
+		}
+		a, b := g, v[k]
+		for b != 0 {
+			a, b = b, a%b
+		}
+		g = a
+	}
+	if g <= 1 {
+		return v
+	}
+	for k := resources.Kind(0); k < resources.NumKinds; k++ {
+		if !k.Advisory() && total[k] != 0 {
+			v[k] /= g
+		}
+	}
+	return v
 }
