@@ -1,0 +1,454 @@
+package agent
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	mesos "github.com/mesos/mesos-go/api/v1/lib"
+	"github.com/rs/zerolog"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/allot-sched/allot/api"
+	"github.com/allot-sched/allot/resources"
+)
+
+// Config is the agent's configuration; cmd/allot fills it from flags.
+type Config struct {
+	Masters    []string // host:port of each master
+	Listen     string   // host:port; ":0" picks a free port
+	Advertise  string   // host:port others use to reach this agent; default from Listen
+	WorkDir    string
+	Resources  string // Mesos text form; empty: detected
+	Attributes map[string]string
+	Hostname   string
+	// ExecutorCommand runs the built-in command executor (argv); default
+	// this binary with the argument "executor".
+	ExecutorCommand []string
+	// ShutdownGrace is how long an executor has after SHUTDOWN (and a task
+	// after SIGTERM) before SIGKILL.
+	ShutdownGrace time.Duration
+	Log           zerolog.Logger
+}
+
+// Agent is one running agent.
+type Agent struct {
+	cfg   Config
+	log   zerolog.Logger
+	total resources.Resources
+	ln    net.Listener
+	srv   *http.Server
+	addr  string
+	hc    *http.Client
+
+	mu         sync.Mutex
+	id         string
+	connected  bool
+	master     string // address of the master we are registered with
+	frameworks map[string]*mesos.FrameworkInfo
+	executors  map[string]*executor // key fw/executor
+	sendq      chan *api.AgentCall
+
+	stop chan struct{}
+	wg   sync.WaitGroup
+}
+
+// New builds the agent; Start runs it.
+func New(cfg Config) (*Agent, error) {
+	if len(cfg.Masters) == 0 {
+		return nil, errors.New("agent: --master is required")
+	}
+	if cfg.WorkDir == "" {
+		return nil, errors.New("agent: --work-dir is required")
+	}
+	if cfg.ShutdownGrace <= 0 {
+		cfg.ShutdownGrace = 5 * time.Second
+	}
+	if cfg.Hostname == "" {
+		cfg.Hostname, _ = os.Hostname()
+	}
+	if len(cfg.ExecutorCommand) == 0 {
+		self, err := os.Executable()
+		if err != nil {
+			return nil, err
+		}
+		cfg.ExecutorCommand = []string{self, "executor"}
+	}
+	total, err := detectResources(cfg.Resources, cfg.WorkDir)
+	if err != nil {
+		return nil, fmt.Errorf("--resources: %w", err)
+	}
+	if err := os.MkdirAll(filepath.Join(cfg.WorkDir, "meta"), 0o755); err != nil {
+		return nil, err
+	}
+	a := &Agent{cfg: cfg, log: cfg.Log, total: total,
+		hc:         &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16, IdleConnTimeout: 90 * time.Second}},
+		frameworks: map[string]*mesos.FrameworkInfo{},
+		executors:  map[string]*executor{},
+		sendq:      make(chan *api.AgentCall, 65536),
+		stop:       make(chan struct{}),
+	}
+	if b, err := os.ReadFile(filepath.Join(cfg.WorkDir, "meta", "agent_id")); err == nil {
+		a.id = strings.TrimSpace(string(b))
+	}
+	return a, nil
+}
+
+// detectResources parses spec, filling cpus, mem and disk that it does not
+// name from the machine (Mesos's defaults: all cpus, memory less 1 GiB or
+// half, disk of the work dir less 5 GiB or half) and ports 31000-32000.
+func detectResources(spec, workDir string) (resources.Resources, error) {
+	r, err := resources.Parse(spec)
+	if err != nil {
+		return r, err
+	}
+	if r.Scalar("cpus") == 0 {
+		r = r.WithScalar("cpus", resources.Quantity(runtime.NumCPU())*resources.Scale)
+	}
+	if r.Scalar("mem") == 0 {
+		mb := memTotalMB()
+		if mb > 2048 {
+			mb -= 1024
+		} else {
+			mb /= 2
+		}
+		r = r.WithScalar("mem", resources.Quantity(mb)*resources.Scale)
+	}
+	if r.Scalar("disk") == 0 {
+		var st syscall.Statfs_t
+		mb := int64(10240)
+		if os.MkdirAll(workDir, 0o755) == nil && syscall.Statfs(workDir, &st) == nil {
+			mb = int64(st.Bavail) * int64(st.Bsize) >> 20
+			if mb > 10240 {
+				mb -= 5120
+			} else {
+				mb /= 2
+			}
+		}
+		r = r.WithScalar("disk", resources.Quantity(mb)*resources.Scale)
+	}
+	if len(r.Ports) == 0 {
+		r.Ports = resources.Ranges{{Begin: 31000, End: 32000}}
+	}
+	return r, nil
+}
+
+func memTotalMB() int64 {
+	f, err := os.Open("/proc/meminfo")
+	if err != nil {
+		return 4096
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fs := strings.Fields(sc.Text())
+		if len(fs) >= 2 && fs[0] == "MemTotal:" {
+			kb, _ := strconv.ParseInt(fs[1], 10, 64)
+			return kb >> 10
+		}
+	}
+	return 4096
+}
+
+// Start listens, recovers checkpointed executors and connects to the master.
+func (a *Agent) Start() error {
+	ln, err := net.Listen("tcp", orDefault(a.cfg.Listen, ":5051"))
+	if err != nil {
+		return err
+	}
+	a.ln = ln
+	a.addr = a.cfg.Advertise
+	if a.addr == "" {
+		host, port, _ := net.SplitHostPort(ln.Addr().String())
+		if ip := net.ParseIP(host); ip == nil || ip.IsUnspecified() {
+			host = "127.0.0.1"
+		}
+		a.addr = net.JoinHostPort(host, port)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/api/v1/executor", a.handleExecutor)
+	mux.HandleFunc("/health", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusOK) })
+	mux.HandleFunc("/monitor/statistics", a.handleStatistics)
+	mux.HandleFunc("/monitor/statistics.json", a.handleStatistics)
+	mux.HandleFunc("/state", a.handleState)
+	a.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	a.recover()
+	a.wg.Add(1)
+	go func() {
+		defer a.wg.Done()
+		if err := a.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			a.log.Error().Err(err).Msg("http server stopped")
+		}
+	}()
+	for i := 0; i < 4; i++ {
+		a.wg.Add(1)
+		go func() { defer a.wg.Done(); a.sender() }()
+	}
+	a.wg.Add(2)
+	go func() { defer a.wg.Done(); a.masterLoop() }()
+	go func() { defer a.wg.Done(); a.retryLoop() }()
+	a.log.Info().Str("addr", a.addr).Str("resources", a.total.String()).Str("agent_id", a.id).Msg("agent started")
+	return nil
+}
+
+// Addr is the address the agent serves on.
+func (a *Agent) Addr() string { return a.addr }
+
+// ID is the agent id the master assigned ("" before registration).
+func (a *Agent) ID() string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.id
+}
+
+// Stop stops the agent. Executors of checkpointing frameworks keep running
+// (a restarted agent recovers them); the others are killed.
+func (a *Agent) Stop(ctx context.Context) error {
+	close(a.stop)
+	a.mu.Lock()
+	for _, ex := range a.executors {
+		if ex.stream != nil {
+			ex.stream.Close("agent shutting down")
+		}
+		if !ex.checkpoint && ex.pid > 0 && !ex.exited {
+			syscall.Kill(-ex.pid, syscall.SIGKILL)
+		}
+	}
+	a.mu.Unlock()
+	err := a.srv.Shutdown(ctx)
+	a.wg.Wait()
+	return err
+}
+
+func orDefault(s, d string) string {
+	if s == "" {
+		return d
+	}
+	return s
+}
+
+func newUUID() []byte {
+	b := make([]byte, 16)
+	rand.Read(b)
+	b[6] = (b[6] & 0x0f) | 0x40
+	b[8] = (b[8] & 0x3f) | 0x80
+	return b
+}
+
+// masterLoop keeps one registration stream open to a master, trying each in
+// turn and following redirects to the leader.
+func (a *Agent) masterLoop() {
+	backoff := 100 * time.Millisecond
+	i := 0
+	for {
+		select {
+		case <-a.stop:
+			return
+		default:
+		}
+		addr := a.cfg.Masters[i%len(a.cfg.Masters)]
+		err := a.registerAndServe(addr)
+		a.mu.Lock()
+		a.connected = false
+		a.mu.Unlock()
+		if err != nil {
+			a.log.Warn().Err(err).Str("master", addr).Msg("master connection ended")
+		}
+		var re *redirectError
+		if errors.As(err, &re) {
+			addr = re.to
+			a.cfg.Masters[i%len(a.cfg.Masters)] = re.to
+			continue
+		}
+		i++
+		select {
+		case <-a.stop:
+			return
+		case <-time.After(backoff):
+		}
+		if backoff < 2*time.Second {
+			backoff *= 2
+		}
+	}
+}
+
+type redirectError struct{ to string }
+
+func (e *redirectError) Error() string { return "redirected to " + e.to }
+
+func (a *Agent) registerAndServe(addr string) error {
+	a.mu.Lock()
+	call := &api.AgentCall{Type: api.AgentCallType_REGISTER, AgentId: a.id, Agent: &api.AgentRecord{
+		Id: a.id, Hostname: a.cfg.Hostname, Address: a.addr, Resources: a.total.String(), Attributes: a.cfg.Attributes}}
+	call.Tasks = a.taskRecordsLocked()
+	a.mu.Unlock()
+	body, _ := proto.Marshal(call)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		select {
+		case <-a.stop:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+addr+"/api/v1/allot/agent", bytes.NewReader(body))
+	req.Header.Set("Content-Type", api.MediaProtobuf)
+	req.Header.Set("Accept", api.MediaProtobuf)
+	resp, err := (&http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}).Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode == http.StatusTemporaryRedirect {
+		loc := strings.TrimPrefix(resp.Header.Get("Location"), "//")
+		if i := strings.Index(loc, "/"); i >= 0 {
+			loc = loc[:i]
+		}
+		return &redirectError{to: loc}
+	}
+	if resp.StatusCode != http.StatusOK {
+		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+		return fmt.Errorf("REGISTER answered %s: %s", resp.Status, strings.TrimSpace(string(msg)))
+	}
+	// Watchdog: the master pings every few seconds; silence means it is gone.
+	alive := make(chan struct{}, 1)
+	ping := 5 * time.Second
+	go func() {
+		t := time.NewTimer(3 * ping)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-alive:
+				t.Reset(3 * ping)
+			case <-t.C:
+				a.log.Warn().Msg("no word from the master; reconnecting")
+				cancel()
+				return
+			}
+		}
+	}()
+	br := bufio.NewReaderSize(resp.Body, 64<<10)
+	for {
+		frame, err := readFrame(br)
+		if err != nil {
+			return err
+		}
+		select {
+		case alive <- struct{}{}:
+		default:
+		}
+		var ev api.AgentEvent
+		if err := proto.Unmarshal(frame, &ev); err != nil {
+			return fmt.Errorf("bad event from master: %w", err)
+		}
+		if ev.Type == api.AgentEventType_REGISTERED {
+			a.registered(addr, ev.AgentId)
+			continue
+		}
+		a.handleEvent(&ev)
+	}
+}
+
+func readFrame(br *bufio.Reader) ([]byte, error) {
+	line, err := br.ReadString('\n')
+	if err != nil {
+		return nil, err
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(line))
+	if err != nil || n < 0 || n > api.MaxBodyBytes*4 {
+		return nil, fmt.Errorf("bad RecordIO length %q", line)
+	}
+	b := make([]byte, n)
+	_, err = io.ReadFull(br, b)
+	return b, err
+}
+
+func (a *Agent) registered(master, id string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.id != id {
+		a.id = id
+		writeFileAtomic(filepath.Join(a.cfg.WorkDir, "meta", "agent_id"), []byte(id))
+	}
+	a.connected, a.master = true, master
+	// Resend the head update of every task at once; the master lost what was
+	// in flight.
+	for _, ex := range a.executors {
+		for _, t := range ex.tasks {
+			if len(t.pending) > 0 {
+				t.nextRetry = time.Time{}
+			}
+		}
+	}
+	a.log.Info().Str("agent_id", id).Str("master", master).Msg("registered with master")
+}
+
+// sender posts calls to the master. Several run so that one slow call does
+// not hold up the rest; ordering per task is kept by sending only the head
+// of each task's update queue.
+func (a *Agent) sender() {
+	for {
+		select {
+		case <-a.stop:
+			return
+		case call := <-a.sendq:
+			a.mu.Lock()
+			master, ok := a.master, a.connected
+			call.AgentId = a.id
+			a.mu.Unlock()
+			if !ok {
+				continue // updates are retried after re-registration
+			}
+			body, _ := proto.Marshal(call)
+			req, _ := http.NewRequest(http.MethodPost, "http://"+master+"/api/v1/allot/agent", bytes.NewReader(body))
+			req.Header.Set("Content-Type", api.MediaProtobuf)
+			resp, err := a.hc.Do(req)
+			if err != nil {
+				a.log.Debug().Err(err).Msg("call to master failed")
+				continue
+			}
+			if resp.StatusCode != http.StatusAccepted {
+				msg, _ := io.ReadAll(io.LimitReader(resp.Body, 1024))
+				a.log.Warn().Str("status", resp.Status).Str("msg", strings.TrimSpace(string(msg))).Str("call", call.Type.String()).Msg("master refused call")
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+	}
+}
+
+func (a *Agent) send(call *api.AgentCall) {
+	select {
+	case a.sendq <- call:
+	default:
+		a.log.Warn().Str("call", call.Type.String()).Msg("send queue full; dropping (updates are retried)")
+	}
+}
+
+func writeFileAtomic(path string, b []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}

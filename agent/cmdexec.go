@@ -1,0 +1,322 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"sync"
+	"syscall"
+	"time"
+
+	mesos "github.com/mesos/mesos-go/api/v1/lib"
+	"github.com/mesos/mesos-go/api/v1/lib/encoding/codecs"
+	exec1 "github.com/mesos/mesos-go/api/v1/lib/executor"
+	"github.com/mesos/mesos-go/api/v1/lib/executor/calls"
+	"github.com/mesos/mesos-go/api/v1/lib/executor/config"
+	"github.com/mesos/mesos-go/api/v1/lib/httpcli"
+	"github.com/mesos/mesos-go/api/v1/lib/httpcli/httpexec"
+	"github.com/rs/zerolog"
+)
+
+// RunCommandExecutor is the built-in executor that `allot executor` runs:
+// it runs command tasks (shell and argv forms) and task groups as child
+// processes, reports TASK_RUNNING and a terminal state with the exit status
+// in the message ("Command exited with status N"), handles KILL with SIGTERM
+// then SIGKILL after the grace period, and exits once every terminal update
+// is acknowledged. It speaks the executor API through mesos-go's client,
+// exactly as a custom executor would, and re-subscribes after an agent
+// restart when the framework checkpoints.
+func RunCommandExecutor(log zerolog.Logger) error {
+	cfg, err := config.FromEnv()
+	if err != nil {
+		return err
+	}
+	cli := httpcli.New(
+		httpcli.Endpoint("http://"+cfg.AgentEndpoint+"/api/v1/executor"),
+		httpcli.Codec(codecs.ByMediaType[codecs.MediaTypeProtobuf]),
+		httpcli.Do(httpcli.With(httpcli.Timeout(10*time.Second))),
+	)
+	opts := exec1.CallOptions{calls.Framework(cfg.FrameworkID), calls.Executor(cfg.ExecutorID)}
+	ce := &commandExecutor{
+		log:        log,
+		cfg:        cfg,
+		sender:     calls.SenderWith(httpexec.NewSender(cli.Send), opts...),
+		tasks:      map[string]*cmdTask{},
+		unacked:    map[string]exec1.Call_Update{},
+		unackTasks: map[string]mesos.TaskInfo{},
+		quit:       make(chan struct{}),
+	}
+	subscriber := calls.SenderWith(httpexec.NewSender(cli.Send, httpcli.Close(true)), opts...)
+	disconnected := time.Now()
+	backoff := 100 * time.Millisecond
+	for {
+		ce.mu.Lock()
+		sub := calls.Subscribe(ce.unackedTaskList(), ce.unackedUpdateList())
+		ce.mu.Unlock()
+		resp, err := subscriber.Send(context.Background(), calls.NonStreaming(sub))
+		if err == nil {
+			backoff = 100 * time.Millisecond
+			err = ce.eventLoop(resp)
+			resp.Close()
+			disconnected = time.Now()
+		}
+		if ce.done() {
+			return nil
+		}
+		log.Warn().Err(err).Msg("disconnected from agent")
+		if !cfg.Checkpoint || time.Since(disconnected) > cfg.RecoveryTimeout {
+			ce.killAll(0)
+			return fmt.Errorf("lost the agent: %v", err)
+		}
+		time.Sleep(backoff)
+		if backoff < cfg.SubscriptionBackoffMax {
+			backoff *= 2
+		}
+	}
+}
+
+type commandExecutor struct {
+	log    zerolog.Logger
+	cfg    config.Config
+	sender calls.Sender
+
+	mu         sync.Mutex
+	tasks      map[string]*cmdTask
+	unacked    map[string]exec1.Call_Update // by uuid
+	unackTasks map[string]mesos.TaskInfo
+	shutdown   bool
+	quit       chan struct{}
+	quitOnce   sync.Once
+}
+
+type cmdTask struct {
+	info     mesos.TaskInfo
+	cmd      *exec.Cmd
+	terminal bool
+	killed   bool
+}
+
+func (ce *commandExecutor) done() bool {
+	select {
+	case <-ce.quit:
+		return true
+	default:
+		return false
+	}
+}
+
+func (ce *commandExecutor) unackedTaskList() (out []mesos.TaskInfo) {
+	for _, t := range ce.unackTasks {
+		out = append(out, t)
+	}
+	return
+}
+
+func (ce *commandExecutor) unackedUpdateList() (out []exec1.Call_Update) {
+	for _, u := range ce.unacked {
+		out = append(out, u)
+	}
+	return
+}
+
+func (ce *commandExecutor) eventLoop(resp mesos.Response) error {
+	for !ce.done() {
+		var e exec1.Event
+		if err := resp.Decode(&e); err != nil {
+			if errors.Is(err, io.EOF) {
+				return io.ErrUnexpectedEOF
+			}
+			return err
+		}
+		switch e.Type {
+		case exec1.Event_SUBSCRIBED:
+		case exec1.Event_LAUNCH:
+			ce.launch(e.Launch.Task)
+		case exec1.Event_LAUNCH_GROUP:
+			for _, t := range e.LaunchGroup.TaskGroup.Tasks {
+				ce.launch(t)
+			}
+		case exec1.Event_KILL:
+			grace := ce.cfg.ExecutorShutdownGracePeriod
+			if kp := e.Kill.KillPolicy; kp != nil && kp.GracePeriod != nil {
+				grace = time.Duration(kp.GracePeriod.Nanoseconds)
+			}
+			ce.kill(e.Kill.TaskID.Value, grace)
+		case exec1.Event_ACKNOWLEDGED:
+			ce.mu.Lock()
+			delete(ce.unacked, string(e.Acknowledged.UUID))
+			delete(ce.unackTasks, e.Acknowledged.TaskID.Value)
+			ce.maybeQuitLocked()
+			ce.mu.Unlock()
+		case exec1.Event_SHUTDOWN:
+			ce.mu.Lock()
+			ce.shutdown = true
+			ce.mu.Unlock()
+			ce.killAll(ce.cfg.ExecutorShutdownGracePeriod / 2)
+		case exec1.Event_MESSAGE, exec1.Event_HEARTBEAT:
+		case exec1.Event_ERROR:
+			ce.log.Error().Str("message", e.Error.Message).Msg("agent sent ERROR")
+		}
+	}
+	return nil
+}
+
+// maybeQuitLocked ends the executor once every task is terminal and every
+// update acknowledged (or on SHUTDOWN once tasks are down).
+func (ce *commandExecutor) maybeQuitLocked() {
+	if len(ce.tasks) == 0 && !ce.shutdown {
+		return
+	}
+	for _, t := range ce.tasks {
+		if !t.terminal {
+			return
+		}
+	}
+	if len(ce.unacked) == 0 || ce.shutdown {
+		ce.quitOnce.Do(func() { close(ce.quit) })
+	}
+}
+
+func (ce *commandExecutor) update(ti mesos.TaskInfo, state mesos.TaskState, msg string, reason *mesos.TaskStatus_Reason) {
+	now := float64(time.Now().UnixNano()) / 1e9
+	st := mesos.TaskStatus{TaskID: ti.TaskID, State: state.Enum(), Source: mesos.SOURCE_EXECUTOR.Enum(),
+		ExecutorID: &mesos.ExecutorID{Value: ce.cfg.ExecutorID}, Timestamp: &now, UUID: newUUID(), Reason: reason}
+	if msg != "" {
+		st.Message = &msg
+	}
+	upd := calls.Update(st)
+	ce.mu.Lock()
+	ce.unacked[string(st.UUID)] = *upd.Update
+	ce.mu.Unlock()
+	resp, err := ce.sender.Send(context.Background(), calls.NonStreaming(upd))
+	if resp != nil {
+		resp.Close()
+	}
+	if err != nil {
+		// Kept in unacked: the next SUBSCRIBE carries it.
+		ce.log.Warn().Err(err).Str("task_id", ti.TaskID.Value).Msg("sending update failed")
+	}
+}
+
+func (ce *commandExecutor) launch(ti mesos.TaskInfo) {
+	ce.mu.Lock()
+	if _, dup := ce.tasks[ti.TaskID.Value]; dup {
+		ce.mu.Unlock()
+		return
+	}
+	t := &cmdTask{info: ti}
+	ce.tasks[ti.TaskID.Value] = t
+	ce.unackTasks[ti.TaskID.Value] = ti
+	ce.mu.Unlock()
+	ci := ti.Command
+	if ci == nil || (ci.GetValue() == "" && len(ci.Arguments) == 0) {
+		ce.finish(t, mesos.TASK_FAILED, "task has no command", mesos.REASON_COMMAND_EXECUTOR_FAILED.Enum())
+		return
+	}
+	var cmd *exec.Cmd
+	if ci.GetShell() {
+		cmd = exec.Command("/bin/sh", "-c", ci.GetValue())
+	} else {
+		args := ci.Arguments
+		if len(args) > 0 {
+			args = args[1:]
+		}
+		cmd = exec.Command(ci.GetValue(), args...)
+	}
+	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+	cmd.Dir = ce.cfg.Sandbox
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Env = os.Environ()
+	if ci.Environment != nil {
+		for _, v := range ci.Environment.Variables {
+			cmd.Env = append(cmd.Env, v.Name+"="+v.GetValue())
+		}
+	}
+	cmd.Env = append(cmd.Env, "MESOS_TASK_ID="+ti.TaskID.Value)
+	if err := cmd.Start(); err != nil {
+		ce.finish(t, mesos.TASK_FAILED, "failed to start command: "+err.Error(), mesos.REASON_COMMAND_EXECUTOR_FAILED.Enum())
+		return
+	}
+	ce.mu.Lock()
+	t.cmd = cmd
+	ce.mu.Unlock()
+	ce.update(ti, mesos.TASK_RUNNING, "", nil)
+	go func() {
+		err := cmd.Wait()
+		code := 0
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			code = ee.ExitCode()
+			if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+				code = 128 + int(ws.Signal())
+			}
+		}
+		ce.mu.Lock()
+		killed := t.killed
+		ce.mu.Unlock()
+		switch {
+		case killed:
+			ce.finish(t, mesos.TASK_KILLED, fmt.Sprintf("Command terminated with status %d", code), nil)
+		case code == 0:
+			ce.finish(t, mesos.TASK_FINISHED, "Command exited with status 0", nil)
+		default:
+			ce.finish(t, mesos.TASK_FAILED, fmt.Sprintf("Command exited with status %d", code), mesos.REASON_COMMAND_EXECUTOR_FAILED.Enum())
+		}
+	}()
+}
+
+func (ce *commandExecutor) finish(t *cmdTask, state mesos.TaskState, msg string, reason *mesos.TaskStatus_Reason) {
+	ce.update(t.info, state, msg, reason)
+	ce.mu.Lock()
+	t.terminal = true
+	ce.maybeQuitLocked()
+	ce.mu.Unlock()
+}
+
+func (ce *commandExecutor) kill(id string, grace time.Duration) {
+	ce.mu.Lock()
+	t := ce.tasks[id]
+	if t == nil || t.terminal {
+		ce.mu.Unlock()
+		return
+	}
+	t.killed = true
+	cmd := t.cmd
+	ce.mu.Unlock()
+	if cmd == nil || cmd.Process == nil {
+		return
+	}
+	pid := cmd.Process.Pid
+	syscall.Kill(-pid, syscall.SIGTERM)
+	go func() {
+		deadline := time.Now().Add(grace)
+		for time.Now().Before(deadline) {
+			ce.mu.Lock()
+			term := t.terminal
+			ce.mu.Unlock()
+			if term {
+				return
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		syscall.Kill(-pid, syscall.SIGKILL)
+	}()
+}
+
+func (ce *commandExecutor) killAll(grace time.Duration) {
+	ce.mu.Lock()
+	var ids []string
+	for id, t := range ce.tasks {
+		if !t.terminal {
+			ids = append(ids, id)
+		}
+	}
+	ce.maybeQuitLocked()
+	ce.mu.Unlock()
+	for _, id := range ids {
+		ce.kill(id, grace)
+	}
+}

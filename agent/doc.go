@@ -1,0 +1,17 @@
+// Package agent is allot's agent: it registers with the leading master and
+// keeps a stream to it (commands down, status updates up), runs executors as
+// real child processes in a sandbox per executor run with the MESOS_*
+// environment mesos-go executors read, serves the executor API at
+// /api/v1/executor, delivers status updates at least once (checkpointed and
+// retried until the framework acknowledges), fetches CommandInfo URIs, and
+// recovers checkpointing frameworks' executors after a restart.
+//
+// The built-in command executor (RunCommandExecutor, started as
+// `allot executor`) is an ordinary executor process speaking the executor
+// API through mesos-go's client, so command tasks, task groups and custom
+// executors all travel the same path.
+//
+// Concurrency: Agent.mu guards executors, tasks and pending updates. Events
+// to executors are queued on per-subscription streams; calls to the master
+// are made by sender goroutines, never under the lock.
+package agent

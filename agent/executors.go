@@ -1,0 +1,708 @@
+package agent
+
+import (
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	mesos "github.com/mesos/mesos-go/api/v1/lib"
+	exec1 "github.com/mesos/mesos-go/api/v1/lib/executor"
+
+	"github.com/allot-sched/allot/api"
+)
+
+// executor is one executor run on this agent.
+type executor struct {
+	fw, id      string
+	info        mesos.ExecutorInfo
+	fwInfo      mesos.FrameworkInfo
+	command     bool // the built-in executor (command tasks, task groups)
+	checkpoint  bool
+	sandbox     string
+	containerID string
+	pid         int
+	launching   bool
+	exited      bool
+	killing     bool // shut down or all tasks killed: tasks end KILLED
+	stream      *api.Stream
+	queued      []*exec1.Event // LAUNCH events waiting for SUBSCRIBE
+	tasks       map[string]*agentTask
+}
+
+// agentTask is a task and its status update stream: pending holds the
+// updates not yet acknowledged; only the head is in flight, so a framework
+// sees a task's updates in order.
+type agentTask struct {
+	info      mesos.TaskInfo
+	state     mesos.TaskState
+	latest    *mesos.TaskStatus
+	pending   []*mesos.TaskStatus
+	nextRetry time.Time
+	backoff   time.Duration
+	launched  bool
+}
+
+func exKey(fw, ex string) string { return fw + "/" + ex }
+
+func isTerminal(s mesos.TaskState) bool {
+	switch s {
+	case mesos.TASK_FINISHED, mesos.TASK_FAILED, mesos.TASK_KILLED, mesos.TASK_LOST, mesos.TASK_ERROR,
+		mesos.TASK_DROPPED, mesos.TASK_GONE, mesos.TASK_GONE_BY_OPERATOR:
+		return true
+	}
+	return false
+}
+
+func (a *Agent) handleEvent(ev *api.AgentEvent) {
+	switch ev.Type {
+	case api.AgentEventType_PING:
+	case api.AgentEventType_RUN:
+		a.run(ev)
+	case api.AgentEventType_KILL:
+		a.killTask(ev.FrameworkId, ev.ExecutorId, ev.TaskId, time.Duration(ev.GraceNanos))
+	case api.AgentEventType_SHUTDOWN_EXECUTOR:
+		a.mu.Lock()
+		if ex := a.executors[exKey(ev.FrameworkId, ev.ExecutorId)]; ex != nil {
+			a.shutdownExecutor(ex)
+		}
+		a.mu.Unlock()
+	case api.AgentEventType_SHUTDOWN_FRAMEWORK:
+		a.mu.Lock()
+		for _, ex := range a.executors {
+			if ex.fw == ev.FrameworkId {
+				a.shutdownExecutor(ex)
+			}
+		}
+		delete(a.frameworks, ev.FrameworkId)
+		a.mu.Unlock()
+	case api.AgentEventType_ACKNOWLEDGE:
+		a.acknowledged(ev.FrameworkId, ev.TaskId, ev.Uuid)
+	case api.AgentEventType_FRAMEWORK_MESSAGE:
+		a.mu.Lock()
+		if ex := a.executors[exKey(ev.FrameworkId, ev.ExecutorId)]; ex != nil && ex.stream != nil {
+			ex.stream.Send(&exec1.Event{Type: exec1.Event_MESSAGE, Message: &exec1.Event_Message{Data: ev.Data}})
+		}
+		a.mu.Unlock()
+	default:
+		a.log.Warn().Int32("type", int32(ev.Type)).Msg("unknown event from master")
+	}
+}
+
+func (a *Agent) run(ev *api.AgentEvent) {
+	var fwInfo mesos.FrameworkInfo
+	if err := fwInfo.Unmarshal(ev.FrameworkInfo); err != nil {
+		a.log.Error().Err(err).Msg("RUN with bad framework info")
+		return
+	}
+	fwInfo.ID = &mesos.FrameworkID{Value: ev.FrameworkId}
+	var (
+		tasks   []mesos.TaskInfo
+		exInfo  mesos.ExecutorInfo
+		command bool
+		launch  *exec1.Event
+	)
+	switch {
+	case len(ev.TaskGroup) > 0:
+		var tg mesos.TaskGroupInfo
+		if err := tg.Unmarshal(ev.TaskGroup); err != nil || exInfo.Unmarshal(ev.ExecutorInfo) != nil {
+			a.log.Error().Msg("RUN with bad task group or executor info")
+			return
+		}
+		tasks = tg.Tasks
+		// The default executor is the built-in one.
+		command = exInfo.GetType() == mesos.ExecutorInfo_DEFAULT || exInfo.Command == nil
+		launch = &exec1.Event{Type: exec1.Event_LAUNCH_GROUP, LaunchGroup: &exec1.Event_LaunchGroup{TaskGroup: tg}}
+	default:
+		var ti mesos.TaskInfo
+		if err := ti.Unmarshal(ev.Task); err != nil {
+			a.log.Error().Err(err).Msg("RUN with bad task info")
+			return
+		}
+		tasks = []mesos.TaskInfo{ti}
+		if ti.Executor != nil {
+			exInfo = *ti.Executor
+		} else {
+			command = true
+			exInfo = mesos.ExecutorInfo{ExecutorID: mesos.ExecutorID{Value: ti.TaskID.Value},
+				Name: strPtr("Command Executor (Task: " + ti.TaskID.Value + ")"), Source: strPtr(ti.TaskID.Value)}
+		}
+		launch = &exec1.Event{Type: exec1.Event_LAUNCH, Launch: &exec1.Event_Launch{Task: ti}}
+	}
+	exInfo.FrameworkID = &mesos.FrameworkID{Value: ev.FrameworkId}
+
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.frameworks[ev.FrameworkId] = &fwInfo
+	key := exKey(ev.FrameworkId, exInfo.ExecutorID.Value)
+	ex := a.executors[key]
+	if ex != nil && (ex.exited || ex.killing) {
+		// A new run of an executor id whose last run ended.
+		for id, t := range ex.tasks {
+			if len(t.pending) == 0 {
+				delete(ex.tasks, id)
+			}
+		}
+		if len(ex.tasks) > 0 {
+			for _, ti := range tasks {
+				a.newTaskFailed(ex, ti, mesos.TASK_FAILED, mesos.REASON_EXECUTOR_TERMINATED, "executor "+exInfo.ExecutorID.Value+" is still shutting down")
+			}
+			return
+		}
+		ex = nil
+	}
+	if ex == nil {
+		ex = &executor{fw: ev.FrameworkId, id: exInfo.ExecutorID.Value, info: exInfo, fwInfo: fwInfo, command: command,
+			checkpoint: fwInfo.GetCheckpoint(), containerID: string(hexID()), tasks: map[string]*agentTask{}, launching: true}
+		ex.sandbox = filepath.Join(a.cfg.WorkDir, "slaves", orDefault(a.id, "unregistered"), "frameworks", ex.fw, "executors", ex.id, "runs", ex.containerID)
+		a.executors[key] = ex
+		var uris []mesos.CommandInfo_URI
+		if command {
+			for _, ti := range tasks {
+				if ti.Command != nil {
+					uris = append(uris, ti.Command.URIs...)
+				}
+			}
+		} else if exInfo.Command != nil {
+			uris = exInfo.Command.URIs
+		}
+		go a.launchExecutor(ex, uris)
+	}
+	for _, ti := range tasks {
+		ex.tasks[ti.TaskID.Value] = &agentTask{info: ti, state: mesos.TASK_STAGING}
+	}
+	if ex.stream != nil {
+		ex.stream.Send(launch)
+		for _, ti := range tasks {
+			ex.tasks[ti.TaskID.Value].launched = true
+		}
+	} else {
+		ex.queued = append(ex.queued, launch)
+	}
+	a.checkpointLocked(ex)
+}
+
+func strPtr(s string) *string { return &s }
+
+func hexID() string {
+	b := newUUID()
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:])
+}
+
+// launchExecutor fetches URIs into a fresh sandbox and starts the executor
+// process in its own process group.
+func (a *Agent) launchExecutor(ex *executor, uris []mesos.CommandInfo_URI) {
+	fail := func(err error) {
+		a.log.Error().Err(err).Str("executor_id", ex.id).Str("framework_id", ex.fw).Msg("executor launch failed")
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		ex.launching, ex.exited = false, true
+		for _, t := range ex.tasks {
+			if !isTerminal(t.state) {
+				a.enqueueUpdateLocked(ex, t, a.agentStatus(ex, t, mesos.TASK_FAILED, mesos.REASON_CONTAINER_LAUNCH_FAILED, err.Error()))
+			}
+		}
+		a.cleanupLocked(ex)
+	}
+	if err := os.MkdirAll(ex.sandbox, 0o755); err != nil {
+		fail(err)
+		return
+	}
+	if err := fetchAll(uris, ex.sandbox, a.hc); err != nil {
+		fail(fmt.Errorf("fetcher: %w", err))
+		return
+	}
+	var argv []string
+	var cmdEnv []mesos.Environment_Variable
+	if ex.command {
+		argv = a.cfg.ExecutorCommand
+	} else {
+		ci := ex.info.Command
+		if ci == nil || ci.GetValue() == "" && len(ci.Arguments) == 0 {
+			fail(fmt.Errorf("executor %s has no command", ex.id))
+			return
+		}
+		if ci.GetShell() {
+			argv = []string{"/bin/sh", "-c", ci.GetValue()}
+		} else {
+			argv = append([]string{ci.GetValue()}, ci.Arguments...)
+			if len(ci.Arguments) > 0 {
+				argv = append([]string{ci.GetValue()}, ci.Arguments[1:]...)
+			}
+		}
+		if ci.Environment != nil {
+			cmdEnv = ci.Environment.Variables
+		}
+	}
+	stdout, err1 := os.Create(filepath.Join(ex.sandbox, "stdout"))
+	stderr, err2 := os.Create(filepath.Join(ex.sandbox, "stderr"))
+	if err1 != nil || err2 != nil {
+		fail(fmt.Errorf("creating stdout/stderr in sandbox: %v %v", err1, err2))
+		return
+	}
+	defer stdout.Close()
+	defer stderr.Close()
+	path := argv[0]
+	if !strings.Contains(path, "/") {
+		if p := filepath.Join(ex.sandbox, path); fileExists(p) {
+			path = p
+		}
+	}
+	cmd := exec.Command(path, argv[1:]...)
+	cmd.Args[0] = argv[0]
+	cmd.Dir = ex.sandbox
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Env = a.executorEnv(ex, cmdEnv)
+	if err := cmd.Start(); err != nil {
+		fail(err)
+		return
+	}
+	a.mu.Lock()
+	ex.pid, ex.launching = cmd.Process.Pid, false
+	a.checkpointLocked(ex)
+	a.mu.Unlock()
+	a.log.Info().Str("executor_id", ex.id).Str("framework_id", ex.fw).Int("pid", cmd.Process.Pid).Str("sandbox", ex.sandbox).Msg("executor started")
+	go func() {
+		err := cmd.Wait()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+			if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+				code = 128 + int(ws.Signal())
+			}
+		}
+		a.executorExited(ex, code)
+	}()
+}
+
+func fileExists(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && !st.IsDir()
+}
+
+// mesosDuration writes d the way Mesos does ("5secs", "250ms", "15mins").
+func mesosDuration(d time.Duration) string {
+	switch {
+	case d%time.Minute == 0 && d >= time.Minute:
+		return strconv.FormatInt(int64(d/time.Minute), 10) + "mins"
+	case d%time.Second == 0:
+		return strconv.FormatInt(int64(d/time.Second), 10) + "secs"
+	default:
+		return strconv.FormatInt(int64(d/time.Millisecond), 10) + "ms"
+	}
+}
+
+func (a *Agent) executorEnv(ex *executor, extra []mesos.Environment_Variable) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if strings.HasPrefix(kv, "ALLOT_") || strings.HasPrefix(kv, "MESOS_") {
+			continue
+		}
+		env = append(env, kv)
+	}
+	cp := "0"
+	if ex.checkpoint {
+		cp = "1"
+	}
+	env = append(env,
+		"MESOS_FRAMEWORK_ID="+ex.fw,
+		"MESOS_EXECUTOR_ID="+ex.id,
+		"MESOS_DIRECTORY="+ex.sandbox,
+		"MESOS_SANDBOX="+ex.sandbox,
+		"MESOS_AGENT_ENDPOINT="+a.addr,
+		"MESOS_SLAVE_ID="+a.id,
+		"MESOS_AGENT_ID="+a.id,
+		"MESOS_SLAVE_PID=slave(1)@"+a.addr,
+		"MESOS_CONTAINER_ID="+ex.containerID,
+		"MESOS_EXECUTOR_SHUTDOWN_GRACE_PERIOD="+mesosDuration(a.cfg.ShutdownGrace),
+		"MESOS_CHECKPOINT="+cp,
+		"MESOS_HTTP_COMMAND_EXECUTOR=1",
+	)
+	if ex.checkpoint {
+		env = append(env, "MESOS_RECOVERY_TIMEOUT=15mins", "MESOS_SUBSCRIPTION_BACKOFF_MAX=2secs")
+	}
+	for _, v := range extra {
+		env = append(env, v.Name+"="+v.GetValue())
+	}
+	return env
+}
+
+// executorExited ends an executor run: its unfinished tasks fail (or are
+// killed, if we were killing them) and the master learns the exit status.
+func (a *Agent) executorExited(ex *executor, code int) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if ex.exited {
+		return
+	}
+	ex.exited = true
+	if ex.stream != nil {
+		ex.stream.Close("executor exited")
+	}
+	a.log.Info().Str("executor_id", ex.id).Str("framework_id", ex.fw).Int("status", code).Msg("executor exited")
+	for _, t := range ex.tasks {
+		if isTerminal(t.state) {
+			continue
+		}
+		if ex.killing {
+			a.enqueueUpdateLocked(ex, t, a.agentStatus(ex, t, mesos.TASK_KILLED, mesos.REASON_EXECUTOR_TERMINATED, "executor shut down"))
+		} else {
+			a.enqueueUpdateLocked(ex, t, a.agentStatus(ex, t, mesos.TASK_FAILED, mesos.REASON_EXECUTOR_TERMINATED,
+				fmt.Sprintf("executor exited with status %d before the task ended", code)))
+		}
+	}
+	a.send(&api.AgentCall{Type: api.AgentCallType_EXECUTOR_EXITED, FrameworkId: ex.fw, ExecutorId: ex.id, ExitStatus: int32(code)})
+	a.cleanupLocked(ex)
+}
+
+// cleanupLocked forgets an exited executor once every update of its tasks
+// is acknowledged.
+func (a *Agent) cleanupLocked(ex *executor) {
+	if !ex.exited {
+		a.checkpointLocked(ex)
+		return
+	}
+	for id, t := range ex.tasks {
+		if len(t.pending) == 0 && isTerminal(t.state) {
+			delete(ex.tasks, id)
+		}
+	}
+	if len(ex.tasks) == 0 {
+		if a.executors[exKey(ex.fw, ex.id)] == ex {
+			delete(a.executors, exKey(ex.fw, ex.id))
+		}
+		os.Remove(a.checkpointPath(ex))
+		return
+	}
+	a.checkpointLocked(ex)
+}
+
+func (a *Agent) agentStatus(ex *executor, t *agentTask, state mesos.TaskState, reason mesos.TaskStatus_Reason, msg string) *mesos.TaskStatus {
+	now := float64(time.Now().UnixNano()) / 1e9
+	return &mesos.TaskStatus{TaskID: t.info.TaskID, State: state.Enum(), Source: mesos.SOURCE_AGENT.Enum(), Reason: reason.Enum(),
+		Message: &msg, Timestamp: &now, ExecutorID: &mesos.ExecutorID{Value: ex.id}, UUID: newUUID()}
+}
+
+func (a *Agent) newTaskFailed(ex *executor, ti mesos.TaskInfo, state mesos.TaskState, reason mesos.TaskStatus_Reason, msg string) {
+	t := &agentTask{info: ti, state: mesos.TASK_STAGING}
+	ex.tasks[ti.TaskID.Value] = t
+	a.enqueueUpdateLocked(ex, t, a.agentStatus(ex, t, state, reason, msg))
+}
+
+// shutdownExecutor asks the executor to shut down and kills its process
+// group after the grace period. Caller holds a.mu.
+func (a *Agent) shutdownExecutor(ex *executor) {
+	if ex.exited || ex.killing {
+		return
+	}
+	ex.killing = true
+	ex.queued = nil
+	if ex.stream != nil {
+		ex.stream.Send(&exec1.Event{Type: exec1.Event_SHUTDOWN})
+	}
+	pid := ex.pid
+	grace := a.cfg.ShutdownGrace
+	go func() {
+		if pid <= 0 {
+			return
+		}
+		deadline := time.Now().Add(grace)
+		for time.Now().Before(deadline) {
+			if syscall.Kill(pid, 0) != nil {
+				return
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		syscall.Kill(-pid, syscall.SIGTERM)
+		time.Sleep(grace / 2)
+		syscall.Kill(-pid, syscall.SIGKILL)
+	}()
+}
+
+func (a *Agent) killTask(fwID, exID, taskID string, grace time.Duration) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var ex *executor
+	if exID != "" {
+		ex = a.executors[exKey(fwID, exID)]
+	} else {
+		ex = a.executors[exKey(fwID, taskID)]
+	}
+	if ex == nil {
+		return
+	}
+	t := ex.tasks[taskID]
+	if t == nil || isTerminal(t.state) {
+		return
+	}
+	if !t.launched {
+		// Never reached the executor: kill it here.
+		var q []*exec1.Event
+		for _, ev := range ex.queued {
+			if ev.Launch != nil && ev.Launch.Task.TaskID.Value == taskID {
+				continue
+			}
+			q = append(q, ev)
+		}
+		ex.queued = q
+		a.enqueueUpdateLocked(ex, t, a.agentStatus(ex, t, mesos.TASK_KILLED, mesos.REASON_TASK_KILLED_DURING_LAUNCH, "killed before launch"))
+		return
+	}
+	if ex.stream != nil {
+		ev := &exec1.Event{Type: exec1.Event_KILL, Kill: &exec1.Event_Kill{TaskID: t.info.TaskID}}
+		if grace > 0 {
+			ev.Kill.KillPolicy = &mesos.KillPolicy{GracePeriod: &mesos.DurationInfo{Nanoseconds: int64(grace)}}
+		}
+		ex.stream.Send(ev)
+		return
+	}
+	// Launched but the executor is not connected: shut the executor down.
+	a.shutdownExecutor(ex)
+}
+
+// enqueueUpdateLocked appends st to the task's update stream and sends it
+// if it is the head.
+func (a *Agent) enqueueUpdateLocked(ex *executor, t *agentTask, st *mesos.TaskStatus) {
+	if len(st.UUID) == 0 {
+		st.UUID = newUUID()
+	}
+	if a.id != "" {
+		st.AgentID = &mesos.AgentID{Value: a.id}
+	}
+	if st.ExecutorID == nil {
+		st.ExecutorID = &mesos.ExecutorID{Value: ex.id}
+	}
+	t.state, t.latest = st.GetState(), st
+	t.pending = append(t.pending, st)
+	if len(t.pending) == 1 {
+		a.forwardLocked(ex, t, true)
+	}
+	a.checkpointLocked(ex)
+}
+
+func (a *Agent) forwardLocked(ex *executor, t *agentTask, fresh bool) {
+	if fresh || t.backoff == 0 {
+		t.backoff = time.Second
+	} else if t.backoff < 32*time.Second {
+		t.backoff *= 2
+	}
+	t.nextRetry = time.Now().Add(t.backoff)
+	if !a.connected {
+		return
+	}
+	b, _ := t.pending[0].Marshal()
+	a.send(&api.AgentCall{Type: api.AgentCallType_STATUS_UPDATE, FrameworkId: ex.fw, ExecutorId: ex.id, Status: b})
+}
+
+// retryLoop resends the head update of every task whose acknowledgement is
+// overdue, with exponential backoff.
+func (a *Agent) retryLoop() {
+	t := time.NewTicker(200 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-a.stop:
+			return
+		case <-t.C:
+		}
+		now := time.Now()
+		a.mu.Lock()
+		if a.connected {
+			for _, ex := range a.executors {
+				for _, tk := range ex.tasks {
+					if len(tk.pending) > 0 && now.After(tk.nextRetry) {
+						a.forwardLocked(ex, tk, false)
+					}
+				}
+			}
+		}
+		a.mu.Unlock()
+	}
+}
+
+func (a *Agent) acknowledged(fwID, taskID string, uuid []byte) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, ex := range a.executors {
+		if ex.fw != fwID {
+			continue
+		}
+		t := ex.tasks[taskID]
+		if t == nil || len(t.pending) == 0 || string(t.pending[0].UUID) != string(uuid) {
+			continue
+		}
+		head := t.pending[0]
+		t.pending = t.pending[1:]
+		if head.GetSource() == mesos.SOURCE_EXECUTOR && ex.stream != nil {
+			ex.stream.Send(&exec1.Event{Type: exec1.Event_ACKNOWLEDGED, Acknowledged: &exec1.Event_Acknowledged{TaskID: t.info.TaskID, UUID: uuid}})
+		}
+		if len(t.pending) > 0 {
+			a.forwardLocked(ex, t, true)
+		} else if isTerminal(t.state) {
+			delete(ex.tasks, taskID)
+		}
+		a.cleanupLocked(ex)
+		return
+	}
+}
+
+// handleExecutor serves POST /api/v1/executor.
+func (a *Agent) handleExecutor(w http.ResponseWriter, r *http.Request) {
+	req, err := api.ReadRequest(w, r)
+	if err != nil {
+		api.WriteError(w, err)
+		return
+	}
+	var call exec1.Call
+	if err := req.Decode(&call, "executor.Call"); err != nil {
+		api.WriteError(w, err)
+		return
+	}
+	key := exKey(call.FrameworkID.Value, call.ExecutorID.Value)
+	switch call.Type {
+	case exec1.Call_SUBSCRIBE:
+		a.executorSubscribe(w, r, req, key, &call)
+		return
+	case exec1.Call_UPDATE:
+		if call.Update == nil || call.Update.Status.TaskID.Value == "" {
+			api.WriteError(w, api.Errorf(http.StatusBadRequest, "UPDATE call without update.status.task_id"))
+			return
+		}
+		if len(call.Update.Status.UUID) == 0 {
+			api.WriteError(w, api.Errorf(http.StatusBadRequest, "UPDATE call without update.status.uuid"))
+			return
+		}
+		a.mu.Lock()
+		ex := a.executors[key]
+		if ex == nil {
+			a.mu.Unlock()
+			api.WriteError(w, api.Errorf(http.StatusBadRequest, "executor %s of framework %s is not running on this agent", call.ExecutorID.Value, call.FrameworkID.Value))
+			return
+		}
+		t := ex.tasks[call.Update.Status.TaskID.Value]
+		if t == nil {
+			a.mu.Unlock()
+			api.WriteError(w, api.Errorf(http.StatusBadRequest, "task %s is not known to executor %s", call.Update.Status.TaskID.Value, ex.id))
+			return
+		}
+		st := call.Update.Status
+		st.Source = mesos.SOURCE_EXECUTOR.Enum()
+		st.ExecutorID = &mesos.ExecutorID{Value: ex.id}
+		if st.Timestamp == nil {
+			now := float64(time.Now().UnixNano()) / 1e9
+			st.Timestamp = &now
+		}
+		dup := false
+		for _, p := range t.pending {
+			if string(p.UUID) == string(st.UUID) {
+				dup = true
+			}
+		}
+		if !dup {
+			a.enqueueUpdateLocked(ex, t, &st)
+		}
+		a.mu.Unlock()
+	case exec1.Call_MESSAGE:
+		if call.Message == nil {
+			api.WriteError(w, api.Errorf(http.StatusBadRequest, "MESSAGE call without message"))
+			return
+		}
+		a.send(&api.AgentCall{Type: api.AgentCallType_EXECUTOR_MESSAGE, FrameworkId: call.FrameworkID.Value, ExecutorId: call.ExecutorID.Value, Data: call.Message.Data})
+	default:
+		api.WriteError(w, api.Errorf(http.StatusBadRequest, "unknown executor call type %d", call.Type))
+		return
+	}
+	w.WriteHeader(http.StatusAccepted)
+}
+
+func (a *Agent) executorSubscribe(w http.ResponseWriter, r *http.Request, req *api.Request, key string, call *exec1.Call) {
+	a.mu.Lock()
+	ex := a.executors[key]
+	if ex == nil || ex.exited {
+		a.mu.Unlock()
+		api.WriteError(w, api.Errorf(http.StatusBadRequest, "executor %s of framework %s is not running on this agent", call.ExecutorID.Value, call.FrameworkID.Value))
+		return
+	}
+	if ex.stream != nil {
+		ex.stream.Close("executor re-subscribed")
+	}
+	stream := api.NewStream(req.Out, 65536)
+	ex.stream = stream
+	port := int32(0)
+	if _, p, err := splitHostPort(a.addr); err == nil {
+		port = int32(p)
+	}
+	ci := mesos.ContainerID{Value: ex.containerID}
+	stream.Send(&exec1.Event{Type: exec1.Event_SUBSCRIBED, Subscribed: &exec1.Event_Subscribed{
+		ExecutorInfo: ex.info, FrameworkInfo: ex.fwInfo, ContainerID: &ci,
+		AgentInfo: mesos.AgentInfo{Hostname: a.cfg.Hostname, Port: &port, ID: &mesos.AgentID{Value: a.id}}}})
+	known := map[string]bool{}
+	if s := call.Subscribe; s != nil {
+		for _, ti := range s.UnacknowledgedTasks {
+			known[ti.TaskID.Value] = true
+			if t := ex.tasks[ti.TaskID.Value]; t != nil {
+				t.launched = true
+			}
+		}
+		for _, u := range s.UnacknowledgedUpdates {
+			t := ex.tasks[u.Status.TaskID.Value]
+			if t == nil || len(u.Status.UUID) == 0 {
+				continue
+			}
+			seen := t.latest != nil && string(t.latest.UUID) == string(u.Status.UUID)
+			for _, p := range t.pending {
+				seen = seen || string(p.UUID) == string(u.Status.UUID)
+			}
+			if !seen {
+				st := u.Status
+				st.Source = mesos.SOURCE_EXECUTOR.Enum()
+				a.enqueueUpdateLocked(ex, t, &st)
+			}
+		}
+	}
+	for _, ev := range ex.queued {
+		if ev.Launch != nil && known[ev.Launch.Task.TaskID.Value] {
+			continue
+		}
+		stream.Send(ev)
+		if ev.Launch != nil {
+			if t := ex.tasks[ev.Launch.Task.TaskID.Value]; t != nil {
+				t.launched = true
+			}
+		}
+		if ev.LaunchGroup != nil {
+			for _, ti := range ev.LaunchGroup.TaskGroup.Tasks {
+				if t := ex.tasks[ti.TaskID.Value]; t != nil {
+					t.launched = true
+				}
+			}
+		}
+	}
+	ex.queued = nil
+	if ex.killing {
+		stream.Send(&exec1.Event{Type: exec1.Event_SHUTDOWN})
+	}
+	a.mu.Unlock()
+	a.log.Debug().Str("executor_id", ex.id).Str("framework_id", ex.fw).Msg("executor subscribed")
+	stream.Serve(w, r, req.RecordIO, nil)
+	a.mu.Lock()
+	if ex.stream == stream {
+		ex.stream = nil
+	}
+	a.mu.Unlock()
+}
+
+func splitHostPort(addr string) (string, int, error) {
+	i := strings.LastIndex(addr, ":")
+	if i < 0 {
+		return "", 0, fmt.Errorf("no port in %q", addr)
+	}
+	n, err := strconv.Atoi(addr[i+1:])
+	return addr[:i], n, err
+}

@@ -1,0 +1,298 @@
+package api
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+
+	"google.golang.org/protobuf/proto"
+)
+
+// Media types of the Mesos v1 HTTP APIs.
+const (
+	MediaProtobuf = "application/x-protobuf"
+	MediaJSON     = "application/json"
+	MediaRecordIO = "application/recordio"
+	// MaxBodyBytes is the largest request body the APIs read (16 MiB).
+	MaxBodyBytes = 16 << 20
+)
+
+// GogoMessage is what mesos-go's generated types implement.
+type GogoMessage interface {
+	Marshal() ([]byte, error)
+	Unmarshal([]byte) error
+}
+
+// Codec is one of the two encodings the Mesos v1 APIs speak.
+type Codec int
+
+const (
+	Protobuf Codec = iota
+	JSON
+)
+
+func (c Codec) String() string {
+	if c == JSON {
+		return MediaJSON
+	}
+	return MediaProtobuf
+}
+
+// Marshal encodes a mesos-go message.
+func (c Codec) Marshal(m GogoMessage) ([]byte, error) {
+	if c == JSON {
+		return json.Marshal(m)
+	}
+	return m.Marshal()
+}
+
+// Unmarshal decodes a mesos-go message.
+func (c Codec) Unmarshal(b []byte, m GogoMessage) error {
+	if c == JSON {
+		return json.Unmarshal(b, m)
+	}
+	return m.Unmarshal(b)
+}
+
+// HTTPError is an error with the status code the API answers.
+type HTTPError struct {
+	Code int
+	Msg  string
+}
+
+func (e *HTTPError) Error() string { return e.Msg }
+
+// Errorf returns an *HTTPError.
+func Errorf(code int, format string, args ...any) *HTTPError {
+	return &HTTPError{Code: code, Msg: fmt.Sprintf(format, args...)}
+}
+
+// WriteError answers err: an *HTTPError with its code, anything else 500.
+func WriteError(w http.ResponseWriter, err error) {
+	var he *HTTPError
+	if !errors.As(err, &he) {
+		he = &HTTPError{Code: http.StatusInternalServerError, Msg: err.Error()}
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.WriteHeader(he.Code)
+	io.WriteString(w, he.Msg+"\n")
+}
+
+// Request is a decoded API request: the body and the codecs negotiated.
+type Request struct {
+	Body []byte
+	// In is the body's codec; Out the one the client accepts.
+	In, Out Codec
+	// RecordIO reports whether the client asked for Content-Type
+	// application/recordio with Message-Content-Type (mesos-go's streaming
+	// response class) rather than the codec's own type (the "auto" class).
+	RecordIO bool
+}
+
+// ReadRequest checks method, content type and size, and reads the body.
+// Every failure is an *HTTPError naming the problem.
+func ReadRequest(w http.ResponseWriter, r *http.Request) (*Request, error) {
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", "POST")
+		return nil, Errorf(http.StatusMethodNotAllowed, "expecting a POST request, got %s", r.Method)
+	}
+	in, err := codecOf(r.Header.Get("Content-Type"))
+	if err != nil {
+		return nil, Errorf(http.StatusUnsupportedMediaType, "Content-Type: %v", err)
+	}
+	out := in
+	recordio := false
+	if acc := r.Header.Get("Accept"); acc != "" && acc != "*/*" {
+		mt, _, _ := mime.ParseMediaType(strings.Split(acc, ",")[0])
+		switch mt {
+		case MediaRecordIO:
+			recordio = true
+			if ma := r.Header.Get("Message-Accept"); ma != "" {
+				if out, err = codecOf(ma); err != nil {
+					return nil, Errorf(http.StatusNotAcceptable, "Message-Accept: %v", err)
+				}
+			}
+		case MediaJSON:
+			out = JSON
+		case MediaProtobuf:
+			out = Protobuf
+		case "*/*", "application/*":
+		default:
+			return nil, Errorf(http.StatusNotAcceptable, "Accept: %q is neither %s nor %s", acc, MediaProtobuf, MediaJSON)
+		}
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return nil, Errorf(http.StatusRequestEntityTooLarge, "request body exceeds the limit of %d bytes (16 MiB)", MaxBodyBytes)
+		}
+		return nil, Errorf(http.StatusBadRequest, "reading request body: %v", err)
+	}
+	if len(body) == 0 {
+		return nil, Errorf(http.StatusBadRequest, "empty request body: expected a Call in %s", in)
+	}
+	return &Request{Body: body, In: in, Out: out, RecordIO: recordio}, nil
+}
+
+func codecOf(ct string) (Codec, error) {
+	if ct == "" {
+		return 0, fmt.Errorf("missing; expected %s or %s", MediaProtobuf, MediaJSON)
+	}
+	mt, _, err := mime.ParseMediaType(ct)
+	if err != nil {
+		return 0, fmt.Errorf("%q: %v", ct, err)
+	}
+	switch mt {
+	case MediaProtobuf:
+		return Protobuf, nil
+	case MediaJSON:
+		return JSON, nil
+	}
+	return 0, fmt.Errorf("%q is neither %s nor %s", ct, MediaProtobuf, MediaJSON)
+}
+
+// Decode parses the body into m, answering 400 with the decoder's complaint.
+func (req *Request) Decode(m GogoMessage, what string) error {
+	if err := req.In.Unmarshal(req.Body, m); err != nil {
+		return Errorf(http.StatusBadRequest, "failed to parse body into %s %s: %v", what, req.In, err)
+	}
+	return nil
+}
+
+// Stream is one RecordIO response stream (a subscription). Frames are
+// queued by any goroutine with Send and written by the handler goroutine in
+// Serve, so a slow reader never blocks the caller: when the queue is full the
+// stream is closed and the client must subscribe again.
+type Stream struct {
+	Codec    Codec
+	frames   chan []byte
+	done     chan struct{}
+	once     sync.Once
+	closeErr string
+}
+
+// NewStream returns a stream with room for queue frames.
+func NewStream(c Codec, queue int) *Stream {
+	return &Stream{Codec: c, frames: make(chan []byte, queue), done: make(chan struct{})}
+}
+
+// Send queues m; it reports false if the stream is closed or full (and then
+// closes it).
+func (s *Stream) Send(m GogoMessage) bool {
+	b, err := s.Codec.Marshal(m)
+	if err != nil {
+		s.Close("encoding event: " + err.Error())
+		return false
+	}
+	return s.SendRaw(b)
+}
+
+// SendProto queues a google.golang.org/protobuf message (agent protocol).
+func (s *Stream) SendProto(m proto.Message) bool {
+	b, err := proto.Marshal(m)
+	if err != nil {
+		s.Close("encoding event: " + err.Error())
+		return false
+	}
+	return s.SendRaw(b)
+}
+
+// SendRaw queues an encoded frame.
+func (s *Stream) SendRaw(b []byte) bool {
+	select {
+	case <-s.done:
+		return false
+	default:
+	}
+	select {
+	case s.frames <- b:
+		return true
+	default:
+		s.Close("event queue full: the client reads too slowly")
+		return false
+	}
+}
+
+// Close ends the stream; Serve returns.
+func (s *Stream) Close(reason string) {
+	s.once.Do(func() {
+		s.closeErr = reason
+		close(s.done)
+	})
+}
+
+// Done is closed when the stream ends.
+func (s *Stream) Done() <-chan struct{} { return s.done }
+
+// Serve writes the 200 header and then frames until the stream or the
+// client goes away. header is applied before the status is written.
+func (s *Stream) Serve(w http.ResponseWriter, r *http.Request, recordio bool, header map[string]string) {
+	for k, v := range header {
+		w.Header().Set(k, v)
+	}
+	if recordio {
+		w.Header().Set("Content-Type", MediaRecordIO)
+		w.Header().Set("Message-Content-Type", s.Codec.String())
+	} else {
+		w.Header().Set("Content-Type", s.Codec.String())
+	}
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	fl, _ := w.(http.Flusher)
+	if fl != nil {
+		fl.Flush()
+	}
+	buf := make([]byte, 0, 4096)
+	for {
+		select {
+		case <-r.Context().Done():
+			s.Close("client went away")
+			return
+		case <-s.done:
+			// Drain what is queued so a final ERROR event reaches the client.
+			for {
+				select {
+				case b := <-s.frames:
+					buf = appendFrame(buf[:0], b)
+					w.Write(buf)
+				default:
+					if fl != nil {
+						fl.Flush()
+					}
+					return
+				}
+			}
+		case b := <-s.frames:
+			buf = appendFrame(buf[:0], b)
+			// Batch whatever else is queued into one write and flush.
+			for more := true; more; {
+				select {
+				case b := <-s.frames:
+					buf = appendFrame(buf, b)
+				default:
+					more = false
+				}
+			}
+			if _, err := w.Write(buf); err != nil {
+				s.Close("write: " + err.Error())
+				return
+			}
+			if fl != nil {
+				fl.Flush()
+			}
+		}
+	}
+}
+
+func appendFrame(buf, b []byte) []byte {
+	buf = strconv.AppendInt(buf, int64(len(b)), 10)
+	buf = append(buf, '\n')
+	return append(buf, b...)
+}

@@ -1,0 +1,80 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/allot-sched/allot/agent"
+)
+
+func init() {
+	register(command{name: "agent", summary: "run an agent (executors as real processes, executor API)", run: runAgent})
+	register(command{name: "executor", summary: "the built-in command executor (started by agents, not by hand)", run: runExecutor})
+}
+
+func parseAttributes(s string) (map[string]string, error) {
+	out := map[string]string{}
+	if strings.TrimSpace(s) == "" {
+		return out, nil
+	}
+	for _, part := range strings.Split(s, ";") {
+		k, v, ok := strings.Cut(strings.TrimSpace(part), ":")
+		if !ok || k == "" {
+			return nil, fmt.Errorf("%q: want name:value", part)
+		}
+		out[k] = v
+	}
+	return out, nil
+}
+
+func runAgent(args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("agent", "[flags]", "Run an allot agent: registers with the master, runs executors as child processes in\nsandboxes under --work-dir, and serves the executor API at /api/v1/executor.", stderr)
+	masters := fs.String("master", "127.0.0.1:5050", "master `host:port[,host:port...]`")
+	listen := fs.String("listen", ":5051", "`host:port` for the executor API, /monitor/statistics and /health")
+	advertise := fs.String("advertise", "", "`host:port` executors and the master use to reach this agent (default: from --listen, 127.0.0.1 for a wildcard host)")
+	workDir := fs.String("work-dir", "", "`dir`ectory for sandboxes and checkpoints (required; reuse it to recover executors)")
+	res := fs.String("resources", "", "resources in Mesos form, e.g. `cpus:4;mem:8192;disk:20000;ports:[31000-32000];disk_bw:200;net_bw:1000`; unnamed cpus, mem, disk and ports are detected")
+	attrs := fs.String("attributes", "", "attributes as `name:value;...`")
+	grace := fs.Duration("shutdown-grace", 5*time.Second, "time an executor gets after SHUTDOWN (and a task after SIGTERM) before SIGKILL")
+	level := fs.String("log-level", "info", "log level: debug, info, warn, error")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *workDir == "" {
+		return usagef("--work-dir is required")
+	}
+	at, err := parseAttributes(*attrs)
+	if err != nil {
+		return usagef("--attributes: %v", err)
+	}
+	log, err := newLogger(stderr, *level, "agent")
+	if err != nil {
+		return err
+	}
+	a, err := agent.New(agent.Config{Masters: strings.Split(*masters, ","), Listen: *listen, Advertise: *advertise, WorkDir: *workDir,
+		Resources: *res, Attributes: at, ShutdownGrace: *grace, Log: log})
+	if err != nil {
+		return err
+	}
+	if err := a.Start(); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "allot agent listening on %s\n", a.Addr())
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	<-ctx.Done()
+	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	return a.Stop(sctx)
+}
+
+func runExecutor(args []string, stdout, stderr io.Writer) error {
+	log, _ := newLogger(stderr, "info", "executor")
+	return agent.RunCommandExecutor(log)
+}

@@ -1,0 +1,9 @@
+// Package integration holds tests across real processes: the allot binary
+// built once per run, masters and agents on loopback ports with temporary
+// work dirs, frameworks written with mesos-go's scheduler client, a custom
+// executor built from mesos-go's executor library (testexec), and mesos-go's
+// own msh and mwatch. Every process a test starts runs in its own process
+// group and is killed in t.Cleanup; executors, which agents start in groups of
+// their own, are found by their sandbox under the test's temp dir and killed
+// too.
+package integration

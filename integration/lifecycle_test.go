@@ -1,0 +1,61 @@
+package integration
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	mesos "github.com/mesos/mesos-go/api/v1/lib"
+)
+
+// A mesos-go framework launches a command task, sees RUNNING and FINISHED
+// and acknowledges both; the agent then holds no unacknowledged update and
+// the task's output is in its sandbox.
+func TestCommandTaskRunsToFinished(t *testing.T) {
+	c := newCluster(t, 2)
+	fw := subscribe(t, c.maddr, mesos.FrameworkInfo{Name: "lifecycle"})
+	o := fw.takeOffer(t, "")
+	if err := fw.call(launch(o, cmdTask("t1", o, "echo hello from allot; exit 0", 0.5, 64))); err != nil {
+		t.Fatalf("ACCEPT: %v", err)
+	}
+	fw.waitState(t, "t1", mesos.TASK_RUNNING)
+	fin := fw.waitState(t, "t1", mesos.TASK_FINISHED)
+	if got := fw.states("t1"); len(got) < 2 || got[0] != mesos.TASK_RUNNING {
+		t.Errorf("states = %v, want RUNNING then FINISHED", got)
+	}
+	if !strings.Contains(fin.GetMessage(), "status 0") {
+		t.Errorf("FINISHED message = %q, want the exit status", fin.GetMessage())
+	}
+	var agent *agentProc
+	for _, a := range c.agents {
+		if st, _ := agentState(a.addr); st != nil && st["id"] == o.AgentID.Value {
+			agent = a
+		}
+	}
+	if agent == nil {
+		t.Fatalf("no agent has id %s", o.AgentID.Value)
+	}
+	// Acknowledged: the agent forgets the task once both updates are acked.
+	waitFor(t, 15*time.Second, "the agent to drop the acknowledged task", func() bool {
+		st, err := agentState(agent.addr)
+		return err == nil && st["tasks"] == nil
+	})
+	waitFor(t, 10*time.Second, "the master to list t1 as completed", func() bool {
+		for _, f := range c.state().Frameworks {
+			for _, ct := range f.CompletedTasks {
+				if ct.ID == "t1" && ct.State == "TASK_FINISHED" {
+					return true
+				}
+			}
+		}
+		return false
+	})
+	out, _ := filepath.Glob(filepath.Join(agent.dir, "slaves", "*", "frameworks", fw.ID(), "executors", "t1", "runs", "*", "stdout"))
+	if len(out) != 1 {
+		t.Fatalf("sandbox stdout files = %v, want one", out)
+	}
+	if lines := readLines(out[0]); len(lines) == 0 || lines[len(lines)-1] != "hello from allot" {
+		t.Errorf("stdout = %q, want the command's output", lines)
+	}
+}

@@ -1,0 +1,227 @@
+package integration
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	mesos "github.com/mesos/mesos-go/api/v1/lib"
+	"github.com/mesos/mesos-go/api/v1/lib/encoding/codecs"
+	"github.com/mesos/mesos-go/api/v1/lib/httpcli"
+	"github.com/mesos/mesos-go/api/v1/lib/httpcli/httpsched"
+	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
+	"github.com/mesos/mesos-go/api/v1/lib/scheduler/calls"
+)
+
+// sched is a framework written the way mesos-go users write them: httpsched
+// for the connection, scheduler/calls to build calls, the encoding package
+// to read the event stream. It records everything and acknowledges updates.
+type sched struct {
+	t      testing.TB
+	caller calls.Caller
+	cancel context.CancelFunc
+	ended  chan struct{}
+
+	mu      sync.Mutex
+	id      string
+	offers  []mesos.Offer
+	updates []mesos.TaskStatus
+	events  []scheduler.Event_Type
+	msgs    [][]byte
+	err     error
+	noAck   bool
+}
+
+func newCaller(addr, media string) calls.Caller {
+	return httpsched.NewCaller(httpcli.New(
+		httpcli.Endpoint("http://"+addr+"/api/v1/scheduler"),
+		httpcli.Codec(codecs.ByMediaType[codecs.MediaTypeProtobuf]),
+		httpcli.Do(httpcli.With(httpcli.Timeout(10*time.Second))),
+	))
+}
+
+// subscribe starts a framework; it fails the test unless SUBSCRIBED comes.
+func subscribe(t testing.TB, addr string, info mesos.FrameworkInfo) *sched {
+	t.Helper()
+	return subscribeWith(t, newCaller(addr, "protobuf"), info)
+}
+
+func subscribeWith(t testing.TB, caller calls.Caller, info mesos.FrameworkInfo) *sched {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &sched{t: t, caller: caller, cancel: cancel, ended: make(chan struct{})}
+	if info.User == "" {
+		info.User = "root"
+	}
+	resp, err := caller.Call(ctx, calls.Subscribe(&info))
+	if err != nil {
+		cancel()
+		t.Fatalf("SUBSCRIBE: %v", err)
+	}
+	go func() {
+		defer close(s.ended)
+		defer resp.Close()
+		for {
+			var e scheduler.Event
+			if err := resp.Decode(&e); err != nil {
+				s.mu.Lock()
+				s.err = err
+				s.mu.Unlock()
+				return
+			}
+			s.handle(ctx, &e)
+		}
+	}()
+	t.Cleanup(s.close)
+	waitFor(t, 15*time.Second, "SUBSCRIBED", func() bool { return s.ID() != "" })
+	return s
+}
+
+func (s *sched) close() {
+	s.cancel()
+	<-s.ended
+}
+
+func (s *sched) handle(ctx context.Context, e *scheduler.Event) {
+	s.mu.Lock()
+	s.events = append(s.events, e.Type)
+	noAck := s.noAck
+	s.mu.Unlock()
+	switch e.Type {
+	case scheduler.Event_SUBSCRIBED:
+		s.mu.Lock()
+		s.id = e.Subscribed.FrameworkID.Value
+		s.mu.Unlock()
+	case scheduler.Event_OFFERS:
+		s.mu.Lock()
+		s.offers = append(s.offers, e.Offers.Offers...)
+		s.mu.Unlock()
+	case scheduler.Event_RESCIND:
+		s.mu.Lock()
+		for i, o := range s.offers {
+			if o.ID == e.Rescind.OfferID {
+				s.offers = append(s.offers[:i], s.offers[i+1:]...)
+				break
+			}
+		}
+		s.mu.Unlock()
+	case scheduler.Event_UPDATE:
+		st := e.Update.Status
+		s.mu.Lock()
+		s.updates = append(s.updates, st)
+		s.mu.Unlock()
+		if len(st.UUID) > 0 && !noAck {
+			go s.call(calls.Acknowledge(st.GetAgentID().GetValue(), st.TaskID.Value, st.UUID))
+		}
+	case scheduler.Event_MESSAGE:
+		s.mu.Lock()
+		s.msgs = append(s.msgs, e.Message.Data)
+		s.mu.Unlock()
+	}
+}
+
+// ID is the framework id ("" before SUBSCRIBED).
+func (s *sched) ID() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.id
+}
+
+// call sends a call for this framework and returns the client's error.
+func (s *sched) call(c *scheduler.Call) error {
+	c.FrameworkID = &mesos.FrameworkID{Value: s.ID()}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	return calls.CallNoData(ctx, s.caller, c)
+}
+
+// takeOffer waits for an outstanding offer (optionally on a given agent)
+// and removes it from the list.
+func (s *sched) takeOffer(t testing.TB, agentID string) mesos.Offer {
+	t.Helper()
+	var got mesos.Offer
+	waitFor(t, 20*time.Second, "an offer", func() bool {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		for i, o := range s.offers {
+			if agentID == "" || o.AgentID.Value == agentID {
+				got = o
+				s.offers = append(s.offers[:i], s.offers[i+1:]...)
+				return true
+			}
+		}
+		return false
+	})
+	return got
+}
+
+// states returns the states seen for a task, in order.
+func (s *sched) states(taskID string) []mesos.TaskState {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []mesos.TaskState
+	for _, u := range s.updates {
+		if u.TaskID.Value == taskID {
+			out = append(out, u.GetState())
+		}
+	}
+	return out
+}
+
+func (s *sched) lastStatus(taskID string) (mesos.TaskStatus, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i := len(s.updates) - 1; i >= 0; i-- {
+		if s.updates[i].TaskID.Value == taskID {
+			return s.updates[i], true
+		}
+	}
+	return mesos.TaskStatus{}, false
+}
+
+func (s *sched) waitState(t testing.TB, taskID string, want mesos.TaskState) mesos.TaskStatus {
+	t.Helper()
+	var st mesos.TaskStatus
+	waitFor(t, 30*time.Second, "task "+taskID+" to reach "+want.String(), func() bool {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		for _, u := range s.updates {
+			if u.TaskID.Value == taskID && u.GetState() == want {
+				st = u
+				return true
+			}
+		}
+		return false
+	})
+	return st
+}
+
+// Builders for tasks.
+
+func scalar(name string, v float64) mesos.Resource {
+	return mesos.Resource{Name: name, Type: mesos.SCALAR.Enum(), Scalar: &mesos.Value_Scalar{Value: v}}
+}
+
+func cmdTask(id string, o mesos.Offer, shell string, cpus, mem float64) mesos.TaskInfo {
+	return mesos.TaskInfo{Name: id, TaskID: mesos.TaskID{Value: id}, AgentID: o.AgentID,
+		Command:   &mesos.CommandInfo{Value: &shell},
+		Resources: []mesos.Resource{scalar("cpus", cpus), scalar("mem", mem)}}
+}
+
+func execInfo(id string) *mesos.ExecutorInfo {
+	return &mesos.ExecutorInfo{ExecutorID: mesos.ExecutorID{Value: id}, Type: mesos.ExecutorInfo_CUSTOM,
+		Command:   &mesos.CommandInfo{Value: &testExec, Shell: boolPtr(false)},
+		Resources: []mesos.Resource{scalar("cpus", 0.1), scalar("mem", 32)}}
+}
+
+func execTask(id string, o mesos.Offer, ex *mesos.ExecutorInfo, data string) mesos.TaskInfo {
+	return mesos.TaskInfo{Name: id, TaskID: mesos.TaskID{Value: id}, AgentID: o.AgentID, Executor: ex, Data: []byte(data),
+		Resources: []mesos.Resource{scalar("cpus", 0.1), scalar("mem", 16)}}
+}
+
+func boolPtr(b bool) *bool { return &b }
+
+func launch(o mesos.Offer, tasks ...mesos.TaskInfo) *scheduler.Call {
+	return calls.Accept(calls.OfferOperations{calls.OpLaunch(tasks...)}.WithOffers(o.ID))
+}

@@ -1,0 +1,136 @@
+// Command testexec is a custom executor written with mesos-go's executor
+// library, as a framework author would write one. Each LAUNCH runs in
+// process: a task whose data is "sleep" stays RUNNING until killed; every
+// other task reports TASK_RUNNING and TASK_FINISHED at once (so a benchmark
+// measures the control plane, not fork/exec). It re-subscribes after an
+// agent restart when its framework checkpoints.
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"io"
+	"log"
+	"net/url"
+	"os"
+	"sync"
+	"time"
+
+	mesos "github.com/mesos/mesos-go/api/v1/lib"
+	"github.com/mesos/mesos-go/api/v1/lib/encoding/codecs"
+	"github.com/mesos/mesos-go/api/v1/lib/executor"
+	"github.com/mesos/mesos-go/api/v1/lib/executor/calls"
+	"github.com/mesos/mesos-go/api/v1/lib/executor/config"
+	"github.com/mesos/mesos-go/api/v1/lib/httpcli"
+	"github.com/mesos/mesos-go/api/v1/lib/httpcli/httpexec"
+)
+
+type state struct {
+	mu      sync.Mutex
+	cli     calls.Sender
+	tasks   map[string]mesos.TaskInfo
+	unacked map[string]executor.Call_Update
+	quit    bool
+}
+
+func main() {
+	cfg, err := config.FromEnv()
+	if err != nil {
+		log.Fatal(err)
+	}
+	u := url.URL{Scheme: "http", Host: cfg.AgentEndpoint, Path: "/api/v1/executor"}
+	http := httpcli.New(httpcli.Endpoint(u.String()), httpcli.Codec(codecs.ByMediaType[codecs.MediaTypeProtobuf]),
+		httpcli.Do(httpcli.With(httpcli.Timeout(10*time.Second))))
+	opts := executor.CallOptions{calls.Framework(cfg.FrameworkID), calls.Executor(cfg.ExecutorID)}
+	st := &state{cli: calls.SenderWith(httpexec.NewSender(http.Send), opts...), tasks: map[string]mesos.TaskInfo{}, unacked: map[string]executor.Call_Update{}}
+	sub := calls.SenderWith(httpexec.NewSender(http.Send, httpcli.Close(true)), opts...)
+	lost := time.Now()
+	for {
+		st.mu.Lock()
+		var ut []mesos.TaskInfo
+		for _, t := range st.tasks {
+			ut = append(ut, t)
+		}
+		var uu []executor.Call_Update
+		for _, x := range st.unacked {
+			uu = append(uu, x)
+		}
+		st.mu.Unlock()
+		resp, err := sub.Send(context.Background(), calls.NonStreaming(calls.Subscribe(ut, uu)))
+		if err == nil {
+			err = loop(st, resp)
+			resp.Close()
+			lost = time.Now()
+		}
+		if st.quit {
+			return
+		}
+		log.Printf("disconnected: %v", err)
+		if !cfg.Checkpoint || time.Since(lost) > cfg.RecoveryTimeout {
+			os.Exit(1)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+func loop(st *state, resp mesos.Response) error {
+	for {
+		var e executor.Event
+		if err := resp.Decode(&e); err != nil {
+			if err == io.EOF {
+				return io.ErrUnexpectedEOF
+			}
+			return err
+		}
+		switch e.Type {
+		case executor.Event_LAUNCH:
+			t := e.Launch.Task
+			st.mu.Lock()
+			st.tasks[t.TaskID.Value] = t
+			st.mu.Unlock()
+			update(st, t.TaskID, mesos.TASK_RUNNING)
+			if string(t.Data) != "sleep" {
+				update(st, t.TaskID, mesos.TASK_FINISHED)
+			}
+		case executor.Event_KILL:
+			update(st, e.Kill.TaskID, mesos.TASK_KILLED)
+		case executor.Event_ACKNOWLEDGED:
+			st.mu.Lock()
+			delete(st.unacked, string(e.Acknowledged.UUID))
+			delete(st.tasks, e.Acknowledged.TaskID.Value)
+			st.mu.Unlock()
+		case executor.Event_MESSAGE:
+			// Echo framework messages back, so tests can see both directions.
+			r, err := st.cli.Send(context.Background(), calls.NonStreaming(calls.Message(append([]byte("echo:"), e.Message.Data...))))
+			if r != nil {
+				r.Close()
+			}
+			if err != nil {
+				log.Printf("message: %v", err)
+			}
+		case executor.Event_SHUTDOWN:
+			st.quit = true
+			return nil
+		case executor.Event_ERROR:
+			return fmt.Errorf("agent error: %s", e.Error.Message)
+		}
+	}
+}
+
+func update(st *state, id mesos.TaskID, s mesos.TaskState) {
+	b := make([]byte, 16)
+	rand.Read(b)
+	status := mesos.TaskStatus{TaskID: id, State: s.Enum(), Source: mesos.SOURCE_EXECUTOR.Enum(), UUID: b}
+	upd := calls.Update(status)
+	st.mu.Lock()
+	st.unacked[string(b)] = *upd.Update
+	st.mu.Unlock()
+	r, err := st.cli.Send(context.Background(), calls.NonStreaming(upd))
+	if r != nil {
+		r.Close()
+	}
+	if err != nil {
+		log.Printf("update %s %s: %v", id.Value, s, err)
+	}
+}

@@ -1,0 +1,340 @@
+package master
+
+import (
+	"net/http"
+	"time"
+
+	mesos "github.com/mesos/mesos-go/api/v1/lib"
+	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/allot-sched/allot/allocator"
+	"github.com/allot-sched/allot/api"
+	"github.com/allot-sched/allot/resources"
+)
+
+// AgentPath is where agents talk to the master. Agents POST an
+// api.AgentCall in protobuf; REGISTER answers with a RecordIO stream of
+// api.AgentEvent (commands down), every other call answers 202 (updates up).
+const AgentPath = "/api/v1/allot/agent"
+
+// PingInterval is how often the master pings each agent's stream; an agent
+// that hears nothing for three intervals reconnects.
+const PingInterval = 5 * time.Second
+
+func (m *Master) handleAgent(w http.ResponseWriter, r *http.Request) {
+	req, err := api.ReadRequest(w, r)
+	if err != nil {
+		api.WriteError(w, err)
+		return
+	}
+	var call api.AgentCall
+	if err := proto.Unmarshal(req.Body, &call); err != nil {
+		api.WriteError(w, api.Errorf(http.StatusBadRequest, "failed to parse body into allot.v1.AgentCall: %v", err))
+		return
+	}
+	if call.Type == api.AgentCallType_REGISTER {
+		m.registerAgent(w, r, &call)
+		return
+	}
+	if err := m.agentCall(&call); err != nil {
+		api.WriteError(w, err)
+		return
+	}
+	w.WriteHeader(http.StatusAccepted)
+}
+
+func (m *Master) registerAgent(w http.ResponseWriter, r *http.Request, call *api.AgentCall) {
+	rec := call.GetAgent()
+	if rec == nil || rec.Address == "" {
+		api.WriteError(w, api.Errorf(http.StatusBadRequest, "REGISTER without agent.address"))
+		return
+	}
+	total, err := resources.Parse(rec.Resources)
+	if err != nil {
+		api.WriteError(w, api.Errorf(http.StatusBadRequest, "REGISTER: agent.resources: %v", err))
+		return
+	}
+	stream := api.NewStream(api.Protobuf, 65536)
+
+	m.mu.Lock()
+	id := rec.Id
+	if id == "" {
+		m.seq++
+		id = m.id + "-S" + itoa(m.seq)
+		rec.Id = id
+	}
+	rec.RegisteredUnixNano = time.Now().UnixNano()
+	a := m.agents[id]
+	readd := a != nil
+	if a == nil {
+		a = &agentState{executors: map[string]resources.Resources{}}
+		m.agents[id] = a
+	}
+	if a.stream != nil {
+		a.stream.Close("agent re-registered on a new connection")
+	}
+	if a.lostTimer != nil {
+		a.lostTimer.Stop()
+		a.lostTimer = nil
+	}
+	for _, o := range m.offers {
+		if o.agent == id {
+			m.removeOffer(o, true, nil)
+		}
+	}
+	if a.inAlloc {
+		m.alloc.RemoveAgent(id)
+		a.inAlloc = false
+	}
+	a.rec, a.total, a.stream = rec, total, stream
+	a.executors = map[string]resources.Resources{}
+
+	// The agent's report is the truth about what runs there.
+	used := map[string]resources.Resources{}
+	reported := map[string]bool{}
+	unknownFw := map[string]bool{}
+	for _, tr := range call.Tasks {
+		fw := m.frameworks[tr.FrameworkId]
+		if fw == nil {
+			unknownFw[tr.FrameworkId] = true
+			continue
+		}
+		t := fw.tasks[tr.TaskId]
+		if t == nil {
+			t = &task{id: tr.TaskId, fw: fw.id, agent: id, executor: tr.ExecutorId}
+			t.info.Unmarshal(tr.Info)
+			t.res, _ = taskResources(t.info.Resources)
+			fw.tasks[t.id] = t
+		}
+		t.agent = id
+		if tr.State != 0 || len(tr.Status) > 0 {
+			t.state = mesos.TaskState(tr.State)
+		}
+		if len(tr.Status) > 0 {
+			var st mesos.TaskStatus
+			if st.Unmarshal(tr.Status) == nil {
+				t.status = &st
+			}
+		}
+		reported[taskKey(fw.id, t.id)] = true
+		if !isTerminal(t.state) {
+			used[fw.id] = used[fw.id].Add(t.res)
+			if t.executor != "" {
+				key := fw.id + "/" + t.executor
+				if _, ok := a.executors[key]; !ok {
+					var exRes resources.Resources
+					if t.info.Executor != nil {
+						exRes, _ = taskResources(t.info.Executor.Resources)
+					}
+					a.executors[key] = exRes
+					used[fw.id] = used[fw.id].Add(exRes)
+				}
+			}
+		}
+	}
+	// Tasks the master placed there that the agent no longer has are lost.
+	for _, fw := range m.frameworks {
+		for _, t := range fw.tasks {
+			if t.agent != id || reported[taskKey(fw.id, t.id)] || isTerminal(t.state) {
+				continue
+			}
+			m.taskLost(fw, t, mesos.REASON_AGENT_RESTARTED, "the agent re-registered without this task")
+		}
+	}
+	for u := range used {
+		if !total.Contains(used[u]) {
+			// Should not happen; keep the agent usable rather than refusing it.
+			m.log.Warn().Str("agent_id", id).Str("framework_id", u).Msg("agent reports more in use than its total")
+			delete(used, u)
+		}
+	}
+	if err := m.alloc.AddAgent(id, allocator.AgentInfo{Total: total, Attributes: rec.Attributes, Used: used}); err != nil {
+		m.log.Error().Err(err).Str("agent_id", id).Msg("adding agent to the allocator")
+	} else {
+		a.inAlloc = true
+	}
+	for fwID := range unknownFw {
+		stream.SendProto(&api.AgentEvent{Type: api.AgentEventType_SHUTDOWN_FRAMEWORK, FrameworkId: fwID})
+	}
+	m.publishAgent(evAgentAdded, a)
+	m.mu.Unlock()
+
+	m.rep.propose(&api.Command{Type: api.CommandType_AGENT_UPSERT, Agent: rec})
+	stream.SendProto(&api.AgentEvent{Type: api.AgentEventType_REGISTERED, AgentId: id, GraceNanos: int64(PingInterval)})
+	m.log.Info().Str("agent_id", id).Str("address", rec.Address).Str("resources", total.String()).
+		Int("tasks", len(call.Tasks)).Bool("reregistered", readd).Msg("agent registered")
+	m.triggerAllocation()
+	stream.Serve(w, r, false, nil)
+	m.agentDisconnected(id, stream)
+}
+
+func itoa(n uint64) string {
+	var b [20]byte
+	i := len(b)
+	for {
+		i--
+		b[i] = byte('0' + n%10)
+		n /= 10
+		if n == 0 {
+			break
+		}
+	}
+	return string(b[i:])
+}
+
+// agentDisconnected starts the clock on an agent whose stream ended: its
+// offers go back at once; if it does not come back within
+// --agent-ping-timeout its tasks are lost and it is removed.
+func (m *Master) agentDisconnected(id string, stream *api.Stream) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	a := m.agents[id]
+	if a == nil || a.stream != stream {
+		return
+	}
+	a.stream = nil
+	for _, o := range m.offers {
+		if o.agent == id {
+			m.removeOffer(o, true, nil)
+			m.sendFramework(m.frameworks[o.fw], &schedEvent{Type: evRescind, Rescind: &schedRescind{OfferID: mesos.OfferID{Value: o.id}}})
+		}
+	}
+	m.log.Warn().Str("agent_id", id).Dur("agent_ping_timeout", m.cfg.AgentPingTimeout).Msg("agent disconnected")
+	m.startAgentLostTimer(a)
+}
+
+func (m *Master) startAgentLostTimer(a *agentState) {
+	id := a.rec.Id
+	a.lostTimer = time.AfterFunc(m.cfg.AgentPingTimeout, func() {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		a := m.agents[id]
+		if a == nil || a.stream != nil {
+			return
+		}
+		m.removeAgent(a, "did not reconnect within --agent-ping-timeout")
+	})
+}
+
+// removeAgent declares an agent gone: its tasks are lost. Caller holds m.mu.
+func (m *Master) removeAgent(a *agentState, why string) {
+	id := a.rec.Id
+	for _, fw := range m.frameworks {
+		for _, t := range fw.tasks {
+			if t.agent == id && !isTerminal(t.state) {
+				m.taskLost(fw, t, mesos.REASON_AGENT_REMOVED, "agent removed: "+why)
+			}
+		}
+	}
+	if a.inAlloc {
+		m.alloc.RemoveAgent(id)
+	}
+	delete(m.agents, id)
+	m.rep.propose(&api.Command{Type: api.CommandType_AGENT_REMOVE, Id: id})
+	m.publishAgent(evAgentRemoved, a)
+	m.log.Warn().Str("agent_id", id).Str("why", why).Msg("agent removed")
+}
+
+// taskLost marks a task lost and tells its framework. The update carries no
+// uuid (nothing on an agent waits for its acknowledgement).
+func (m *Master) taskLost(fw *framework, t *task, reason mesos.TaskStatus_Reason, msg string) {
+	now := float64(time.Now().UnixNano()) / 1e9
+	st := mesos.TaskStatus{TaskID: mesos.TaskID{Value: t.id}, State: mesos.TASK_LOST.Enum(), AgentID: &mesos.AgentID{Value: t.agent},
+		Source: mesos.SOURCE_MASTER.Enum(), Reason: reason.Enum(), Message: &msg, Timestamp: &now}
+	wasTerminal := isTerminal(t.state)
+	t.state, t.status = mesos.TASK_LOST, &st
+	if !wasTerminal {
+		if a := m.agents[t.agent]; a != nil && a.inAlloc {
+			m.alloc.Recover(fw.id, t.agent, t.res, nil)
+		}
+	}
+	delete(fw.tasks, t.id)
+	m.completed = append(m.completed, t)
+	m.rep.propose(&api.Command{Type: api.CommandType_TASK_REMOVE, Id: taskKey(fw.id, t.id)})
+	m.publishTask(evTaskUpdated, t)
+	m.sendFramework(fw, &schedEvent{Type: evUpdate, Update: &scheduler.Event_Update{Status: st}})
+}
+
+func (m *Master) agentCall(call *api.AgentCall) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	a := m.agents[call.AgentId]
+	if a == nil || a.stream == nil {
+		return api.Errorf(http.StatusForbidden, "agent %q is not registered: REGISTER first", call.AgentId)
+	}
+	switch call.Type {
+	case api.AgentCallType_STATUS_UPDATE:
+		var st mesos.TaskStatus
+		if err := st.Unmarshal(call.Status); err != nil {
+			return api.Errorf(http.StatusBadRequest, "STATUS_UPDATE: status is not a mesos.TaskStatus: %v", err)
+		}
+		m.statusUpdate(a, call.FrameworkId, &st)
+	case api.AgentCallType_EXECUTOR_MESSAGE:
+		fw := m.frameworks[call.FrameworkId]
+		m.sendFramework(fw, &schedEvent{Type: scheduler.Event_MESSAGE, Message: &scheduler.Event_Message{
+			AgentID: mesos.AgentID{Value: a.rec.Id}, ExecutorID: mesos.ExecutorID{Value: call.ExecutorId}, Data: call.Data}})
+	case api.AgentCallType_EXECUTOR_EXITED:
+		key := call.FrameworkId + "/" + call.ExecutorId
+		if res, ok := a.executors[key]; ok {
+			delete(a.executors, key)
+			if !res.IsEmpty() && a.inAlloc && m.frameworks[call.FrameworkId] != nil {
+				m.alloc.Recover(call.FrameworkId, a.rec.Id, res, nil)
+				m.triggerAllocation()
+			}
+		}
+		status := call.ExitStatus
+		m.sendFramework(m.frameworks[call.FrameworkId], &schedEvent{Type: scheduler.Event_FAILURE, Failure: &scheduler.Event_Failure{
+			AgentID: &mesos.AgentID{Value: a.rec.Id}, ExecutorID: &mesos.ExecutorID{Value: call.ExecutorId}, Status: &status}})
+	case api.AgentCallType_USAGE:
+		m.usage[a.rec.Id] = call.Usage
+	default:
+		return api.Errorf(http.StatusBadRequest, "unknown agent call type %d", call.Type)
+	}
+	return nil
+}
+
+func (m *Master) statusUpdate(a *agentState, fwID string, st *mesos.TaskStatus) {
+	st.AgentID = &mesos.AgentID{Value: a.rec.Id}
+	fw := m.frameworks[fwID]
+	if fw == nil {
+		// The framework is gone: acknowledge for it so the agent stops
+		// retrying, and make sure its executors go.
+		a.stream.SendProto(&api.AgentEvent{Type: api.AgentEventType_ACKNOWLEDGE, FrameworkId: fwID, TaskId: st.TaskID.Value, Uuid: st.UUID})
+		a.stream.SendProto(&api.AgentEvent{Type: api.AgentEventType_SHUTDOWN_FRAMEWORK, FrameworkId: fwID})
+		return
+	}
+	m.m.statusUpdates.WithLabelValues(st.GetState().String()).Inc()
+	if t := fw.tasks[st.TaskID.Value]; t != nil {
+		was := isTerminal(t.state)
+		t.state, t.status = st.GetState(), st
+		if !was && isTerminal(t.state) && a.inAlloc {
+			if err := m.alloc.Recover(fw.id, a.rec.Id, t.res, nil); err != nil {
+				m.log.Warn().Err(err).Str("task_id", t.id).Msg("recovering task resources")
+			}
+			m.triggerAllocation()
+		}
+		m.rep.propose(&api.Command{Type: api.CommandType_TASK_UPSERT, Task: taskRecord(t)})
+		m.publishTask(evTaskUpdated, t)
+	}
+	m.sendFramework(fw, &schedEvent{Type: evUpdate, Update: &scheduler.Event_Update{Status: *st}})
+}
+
+func (m *Master) pingLoop() {
+	t := time.NewTicker(PingInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-m.stop:
+			return
+		case <-t.C:
+		}
+		m.mu.Lock()
+		for _, a := range m.agents {
+			if a.stream != nil {
+				a.stream.SendProto(&api.AgentEvent{Type: api.AgentEventType_PING})
+			}
+		}
+		m.mu.Unlock()
+	}
+}

@@ -1,0 +1,249 @@
+package master
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"sync"
+
+	"github.com/hashicorp/raft"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/allot-sched/allot/api"
+)
+
+// Registry is the replicated state: agents, frameworks, tasks with their
+// latest status, and config. It is a raft.FSM: every change arrives as an
+// api.Command through the log, so each master that applies the same log holds
+// the same registry. Reads take a copy under the lock; the leader's live
+// state (connections, offers, the allocator) lives in Master, not here.
+type Registry struct {
+	mu         sync.RWMutex
+	agents     map[string]*api.AgentRecord
+	frameworks map[string]*api.FrameworkRecord
+	tasks      map[string]*api.TaskRecord // key taskKey(framework, task)
+	config     *api.ConfigRecord
+}
+
+var _ raft.FSM = (*Registry)(nil)
+
+// NewRegistry returns an empty registry.
+func NewRegistry() *Registry {
+	return &Registry{
+		agents:     map[string]*api.AgentRecord{},
+		frameworks: map[string]*api.FrameworkRecord{},
+		tasks:      map[string]*api.TaskRecord{},
+		config:     &api.ConfigRecord{},
+	}
+}
+
+func taskKey(fw, task string) string { return fw + "/" + task }
+
+// Apply decodes one log entry and applies it. It returns nil or an error
+// (raft hands the value back to the proposer through the ApplyFuture).
+func (r *Registry) Apply(l *raft.Log) any {
+	if l.Type != raft.LogCommand {
+		return nil
+	}
+	var c api.Command
+	if err := proto.Unmarshal(l.Data, &c); err != nil {
+		return fmt.Errorf("registry: log entry %d is not an api.Command: %w", l.Index, err)
+	}
+	return r.ApplyCommand(&c)
+}
+
+// ApplyCommand applies one command. Unknown command types are an error and
+// change nothing, so a newer leader's command does not corrupt an older
+// follower's state silently.
+func (r *Registry) ApplyCommand(c *api.Command) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch c.GetType() {
+	case api.CommandType_AGENT_UPSERT:
+		if c.GetAgent().GetId() == "" {
+			return fmt.Errorf("registry: AGENT_UPSERT without an agent id")
+		}
+		r.agents[c.Agent.Id] = c.Agent
+	case api.CommandType_AGENT_REMOVE:
+		delete(r.agents, c.GetId())
+	case api.CommandType_FRAMEWORK_UPSERT:
+		if c.GetFramework().GetId() == "" {
+			return fmt.Errorf("registry: FRAMEWORK_UPSERT without a framework id")
+		}
+		r.frameworks[c.Framework.Id] = c.Framework
+	case api.CommandType_FRAMEWORK_REMOVE:
+		delete(r.frameworks, c.GetId())
+		prefix := c.GetId() + "/"
+		for k := range r.tasks {
+			if len(k) > len(prefix) && k[:len(prefix)] == prefix {
+				delete(r.tasks, k)
+			}
+		}
+	case api.CommandType_TASK_UPSERT:
+		t := c.GetTask()
+		if t.GetTaskId() == "" || t.GetFrameworkId() == "" {
+			return fmt.Errorf("registry: TASK_UPSERT without framework and task ids")
+		}
+		r.tasks[taskKey(t.FrameworkId, t.TaskId)] = t
+	case api.CommandType_TASK_REMOVE:
+		delete(r.tasks, c.GetId())
+	case api.CommandType_CONFIG_SET:
+		if c.GetConfig() == nil {
+			return fmt.Errorf("registry: CONFIG_SET without a config")
+		}
+		r.config = c.Config
+	default:
+		return fmt.Errorf("registry: unknown command type %d", c.GetType())
+	}
+	return nil
+}
+
+// Agents returns the registered agents sorted by id.
+func (r *Registry) Agents() []*api.AgentRecord {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	out := make([]*api.AgentRecord, 0, len(r.agents))
+	for _, a := range r.agents {
+		out = append(out, proto.Clone(a).(*api.AgentRecord))
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Id < out[j].Id })
+	return out
+}
+
+// Frameworks returns the registered frameworks sorted by id.
+func (r *Registry) Frameworks() []*api.FrameworkRecord {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	out := make([]*api.FrameworkRecord, 0, len(r.frameworks))
+	for _, f := range r.frameworks {
+		out = append(out, proto.Clone(f).(*api.FrameworkRecord))
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Id < out[j].Id })
+	return out
+}
+
+// Tasks returns the registered tasks sorted by framework and task id.
+func (r *Registry) Tasks() []*api.TaskRecord {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	out := make([]*api.TaskRecord, 0, len(r.tasks))
+	for _, t := range r.tasks {
+		out = append(out, proto.Clone(t).(*api.TaskRecord))
+	}
+	sort.Slice(out, func(i, j int) bool {
+		return taskKey(out[i].FrameworkId, out[i].TaskId) < taskKey(out[j].FrameworkId, out[j].TaskId)
+	})
+	return out
+}
+
+// Config returns the replicated config.
+func (r *Registry) Config() *api.ConfigRecord {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return proto.Clone(r.config).(*api.ConfigRecord)
+}
+
+// records lists every record as a snapshot stream, in a fixed order.
+func (r *Registry) records() []*api.SnapshotRecord {
+	var out []*api.SnapshotRecord
+	out = append(out, &api.SnapshotRecord{Record: &api.SnapshotRecord_Config{Config: r.Config()}})
+	for _, a := range r.Agents() {
+		out = append(out, &api.SnapshotRecord{Record: &api.SnapshotRecord_Agent{Agent: a}})
+	}
+	for _, f := range r.Frameworks() {
+		out = append(out, &api.SnapshotRecord{Record: &api.SnapshotRecord_Framework{Framework: f}})
+	}
+	for _, t := range r.Tasks() {
+		out = append(out, &api.SnapshotRecord{Record: &api.SnapshotRecord_Task{Task: t}})
+	}
+	return out
+}
+
+// Snapshot captures the registry as a list of typed records; Persist writes
+// them as RecordIO frames.
+func (r *Registry) Snapshot() (raft.FSMSnapshot, error) {
+	return &registrySnapshot{records: r.records()}, nil
+}
+
+// WriteSnapshot writes the registry as a stream of RecordIO-framed
+// api.SnapshotRecords.
+func (r *Registry) WriteSnapshot(w io.Writer) error {
+	return writeRecords(w, r.records())
+}
+
+func writeRecords(w io.Writer, recs []*api.SnapshotRecord) error {
+	bw := bufio.NewWriter(w)
+	for _, rec := range recs {
+		b, err := proto.Marshal(rec)
+		if err != nil {
+			return err
+		}
+		if _, err := bw.WriteString(strconv.Itoa(len(b)) + "\n"); err != nil {
+			return err
+		}
+		if _, err := bw.Write(b); err != nil {
+			return err
+		}
+	}
+	return bw.Flush()
+}
+
+// Restore replaces the registry with the records read from rc. The new state
+// is built aside and swapped in under the lock, so a failed restore leaves
+// the old state untouched.
+func (r *Registry) Restore(rc io.ReadCloser) error {
+	defer rc.Close()
+	next := NewRegistry()
+	br := bufio.NewReader(rc)
+	for n := 0; ; n++ {
+		line, err := br.ReadString('\n')
+		if err == io.EOF && line == "" {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("registry snapshot record %d: reading length: %w", n, err)
+		}
+		size, err := strconv.Atoi(line[:len(line)-1])
+		if err != nil || size < 0 || size > 64<<20 {
+			return fmt.Errorf("registry snapshot record %d: bad length %q", n, line)
+		}
+		b := make([]byte, size)
+		if _, err := io.ReadFull(br, b); err != nil {
+			return fmt.Errorf("registry snapshot record %d: %w", n, err)
+		}
+		var rec api.SnapshotRecord
+		if err := proto.Unmarshal(b, &rec); err != nil {
+			return fmt.Errorf("registry snapshot record %d: %w", n, err)
+		}
+		switch x := rec.Record.(type) {
+		case *api.SnapshotRecord_Agent:
+			next.agents[x.Agent.GetId()] = x.Agent
+		case *api.SnapshotRecord_Framework:
+			next.frameworks[x.Framework.GetId()] = x.Framework
+		case *api.SnapshotRecord_Task:
+			next.tasks[taskKey(x.Task.GetFrameworkId(), x.Task.GetTaskId())] = x.Task
+		case *api.SnapshotRecord_Config:
+			next.config = x.Config
+		default:
+			return fmt.Errorf("registry snapshot record %d: unknown record type", n)
+		}
+	}
+	r.mu.Lock()
+	r.agents, r.frameworks, r.tasks, r.config = next.agents, next.frameworks, next.tasks, next.config
+	r.mu.Unlock()
+	return nil
+}
+
+type registrySnapshot struct{ records []*api.SnapshotRecord }
+
+func (s *registrySnapshot) Persist(sink raft.SnapshotSink) error {
+	if err := writeRecords(sink, s.records); err != nil {
+		sink.Cancel()
+		return err
+	}
+	return sink.Close()
+}
+
+func (s *registrySnapshot) Release() {}
