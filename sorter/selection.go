@@ -25,7 +25,12 @@ const (
 
 var selectionNames = [...]string{"rrr", "bestfit", "joint"}
 
-func (s AgentSelection) String() string { return selectionNames[s] }
+func (s AgentSelection) String() string {
+	if s < 0 || int(s) >= len(selectionNames) {
+		return fmt.Sprintf("AgentSelection(%d)", int(s))
+	}
+	return selectionNames[s]
+}
 
 // ParseAgentSelection reads "rrr", "bestfit" or "joint".
 func ParseAgentSelection(name string) (AgentSelection, error) {

@@ -154,7 +154,8 @@ func TaskCapacity(d, c resources.Vector) int64 {
 //	K_{n,i} = x_n max_r d_{n,r} / (phi_n c_{i,r})
 //
 // smallest first among frameworks whose task fits on i. Without a declared
-// demand, x_n d_n is replaced by the allocation a_n.
+// demand, x_n d_n is replaced by the allocation a_n (over the resources
+// server i has).
 type PSDSF struct{}
 
 func (PSDSF) Name() string { return "psdsf" }
@@ -168,8 +169,7 @@ func (PSDSF) AgentFactor(d resources.Vector, a *Agent) float64 {
 
 func (p PSDSF) Score(f *Framework, a *Agent, c *Cluster) float64 {
 	if !f.HasDemand() {
-		r, _ := f.Allocated.MaxRatio(a.Capacity, false)
-		return r / f.Weight
+		return heldRatio(f.Allocated, a.Capacity) / f.Weight
 	}
 	return product(p.FrameworkFactor(f), p.AgentFactor(f.Demand, a))
 }
@@ -195,18 +195,27 @@ func (RPSDSF) AgentFactor(d resources.Vector, a *Agent) float64 {
 
 func (p RPSDSF) Score(f *Framework, a *Agent, c *Cluster) float64 {
 	if !f.HasDemand() {
-		var s float64
-		for k := resources.Kind(0); k < resources.NumKinds; k++ {
-			if k.Advisory() || a.Available[k] <= 0 {
-				continue
-			}
-			if v := float64(f.Allocated[k]) / float64(a.Available[k]); v > s {
-				s = v
-			}
-		}
-		return s / f.Weight
+		return heldRatio(f.Allocated, a.Available) / f.Weight
 	}
 	return product(p.FrameworkFactor(f), p.AgentFactor(f.Demand, a))
+}
+
+// heldRatio is max_r held_r / per_r over the reservable kinds the server
+// has (per_r > 0): the oblivious stand-in for x_n max_r d_{n,r} / c_{i,r}.
+// Kinds the server lacks or has exhausted say nothing about what this
+// server would give the framework, so they are skipped rather than
+// scoring +Inf (which would starve, say, a GPU holder on cpu-only agents).
+func heldRatio(held, per resources.Vector) float64 {
+	var s float64
+	for k := resources.Kind(0); k < resources.NumKinds; k++ {
+		if k.Advisory() || per[k] <= 0 {
+			continue
+		}
+		if v := float64(held[k]) / float64(per[k]); v > s {
+			s = v
+		}
+	}
+	return s
 }
 
 // product is x*y with 0*anything = 0, so that a framework holding nothing

@@ -264,6 +264,9 @@ func TestPSDSFOblivious(t *testing.T) {
 		{"advisory ignored", "cpus:10;net_bw:500", 1, "cpus:100;net_bw:10", "cpus:90", 0.1},
 		// Nothing held: 0.
 		{"nothing held", "", 1, "cpus:100;mem:30", "cpus:100;mem:30", 0},
+		// GPUs held elsewhere on a server without gpus: skipped, not +Inf,
+		// so a GPU holder still competes for cpu-only servers: 2/8 = 0.25.
+		{"kind the server lacks skipped", "cpus:2;gpus:1", 1, "cpus:8;mem:64", "cpus:8;mem:64", 0.25},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
