@@ -1,0 +1,300 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/allot-sched/allot/allocator"
+	"github.com/allot-sched/allot/sim"
+	"github.com/allot-sched/allot/sorter"
+)
+
+func init() {
+	register(command{
+		name:    "sim",
+		summary: "replay a workload through the real allocator and compare sorters",
+		run:     runSim,
+	})
+}
+
+const simDescription = `Simulates the workload in virtual time with the allocator the master runs,
+once per combination of --sorter, --agent-selection and --mode, and prints a
+comparison table: makespan, job completion time percentiles, mean wait,
+utilisation per resource, Jain's index over dominant shares and the ratio of
+makespan to a lower bound no schedule can beat.
+
+Formats: allot (jobs CSV: job_id,submit_s,framework,tasks,duration_s,cpus,mem_mb
+[,gpus,disk_bw,net_bw]; rows of one job run in file order as stages), swim
+(SWIM's Facebook samples), alibaba2017 (CloudSimPy's jobs.csv).
+Clusters: --nodes FILE (node_id,cpus,mem_mb[,gpus,disk_bw,net_bw,count]) or
+--cluster SPEC, e.g. "2xcpus=4,mem=14G+2xcpus=8,mem=8G", or a preset.
+Sorters: drf, tsf, psdsf, rpsdsf, fifo, capacity, tetris, random, and the
+papers' names bf-drf (drf with best fit) and fair (drf); NAME/SELECTION picks
+an agent selection for one sorter.`
+
+// simOptions are the parsed flags of `allot sim`.
+type simOptions struct {
+	jobs, nodes, cluster, format string
+	sorters, selections, modes   string
+	out                          string
+	json                         bool
+	seed                         uint64
+	interval                     time.Duration
+	refuse                       float64
+	machineMemGB                 float64
+	maxJobs                      int
+	progress                     string
+}
+
+func runSim(args []string, stdout, stderr io.Writer) error {
+	var o simOptions
+	fs := newFlagSet("sim", "--jobs FILE [--nodes FILE | --cluster SPEC] [flags]", simDescription, stderr)
+	fs.StringVar(&o.jobs, "jobs", "", "workload `file` (required)")
+	fs.StringVar(&o.nodes, "nodes", "", "nodes CSV `file`")
+	fs.StringVar(&o.cluster, "cluster", "", "cluster `spec` or preset ("+strings.Join(sim.ClusterPresets(), ", ")+"); default: the format's usual cluster")
+	fs.StringVar(&o.format, "format", "allot", "workload `format`: allot, swim or alibaba2017")
+	fs.StringVar(&o.sorters, "sorter", "drf", "comma-separated `sorters` to compare")
+	fs.StringVar(&o.selections, "agent-selection", "rrr", "comma-separated agent `selections`: rrr, bestfit, joint")
+	fs.StringVar(&o.modes, "mode", "characterized", "comma-separated `modes`: oblivious, characterized")
+	fs.StringVar(&o.out, "out", "", "write CSV series, SVG plots and index.html into `dir`")
+	fs.BoolVar(&o.json, "json", false, "print one JSON object {\"runs\":[...]} instead of the table")
+	fs.Uint64Var(&o.seed, "seed", 1, "random `seed` (agent shuffles, random sorter)")
+	fs.DurationVar(&o.interval, "interval", time.Second, "allocation `interval` (virtual time)")
+	fs.Float64Var(&o.refuse, "refuse-seconds", allocator.DefaultRefuseSeconds, "filter `seconds` frameworks attach to declines (0: none)")
+	fs.Float64Var(&o.machineMemGB, "machine-mem-gb", sim.DefaultMachineMemMB/1024, "alibaba2017: machine memory in `GiB` that normalised memory is scaled by")
+	fs.IntVar(&o.maxJobs, "max-jobs", 0, "keep only the first `n` jobs (0: all)")
+	fs.StringVar(&o.progress, "progress", "auto", "progress bar on stderr: auto (when stderr is a terminal), always, never")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usagef("unexpected argument %q", fs.Arg(0))
+	}
+	if o.jobs == "" {
+		return usagef("--jobs is required")
+	}
+	if o.nodes != "" && o.cluster != "" {
+		return usagef("give --nodes or --cluster, not both")
+	}
+	if o.interval <= 0 {
+		return usagef("--interval must be positive, got %v", o.interval)
+	}
+	if o.refuse < 0 {
+		return usagef("--refuse-seconds must be >= 0, got %v", o.refuse)
+	}
+	if o.machineMemGB <= 0 {
+		return usagef("--machine-mem-gb must be positive, got %v", o.machineMemGB)
+	}
+	if o.maxJobs < 0 {
+		return usagef("--max-jobs must be >= 0, got %d", o.maxJobs)
+	}
+	showProgress, err := wantProgress(o.progress, stderr)
+	if err != nil {
+		return err
+	}
+	format, err := sim.ParseFormat(o.format)
+	if err != nil {
+		return usagef("--format: %v", err)
+	}
+	configs, err := simConfigs(o, stderr)
+	if err != nil {
+		return err
+	}
+
+	w, err := loadWorkload(o, format)
+	if err != nil {
+		return err
+	}
+	var runs []*sim.Result
+	var wall []float64
+	for _, cfg := range configs {
+		var bar *progressBar
+		if showProgress {
+			bar = newProgressBar(stderr, cfg.Policy.Label()+" "+cfg.Mode.String())
+			cfg.Progress = bar.update
+		}
+		start := time.Now()
+		r, err := sim.Run(w, cfg)
+		bar.done()
+		if err != nil {
+			return fmt.Errorf("%s %s: %w", cfg.Policy.Label(), cfg.Mode, err)
+		}
+		runs = append(runs, r)
+		wall = append(wall, time.Since(start).Seconds())
+	}
+	if o.out != "" {
+		files, err := sim.WriteOutputs(o.out, w.Name, runs)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stderr, "wrote %d files to %s (open %s)\n", len(files), o.out, filepath.Join(o.out, "index.html"))
+	}
+	if o.json {
+		return sim.WriteJSON(stdout, runs)
+	}
+	fmt.Fprintf(stdout, "workload %s: %d nodes\n\n", w.Name, len(w.Nodes))
+	return sim.WriteTable(stdout, runs, wall)
+}
+
+// simConfigs is the cross product of the sorters, selections and modes.
+// Combinations the allocator rejects (best fit with a per-agent sorter)
+// are skipped with a note when others remain, and are an error otherwise.
+func simConfigs(o simOptions, stderr io.Writer) ([]sim.Config, error) {
+	var sels []sorter.AgentSelection
+	for _, s := range splitList(o.selections) {
+		sel, err := sorter.ParseAgentSelection(s)
+		if err != nil {
+			return nil, usagef("--agent-selection: %v", err)
+		}
+		sels = append(sels, sel)
+	}
+	var modes []allocator.Mode
+	for _, s := range splitList(o.modes) {
+		m, err := allocator.ParseMode(s)
+		if err != nil {
+			return nil, usagef("--mode: %v", err)
+		}
+		modes = append(modes, m)
+	}
+	names := splitList(o.sorters)
+	if len(names) == 0 || len(sels) == 0 || len(modes) == 0 {
+		return nil, usagef("--sorter, --agent-selection and --mode each need at least one value")
+	}
+	var out []sim.Config
+	var skipped []string
+	seen := map[string]bool{}
+	for _, m := range modes {
+		for _, name := range names {
+			for _, sel := range sels {
+				p, err := sim.ParsePolicy(name, sel)
+				if err != nil {
+					return nil, usagef("--sorter: %v", err)
+				}
+				key := p.Label() + "/" + p.Selection.String() + "/" + m.String()
+				if seen[key] {
+					continue // an alias fixed the selection: one run is enough
+				}
+				seen[key] = true
+				if err := p.Check(m); err != nil {
+					skipped = append(skipped, fmt.Sprintf("%s with %s: %v", p.Name, p.Selection, err))
+					continue
+				}
+				out = append(out, sim.Config{Policy: p, Mode: m, Seed: o.seed, Interval: o.interval, RefuseSeconds: refuseFlag(o.refuse)})
+			}
+		}
+	}
+	if len(out) == 0 {
+		return nil, usagef("no valid combination: %s", strings.Join(skipped, "; "))
+	}
+	for _, s := range skipped {
+		fmt.Fprintf(stderr, "allot sim: skipping %s\n", s)
+	}
+	return out, nil
+}
+
+// refuseFlag maps the flag's 0 (no filter) to the simulator's negative.
+func refuseFlag(v float64) float64 {
+	if v == 0 {
+		return -1
+	}
+	return v
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func loadWorkload(o simOptions, format sim.Format) (*sim.Workload, error) {
+	jobs, err := sim.LoadJobs(o.jobs, format, sim.TraceOptions{MachineMemMB: o.machineMemGB * 1024, MaxJobs: o.maxJobs})
+	if err != nil {
+		return nil, err
+	}
+	w := &sim.Workload{Name: filepath.Base(o.jobs), Jobs: jobs}
+	switch {
+	case o.nodes != "":
+		w.Nodes, err = sim.LoadNodesCSV(o.nodes)
+	case o.cluster != "":
+		w.Nodes, err = sim.ParseCluster(o.cluster)
+		if err != nil {
+			err = usagef("--cluster: %v", err)
+		}
+	default:
+		spec := sim.DefaultCluster(format)
+		if spec == "" {
+			return nil, usagef("give --nodes FILE or --cluster SPEC (presets: %s)", strings.Join(sim.ClusterPresets(), ", "))
+		}
+		w.Nodes, err = sim.ParseCluster(spec)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return w, w.Validate()
+}
+
+// wantProgress decides whether to draw the progress bar.
+func wantProgress(mode string, stderr io.Writer) (bool, error) {
+	switch mode {
+	case "always":
+		return true, nil
+	case "never":
+		return false, nil
+	case "auto", "":
+		f, ok := stderr.(*os.File)
+		if !ok {
+			return false, nil
+		}
+		st, err := f.Stat()
+		return err == nil && st.Mode()&os.ModeCharDevice != 0, nil
+	}
+	return false, usagef("--progress: want auto, always or never, got %q", mode)
+}
+
+// progressBar draws "label [=====>    ] 42% t=1234s" on one line of
+// stderr, at most ten times a second and only once a run has lasted a
+// second: short runs print nothing.
+type progressBar struct {
+	w           io.Writer
+	label       string
+	start, last time.Time
+	drawn       bool
+}
+
+func newProgressBar(w io.Writer, label string) *progressBar {
+	return &progressBar{w: w, label: label, start: time.Now()}
+}
+
+func (b *progressBar) update(p sim.Progress) {
+	now := time.Now()
+	if now.Sub(b.start) < time.Second || now.Sub(b.last) < 100*time.Millisecond {
+		return
+	}
+	b.last = now
+	frac := 0.0
+	if p.Total > 0 {
+		frac = float64(p.Done) / float64(p.Total)
+	}
+	const width = 30
+	n := int(frac * width)
+	bar := strings.Repeat("=", n)
+	if n < width {
+		bar += ">" + strings.Repeat(" ", width-n-1)
+	}
+	fmt.Fprintf(b.w, "\r%-28s [%s] %3.0f%% t=%.0fs %s elapsed ", b.label, bar, 100*frac, p.Now, now.Sub(b.start).Round(time.Second))
+	b.drawn = true
+}
+
+func (b *progressBar) done() {
+	if b != nil && b.drawn {
+		fmt.Fprintf(b.w, "\r%s\r", strings.Repeat(" ", 90))
+	}
+}

@@ -1,0 +1,138 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"encoding/xml"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const (
+	simJobs  = "../../sim/testdata/small_jobs.csv"
+	simNodes = "../../sim/testdata/small_nodes.csv"
+)
+
+func runSimCmd(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code = run(append([]string{"sim"}, args...), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func TestSimExitCodes(t *testing.T) {
+	dir := t.TempDir()
+	badJobs := filepath.Join(dir, "bad.csv")
+	os.WriteFile(badJobs, []byte("job_id,submit_s,framework,tasks,duration_s,cpus,mem_mb\na,0,f,1,10,2,1024\nb,0,f,x,10,2,1024\n"), 0o644)
+	bigJobs := filepath.Join(dir, "big.csv")
+	os.WriteFile(bigJobs, []byte("job_id,submit_s,framework,tasks,duration_s,cpus,mem_mb\na,0,f,1,10,2,1024\nhuge,0,f,1,10,64,1024\n"), 0o644)
+	tests := []struct {
+		name    string
+		args    []string
+		code    int
+		errWant string
+	}{
+		{"ok", []string{"--jobs", simJobs, "--nodes", simNodes}, 0, ""},
+		{"no jobs", []string{"--nodes", simNodes}, 2, "--jobs is required"},
+		{"no cluster", []string{"--jobs", simJobs}, 2, "--nodes FILE or --cluster SPEC"},
+		{"both clusters", []string{"--jobs", simJobs, "--nodes", simNodes, "--cluster", "psdsf-homo"}, 2, "not both"},
+		{"bad sorter", []string{"--jobs", simJobs, "--nodes", simNodes, "--sorter", "drf,best"}, 2, `unknown sorter "best"`},
+		{"bad mode", []string{"--jobs", simJobs, "--nodes", simNodes, "--mode", "eager"}, 2, "unknown mode"},
+		{"bad format", []string{"--jobs", simJobs, "--nodes", simNodes, "--format", "parquet"}, 2, "unknown format"},
+		{"bad cluster", []string{"--jobs", simJobs, "--cluster", "3xcpus=lots"}, 2, "not a number"},
+		{"only invalid combos", []string{"--jobs", simJobs, "--nodes", simNodes, "--sorter", "psdsf", "--agent-selection", "bestfit"}, 2, "no valid combination"},
+		{"malformed row", []string{"--jobs", badJobs, "--nodes", simNodes}, 1, `bad.csv:3: column "tasks": value "x"`},
+		{"impossible job", []string{"--jobs", bigJobs, "--nodes", simNodes}, 1, `line 3: job "huge" can never run`},
+		{"missing file", []string{"--jobs", filepath.Join(dir, "none.csv"), "--nodes", simNodes}, 1, "no such file"},
+		{"help", []string{"--help"}, 0, "Usage: allot sim"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, _, stderr := runSimCmd(t, tt.args...)
+			if code != tt.code || !strings.Contains(stderr, tt.errWant) {
+				t.Errorf("exit %d, stderr %q; want exit %d and %q", code, stderr, tt.code, tt.errWant)
+			}
+		})
+	}
+}
+
+func TestSimJSONIsOneObjectAndDeterministic(t *testing.T) {
+	args := []string{"--jobs", simJobs, "--cluster", "psdsf-hetero", "--sorter", "drf,psdsf,bf-drf", "--agent-selection", "rrr,bestfit", "--mode", "oblivious,characterized", "--json", "--seed", "9"}
+	code, out, stderr := runSimCmd(t, args...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	// psdsf with bestfit is skipped, and said so
+	if !strings.Contains(stderr, "skipping psdsf with bestfit") {
+		t.Errorf("stderr %q does not explain the skipped combination", stderr)
+	}
+	dec := json.NewDecoder(strings.NewReader(out))
+	var doc struct {
+		Runs []map[string]any `json:"runs"`
+	}
+	if err := dec.Decode(&doc); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		t.Errorf("more than one JSON value on stdout")
+	}
+	// 2 modes x (drf rrr, drf bestfit, psdsf rrr, bf-drf) = 8 runs
+	if len(doc.Runs) != 8 {
+		t.Fatalf("%d runs, want 8", len(doc.Runs))
+	}
+	for _, r := range doc.Runs {
+		for _, k := range []string{"sorter", "agent_selection", "mode", "makespan_s", "jct_p50_s", "jct_p90_s", "jct_p99_s", "utilization", "jain", "lower_bound_ratio"} {
+			if _, ok := r[k]; !ok {
+				t.Errorf("run %v lacks %q", r, k)
+			}
+		}
+		u := r["utilization"].(map[string]any)
+		if _, ok := u["cpus"]; !ok {
+			t.Errorf("utilization %v lacks cpus", u)
+		}
+	}
+	_, again, _ := runSimCmd(t, args...)
+	if again != out {
+		t.Errorf("same seed, different JSON")
+	}
+}
+
+func TestSimOutWritesFilesAPersonCanOpen(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "out")
+	code, out, stderr := runSimCmd(t, "--jobs", simJobs, "--nodes", simNodes, "--sorter", "drf,psdsf", "--out", dir)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(out, "makespan_s") || !strings.Contains(out, "psdsf") {
+		t.Errorf("table missing:\n%s", out)
+	}
+	for _, f := range []string{"summary.csv", "series.csv", "jobs.csv", "util_cpus.svg", "util_mem.svg", "jct_cdf.svg", "index.html"} {
+		b, err := os.ReadFile(filepath.Join(dir, f))
+		if err != nil {
+			t.Errorf("%s: %v", f, err)
+			continue
+		}
+		if strings.HasSuffix(f, ".svg") {
+			// well-formed XML with one polyline per run
+			d := xml.NewDecoder(bytes.NewReader(b))
+			for {
+				if _, err := d.Token(); err == io.EOF {
+					break
+				} else if err != nil {
+					t.Errorf("%s is not well-formed: %v", f, err)
+					break
+				}
+			}
+			if n := strings.Count(string(b), "<polyline"); n != 2 {
+				t.Errorf("%s has %d lines, want 2", f, n)
+			}
+		}
+	}
+	// no progress bar when stderr is not a terminal
+	if strings.Contains(stderr, "[") {
+		t.Errorf("stderr has a progress bar: %q", stderr)
+	}
+}
