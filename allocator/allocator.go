@@ -77,9 +77,9 @@ type Config struct {
 	// characterized mode, one agent's resources in oblivious mode.
 	Trace func(Placement)
 
-	// bruteForceJoint forces the O(frameworks x agents) joint selection even
-	// where the fast path applies; tests compare the two.
-	bruteForceJoint bool
+	// bruteForce turns off the fast paths (joint selection per shape,
+	// per-capacity-class orders) and scores every pair; tests compare.
+	bruteForce bool
 }
 
 // Offer is one decision of a cycle: resources of one agent for one framework.
@@ -227,6 +227,9 @@ type Allocator struct {
 	shapes     []*shape
 	shapeByVec map[resources.Vector]int32
 	keysDirty  bool // cluster totals changed: every key must be recomputed
+	// classes keeps one framework order per agent capacity for
+	// CapacityScored criteria in coarse offers (nil when off).
+	classes map[resources.Vector]*classOrder
 
 	// scratch reused across cycles
 	perm       []int32

@@ -174,6 +174,13 @@ func (a *Allocator) coarsePick(ag *agent, offer resources.Resources) (*framework
 		}
 	case a.sampler != nil:
 		return a.sample(a.global.items, func(f *framework) bool { return !a.blocked(f, ag, offer) })
+	case a.classes != nil:
+		co := a.classes[ag.total.Scalars]
+		for _, n := range co.set.items {
+			if f := a.fws[n]; !a.blocked(f, ag, offer) {
+				return f, co.keys[n]
+			}
+		}
 	default:
 		var best *framework
 		bs := math.Inf(1)

@@ -52,7 +52,7 @@ func (a *Allocator) fill() {
 		a.fillBestFit()
 	case sorter.Joint:
 		if a.separable != nil || a.ordering != nil {
-			if !a.cfg.bruteForceJoint {
+			if !a.cfg.bruteForce {
 				a.fillJoint()
 				return
 			}

@@ -61,6 +61,19 @@ func invariants(a *Allocator) error {
 			return err
 		}
 	}
+	if a.classes != nil && !a.keysDirty {
+		for c, co := range a.classes {
+			name := fmt.Sprintf("class %v", c)
+			if err := checkSet(name, &co.set, func(f *framework) bool { return f.inGlobal }); err != nil {
+				return err
+			}
+			for _, n := range co.set.items {
+				if want := a.classScore(co, a.fws[n]); co.keys[n] != want {
+					return fmt.Errorf("%s: framework %d keyed %v, scores %v", name, n, co.keys[n], want)
+				}
+			}
+		}
+	}
 	allocs := map[int32]resources.Resources{}
 	tasks := map[int32]int64{}
 	filters := map[int32]int{}

@@ -220,7 +220,7 @@ func TestPropertyJointFastEqualsBrute(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			for seed := uint64(1); seed <= 30; seed++ {
 				run := func(brute bool) []string {
-					cfg := Config{Sorter: crit, AgentSelection: sorter.Joint, Mode: Characterized, bruteForceJoint: brute}
+					cfg := Config{Sorter: crit, AgentSelection: sorter.Joint, Mode: Characterized, bruteForce: brute}
 					d := newDriver(t, cfg, seed)
 					for i := 0; i < 250; i++ {
 						d.step()
@@ -235,6 +235,33 @@ func TestPropertyJointFastEqualsBrute(t *testing.T) {
 						}
 					}
 					t.Fatalf("seed %d: brute force made %d offers, fast %d", seed, len(brute), len(fast))
+				}
+			}
+		})
+	}
+}
+
+// TestPropertyClassOrdersEqualScan checks PS-DSF's per-capacity-class
+// framework orders (oblivious offers) against scoring every framework on
+// every agent.
+func TestPropertyClassOrdersEqualScan(t *testing.T) {
+	for _, mode := range []Mode{Oblivious, Characterized} {
+		t.Run(mode.String(), func(t *testing.T) {
+			for seed := uint64(1); seed <= 30; seed++ {
+				run := func(brute bool) []string {
+					d := newDriver(t, Config{Sorter: sorter.PSDSF{}, Mode: mode, bruteForce: brute}, seed)
+					for i := 0; i < 250; i++ {
+						d.step()
+					}
+					d.cycle()
+					if on := d.fx.a.classes != nil; on == brute {
+						t.Fatalf("class orders on=%v with bruteForce=%v", on, brute)
+					}
+					return d.log
+				}
+				fast, brute := run(false), run(true)
+				if len(fast) == 0 || !reflect.DeepEqual(fast, brute) {
+					t.Fatalf("seed %d: class orders made %d offers, scanning %d; differ", seed, len(fast), len(brute))
 				}
 			}
 		})

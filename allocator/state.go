@@ -71,6 +71,7 @@ func (a *Allocator) computeMaxTasks(f *framework) {
 func (a *Allocator) leaveSets(f *framework) {
 	if f.inGlobal {
 		a.global.remove(f.idx)
+		a.classLeave(f)
 		f.inGlobal = false
 		a.sampDirty = true
 	}
@@ -84,6 +85,7 @@ func (a *Allocator) leaveSets(f *framework) {
 func (a *Allocator) joinSets(f *framework) {
 	if a.wantsGlobal(f) {
 		a.global.insert(f.idx)
+		a.classJoin(f)
 		f.inGlobal = true
 		a.sampDirty = true
 	}
@@ -124,8 +126,13 @@ func (a *Allocator) reposition(f *framework, old oldKeys) {
 	if a.keysDirty {
 		return
 	}
-	if f.inGlobal && f.key != old.key {
-		a.global.move(f.idx, old.key)
+	if f.inGlobal {
+		if f.key != old.key {
+			a.global.move(f.idx, old.key)
+		}
+		if a.classes != nil {
+			a.classMove(f)
+		}
 	}
 	if f.shape >= 0 && f.skey != old.skey {
 		a.shapes[f.shape].set.move(f.idx, old.skey)
@@ -145,6 +152,7 @@ func (a *Allocator) rebuildKeys() {
 	for _, s := range a.shapes {
 		s.set.rebuild()
 	}
+	a.rebuildClasses()
 	a.keysDirty = false
 }
 

@@ -73,6 +73,16 @@ type Separable interface {
 	AgentFactor(d resources.Vector, a *Agent) float64
 }
 
+// CapacityScored is a PerAgent criterion whose score for a framework
+// without a declared demand depends on the agent only through its capacity,
+// never on what is left on it. Agents of one capacity then share one order
+// of frameworks, which the allocator keeps sorted instead of scoring every
+// framework on every agent.
+type CapacityScored interface {
+	PerAgent
+	ScoresByCapacity()
+}
+
 // Sampler is a criterion that picks a framework at random with probability
 // proportional to Weight; the allocator draws from its seeded source.
 type Sampler interface {
@@ -82,14 +92,15 @@ type Sampler interface {
 
 // Interface checks: each criterion implements the shape it claims.
 var (
-	_ Ordering  = DRF{}
-	_ Ordering  = TSF{}
-	_ Ordering  = FIFO{}
-	_ Ordering  = Capacity{}
-	_ Separable = PSDSF{}
-	_ Separable = RPSDSF{}
-	_ PerAgent  = Tetris{}
-	_ Sampler   = Random{}
+	_ Ordering       = DRF{}
+	_ Ordering       = TSF{}
+	_ Ordering       = FIFO{}
+	_ Ordering       = Capacity{}
+	_ Separable      = PSDSF{}
+	_ CapacityScored = PSDSF{}
+	_ Separable      = RPSDSF{}
+	_ PerAgent       = Tetris{}
+	_ Sampler        = Random{}
 )
 
 // DRF is dominant resource fairness (Ghodsi et al., NSDI 2011), in its
@@ -159,6 +170,9 @@ func TaskCapacity(d, c resources.Vector) int64 {
 type PSDSF struct{}
 
 func (PSDSF) Name() string { return "psdsf" }
+
+// ScoresByCapacity: K_{n,i} reads c_i, not the residual.
+func (PSDSF) ScoresByCapacity() {}
 
 func (PSDSF) FrameworkFactor(f *Framework) float64 { return float64(f.Tasks) / f.Weight }
 
