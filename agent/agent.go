@@ -42,7 +42,10 @@ type Config struct {
 	// ShutdownGrace is how long an executor has after SHUTDOWN (and a task
 	// after SIGTERM) before SIGKILL.
 	ShutdownGrace time.Duration
-	Log           zerolog.Logger
+	// KillExecutorsOnStop makes Stop kill every executor, checkpointing or
+	// not (allot dev, which removes its work dirs afterwards).
+	KillExecutorsOnStop bool
+	Log                 zerolog.Logger
 }
 
 // Agent is one running agent.
@@ -185,6 +188,7 @@ func (a *Agent) Start() error {
 	mux.HandleFunc("/monitor/statistics", a.handleStatistics)
 	mux.HandleFunc("/monitor/statistics.json", a.handleStatistics)
 	mux.HandleFunc("/state", a.handleState)
+	mux.HandleFunc("/files/sandbox", a.handleSandboxFile)
 	a.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	a.recover()
 	a.wg.Add(1)
@@ -224,7 +228,7 @@ func (a *Agent) Stop(ctx context.Context) error {
 		if ex.stream != nil {
 			ex.stream.Close("agent shutting down")
 		}
-		if !ex.checkpoint && ex.pid > 0 && !ex.exited {
+		if (!ex.checkpoint || a.cfg.KillExecutorsOnStop) && ex.pid > 0 && !ex.exited {
 			syscall.Kill(-ex.pid, syscall.SIGKILL)
 		}
 	}

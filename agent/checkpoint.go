@@ -228,3 +228,35 @@ func (a *Agent) handleState(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	json.NewEncoder(w).Encode(doc)
 }
+
+// handleSandboxFile serves GET /files/sandbox?framework_id=F&executor_id=E&file=stdout:
+// a file of the executor's latest run (stdout and stderr are what `allot
+// run` shows). Only plain names inside the sandbox are served.
+func (a *Agent) handleSandboxFile(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	fw, exID, name := q.Get("framework_id"), q.Get("executor_id"), q.Get("file")
+	if fw == "" || exID == "" || name == "" || filepath.Base(name) != name || name == ".." {
+		http.Error(w, "need framework_id, executor_id and a plain file name", http.StatusBadRequest)
+		return
+	}
+	a.mu.Lock()
+	sandbox := ""
+	if ex := a.executors[exKey(fw, exID)]; ex != nil {
+		sandbox = ex.sandbox
+	}
+	a.mu.Unlock()
+	if sandbox == "" {
+		runs, _ := filepath.Glob(filepath.Join(a.cfg.WorkDir, "slaves", "*", "frameworks", fw, "executors", exID, "runs", "*"))
+		var newest time.Time
+		for _, d := range runs {
+			if st, err := os.Stat(d); err == nil && st.ModTime().After(newest) {
+				newest, sandbox = st.ModTime(), d
+			}
+		}
+	}
+	if sandbox == "" || filepath.Base(fw) != fw || filepath.Base(exID) != exID {
+		http.Error(w, "no sandbox for executor "+exID+" of framework "+fw, http.StatusNotFound)
+		return
+	}
+	http.ServeFile(w, r, filepath.Join(sandbox, name))
+}

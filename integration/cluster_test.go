@@ -22,6 +22,8 @@ import (
 var (
 	allotBin   string // the allot binary under test
 	testExec   string // the mesos-go custom executor
+	mshBin     string // mesos-go's msh
+	mwatchBin  string // mesos-go's mwatch
 	binDir     string
 	buildError error
 )
@@ -35,7 +37,10 @@ func TestMain(m *testing.M) {
 	}
 	allotBin = filepath.Join(binDir, "allot")
 	testExec = filepath.Join(binDir, "testexec")
-	for _, b := range [][2]string{{allotBin, "../cmd/allot"}, {testExec, "./testexec"}} {
+	mshBin = filepath.Join(binDir, "msh")
+	mwatchBin = filepath.Join(binDir, "mwatch")
+	for _, b := range [][2]string{{allotBin, "../cmd/allot"}, {testExec, "./testexec"},
+		{mshBin, "github.com/mesos/mesos-go/api/v1/cmd/msh"}, {mwatchBin, "github.com/mesos/mesos-go/api/v1/cmd/mwatch"}} {
 		cmd := exec.Command("go", "build", "-o", b[0], b[1])
 		cmd.Stderr = os.Stderr
 		if err := cmd.Run(); err != nil {
@@ -302,4 +307,22 @@ func readLines(path string) []string {
 		out = append(out, sc.Text())
 	}
 	return out
+}
+
+// metric reads one unlabelled series from the master's /metrics (-1 if
+// absent).
+func (c *cluster) metric(name string) float64 {
+	resp, err := http.Get("http://" + c.maddr + "/metrics")
+	if err != nil {
+		return -1
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) == 2 && f[0] == name {
+			v, _ := strconv.ParseFloat(f[1], 64)
+			return v
+		}
+	}
+	return -1
 }

@@ -59,3 +59,49 @@ func TestCommandTaskRunsToFinished(t *testing.T) {
 		t.Errorf("stdout = %q, want the command's output", lines)
 	}
 }
+
+// A custom executor built from mesos-go's executor library runs tasks on
+// both agents: one executor process per framework and executor id, LAUNCH
+// events delivered to it, updates acknowledged, and framework messages
+// relayed both ways.
+func TestCustomExecutorOnTwoAgents(t *testing.T) {
+	c := newCluster(t, 2)
+	fw := subscribe(t, c.maddr, mesos.FrameworkInfo{Name: "custom"})
+	seen := map[string]bool{}
+	for i := 0; len(seen) < 2; i++ {
+		if i > 10 {
+			t.Fatalf("offers came from %d agent(s), want 2", len(seen))
+		}
+		o := fw.takeOffer(t, "")
+		if seen[o.AgentID.Value] {
+			continue
+		}
+		seen[o.AgentID.Value] = true
+		ex := execInfo("ex-" + o.AgentID.Value)
+		a, b := "a-"+o.AgentID.Value, "b-"+o.AgentID.Value
+		if err := fw.call(launch(o, execTask(a, o, ex, ""), execTask(b, o, ex, ""))); err != nil {
+			t.Fatalf("ACCEPT: %v", err)
+		}
+		fw.waitState(t, a, mesos.TASK_FINISHED)
+		fw.waitState(t, b, mesos.TASK_FINISHED)
+		if got := fw.states(a); got[0] != mesos.TASK_RUNNING {
+			t.Errorf("task %s states = %v, want RUNNING first", a, got)
+		}
+		if err := fw.call(messageCall(o.AgentID.Value, ex.ExecutorID.Value, "ping")); err != nil {
+			t.Fatalf("MESSAGE: %v", err)
+		}
+		waitFor(t, 10*time.Second, "the executor's echo", func() bool {
+			fw.mu.Lock()
+			defer fw.mu.Unlock()
+			for _, m := range fw.msgs {
+				if string(m) == "echo:ping" {
+					return true
+				}
+			}
+			return false
+		})
+		fw.mu.Lock()
+		fw.msgs = nil
+		fw.mu.Unlock()
+	}
+}

@@ -225,3 +225,7 @@ func boolPtr(b bool) *bool { return &b }
 func launch(o mesos.Offer, tasks ...mesos.TaskInfo) *scheduler.Call {
 	return calls.Accept(calls.OfferOperations{calls.OpLaunch(tasks...)}.WithOffers(o.ID))
 }
+
+func messageCall(agentID, executorID, data string) *scheduler.Call {
+	return calls.Message(agentID, executorID, []byte(data))
+}

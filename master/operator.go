@@ -79,6 +79,7 @@ var (
 	descTasks      = prometheus.NewDesc("allot_master_tasks", "Tasks by state.", []string{"state"}, nil)
 	descShare      = prometheus.NewDesc("allot_master_role_dominant_share", "Weighted dominant share per role.", []string{"role"}, nil)
 	descOffers     = prometheus.NewDesc("allot_master_outstanding_offers", "Offers not yet accepted, declined or rescinded.", nil, nil)
+	descOpSubs     = prometheus.NewDesc("allot_master_operator_subscribers", "Live operator API subscriptions.", nil, nil)
 )
 
 func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) {
@@ -87,6 +88,7 @@ func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- descTasks
 	ch <- descShare
 	ch <- descOffers
+	ch <- descOpSubs
 }
 
 func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
@@ -124,6 +126,7 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(descShare, prometheus.GaugeValue, s, role)
 	}
 	ch <- prometheus.MustNewConstMetric(descOffers, prometheus.GaugeValue, float64(len(m.offers)))
+	ch <- prometheus.MustNewConstMetric(descOpSubs, prometheus.GaugeValue, float64(len(m.opSubs)))
 }
 
 func (m *Master) handleOperator(w http.ResponseWriter, r *http.Request) {

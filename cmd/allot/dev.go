@@ -1,0 +1,108 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/allot-sched/allot/agent"
+	"github.com/allot-sched/allot/master"
+)
+
+func init() {
+	register(command{name: "dev", summary: "a local cluster: a master and N agents on loopback (Ctrl-C stops it)", run: runDev})
+}
+
+func runDev(args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("dev", "[flags]", "Run a master and --agents agents in this process on loopback, with temporary work dirs.\nCtrl-C stops everything (executors included) and removes the work dirs unless --keep.", stderr)
+	var mf masterFlags
+	addMasterFlags(fs, &mf)
+	n := fs.Int("agents", 2, "number of agents")
+	res := fs.String("resources", "cpus:4;mem:4096;disk:20000;ports:[31000-32000]", "resources of each agent, Mesos form")
+	keep := fs.Bool("keep", false, "keep the work dirs after stopping")
+	fs.Set("listen", "127.0.0.1:5050")
+	fs.Set("log-level", "warn")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *n < 0 || *n > 64 {
+		return usagef("--agents must be between 0 and 64")
+	}
+	lv, err := zerolog.ParseLevel(mf.logLevel)
+	if err != nil {
+		return usagef("--log-level: %v", err)
+	}
+	base := zerolog.New(zerolog.ConsoleWriter{Out: stderr, TimeFormat: "15:04:05.000"}).Level(lv).With().Timestamp().Logger()
+	dir := mf.workDir
+	if dir == "" {
+		if dir, err = os.MkdirTemp("", "allot-dev-"); err != nil {
+			return err
+		}
+		mf.workDir = filepath.Join(dir, "master")
+	}
+	if !*keep {
+		defer os.RemoveAll(dir)
+	}
+	cfg, err := mf.config(fs, base.With().Str("component", "master").Logger())
+	if err != nil {
+		return err
+	}
+	m, err := master.New(cfg)
+	if err != nil {
+		return err
+	}
+	if err := m.Start(); err != nil {
+		return err
+	}
+	var agents []*agent.Agent
+	stopAll := func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		for _, a := range agents {
+			a.Stop(ctx)
+		}
+		m.Stop(ctx)
+	}
+	host, _, _ := net.SplitHostPort(m.Addr())
+	if ip := net.ParseIP(host); ip == nil || ip.IsUnspecified() {
+		host = "127.0.0.1"
+	}
+	for i := 0; i < *n; i++ {
+		a, err := agent.New(agent.Config{Masters: []string{m.Addr()}, Listen: net.JoinHostPort(host, "0"),
+			WorkDir: filepath.Join(dir, fmt.Sprintf("agent%d", i)), Resources: *res, KillExecutorsOnStop: true,
+			Log: base.With().Str("component", fmt.Sprintf("agent%d", i)).Logger()})
+		if err == nil {
+			err = a.Start()
+		}
+		if err != nil {
+			stopAll()
+			return fmt.Errorf("agent %d: %w", i, err)
+		}
+		agents = append(agents, a)
+	}
+	addr := m.Addr()
+	fmt.Fprintf(stdout, `allot dev: master on http://%s with %d agents (%s each); work dirs in %s
+
+Try:
+  allot run --master %s -- echo hello from allot     # a one-off task; exits with its exit code
+  curl -s http://%s/state                             # Mesos-shaped state
+  curl -s http://%s/metrics | grep '^allot_'          # Prometheus metrics
+  go run github.com/mesos/mesos-go/api/v1/cmd/msh@v0.0.11 -master %s -- echo hi
+Any mesos-go v0.0.11 framework can use http://%s/api/v1/scheduler.
+Ctrl-C stops everything.
+`, addr, *n, *res, dir, addr, addr, addr, addr, addr)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	<-ctx.Done()
+	fmt.Fprintln(stdout, "allot dev: stopping")
+	stopAll()
+	return nil
+}
