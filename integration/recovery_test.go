@@ -1,0 +1,168 @@
+package integration
+
+import (
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	mesos "github.com/mesos/mesos-go/api/v1/lib"
+	"github.com/mesos/mesos-go/api/v1/lib/scheduler/calls"
+)
+
+// sandboxPids lists processes whose MESOS_EXECUTOR_ID is id and whose
+// sandbox lies under dir.
+func sandboxPids(dir, id string) []int {
+	var out []int
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/environ")
+		if err != nil {
+			continue
+		}
+		env := "\x00" + string(b)
+		if strings.Contains(env, "\x00MESOS_DIRECTORY="+dir) && strings.Contains(env, "\x00MESOS_EXECUTOR_ID="+id+"\x00") {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+func checkpointing(name string) mesos.FrameworkInfo {
+	ft := 3600.0
+	cp := true
+	return mesos.FrameworkInfo{Name: name, FailoverTimeout: &ft, Checkpoint: &cp}
+}
+
+// kill -9 an agent and start it again on the same work dir: the executor of
+// a checkpointing framework keeps running, re-subscribes and still obeys
+// KILL; a non-checkpointing framework's task is reported lost.
+func TestAgentKill9KeepsCheckpointedExecutor(t *testing.T) {
+	c := newCluster(t, 1)
+	a := c.agents[0]
+	keep := subscribe(t, c.maddr, checkpointing("keeper"))
+	o := keep.takeOffer(t, "")
+	ex := execInfo("sleeper")
+	if err := keep.call(launch(o, execTask("long", o, ex, "sleep"))); err != nil {
+		t.Fatal(err)
+	}
+	keep.waitState(t, "long", mesos.TASK_RUNNING)
+
+	lose := subscribe(t, c.maddr, mesos.FrameworkInfo{Name: "loser"})
+	lo := lose.takeOffer(t, "")
+	if err := lose.call(launch(lo, cmdTask("doomed", lo, "sleep 60", 0.1, 32))); err != nil {
+		t.Fatal(err)
+	}
+	lose.waitState(t, "doomed", mesos.TASK_RUNNING)
+
+	pids := sandboxPids(c.dir, "sleeper")
+	if len(pids) != 1 {
+		t.Fatalf("executor processes = %v, want one", pids)
+	}
+	a.kill(syscall.SIGKILL)
+	if syscall.Kill(pids[0], 0) != nil {
+		t.Fatal("the checkpointed executor died with the agent")
+	}
+	c.startAgent(a)
+	lose.waitState(t, "doomed", mesos.TASK_LOST)
+	c.waitAgents(1)
+	if got := sandboxPids(c.dir, "sleeper"); len(got) != 1 || got[0] != pids[0] {
+		t.Fatalf("executor processes after restart = %v, want the same %v", got, pids)
+	}
+	// The recovered executor re-subscribed: KILL reaches it and it answers.
+	waitFor(t, 15*time.Second, "the executor to re-subscribe (KILL answered)", func() bool {
+		keep.call(calls.Kill("long", o.AgentID.Value))
+		_, ok := lastState(keep, "long", mesos.TASK_KILLED)
+		return ok
+	})
+	if s := keep.states("long"); s[len(s)-1] != mesos.TASK_KILLED {
+		t.Errorf("states of the kept task = %v", s)
+	}
+}
+
+func lastState(s *sched, id string, want mesos.TaskState) (mesos.TaskStatus, bool) {
+	st, ok := s.lastStatus(id)
+	return st, ok && st.GetState() == want
+}
+
+// A master killed with -9 and restarted on the same work dir keeps its
+// registry: the framework re-subscribes under its id within the failover
+// timeout, the agent re-registers, and the running task is still the
+// framework's to kill.
+func TestMasterRestartKeepsRegistry(t *testing.T) {
+	c := newCluster(t, 1)
+	info := checkpointing("survivor")
+	fw := subscribe(t, c.maddr, info)
+	id := fw.ID()
+	o := fw.takeOffer(t, "")
+	if err := fw.call(launch(o, execTask("steady", o, execInfo("steady-ex"), "sleep"))); err != nil {
+		t.Fatal(err)
+	}
+	fw.waitState(t, "steady", mesos.TASK_RUNNING)
+
+	c.master.kill(syscall.SIGKILL)
+	fw.close()
+	c.startMaster()
+	// Before anyone reconnects, the registry already knows the framework.
+	st := c.state()
+	if len(st.Frameworks) != 1 || st.Frameworks[0].ID != id || st.Frameworks[0].Connected {
+		t.Fatalf("frameworks after restart = %+v, want %s known and disconnected", st.Frameworks, id)
+	}
+	c.waitAgents(1)
+	info.ID = &mesos.FrameworkID{Value: id}
+	again := subscribe(t, c.maddr, info)
+	if again.ID() != id {
+		t.Fatalf("re-subscribed as %s, want %s", again.ID(), id)
+	}
+	waitFor(t, 10*time.Second, "the task to be listed as running", func() bool {
+		for _, f := range c.state().Frameworks {
+			for _, tk := range f.Tasks {
+				if tk.ID == "steady" && tk.State == "TASK_RUNNING" {
+					return true
+				}
+			}
+		}
+		return false
+	})
+	if err := again.call(calls.Kill("steady", o.AgentID.Value)); err != nil {
+		t.Fatal(err)
+	}
+	again.waitState(t, "steady", mesos.TASK_KILLED)
+}
+
+// A framework that re-subscribes within its failover timeout keeps its
+// tasks; one that does not have them killed and is removed.
+func TestFrameworkFailover(t *testing.T) {
+	c := newCluster(t, 1)
+	ft := 1.5
+	info := mesos.FrameworkInfo{Name: "flaky", FailoverTimeout: &ft}
+	fw := subscribe(t, c.maddr, info)
+	id := fw.ID()
+	o := fw.takeOffer(t, "")
+	if err := fw.call(launch(o, cmdTask("kept", o, "sleep 60", 0.1, 32))); err != nil {
+		t.Fatal(err)
+	}
+	fw.waitState(t, "kept", mesos.TASK_RUNNING)
+	fw.close()
+	info.ID = &mesos.FrameworkID{Value: id}
+	back := subscribe(t, c.maddr, info)
+	if back.ID() != id {
+		t.Fatalf("failover got id %s, want %s", back.ID(), id)
+	}
+	// Reconciliation tells the new scheduler about its running task.
+	if err := back.call(calls.Reconcile()); err != nil {
+		t.Fatal(err)
+	}
+	back.waitState(t, "kept", mesos.TASK_RUNNING)
+	back.close()
+	waitFor(t, 20*time.Second, "the framework to be removed after its failover timeout", func() bool {
+		return len(c.state().Frameworks) == 0
+	})
+	waitFor(t, 20*time.Second, "its task's executor to be gone", func() bool { return len(sandboxPids(c.dir, "kept")) == 0 })
+}
