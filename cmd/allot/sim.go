@@ -38,22 +38,24 @@ an agent selection for one sorter.`
 
 // simOptions are the parsed flags of `allot sim`.
 type simOptions struct {
-	jobs, nodes, cluster, format string
-	sorters, selections, modes   string
-	out                          string
-	json                         bool
-	seed                         uint64
-	interval                     time.Duration
-	refuse                       float64
-	machineMemGB                 float64
-	maxJobs                      int
-	progress                     string
+	jobs, generate             string
+	nodes, cluster, format     string
+	sorters, selections, modes string
+	out                        string
+	json                       bool
+	seed                       uint64
+	interval                   time.Duration
+	refuse                     float64
+	machineMemGB               float64
+	maxJobs                    int
+	progress                   string
 }
 
 func runSim(args []string, stdout, stderr io.Writer) error {
 	var o simOptions
 	fs := newFlagSet("sim", "--jobs FILE [--nodes FILE | --cluster SPEC] [flags]", simDescription, stderr)
-	fs.StringVar(&o.jobs, "jobs", "", "workload `file` (required)")
+	fs.StringVar(&o.jobs, "jobs", "", "workload `file` (or --generate)")
+	fs.StringVar(&o.generate, "generate", "", "instead of --jobs, generate a `workload`: psdsf-online (the paper's Pi and WordCount queues) or synthetic (100 mixed jobs); --seed seeds it")
 	fs.StringVar(&o.nodes, "nodes", "", "nodes CSV `file`")
 	fs.StringVar(&o.cluster, "cluster", "", "cluster `spec` or preset ("+strings.Join(sim.ClusterPresets(), ", ")+"); default: the format's usual cluster")
 	fs.StringVar(&o.format, "format", "allot", "workload `format`: allot, swim or alibaba2017")
@@ -74,8 +76,8 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 	if fs.NArg() > 0 {
 		return usagef("unexpected argument %q", fs.Arg(0))
 	}
-	if o.jobs == "" {
-		return usagef("--jobs is required")
+	if (o.jobs == "") == (o.generate == "") {
+		return usagef("give --jobs FILE or --generate NAME (one of them)")
 	}
 	if o.nodes != "" && o.cluster != "" {
 		return usagef("give --nodes or --cluster, not both")
@@ -215,11 +217,25 @@ func splitList(s string) []string {
 }
 
 func loadWorkload(o simOptions, format sim.Format) (*sim.Workload, error) {
-	jobs, err := sim.LoadJobs(o.jobs, format, sim.TraceOptions{MachineMemMB: o.machineMemGB * 1024, MaxJobs: o.maxJobs})
-	if err != nil {
-		return nil, err
+	var w *sim.Workload
+	switch o.generate {
+	case "":
+		jobs, err := sim.LoadJobs(o.jobs, format, sim.TraceOptions{MachineMemMB: o.machineMemGB * 1024, MaxJobs: o.maxJobs})
+		if err != nil {
+			return nil, err
+		}
+		w = &sim.Workload{Name: filepath.Base(o.jobs), Jobs: jobs}
+	case "psdsf-online":
+		w = &sim.Workload{Name: "psdsf-online", Jobs: sim.OnlineJobs(sim.OnlineSpec{Seed: o.seed})}
+	case "synthetic":
+		w = &sim.Workload{Name: "synthetic", Jobs: sim.SyntheticJobs(sim.SyntheticSpec{Seed: o.seed, Bandwidth: true})}
+	default:
+		return nil, usagef("--generate: unknown workload %q: choose psdsf-online or synthetic", o.generate)
 	}
-	w := &sim.Workload{Name: filepath.Base(o.jobs), Jobs: jobs}
+	if o.generate != "" && o.maxJobs > 0 && len(w.Jobs) > o.maxJobs {
+		w.Jobs = w.Jobs[:o.maxJobs]
+	}
+	var err error
 	switch {
 	case o.nodes != "":
 		w.Nodes, err = sim.LoadNodesCSV(o.nodes)
@@ -230,6 +246,9 @@ func loadWorkload(o simOptions, format sim.Format) (*sim.Workload, error) {
 		}
 	default:
 		spec := sim.DefaultCluster(format)
+		if o.generate != "" {
+			spec = "psdsf-hetero"
+		}
 		if spec == "" {
 			return nil, usagef("give --nodes FILE or --cluster SPEC (presets: %s)", strings.Join(sim.ClusterPresets(), ", "))
 		}

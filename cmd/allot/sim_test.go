@@ -36,7 +36,11 @@ func TestSimExitCodes(t *testing.T) {
 		errWant string
 	}{
 		{"ok", []string{"--jobs", simJobs, "--nodes", simNodes}, 0, ""},
-		{"no jobs", []string{"--nodes", simNodes}, 2, "--jobs is required"},
+		{"no jobs", []string{"--nodes", simNodes}, 2, "give --jobs FILE or --generate NAME"},
+		{"jobs and generate", []string{"--jobs", simJobs, "--generate", "synthetic"}, 2, "one of them"},
+		{"bad generator", []string{"--generate", "tpc-h"}, 2, `unknown workload "tpc-h"`},
+		{"generated", []string{"--generate", "synthetic", "--sorter", "drf,tetris", "--mode", "oblivious,characterized"}, 0, ""},
+		{"generated online", []string{"--generate", "psdsf-online", "--max-jobs", "40", "--cluster", "psdsf-homo"}, 0, ""},
 		{"no cluster", []string{"--jobs", simJobs}, 2, "--nodes FILE or --cluster SPEC"},
 		{"both clusters", []string{"--jobs", simJobs, "--nodes", simNodes, "--cluster", "psdsf-homo"}, 2, "not both"},
 		{"bad sorter", []string{"--jobs", simJobs, "--nodes", simNodes, "--sorter", "drf,best"}, 2, `unknown sorter "best"`},
