@@ -44,6 +44,13 @@ import (
 // its rate changes. Bandwidths an agent does not advertise are not
 // modelled (no slowdown). cpus and mem are reserved and never contended.
 //
+// Demands declared to the allocator are the reservable part only (cpus,
+// mem, disk, gpus). The allocator accepts disk_bw and net_bw in a demand,
+// but its characterized fill then reserves them while Recover gives back
+// only reservable resources, so declared bandwidth would leak from agents;
+// until that is settled in allocator/, bandwidth stays the simulator's
+// business and Tetris packs cpus and mem only here.
+//
 // Determinism: every choice is a function of the workload, the config and
 // the seed; ties between simultaneous events go to the one scheduled first.
 
