@@ -192,6 +192,7 @@ type framework struct {
 	suppressed bool
 	alloc      resources.Resources // scalars only: ports are tracked per agent
 	demand     resources.Resources
+	task       resources.Vector // reserved per task: demand without advisory bandwidth
 	hasDemand  bool
 	want       int64 // outstanding tasks' worth; < 0 unlimited
 	view       sorter.Framework
@@ -225,6 +226,7 @@ type Allocator struct {
 
 	global     orderedSet // frameworks served as in oblivious mode
 	shapes     []*shape
+	active     []*shape // shapes with members, gathered at each fill's start
 	shapeByVec map[resources.Vector]int32
 	keysDirty  bool // cluster totals changed: every key must be recomputed
 	// classes keeps one framework order per agent capacity for
@@ -493,6 +495,7 @@ func (a *Allocator) SetDemand(id string, d Demand) error {
 	}
 	a.leaveSets(f)
 	f.demand = task.Clone()
+	f.task = task.Reservable().Scalars
 	f.hasDemand = !task.IsEmpty()
 	f.want = int64(d.Tasks)
 	if d.Tasks < 0 {

@@ -347,3 +347,20 @@ func TestOfferReasonNamesTheCriterion(t *testing.T) {
 		t.Fatalf("reason %q", o[0].Reason)
 	}
 }
+
+func TestAdvisoryBandwidthIsNeverReserved(t *testing.T) {
+	// A task declaring disk_bw/net_bw reserves only cpus and mem: the offer
+	// carries no bandwidth, and recovering it gives the agent back exactly
+	// what it had (the simulator found the bandwidth leaking).
+	fx := newFixture(t, Config{Mode: Characterized}).agent("a1", "cpus:4;mem:1024;disk_bw:100;net_bw:50").
+		framework("f1", "").demand("f1", "cpus:1;mem:256;disk_bw:60;net_bw:40", 2)
+	o := fx.cycle()
+	if len(o) != 1 || o[0].Tasks != 2 || o[0].Resources.String() != "cpus:2;mem:512" {
+		t.Fatalf("want 2 tasks of cpus and mem only (bandwidth is advisory, never a fit limit), got %+v", o)
+	}
+	fx.decline(o, -1)
+	ag, _ := fx.a.Agent("a1")
+	if want := resources.MustParse("cpus:4;mem:1024;disk_bw:100;net_bw:50"); !ag.Available.Equal(want) {
+		t.Fatalf("available %s after recovering everything, want %s", ag.Available, want)
+	}
+}

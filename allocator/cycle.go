@@ -17,9 +17,7 @@ func (a *Allocator) Allocate() []Offer {
 	if a.keysDirty {
 		a.rebuildKeys()
 	}
-	// at most one offer per agent in oblivious mode; a good first guess
-	// for characterized mode too
-	a.out = make([]Offer, 0, a.nAgents)
+	a.out = nil // sized on first use: most cycles in a busy cluster offer little
 	if a.cfg.Mode == Characterized {
 		a.fill()
 		a.flushPending()
@@ -75,7 +73,7 @@ func (a *Allocator) trace(f *framework, ag *agent, res resources.Resources, scor
 // turn into offers once, at the end of the fill.
 func (a *Allocator) emitTask(f *framework, ag *agent, hi int, score float64) {
 	if a.cfg.Trace != nil {
-		a.trace(f, ag, resources.Resources{Scalars: f.demand.Scalars}, score)
+		a.trace(f, ag, resources.Resources{Scalars: f.task}, score)
 	}
 	if ag.npend == 0 {
 		a.touched = append(a.touched, ag.idx)
@@ -110,7 +108,7 @@ func (a *Allocator) flushPending() {
 			f := a.fws[h.fw]
 			a.out = append(a.out, Offer{
 				Framework: f.id, Agent: ag.id, Tasks: int(h.pend),
-				Resources: resources.Resources{Scalars: f.demand.Scalars.Times(int64(h.pend))},
+				Resources: resources.Resources{Scalars: f.task.Times(int64(h.pend))},
 				Reason:    Reason{Criterion: a.crit.Name(), Selection: a.cfg.AgentSelection, Mode: a.cfg.Mode, Score: h.pscore},
 			})
 			h.pend = 0
@@ -144,7 +142,7 @@ func (a *Allocator) coarse() {
 	case sorter.RRR:
 		perm := a.liveAgents()
 		a.shuffle(perm)
-		for _, ai := range perm {
+		for i, ai := range perm {
 			ag := a.agents[ai]
 			offer := ag.avail.Reservable()
 			if !a.allocatable(offer) {
@@ -152,6 +150,10 @@ func (a *Allocator) coarse() {
 			}
 			f, score := a.coarsePick(ag, offer)
 			if f != nil {
+				if a.out == nil {
+					// at most one offer per remaining agent
+					a.out = make([]Offer, 0, len(perm)-i)
+				}
 				a.grant(f, ag, offer, 0)
 				a.emit(f, ag, offer, score)
 			}

@@ -132,7 +132,7 @@ func (a *Allocator) Explain(fwID, agentID string) string {
 		if f.want == 0 {
 			return fmt.Sprintf("framework %q has no outstanding demand: it declared 0 more tasks", f.id)
 		}
-		want = resources.Resources{Scalars: f.demand.Scalars}
+		want = resources.Resources{Scalars: f.task}
 		if !ag.avail.Contains(want) {
 			return fmt.Sprintf("task %s of framework %q does not fit in what agent %q has left (%s)", want, f.id, ag.id, ag.avail.Reservable())
 		}

@@ -35,14 +35,15 @@ func (c candidate) better(o candidate) bool {
 // time, until no framework with outstanding demand fits anywhere it is not
 // filtered.
 func (a *Allocator) fill() {
-	any := false
+	// shapes only lose members during a fill, so the active list gathered
+	// here stays a superset; empty ones are skipped where they are met
+	a.active = a.active[:0]
 	for _, s := range a.shapes {
 		if len(s.set.items) > 0 {
-			any = true
-			break
+			a.active = append(a.active, s)
 		}
 	}
-	if !any {
+	if len(a.active) == 0 {
 		return
 	}
 	switch a.cfg.AgentSelection {
@@ -63,7 +64,7 @@ func (a *Allocator) fill() {
 
 // place grants one task's worth of c.f's demand on c.ag.
 func (a *Allocator) place(c candidate) {
-	hi := a.grant(c.f, c.ag, resources.Resources{Scalars: c.f.demand.Scalars}, 1)
+	hi := a.grant(c.f, c.ag, resources.Resources{Scalars: c.f.task}, 1)
 	a.emitTask(c.f, c.ag, hi, c.score)
 }
 
@@ -80,20 +81,20 @@ func (a *Allocator) bestOnAgent(ag *agent) candidate {
 	var best candidate
 	if a.sampler != nil {
 		var pool []int32
-		for _, s := range a.shapes {
+		for _, s := range a.active {
 			if len(s.set.items) > 0 && ag.avail.Scalars.Contains(s.d) {
 				pool = append(pool, s.set.items...)
 			}
 		}
 		f, _ := a.sampleExact(pool, func(f *framework) bool {
-			return !a.blocked(f, ag, resources.Resources{Scalars: f.demand.Scalars})
+			return !a.blocked(f, ag, resources.Resources{Scalars: f.task})
 		})
 		if f != nil {
 			best = candidate{f: f, ag: ag}
 		}
 		return best
 	}
-	for _, s := range a.shapes {
+	for _, s := range a.active {
 		if len(s.set.items) == 0 || !ag.avail.Scalars.Contains(s.d) {
 			continue
 		}
@@ -149,7 +150,7 @@ func (a *Allocator) fillBestFit() {
 	live := a.liveAgents()
 	for {
 		var f *framework
-		for _, s := range a.shapes {
+		for _, s := range a.active {
 			for _, n := range s.set.items {
 				if !a.exhausted[n] {
 					if g := a.fws[n]; f == nil || g.skey < f.skey || (g.skey == f.skey && g.idx < f.idx) {
@@ -162,7 +163,7 @@ func (a *Allocator) fillBestFit() {
 		if f == nil {
 			return
 		}
-		task := resources.Resources{Scalars: f.demand.Scalars}
+		task := resources.Resources{Scalars: f.task}
 		var bag *agent
 		bd := math.Inf(1)
 		for _, ai := range live {
@@ -193,7 +194,7 @@ func (a *Allocator) fillBrute() {
 			if ag == nil {
 				continue
 			}
-			for _, s := range a.shapes {
+			for _, s := range a.active {
 				if len(s.set.items) == 0 || !ag.avail.Scalars.Contains(s.d) {
 					continue
 				}
@@ -225,7 +226,7 @@ func (a *Allocator) fillBrute() {
 // first unfiltered member (by framework factor) is the shape's best.
 func (a *Allocator) fillJoint() {
 	sep := a.separable
-	for _, s := range a.shapes {
+	for _, s := range a.active {
 		s.gh.e, s.ih.e = s.gh.e[:0], s.ih.e[:0]
 		if len(s.set.items) == 0 {
 			continue
@@ -246,7 +247,7 @@ func (a *Allocator) fillJoint() {
 	}
 	for {
 		var best candidate
-		for _, s := range a.shapes {
+		for _, s := range a.active {
 			if len(s.set.items) == 0 {
 				continue
 			}
@@ -262,7 +263,7 @@ func (a *Allocator) fillJoint() {
 			continue // ordering: agent keys are constant; fit is checked on use
 		}
 		ag := best.ag
-		for _, s := range a.shapes {
+		for _, s := range a.active {
 			if len(s.set.items) > 0 && ag.avail.Scalars.Contains(s.d) {
 				s.gh.push(heapEntry{key: sep.AgentFactor(s.d, &ag.view), agent: ag.idx, version: ag.version})
 			}

@@ -5,7 +5,8 @@ import (
 	"github.com/allot-sched/allot/sorter"
 )
 
-// shape groups frameworks that declared the same demand vector. The
+// shape groups frameworks whose tasks reserve the same vector (declared
+// demand less the advisory bandwidths, which are never reserved). The
 // fast selection paths work per shape: every framework of a shape fits the
 // same agents and, for separable criteria, scores each agent with the same
 // agent factor, so only the first framework of each shape matters.
@@ -90,13 +91,13 @@ func (a *Allocator) joinSets(f *framework) {
 		a.sampDirty = true
 	}
 	if a.wantsShape(f) {
-		s, ok := a.shapeByVec[f.demand.Scalars]
+		s, ok := a.shapeByVec[f.task]
 		if !ok {
 			s = int32(len(a.shapes))
-			sh := &shape{d: f.demand.Scalars}
+			sh := &shape{d: f.task}
 			sh.set.keyOf = func(n int32) float64 { return a.fws[n].skey }
 			a.shapes = append(a.shapes, sh)
-			a.shapeByVec[f.demand.Scalars] = s
+			a.shapeByVec[f.task] = s
 		}
 		a.shapes[s].set.insert(f.idx)
 		f.shape = s

@@ -1,5 +1,18 @@
-// Package sim is allot's experiment harness and (in later work) its
-// discrete-event simulator. It drives the real allocator exactly as the
-// master does, so what it reports is what a master with the same flags
-// would do.
+// Package sim is allot's discrete-event simulator and experiment harness.
+// It drives the real allocator package exactly as the master does (offers,
+// accepts, declines with filters, recoveries, suppress and revive) in
+// virtual time, so what it reports is what a master with the same flags
+// would do; engine.go's comment states the model, including how tasks slow
+// down when agents' disk or network bandwidth is oversubscribed.
+//
+// Inputs are jobs and nodes: the documented CSV formats (csv.go), the
+// shared SWIM and Alibaba 2017 traces with the models stated in traces.go,
+// and generators that follow the papers' setups (generate.go). Outputs are
+// the metrics of metrics.go (makespan, JCT percentiles, waiting, utilisation,
+// Jain's index, ratio to a lower bound), a text table, JSON, CSV series and
+// SVG plots (report.go, plot/).
+//
+// The papers' experiments live here too: the PS-DSF paper's Table 1 by
+// progressive filling (psdsf_table1.go) and its online Mesos experiment
+// (online.go).
 package sim
