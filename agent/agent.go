@@ -10,6 +10,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -184,6 +185,8 @@ func (a *Agent) Start() error {
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/api/v1/executor", a.handleExecutor)
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 	mux.HandleFunc("/health", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusOK) })
 	mux.HandleFunc("/monitor/statistics", a.handleStatistics)
 	mux.HandleFunc("/monitor/statistics.json", a.handleStatistics)
@@ -413,6 +416,21 @@ func (a *Agent) sender() {
 		case <-a.stop:
 			return
 		case call := <-a.sendq:
+			// Take whatever else is queued too and send it as one batch.
+			if n := len(a.sendq); n > 0 {
+				if n > 1024 {
+					n = 1024
+				}
+				batch := &api.AgentCall{Type: api.AgentCallType_AGENT_BATCH, Batch: []*api.AgentCall{call}}
+				for i := 0; i < n; i++ {
+					select {
+					case c := <-a.sendq:
+						batch.Batch = append(batch.Batch, c)
+					default:
+					}
+				}
+				call = batch
+			}
 			a.mu.Lock()
 			master, ok := a.master, a.connected
 			call.AgentId = a.id

@@ -454,16 +454,20 @@ func (a *Agent) killTask(fwID, exID, taskID string, grace time.Duration) {
 		a.enqueueUpdateLocked(ex, t, a.agentStatus(ex, t, mesos.TASK_KILLED, mesos.REASON_TASK_KILLED_DURING_LAUNCH, "killed before launch"))
 		return
 	}
+	ev := &exec1.Event{Type: exec1.Event_KILL, Kill: &exec1.Event_Kill{TaskID: t.info.TaskID}}
+	if grace > 0 {
+		ev.Kill.KillPolicy = &mesos.KillPolicy{GracePeriod: &mesos.DurationInfo{Nanoseconds: int64(grace)}}
+	}
 	if ex.stream != nil {
-		ev := &exec1.Event{Type: exec1.Event_KILL, Kill: &exec1.Event_Kill{TaskID: t.info.TaskID}}
-		if grace > 0 {
-			ev.Kill.KillPolicy = &mesos.KillPolicy{GracePeriod: &mesos.DurationInfo{Nanoseconds: int64(grace)}}
-		}
 		ex.stream.Send(ev)
 		return
 	}
-	// Launched but the executor is not connected: shut the executor down.
-	a.shutdownExecutor(ex)
+	if ex.exited {
+		return
+	}
+	// Launched but the executor is not connected (it is re-subscribing after
+	// an agent restart): deliver the kill when it is back.
+	ex.queued = append(ex.queued, ev)
 }
 
 // enqueueUpdateLocked appends st to the task's update stream and sends it

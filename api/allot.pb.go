@@ -44,6 +44,9 @@ const (
 	CommandType_TASK_UPSERT      CommandType = 5
 	CommandType_TASK_REMOVE      CommandType = 6
 	CommandType_CONFIG_SET       CommandType = 7
+	// BATCH applies the commands in Command.batch in order, as one log entry
+	// (group commit: one fsync for many changes).
+	CommandType_BATCH CommandType = 8
 )
 
 // Enum value maps for CommandType.
@@ -57,6 +60,7 @@ var (
 		5: "TASK_UPSERT",
 		6: "TASK_REMOVE",
 		7: "CONFIG_SET",
+		8: "BATCH",
 	}
 	CommandType_value = map[string]int32{
 		"COMMAND_UNKNOWN":  0,
@@ -67,6 +71,7 @@ var (
 		"TASK_UPSERT":      5,
 		"TASK_REMOVE":      6,
 		"CONFIG_SET":       7,
+		"BATCH":            8,
 	}
 )
 
@@ -112,6 +117,9 @@ const (
 	AgentCallType_USAGE AgentCallType = 4
 	// EXECUTOR_EXITED says an executor process ended.
 	AgentCallType_EXECUTOR_EXITED AgentCallType = 5
+	// BATCH carries several calls (in AgentCall.batch) in one request, so a
+	// busy agent makes one round trip for many status updates.
+	AgentCallType_AGENT_BATCH AgentCallType = 6
 )
 
 // Enum value maps for AgentCallType.
@@ -123,6 +131,7 @@ var (
 		3: "EXECUTOR_MESSAGE",
 		4: "USAGE",
 		5: "EXECUTOR_EXITED",
+		6: "AGENT_BATCH",
 	}
 	AgentCallType_value = map[string]int32{
 		"AGENT_CALL_UNKNOWN": 0,
@@ -131,6 +140,7 @@ var (
 		"EXECUTOR_MESSAGE":   3,
 		"USAGE":              4,
 		"EXECUTOR_EXITED":    5,
+		"AGENT_BATCH":        6,
 	}
 )
 
@@ -242,7 +252,8 @@ type Command struct {
 	Config    *ConfigRecord          `protobuf:"bytes,5,opt,name=config,proto3" json:"config,omitempty"`
 	// id of the record to remove (AGENT_REMOVE, FRAMEWORK_REMOVE, TASK_REMOVE;
 	// tasks are keyed "framework/task").
-	Id            string `protobuf:"bytes,6,opt,name=id,proto3" json:"id,omitempty"`
+	Id            string     `protobuf:"bytes,6,opt,name=id,proto3" json:"id,omitempty"`
+	Batch         []*Command `protobuf:"bytes,7,rep,name=batch,proto3" json:"batch,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -317,6 +328,13 @@ func (x *Command) GetId() string {
 		return x.Id
 	}
 	return ""
+}
+
+func (x *Command) GetBatch() []*Command {
+	if x != nil {
+		return x.Batch
+	}
+	return nil
 }
 
 type AgentRecord struct {
@@ -771,8 +789,9 @@ type AgentCall struct {
 	// EXECUTOR_MESSAGE
 	Data []byte `protobuf:"bytes,8,opt,name=data,proto3" json:"data,omitempty"`
 	// EXECUTOR_EXITED
-	ExitStatus    int32  `protobuf:"varint,9,opt,name=exit_status,json=exitStatus,proto3" json:"exit_status,omitempty"`
-	Usage         *Usage `protobuf:"bytes,10,opt,name=usage,proto3" json:"usage,omitempty"`
+	ExitStatus    int32        `protobuf:"varint,9,opt,name=exit_status,json=exitStatus,proto3" json:"exit_status,omitempty"`
+	Usage         *Usage       `protobuf:"bytes,10,opt,name=usage,proto3" json:"usage,omitempty"`
+	Batch         []*AgentCall `protobuf:"bytes,11,rep,name=batch,proto3" json:"batch,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -873,6 +892,13 @@ func (x *AgentCall) GetExitStatus() int32 {
 func (x *AgentCall) GetUsage() *Usage {
 	if x != nil {
 		return x.Usage
+	}
+	return nil
+}
+
+func (x *AgentCall) GetBatch() []*AgentCall {
+	if x != nil {
+		return x.Batch
 	}
 	return nil
 }
@@ -1186,14 +1212,15 @@ var File_allot_proto protoreflect.FileDescriptor
 
 const file_allot_proto_rawDesc = "" +
 	"\n" +
-	"\vallot.proto\x12\ballot.v1\"\x84\x02\n" +
+	"\vallot.proto\x12\ballot.v1\"\xad\x02\n" +
 	"\aCommand\x12)\n" +
 	"\x04type\x18\x01 \x01(\x0e2\x15.allot.v1.CommandTypeR\x04type\x12+\n" +
 	"\x05agent\x18\x02 \x01(\v2\x15.allot.v1.AgentRecordR\x05agent\x127\n" +
 	"\tframework\x18\x03 \x01(\v2\x19.allot.v1.FrameworkRecordR\tframework\x12(\n" +
 	"\x04task\x18\x04 \x01(\v2\x14.allot.v1.TaskRecordR\x04task\x12.\n" +
 	"\x06config\x18\x05 \x01(\v2\x16.allot.v1.ConfigRecordR\x06config\x12\x0e\n" +
-	"\x02id\x18\x06 \x01(\tR\x02id\"\xa9\x02\n" +
+	"\x02id\x18\x06 \x01(\tR\x02id\x12'\n" +
+	"\x05batch\x18\a \x03(\v2\x11.allot.v1.CommandR\x05batch\"\xa9\x02\n" +
 	"\vAgentRecord\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1a\n" +
 	"\bhostname\x18\x02 \x01(\tR\bhostname\x12\x18\n" +
@@ -1236,7 +1263,7 @@ const file_allot_proto_rawDesc = "" +
 	"\tframework\x18\x02 \x01(\v2\x19.allot.v1.FrameworkRecordH\x00R\tframework\x12*\n" +
 	"\x04task\x18\x03 \x01(\v2\x14.allot.v1.TaskRecordH\x00R\x04task\x120\n" +
 	"\x06config\x18\x04 \x01(\v2\x16.allot.v1.ConfigRecordH\x00R\x06configB\b\n" +
-	"\x06record\"\xe4\x02\n" +
+	"\x06record\"\x8f\x03\n" +
 	"\tAgentCall\x12+\n" +
 	"\x04type\x18\x01 \x01(\x0e2\x17.allot.v1.AgentCallTypeR\x04type\x12\x19\n" +
 	"\bagent_id\x18\x02 \x01(\tR\aagentId\x12+\n" +
@@ -1250,7 +1277,8 @@ const file_allot_proto_rawDesc = "" +
 	"\vexit_status\x18\t \x01(\x05R\n" +
 	"exitStatus\x12%\n" +
 	"\x05usage\x18\n" +
-	" \x01(\v2\x0f.allot.v1.UsageR\x05usage\"\x96\x02\n" +
+	" \x01(\v2\x0f.allot.v1.UsageR\x05usage\x12)\n" +
+	"\x05batch\x18\v \x03(\v2\x13.allot.v1.AgentCallR\x05batch\"\x96\x02\n" +
 	"\x05Usage\x12*\n" +
 	"\x11cpus_user_seconds\x18\x01 \x01(\x01R\x0fcpusUserSeconds\x12.\n" +
 	"\x13cpus_system_seconds\x18\x02 \x01(\x01R\x11cpusSystemSeconds\x12\"\n" +
@@ -1283,7 +1311,7 @@ const file_allot_proto_rawDesc = "" +
 	" \x01(\fR\x04uuid\x12\x12\n" +
 	"\x04data\x18\v \x01(\fR\x04data\x12\x1f\n" +
 	"\vgrace_nanos\x18\f \x01(\x03R\n" +
-	"graceNanos*\xa4\x01\n" +
+	"graceNanos*\xaf\x01\n" +
 	"\vCommandType\x12\x13\n" +
 	"\x0fCOMMAND_UNKNOWN\x10\x00\x12\x10\n" +
 	"\fAGENT_UPSERT\x10\x01\x12\x10\n" +
@@ -1293,14 +1321,16 @@ const file_allot_proto_rawDesc = "" +
 	"\vTASK_UPSERT\x10\x05\x12\x0f\n" +
 	"\vTASK_REMOVE\x10\x06\x12\x0e\n" +
 	"\n" +
-	"CONFIG_SET\x10\a*~\n" +
+	"CONFIG_SET\x10\a\x12\t\n" +
+	"\x05BATCH\x10\b*\x8f\x01\n" +
 	"\rAgentCallType\x12\x16\n" +
 	"\x12AGENT_CALL_UNKNOWN\x10\x00\x12\f\n" +
 	"\bREGISTER\x10\x01\x12\x11\n" +
 	"\rSTATUS_UPDATE\x10\x02\x12\x14\n" +
 	"\x10EXECUTOR_MESSAGE\x10\x03\x12\t\n" +
 	"\x05USAGE\x10\x04\x12\x13\n" +
-	"\x0fEXECUTOR_EXITED\x10\x05*\xad\x01\n" +
+	"\x0fEXECUTOR_EXITED\x10\x05\x12\x0f\n" +
+	"\vAGENT_BATCH\x10\x06*\xad\x01\n" +
 	"\x0eAgentEventType\x12\x17\n" +
 	"\x13AGENT_EVENT_UNKNOWN\x10\x00\x12\x0e\n" +
 	"\n" +
@@ -1350,23 +1380,25 @@ var file_allot_proto_depIdxs = []int32{
 	5,  // 2: allot.v1.Command.framework:type_name -> allot.v1.FrameworkRecord
 	6,  // 3: allot.v1.Command.task:type_name -> allot.v1.TaskRecord
 	7,  // 4: allot.v1.Command.config:type_name -> allot.v1.ConfigRecord
-	13, // 5: allot.v1.AgentRecord.attributes:type_name -> allot.v1.AgentRecord.AttributesEntry
-	14, // 6: allot.v1.ConfigRecord.weights:type_name -> allot.v1.ConfigRecord.WeightsEntry
-	4,  // 7: allot.v1.SnapshotRecord.agent:type_name -> allot.v1.AgentRecord
-	5,  // 8: allot.v1.SnapshotRecord.framework:type_name -> allot.v1.FrameworkRecord
-	6,  // 9: allot.v1.SnapshotRecord.task:type_name -> allot.v1.TaskRecord
-	7,  // 10: allot.v1.SnapshotRecord.config:type_name -> allot.v1.ConfigRecord
-	1,  // 11: allot.v1.AgentCall.type:type_name -> allot.v1.AgentCallType
-	4,  // 12: allot.v1.AgentCall.agent:type_name -> allot.v1.AgentRecord
-	6,  // 13: allot.v1.AgentCall.tasks:type_name -> allot.v1.TaskRecord
-	10, // 14: allot.v1.AgentCall.usage:type_name -> allot.v1.Usage
-	11, // 15: allot.v1.Usage.executors:type_name -> allot.v1.ExecutorUsage
-	2,  // 16: allot.v1.AgentEvent.type:type_name -> allot.v1.AgentEventType
-	17, // [17:17] is the sub-list for method output_type
-	17, // [17:17] is the sub-list for method input_type
-	17, // [17:17] is the sub-list for extension type_name
-	17, // [17:17] is the sub-list for extension extendee
-	0,  // [0:17] is the sub-list for field type_name
+	3,  // 5: allot.v1.Command.batch:type_name -> allot.v1.Command
+	13, // 6: allot.v1.AgentRecord.attributes:type_name -> allot.v1.AgentRecord.AttributesEntry
+	14, // 7: allot.v1.ConfigRecord.weights:type_name -> allot.v1.ConfigRecord.WeightsEntry
+	4,  // 8: allot.v1.SnapshotRecord.agent:type_name -> allot.v1.AgentRecord
+	5,  // 9: allot.v1.SnapshotRecord.framework:type_name -> allot.v1.FrameworkRecord
+	6,  // 10: allot.v1.SnapshotRecord.task:type_name -> allot.v1.TaskRecord
+	7,  // 11: allot.v1.SnapshotRecord.config:type_name -> allot.v1.ConfigRecord
+	1,  // 12: allot.v1.AgentCall.type:type_name -> allot.v1.AgentCallType
+	4,  // 13: allot.v1.AgentCall.agent:type_name -> allot.v1.AgentRecord
+	6,  // 14: allot.v1.AgentCall.tasks:type_name -> allot.v1.TaskRecord
+	10, // 15: allot.v1.AgentCall.usage:type_name -> allot.v1.Usage
+	9,  // 16: allot.v1.AgentCall.batch:type_name -> allot.v1.AgentCall
+	11, // 17: allot.v1.Usage.executors:type_name -> allot.v1.ExecutorUsage
+	2,  // 18: allot.v1.AgentEvent.type:type_name -> allot.v1.AgentEventType
+	19, // [19:19] is the sub-list for method output_type
+	19, // [19:19] is the sub-list for method input_type
+	19, // [19:19] is the sub-list for extension type_name
+	19, // [19:19] is the sub-list for extension extendee
+	0,  // [0:19] is the sub-list for field type_name
 }
 
 func init() { file_allot_proto_init() }

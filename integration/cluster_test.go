@@ -164,7 +164,17 @@ func newCluster(t testing.TB, agents int, masterFlags ...string) *cluster {
 	t.Helper()
 	dir := t.TempDir()
 	c := &cluster{t: t, dir: dir, maddr: freePort(t), mflags: masterFlags}
-	t.Cleanup(func() { killSandboxProcesses(dir) })
+	t.Cleanup(func() {
+		killSandboxProcesses(dir)
+		if t.Failed() {
+			logs, _ := filepath.Glob(filepath.Join(dir, "agent*", "slaves", "*", "frameworks", "*", "executors", "*", "runs", "*", "std*"))
+			for _, l := range logs {
+				if b, err := os.ReadFile(l); err == nil && len(b) > 0 {
+					t.Logf("--- %s ---\n%s", strings.TrimPrefix(l, dir), tail(string(b), 2000))
+				}
+			}
+		}
+	})
 	c.startMaster()
 	for i := 0; i < agents; i++ {
 		c.addAgent("cpus:4;mem:4096;disk:10000;ports:[31000-32000]")

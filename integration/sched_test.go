@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"net/http"
 	"sync"
 	"testing"
 	"time"
@@ -31,6 +32,74 @@ type sched struct {
 	msgs    [][]byte
 	err     error
 	noAck   bool
+	// onUpdate, if set before subscribing, sees every status update as it
+	// arrives (on the event goroutine).
+	onUpdate func(mesos.TaskStatus)
+	// acks queues acknowledgements for a few workers, so that a burst of
+	// updates does not open a connection per update.
+	acks chan *scheduler.Call
+}
+
+// startAckers runs n goroutines sending queued acknowledgements until ctx
+// ends.
+func (s *sched) startAckers(ctx context.Context, n int) {
+	s.acks = make(chan *scheduler.Call, 1<<16)
+	for i := 0; i < n; i++ {
+		go func() {
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case c := <-s.acks:
+					s.call(c)
+				}
+			}
+		}()
+	}
+}
+
+// subscribeDirect subscribes with a plain mesos-go httpcli client rather
+// than httpsched, reading Mesos-Stream-Id from the response; later calls go
+// through a caller that sets the header, and may run concurrently (httpsched
+// serialises every call, which caps a benchmark at one request in flight).
+func subscribeDirect(t testing.TB, addr string, info mesos.FrameworkInfo, onUpdate func(mesos.TaskStatus)) *sched {
+	t.Helper()
+	endpoint := "http://" + addr + "/api/v1/scheduler"
+	codec := httpcli.Codec(codecs.ByMediaType[codecs.MediaTypeProtobuf])
+	sub := httpcli.New(httpcli.Endpoint(endpoint), codec, httpcli.Do(httpcli.With(httpcli.Timeout(10*time.Second))))
+	resp, err := sub.Do(calls.Subscribe(&info), httpcli.Close(true))
+	if err != nil {
+		t.Fatalf("SUBSCRIBE: %v", err)
+	}
+	hr, ok := resp.(*httpcli.Response)
+	if !ok || hr.Header.Get("Mesos-Stream-Id") == "" {
+		t.Fatalf("SUBSCRIBE response has no Mesos-Stream-Id")
+	}
+	cli := httpcli.New(httpcli.Endpoint(endpoint), codec, httpcli.DefaultHeader("Mesos-Stream-Id", hr.Header.Get("Mesos-Stream-Id")),
+		httpcli.Do(httpcli.With(httpcli.Timeout(10*time.Second), httpcli.Transport(func(tr *http.Transport) { tr.MaxIdleConnsPerHost = 64 }))))
+	caller := calls.CallerFunc(func(ctx context.Context, c *scheduler.Call) (mesos.Response, error) {
+		return cli.Do(c, httpcli.Context(ctx))
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &sched{t: t, caller: caller, cancel: cancel, ended: make(chan struct{}), onUpdate: onUpdate}
+	s.startAckers(ctx, 8)
+	go func() {
+		<-ctx.Done()
+		resp.Close()
+	}()
+	go func() {
+		defer close(s.ended)
+		for {
+			var e scheduler.Event
+			if err := resp.Decode(&e); err != nil {
+				return
+			}
+			s.handle(ctx, &e)
+		}
+	}()
+	t.Cleanup(s.close)
+	waitFor(t, 15*time.Second, "SUBSCRIBED", func() bool { return s.ID() != "" })
+	return s
 }
 
 func newCaller(addr, media string) calls.Caller {
@@ -47,10 +116,14 @@ func subscribe(t testing.TB, addr string, info mesos.FrameworkInfo) *sched {
 	return subscribeWith(t, newCaller(addr, "protobuf"), info)
 }
 
-func subscribeWith(t testing.TB, caller calls.Caller, info mesos.FrameworkInfo) *sched {
+func subscribeWith(t testing.TB, caller calls.Caller, info mesos.FrameworkInfo, onUpdate ...func(mesos.TaskStatus)) *sched {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &sched{t: t, caller: caller, cancel: cancel, ended: make(chan struct{})}
+	if len(onUpdate) > 0 {
+		s.onUpdate = onUpdate[0]
+	}
+	s.startAckers(ctx, 1)
 	if info.User == "" {
 		info.User = "root"
 	}
@@ -108,11 +181,15 @@ func (s *sched) handle(ctx context.Context, e *scheduler.Event) {
 		s.mu.Unlock()
 	case scheduler.Event_UPDATE:
 		st := e.Update.Status
-		s.mu.Lock()
-		s.updates = append(s.updates, st)
-		s.mu.Unlock()
+		if s.onUpdate != nil {
+			s.onUpdate(st)
+		} else {
+			s.mu.Lock()
+			s.updates = append(s.updates, st)
+			s.mu.Unlock()
+		}
 		if len(st.UUID) > 0 && !noAck {
-			go s.call(calls.Acknowledge(st.GetAgentID().GetValue(), st.TaskID.Value, st.UUID))
+			s.acks <- calls.Acknowledge(st.GetAgentID().GetValue(), st.TaskID.Value, st.UUID)
 		}
 	case scheduler.Event_MESSAGE:
 		s.mu.Lock()
@@ -229,3 +306,5 @@ func launch(o mesos.Offer, tasks ...mesos.TaskInfo) *scheduler.Call {
 func messageCall(agentID, executorID, data string) *scheduler.Call {
 	return calls.Message(agentID, executorID, []byte(data))
 }
+
+func declineCall(o mesos.Offer) *scheduler.Call { return calls.Decline(o.ID) }

@@ -263,7 +263,20 @@ func (m *Master) agentCall(call *api.AgentCall) error {
 	if a == nil || a.stream == nil {
 		return api.Errorf(http.StatusForbidden, "agent %q is not registered: REGISTER first", call.AgentId)
 	}
+	return m.agentCallLocked(a, call, 0)
+}
+
+func (m *Master) agentCallLocked(a *agentState, call *api.AgentCall, depth int) error {
 	switch call.Type {
+	case api.AgentCallType_AGENT_BATCH:
+		if depth > 0 {
+			return api.Errorf(http.StatusBadRequest, "nested AGENT_BATCH")
+		}
+		for _, c := range call.Batch {
+			if err := m.agentCallLocked(a, c, depth+1); err != nil {
+				return err
+			}
+		}
 	case api.AgentCallType_STATUS_UPDATE:
 		var st mesos.TaskStatus
 		if err := st.Unmarshal(call.Status); err != nil {

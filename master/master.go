@@ -212,7 +212,7 @@ func loadOrCreateID(path string) string {
 // Start opens raft, waits for leadership, rebuilds live state from the
 // registry, listens and serves.
 func (m *Master) Start() error {
-	rep, err := openRaft(filepath.Join(m.cfg.WorkDir, "raft"), m.reg, "warn")
+	rep, err := openRaft(filepath.Join(m.cfg.WorkDir, "raft"), m.reg, "error")
 	if err != nil {
 		return err
 	}

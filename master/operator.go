@@ -3,6 +3,7 @@ package master
 import (
 	"encoding/json"
 	"net/http"
+	"net/http/pprof"
 	"sort"
 	"time"
 
@@ -34,6 +35,8 @@ func (m *Master) Handler() http.Handler {
 	mux.HandleFunc("/state", m.handleState)
 	mux.HandleFunc("/master/state", m.handleState)
 	mux.HandleFunc("/state.json", m.handleState)
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 	mux.HandleFunc("/health", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusOK) })
 	mux.HandleFunc("/version", func(w http.ResponseWriter, r *http.Request) {
 		json.NewEncoder(w).Encode(map[string]string{"version": Version})

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -20,6 +21,19 @@ import (
 type replicator struct {
 	raft  *raft.Raft
 	store *raftboltdb.BoltStore
+	queue chan proposal
+	done  chan struct{}
+	// mu guards closed: proposals after close (a timer firing during
+	// shutdown) are dropped rather than sent on a closed channel.
+	mu     sync.RWMutex
+	closed bool
+}
+
+// proposal is one command waiting to be replicated; done, if not nil,
+// receives the outcome.
+type proposal struct {
+	cmd  *api.Command
+	done chan error
 }
 
 func openRaft(dir string, fsm raft.FSM, logLevel string) (*replicator, error) {
@@ -61,7 +75,60 @@ func openRaft(dir string, fsm raft.FSM, logLevel string) (*replicator, error) {
 		store.Close()
 		return nil, err
 	}
-	return &replicator{raft: r, store: store}, nil
+	rep := &replicator{raft: r, store: store, queue: make(chan proposal, 1<<16), done: make(chan struct{})}
+	go rep.loop()
+	return rep, nil
+}
+
+// loop is the group-commit pipeline: it takes every queued command, proposes
+// them as one BATCH entry and waits for it to commit, while the next batch
+// queues up. raft.Apply blocks while the leader writes to disk, so callers
+// never call it directly (they would block under the master's lock).
+func (r *replicator) loop() {
+	defer close(r.done)
+	for p := range r.queue {
+		batch := []proposal{p}
+	drain:
+		for len(batch) < 4096 {
+			select {
+			case q, ok := <-r.queue:
+				if !ok {
+					break drain
+				}
+				batch = append(batch, q)
+			default:
+				break drain
+			}
+		}
+		cmd := batch[0].cmd
+		if len(batch) > 1 {
+			cmd = &api.Command{Type: api.CommandType_BATCH}
+			for _, q := range batch {
+				cmd.Batch = append(cmd.Batch, q.cmd)
+			}
+		}
+		err := r.apply(cmd)
+		for _, q := range batch {
+			if q.done != nil {
+				q.done <- err
+			}
+		}
+	}
+}
+
+func (r *replicator) apply(c *api.Command) error {
+	b, err := proto.Marshal(c)
+	if err != nil {
+		return err
+	}
+	f := r.raft.Apply(b, 10*time.Second)
+	if err := f.Error(); err != nil {
+		return err
+	}
+	if err, ok := f.Response().(error); ok && err != nil {
+		return err
+	}
+	return nil
 }
 
 // waitLeader blocks until this node leads and has applied every committed
@@ -77,28 +144,38 @@ func (r *replicator) waitLeader(timeout time.Duration) error {
 	return r.raft.Barrier(timeout).Error()
 }
 
-// propose submits c and returns the future; callers that need durability
-// before answering wait on it, others let raft batch it.
-func (r *replicator) propose(c *api.Command) raft.ApplyFuture {
-	b, err := proto.Marshal(c)
-	if err != nil {
-		return errFuture{err}
+// propose queues c for replication without waiting; commands are applied
+// in the order they were proposed.
+func (r *replicator) propose(c *api.Command) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	if !r.closed {
+		r.queue <- proposal{cmd: c}
 	}
-	return r.raft.Apply(b, 5*time.Second)
+}
+
+// proposeWait queues c and waits until it is committed and applied.
+func (r *replicator) proposeWait(c *api.Command) error {
+	done := make(chan error, 1)
+	r.mu.RLock()
+	if r.closed {
+		r.mu.RUnlock()
+		return raft.ErrRaftShutdown
+	}
+	r.queue <- proposal{cmd: c, done: done}
+	r.mu.RUnlock()
+	return <-done
 }
 
 func (r *replicator) close() error {
+	r.mu.Lock()
+	r.closed = true
+	close(r.queue)
+	r.mu.Unlock()
+	<-r.done
 	err := r.raft.Shutdown().Error()
 	if e := r.store.Close(); err == nil {
 		err = e
 	}
 	return err
 }
-
-type errFuture struct{ err error }
-
-func (f errFuture) Error() error  { return f.err }
-func (f errFuture) Index() uint64 { return 0 }
-func (f errFuture) Response() any { return nil }
-
-var _ raft.ApplyFuture = errFuture{}

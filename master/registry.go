@@ -60,7 +60,22 @@ func (r *Registry) Apply(l *raft.Log) any {
 func (r *Registry) ApplyCommand(c *api.Command) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	return r.applyLocked(c, 0)
+}
+
+func (r *Registry) applyLocked(c *api.Command, depth int) error {
 	switch c.GetType() {
+	case api.CommandType_BATCH:
+		if depth > 0 {
+			return fmt.Errorf("registry: nested BATCH")
+		}
+		var first error
+		for _, sub := range c.Batch {
+			if err := r.applyLocked(sub, depth+1); err != nil && first == nil {
+				first = err
+			}
+		}
+		return first
 	case api.CommandType_AGENT_UPSERT:
 		if c.GetAgent().GetId() == "" {
 			return fmt.Errorf("registry: AGENT_UPSERT without an agent id")

@@ -150,7 +150,7 @@ func (m *Master) subscribe(w http.ResponseWriter, r *http.Request, req *api.Requ
 	m.mu.Unlock()
 
 	// The framework id must be durable before the framework learns it.
-	if err := m.rep.propose(&api.Command{Type: api.CommandType_FRAMEWORK_UPSERT, Framework: rec}).Error(); err != nil {
+	if err := m.rep.proposeWait(&api.Command{Type: api.CommandType_FRAMEWORK_UPSERT, Framework: rec}); err != nil {
 		m.log.Error().Err(err).Str("framework_id", id).Msg("registry write failed")
 		m.disconnected(id, stream)
 		api.WriteError(w, api.Errorf(http.StatusServiceUnavailable, "registry unavailable: %v", err))
