@@ -104,7 +104,11 @@ func (r *replicator) loop() {
 		if len(batch) > 1 {
 			cmd = &api.Command{Type: api.CommandType_BATCH}
 			for _, q := range batch {
-				cmd.Batch = append(cmd.Batch, q.cmd)
+				if q.cmd.GetType() == api.CommandType_BATCH {
+					cmd.Batch = append(cmd.Batch, q.cmd.Batch...) // BATCH does not nest
+				} else {
+					cmd.Batch = append(cmd.Batch, q.cmd)
+				}
 			}
 		}
 		err := r.apply(cmd)

@@ -39,7 +39,7 @@ func runAgent(args []string, stdout, stderr io.Writer) error {
 	listen := fs.String("listen", ":5051", "`host:port` for the executor API, /monitor/statistics and /health")
 	advertise := fs.String("advertise", "", "`host:port` executors and the master use to reach this agent (default: from --listen, 127.0.0.1 for a wildcard host)")
 	workDir := fs.String("work-dir", "", "`dir`ectory for sandboxes and checkpoints (required; reuse it to recover executors)")
-	res := fs.String("resources", "", "resources in Mesos form, e.g. `cpus:4;mem:8192;disk:20000;ports:[31000-32000];disk_bw:200;net_bw:1000`; unnamed cpus, mem, disk and ports are detected")
+	res := fs.String("resources", "", "resources as a Mesos `spec`, e.g. cpus:4;mem:8192;disk:20000;ports:[31000-32000];disk_bw:200;net_bw:1000 (cpus, mem, disk and ports not named are detected)")
 	attrs := fs.String("attributes", "", "attributes as `name:value;...`")
 	grace := fs.Duration("shutdown-grace", 5*time.Second, "time an executor gets after SHUTDOWN (and a task after SIGTERM) before SIGKILL")
 	level := fs.String("log-level", "info", "log level: debug, info, warn, error")

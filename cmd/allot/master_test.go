@@ -1,0 +1,74 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+func TestParseWeights(t *testing.T) {
+	tests := []struct {
+		in   string
+		want map[string]float64
+		err  string
+	}{
+		{"", map[string]float64{}, ""},
+		{"prod=2,dev=0.5", map[string]float64{"prod": 2, "dev": 0.5}, ""},
+		{"prod", nil, "want role=weight"},
+		{"prod=0", nil, "positive"},
+		{"prod=x", nil, "positive"},
+		{"=3", nil, "want role=weight"},
+	}
+	for _, tc := range tests {
+		got, err := parseWeights(tc.in)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("parseWeights(%q) error = %v, want %q", tc.in, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || len(got) != len(tc.want) {
+			t.Errorf("parseWeights(%q) = %v, %v", tc.in, got, err)
+		}
+		for k, v := range tc.want {
+			if got[k] != v {
+				t.Errorf("parseWeights(%q)[%s] = %v, want %v", tc.in, k, got[k], v)
+			}
+		}
+	}
+}
+
+func TestParseAttributes(t *testing.T) {
+	got, err := parseAttributes("rack:r1; zone:a")
+	if err != nil || got["rack"] != "r1" || got["zone"] != "a" {
+		t.Errorf("parseAttributes = %v, %v", got, err)
+	}
+	if _, err := parseAttributes("rack"); err == nil {
+		t.Error("attribute without a value accepted")
+	}
+}
+
+// Usage errors exit 2 with a message; --help exits 0 and explains flags.
+func TestMasterAgentRunUsage(t *testing.T) {
+	tests := []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"master"}, 2, "--work-dir is required"},
+		{[]string{"master", "--help"}, 0, "-allocation-interval duration"},
+		{[]string{"master", "--work-dir", "x", "--weights", "a"}, 2, "--weights"},
+		{[]string{"agent"}, 2, "--work-dir is required"},
+		{[]string{"agent", "--help"}, 0, "-resources spec"},
+		{[]string{"run"}, 2, "no command"},
+		{[]string{"run", "--cpus", "0", "--", "true"}, 2, "positive"},
+		{[]string{"dev", "--agents", "-1"}, 2, "--agents"},
+	}
+	for _, tc := range tests {
+		var out, errb bytes.Buffer
+		code := run(tc.args, &out, &errb)
+		if code != tc.code || !strings.Contains(out.String()+errb.String(), tc.want) {
+			t.Errorf("allot %v: exit %d, output %q; want %d with %q", tc.args, code, errb.String(), tc.code, tc.want)
+		}
+	}
+}
