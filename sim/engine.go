@@ -45,11 +45,11 @@ import (
 // modelled (no slowdown). cpus and mem are reserved and never contended.
 //
 // Demands declared to the allocator are the reservable part only (cpus,
-// mem, disk, gpus). The allocator accepts disk_bw and net_bw in a demand,
-// but its characterized fill then reserves them while Recover gives back
-// only reservable resources, so declared bandwidth would leak from agents;
-// until that is settled in allocator/, bandwidth stays the simulator's
-// business and Tetris packs cpus and mem only here.
+// mem, disk, gpus). The allocator never reserves disk_bw and net_bw (they
+// are advisory: no fit limit, never in an offer, and an agent's advertised
+// bandwidth is never reduced), so declaring them would change nothing but
+// Tetris's alignment score; bandwidth is the simulator's business, through
+// the contention model above.
 //
 // Determinism: every choice is a function of the workload, the config and
 // the seed; ties between simultaneous events go to the one scheduled first.
