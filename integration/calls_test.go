@@ -1,0 +1,288 @@
+package integration
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	mesos "github.com/mesos/mesos-go/api/v1/lib"
+	"github.com/mesos/mesos-go/api/v1/lib/encoding/codecs"
+	"github.com/mesos/mesos-go/api/v1/lib/httpcli"
+	"github.com/mesos/mesos-go/api/v1/lib/httpcli/httpmaster"
+	mmaster "github.com/mesos/mesos-go/api/v1/lib/master"
+	mcalls "github.com/mesos/mesos-go/api/v1/lib/master/calls"
+	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
+	"github.com/mesos/mesos-go/api/v1/lib/scheduler/calls"
+)
+
+// The scheduler calls beyond launch: KILL, DECLINE with a filter,
+// SUPPRESS and REVIVE, LAUNCH_GROUP on the default executor, fetched URIs,
+// SHUTDOWN of an executor, MULTI_ROLE allocation info, and TEARDOWN.
+func TestSchedulerCalls(t *testing.T) {
+	c := newCluster(t, 1)
+
+	t.Run("kill", func(t *testing.T) {
+		fw := subscribe(t, c.maddr, mesos.FrameworkInfo{Name: "killer"})
+		o := fw.takeOffer(t, "")
+		if err := fw.call(launch(o, cmdTask("victim", o, "sleep 60", 0.1, 32))); err != nil {
+			t.Fatal(err)
+		}
+		fw.waitState(t, "victim", mesos.TASK_RUNNING)
+		if err := fw.call(calls.Kill("victim", o.AgentID.Value)); err != nil {
+			t.Fatal(err)
+		}
+		fw.waitState(t, "victim", mesos.TASK_KILLED)
+		// Killing an unknown task answers TASK_LOST, as Mesos does.
+		if err := fw.call(calls.Kill("never-was", "")); err != nil {
+			t.Fatal(err)
+		}
+		fw.waitState(t, "never-was", mesos.TASK_LOST)
+	})
+
+	t.Run("decline filter, suppress, revive", func(t *testing.T) {
+		fw := subscribe(t, c.maddr, mesos.FrameworkInfo{Name: "picky"})
+		o := fw.takeOffer(t, "")
+		if err := fw.call(calls.Decline(o.ID).With(calls.RefuseSeconds(time.Hour))); err != nil {
+			t.Fatal(err)
+		}
+		// Filtered for an hour: revive clears filters and offers come back.
+		if err := fw.call(calls.Suppress()); err != nil {
+			t.Fatal(err)
+		}
+		fw.mu.Lock()
+		fw.offers = nil
+		fw.mu.Unlock()
+		if err := fw.call(calls.Revive()); err != nil {
+			t.Fatal(err)
+		}
+		fw.takeOffer(t, o.AgentID.Value)
+		fw.call(calls.Suppress())
+	})
+
+	t.Run("launch group and fetcher", func(t *testing.T) {
+		fw := subscribe(t, c.maddr, mesos.FrameworkInfo{Name: "grouper"})
+		o := fw.takeOffer(t, "")
+		data := filepath.Join(t.TempDir(), "input.txt")
+		os.WriteFile(data, []byte("fetched!\n"), 0o644)
+		ex := mesos.ExecutorInfo{ExecutorID: mesos.ExecutorID{Value: "group-ex"}, Type: mesos.ExecutorInfo_DEFAULT,
+			Resources: []mesos.Resource{scalar("cpus", 0.1), scalar("mem", 32)}}
+		t1 := cmdTask("g1", o, "cat input.txt", 0.1, 32)
+		t1.Command.URIs = []mesos.CommandInfo_URI{{Value: data}}
+		ex.Command = nil
+		t2 := cmdTask("g2", o, "exit 0", 0.1, 32)
+		// The default executor fetches nothing itself; put the URI on it.
+		ex.Command = &mesos.CommandInfo{URIs: []mesos.CommandInfo_URI{{Value: data}}}
+		call := calls.Accept(calls.OfferOperations{calls.OpLaunchGroup(ex, t1, t2)}.WithOffers(o.ID))
+		if err := fw.call(call); err != nil {
+			t.Fatal(err)
+		}
+		fw.waitState(t, "g1", mesos.TASK_FINISHED)
+		fw.waitState(t, "g2", mesos.TASK_FINISHED)
+		out, _ := filepath.Glob(filepath.Join(c.agents[0].dir, "slaves", "*", "frameworks", fw.ID(), "executors", "group-ex", "runs", "*", "stdout"))
+		if len(out) != 1 || !strings.Contains(strings.Join(readLines(out[0]), "\n"), "fetched!") {
+			t.Errorf("group stdout %v does not show the fetched file", out)
+		}
+	})
+
+	t.Run("shutdown executor", func(t *testing.T) {
+		fw := subscribe(t, c.maddr, mesos.FrameworkInfo{Name: "shutter"})
+		o := fw.takeOffer(t, "")
+		ex := execInfo("to-shut")
+		if err := fw.call(launch(o, execTask("held", o, ex, "sleep"))); err != nil {
+			t.Fatal(err)
+		}
+		fw.waitState(t, "held", mesos.TASK_RUNNING)
+		if err := fw.call(calls.Shutdown("to-shut", o.AgentID.Value)); err != nil {
+			t.Fatal(err)
+		}
+		fw.waitState(t, "held", mesos.TASK_KILLED)
+		waitFor(t, 10*time.Second, "FAILURE event for the executor", func() bool {
+			fw.mu.Lock()
+			defer fw.mu.Unlock()
+			for _, e := range fw.events {
+				if e == scheduler.Event_FAILURE {
+					return true
+				}
+			}
+			return false
+		})
+	})
+
+	t.Run("multi-role allocation info", func(t *testing.T) {
+		info := mesos.FrameworkInfo{Name: "multi", Roles: []string{"analytics"},
+			Capabilities: []mesos.FrameworkInfo_Capability{{Type: mesos.FrameworkInfo_Capability_MULTI_ROLE}}}
+		fw := subscribe(t, c.maddr, info)
+		o := fw.takeOffer(t, "")
+		for _, r := range o.Resources {
+			if r.AllocationInfo.GetRole() != "analytics" {
+				t.Fatalf("resource %s has allocation info %v, want role analytics", r.Name, r.AllocationInfo)
+			}
+		}
+		plain := subscribe(t, c.maddr, mesos.FrameworkInfo{Name: "single"})
+		fw.call(calls.Decline(o.ID).With(calls.RefuseSeconds(3600)))
+		fw.call(calls.Suppress())
+		po := plain.takeOffer(t, "")
+		for _, r := range po.Resources {
+			if r.AllocationInfo != nil {
+				t.Fatalf("non-MULTI_ROLE framework got allocation info on %s", r.Name)
+			}
+		}
+		plain.call(calls.Decline(po.ID))
+		plain.call(calls.Suppress())
+	})
+
+	t.Run("teardown", func(t *testing.T) {
+		fw := subscribe(t, c.maddr, mesos.FrameworkInfo{Name: "leaver"})
+		o := fw.takeOffer(t, "")
+		if err := fw.call(launch(o, cmdTask("left", o, "sleep 60", 0.1, 32))); err != nil {
+			t.Fatal(err)
+		}
+		fw.waitState(t, "left", mesos.TASK_RUNNING)
+		id := fw.ID()
+		if err := fw.call(&scheduler.Call{Type: scheduler.Call_TEARDOWN}); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, 10*time.Second, "the framework to be gone", func() bool {
+			for _, f := range c.state().Frameworks {
+				if f.ID == id {
+					return false
+				}
+			}
+			return true
+		})
+		waitFor(t, 15*time.Second, "its executor to be gone", func() bool { return len(sandboxPids(c.dir, "left")) == 0 })
+		// Its id is spent: subscribing with it again is refused.
+		// (httpsched retries every failed SUBSCRIBE for about a minute, so
+		// ask with a plain request.)
+		body := `{"type":"SUBSCRIBE","subscribe":{"framework_info":{"user":"root","name":"leaver","id":{"value":"` + id + `"}}}}`
+		if code, msg := postRaw(t, c.maddr, "/api/v1/scheduler", "application/json", []byte(body), nil); code != 403 || !strings.Contains(msg, "has been removed") {
+			t.Errorf("re-SUBSCRIBE of a torn-down framework answered %d %q, want 403", code, msg)
+		}
+	})
+}
+
+// The operator API answers mesos-go's httpmaster client; UPDATE_WEIGHTS is
+// kept in the registry; /metrics has the series the issue lists.
+func TestOperatorAPIAndMetrics(t *testing.T) {
+	c := newCluster(t, 2)
+	fw := subscribe(t, c.maddr, mesos.FrameworkInfo{Name: "observed", Role: strp("prod")})
+	o := fw.takeOffer(t, "")
+	if err := fw.call(launch(o, cmdTask("seen", o, "sleep 60", 0.5, 64))); err != nil {
+		t.Fatal(err)
+	}
+	fw.waitState(t, "seen", mesos.TASK_RUNNING)
+	cli := httpmaster.NewSender(httpcli.New(httpcli.Endpoint("http://"+c.maddr+"/api/v1"), httpcli.Codec(codecs.ByMediaType[codecs.MediaTypeJSON])).Send)
+	get := func(call *mmaster.Call) *mmaster.Response {
+		t.Helper()
+		resp, err := cli.Send(context.Background(), mcalls.NonStreaming(call))
+		if err != nil {
+			t.Fatalf("%v: %v", call.Type, err)
+		}
+		defer resp.Close()
+		var r mmaster.Response
+		if err := resp.Decode(&r); err != nil {
+			t.Fatalf("%v: decode: %v", call.Type, err)
+		}
+		return &r
+	}
+	if !get(mcalls.GetHealth()).GetHealth.Healthy {
+		t.Error("GET_HEALTH: not healthy")
+	}
+	if v := get(mcalls.GetVersion()).GetVersion.VersionInfo.Version; v == "" {
+		t.Error("GET_VERSION: empty")
+	}
+	if n := len(get(mcalls.GetAgents()).GetAgents.Agents); n != 2 {
+		t.Errorf("GET_AGENTS: %d agents, want 2", n)
+	}
+	if fws := get(mcalls.GetFrameworks()).GetFrameworks.Frameworks; len(fws) != 1 || fws[0].FrameworkInfo.Name != "observed" {
+		t.Errorf("GET_FRAMEWORKS: %v", fws)
+	}
+	tasks := get(mcalls.GetTasks()).GetTasks.Tasks
+	if len(tasks) != 1 || tasks[0].TaskID.Value != "seen" || tasks[0].GetState() != mesos.TASK_RUNNING {
+		t.Errorf("GET_TASKS: %v", tasks)
+	}
+	if st := get(mcalls.GetState()).GetState; len(st.GetTasks.Tasks) != 1 || len(st.GetAgents.Agents) != 2 {
+		t.Errorf("GET_STATE: %d tasks, %d agents", len(st.GetTasks.Tasks), len(st.GetAgents.Agents))
+	}
+	if roles := get(mcalls.GetRoles()).GetRoles.Roles; len(roles) != 1 || roles[0].Name != "prod" {
+		t.Errorf("GET_ROLES: %v", roles)
+	}
+	if flags := get(mcalls.GetFlags()).GetFlags.Flags; len(flags) == 0 {
+		t.Error("GET_FLAGS: none")
+	}
+	resp, err := cli.Send(context.Background(), mcalls.NonStreaming(mcalls.UpdateWeights(mesos.WeightInfo{Role: strp("prod"), Weight: 3})))
+	if err != nil {
+		t.Fatalf("UPDATE_WEIGHTS: %v", err)
+	}
+	if resp != nil { // a no-data call answers without a body
+		resp.Close()
+	}
+	var found bool
+	for _, r := range get(mcalls.GetRoles()).GetRoles.Roles {
+		found = found || (r.Name == "prod" && r.Weight == 3)
+	}
+	if !found {
+		t.Error("GET_ROLES does not show the updated weight")
+	}
+	hr, err := http.Get("http://" + c.maddr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(hr.Body)
+	hr.Body.Close()
+	for _, series := range []string{"allot_master_offers_total", "allot_master_allocation_cycle_seconds_bucket",
+		`allot_master_role_dominant_share{role="prod"}`, `allot_master_tasks{state="TASK_RUNNING"} 1`,
+		`allot_master_agents{state="connected"} 2`, `allot_master_frameworks{state="connected"} 1`} {
+		if !strings.Contains(string(body), series) {
+			t.Errorf("/metrics lacks %s", series)
+		}
+	}
+	// Weights survive a master restart (they are in the registry).
+	c.master.kill(syscall.SIGKILL)
+	fw.close()
+	c.startMaster()
+	found = false
+	for _, r := range get(mcalls.GetWeights()).GetWeights.WeightInfos {
+		found = found || (r.GetRole() == "prod" && r.Weight == 3)
+	}
+	if !found {
+		t.Error("weights lost in a master restart")
+	}
+}
+
+func strp(s string) *string { return &s }
+
+// allot run, the README's run example, runs a command to its exit code and
+// shows its output.
+func TestAllotRun(t *testing.T) {
+	c := newCluster(t, 1)
+	tests := []struct {
+		args []string
+		code int
+		out  string
+	}{
+		{[]string{"echo", "hello", "from", "allot"}, 0, "hello from allot"},
+		{[]string{"sh", "-c", "echo partial; exit 3"}, 3, "partial"},
+	}
+	for _, tc := range tests {
+		cmd := exec.Command(allotBin, append([]string{"run", "--master", c.maddr, "--timeout", "60s", "--"}, tc.args...)...)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		out, err := cmd.Output()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		if code != tc.code || !strings.Contains(string(out), tc.out) {
+			t.Errorf("allot run %v: exit %d, stdout %q; want %d with %q", tc.args, code, out, tc.code, tc.out)
+		}
+	}
+}
