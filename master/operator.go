@@ -262,8 +262,15 @@ func (m *Master) operatorCall(call *mmaster.Call) (*mmaster.Response, error) {
 		for k, v := range m.weights {
 			cfg.Weights[k] = v
 		}
-		m.rep.propose(&api.Command{Type: api.CommandType_CONFIG_SET, Config: cfg})
 		m.triggerAllocation()
+		// Answer only once the weights are durable; do not hold the lock
+		// through the disk write.
+		m.mu.Unlock()
+		err := m.rep.proposeWait(&api.Command{Type: api.CommandType_CONFIG_SET, Config: cfg})
+		m.mu.Lock()
+		if err != nil {
+			return nil, api.Errorf(http.StatusServiceUnavailable, "UPDATE_WEIGHTS: registry: %v", err)
+		}
 		return nil, nil
 	}
 	return nil, api.Errorf(http.StatusBadRequest, "operator call %s is not supported", call.Type)
