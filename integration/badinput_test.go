@@ -96,8 +96,9 @@ func TestBadInputAnswers4xx(t *testing.T) {
 	c := newCluster(t, 1)
 	f := rawSubscribe(t, c.maddr)
 	o := f.offer(t)
-	// One good launch, so a task id is in use.
-	if code, msg := f.post(t, launch(o, cmdTask("busy", o, "sleep 30", 0.1, 32))); code != http.StatusAccepted {
+	// One good launch, so a task id is in use; no filter on the rest, so it
+	// is offered again at once.
+	if code, msg := f.post(t, launch(o, cmdTask("busy", o, "sleep 30", 0.1, 32)).With(calls.RefuseSeconds(0))); code != http.StatusAccepted {
 		t.Fatalf("good ACCEPT answered %d: %s", code, msg)
 	}
 	o2 := f.offer(t)
