@@ -43,6 +43,8 @@ type Config struct {
 	// ShutdownGrace is how long an executor has after SHUTDOWN (and a task
 	// after SIGTERM) before SIGKILL.
 	ShutdownGrace time.Duration
+	// UsageInterval is how often usage is reported to the master (10s).
+	UsageInterval time.Duration
 	// KillExecutorsOnStop makes Stop kill every executor, checkpointing or
 	// not (allot dev, which removes its work dirs afterwards).
 	KillExecutorsOnStop bool
@@ -78,6 +80,9 @@ func New(cfg Config) (*Agent, error) {
 	}
 	if cfg.WorkDir == "" {
 		return nil, errors.New("agent: --work-dir is required")
+	}
+	if cfg.UsageInterval <= 0 {
+		cfg.UsageInterval = 10 * time.Second
 	}
 	if cfg.ShutdownGrace <= 0 {
 		cfg.ShutdownGrace = 5 * time.Second
@@ -190,6 +195,7 @@ func (a *Agent) Start() error {
 	mux.HandleFunc("/health", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusOK) })
 	mux.HandleFunc("/monitor/statistics", a.handleStatistics)
 	mux.HandleFunc("/monitor/statistics.json", a.handleStatistics)
+	mux.HandleFunc("/monitor/host", a.handleHostStats)
 	mux.HandleFunc("/state", a.handleState)
 	mux.HandleFunc("/files/sandbox", a.handleSandboxFile)
 	a.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
@@ -205,7 +211,8 @@ func (a *Agent) Start() error {
 		a.wg.Add(1)
 		go func() { defer a.wg.Done(); a.sender() }()
 	}
-	a.wg.Add(2)
+	a.wg.Add(3)
+	go func() { defer a.wg.Done(); a.usageLoop(a.cfg.UsageInterval) }()
 	go func() { defer a.wg.Done(); a.masterLoop() }()
 	go func() { defer a.wg.Done(); a.retryLoop() }()
 	a.log.Info().Str("addr", a.addr).Str("resources", a.total.String()).Str("agent_id", a.id).Msg("agent started")

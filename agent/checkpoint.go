@@ -182,6 +182,8 @@ type procStats struct {
 	CpusUserTimeSecs float64 `json:"cpus_user_time_secs"`
 	CpusSysTimeSecs  float64 `json:"cpus_system_time_secs"`
 	MemRSSBytes      uint64  `json:"mem_rss_bytes"`
+	DiskReadBytes    uint64  `json:"disk_read_bytes"`
+	DiskWriteBytes   uint64  `json:"disk_write_bytes"`
 	Processes        int     `json:"processes"`
 }
 

@@ -1,22 +1,32 @@
 package agent
 
 import (
+	"encoding/json"
+	"net/http"
 	"os"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/allot-sched/allot/api"
 )
 
 const clockTicks = 100 // USER_HZ on Linux
 
-// groupStats sums CPU time and RSS over the processes in pgid's group.
-func groupStats(pgid int) procStats {
+// groupStats sums CPU time, RSS and disk I/O over an executor's processes:
+// its process group and every descendant (the command executor puts each
+// task in a group of its own so that it can be signalled alone).
+func groupStats(root int) procStats {
 	st := procStats{Timestamp: float64(time.Now().UnixNano()) / 1e9}
 	ents, err := os.ReadDir("/proc")
 	if err != nil {
 		return st
 	}
-	page := uint64(os.Getpagesize())
+	type proc struct {
+		ppid, pgrp int
+		f          []string
+	}
+	procs := map[int]proc{}
 	for _, e := range ents {
 		pid, err := strconv.Atoi(e.Name())
 		if err != nil {
@@ -31,21 +41,149 @@ func groupStats(pgid int) procStats {
 		if i < 0 {
 			continue
 		}
-		f := strings.Fields(s[i+1:])
 		// fields after comm: state(0) ppid(1) pgrp(2) ... utime(11) stime(12) ... rss(21)
+		f := strings.Fields(s[i+1:])
 		if len(f) < 22 {
 			continue
 		}
-		if pg, _ := strconv.Atoi(f[2]); pg != pgid && pid != pgid {
+		ppid, _ := strconv.Atoi(f[1])
+		pgrp, _ := strconv.Atoi(f[2])
+		procs[pid] = proc{ppid, pgrp, f}
+	}
+	page := uint64(os.Getpagesize())
+	member := func(pid int) bool {
+		for depth := 0; pid > 1 && depth < 64; depth++ {
+			p, ok := procs[pid]
+			if !ok {
+				return false
+			}
+			if pid == root || p.pgrp == root {
+				return true
+			}
+			pid = p.ppid
+		}
+		return false
+	}
+	for pid, p := range procs {
+		if !member(pid) {
 			continue
 		}
-		ut, _ := strconv.ParseUint(f[11], 10, 64)
-		stt, _ := strconv.ParseUint(f[12], 10, 64)
-		rss, _ := strconv.ParseUint(f[21], 10, 64)
+		ut, _ := strconv.ParseUint(p.f[11], 10, 64)
+		stt, _ := strconv.ParseUint(p.f[12], 10, 64)
+		rss, _ := strconv.ParseUint(p.f[21], 10, 64)
 		st.CpusUserTimeSecs += float64(ut) / clockTicks
 		st.CpusSysTimeSecs += float64(stt) / clockTicks
 		st.MemRSSBytes += rss * page
 		st.Processes++
+		if io, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/io"); err == nil {
+			for _, line := range strings.Split(string(io), "\n") {
+				k, v, _ := strings.Cut(line, ": ")
+				n, _ := strconv.ParseUint(strings.TrimSpace(v), 10, 64)
+				switch k {
+				case "read_bytes":
+					st.DiskReadBytes += n
+				case "write_bytes":
+					st.DiskWriteBytes += n
+				}
+			}
+		}
 	}
 	return st
+}
+
+// hostStats reads host-wide CPU time, memory and network counters.
+func hostStats() *api.Usage {
+	u := &api.Usage{TimestampUnixNano: time.Now().UnixNano()}
+	if b, err := os.ReadFile("/proc/stat"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			f := strings.Fields(line)
+			if len(f) > 4 && f[0] == "cpu" {
+				user, _ := strconv.ParseFloat(f[1], 64)
+				sys, _ := strconv.ParseFloat(f[3], 64)
+				u.CpusUserSeconds, u.CpusSystemSeconds = user/clockTicks, sys/clockTicks
+				break
+			}
+		}
+	}
+	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
+		var total, avail uint64
+		for _, line := range strings.Split(string(b), "\n") {
+			f := strings.Fields(line)
+			if len(f) >= 2 {
+				n, _ := strconv.ParseUint(f[1], 10, 64)
+				switch f[0] {
+				case "MemTotal:":
+					total = n << 10
+				case "MemAvailable:":
+					avail = n << 10
+				}
+			}
+		}
+		u.MemTotalBytes, u.MemRssBytes = total, total-avail
+	}
+	if b, err := os.ReadFile("/proc/net/dev"); err == nil {
+		for _, line := range strings.Split(string(b), "\n")[2:] {
+			name, rest, ok := strings.Cut(line, ":")
+			if !ok || strings.TrimSpace(name) == "lo" {
+				continue
+			}
+			f := strings.Fields(rest)
+			if len(f) >= 9 {
+				rx, _ := strconv.ParseUint(f[0], 10, 64)
+				tx, _ := strconv.ParseUint(f[8], 10, 64)
+				u.NetRxBytes += rx
+				u.NetTxBytes += tx
+			}
+		}
+	}
+	if b, err := os.ReadFile("/proc/diskstats"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			f := strings.Fields(line)
+			// whole devices only (sda, vda, nvme0n1), sectors of 512 bytes
+			if len(f) >= 10 && (len(f[2]) == 3 && (strings.HasPrefix(f[2], "sd") || strings.HasPrefix(f[2], "vd")) || strings.HasPrefix(f[2], "nvme") && !strings.Contains(f[2], "p")) {
+				r, _ := strconv.ParseUint(f[5], 10, 64)
+				w, _ := strconv.ParseUint(f[9], 10, 64)
+				u.DiskReadBytes += r * 512
+				u.DiskWriteBytes += w * 512
+			}
+		}
+	}
+	return u
+}
+
+// usageLoop reports usage to the master every interval.
+func (a *Agent) usageLoop(interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-a.stop:
+			return
+		case <-t.C:
+		}
+		u := hostStats()
+		a.mu.Lock()
+		type pe struct {
+			fw, id string
+			pid    int
+		}
+		var list []pe
+		for _, ex := range a.executors {
+			if ex.pid > 0 && !ex.exited {
+				list = append(list, pe{ex.fw, ex.id, ex.pid})
+			}
+		}
+		a.mu.Unlock()
+		for _, e := range list {
+			s := groupStats(e.pid)
+			u.Executors = append(u.Executors, &api.ExecutorUsage{FrameworkId: e.fw, ExecutorId: e.id, CpusUserSeconds: s.CpusUserTimeSecs,
+				CpusSystemSeconds: s.CpusSysTimeSecs, MemRssBytes: s.MemRSSBytes, DiskReadBytes: s.DiskReadBytes, DiskWriteBytes: s.DiskWriteBytes})
+		}
+		a.send(&api.AgentCall{Type: api.AgentCallType_USAGE, Usage: u})
+	}
+}
+
+func (a *Agent) handleHostStats(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(hostStats())
 }

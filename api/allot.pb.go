@@ -911,8 +911,15 @@ type Usage struct {
 	DiskUsedBytes     uint64                 `protobuf:"varint,4,opt,name=disk_used_bytes,json=diskUsedBytes,proto3" json:"disk_used_bytes,omitempty"`
 	TimestampUnixNano int64                  `protobuf:"varint,5,opt,name=timestamp_unix_nano,json=timestampUnixNano,proto3" json:"timestamp_unix_nano,omitempty"`
 	Executors         []*ExecutorUsage       `protobuf:"bytes,6,rep,name=executors,proto3" json:"executors,omitempty"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// Counters since boot; the master derives throughput from successive
+	// reports.
+	DiskReadBytes  uint64 `protobuf:"varint,7,opt,name=disk_read_bytes,json=diskReadBytes,proto3" json:"disk_read_bytes,omitempty"`
+	DiskWriteBytes uint64 `protobuf:"varint,8,opt,name=disk_write_bytes,json=diskWriteBytes,proto3" json:"disk_write_bytes,omitempty"`
+	NetRxBytes     uint64 `protobuf:"varint,9,opt,name=net_rx_bytes,json=netRxBytes,proto3" json:"net_rx_bytes,omitempty"`
+	NetTxBytes     uint64 `protobuf:"varint,10,opt,name=net_tx_bytes,json=netTxBytes,proto3" json:"net_tx_bytes,omitempty"`
+	MemTotalBytes  uint64 `protobuf:"varint,11,opt,name=mem_total_bytes,json=memTotalBytes,proto3" json:"mem_total_bytes,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *Usage) Reset() {
@@ -987,6 +994,41 @@ func (x *Usage) GetExecutors() []*ExecutorUsage {
 	return nil
 }
 
+func (x *Usage) GetDiskReadBytes() uint64 {
+	if x != nil {
+		return x.DiskReadBytes
+	}
+	return 0
+}
+
+func (x *Usage) GetDiskWriteBytes() uint64 {
+	if x != nil {
+		return x.DiskWriteBytes
+	}
+	return 0
+}
+
+func (x *Usage) GetNetRxBytes() uint64 {
+	if x != nil {
+		return x.NetRxBytes
+	}
+	return 0
+}
+
+func (x *Usage) GetNetTxBytes() uint64 {
+	if x != nil {
+		return x.NetTxBytes
+	}
+	return 0
+}
+
+func (x *Usage) GetMemTotalBytes() uint64 {
+	if x != nil {
+		return x.MemTotalBytes
+	}
+	return 0
+}
+
 type ExecutorUsage struct {
 	state             protoimpl.MessageState `protogen:"open.v1"`
 	FrameworkId       string                 `protobuf:"bytes,1,opt,name=framework_id,json=frameworkId,proto3" json:"framework_id,omitempty"`
@@ -995,6 +1037,8 @@ type ExecutorUsage struct {
 	CpusSystemSeconds float64                `protobuf:"fixed64,4,opt,name=cpus_system_seconds,json=cpusSystemSeconds,proto3" json:"cpus_system_seconds,omitempty"`
 	MemRssBytes       uint64                 `protobuf:"varint,5,opt,name=mem_rss_bytes,json=memRssBytes,proto3" json:"mem_rss_bytes,omitempty"`
 	DiskUsedBytes     uint64                 `protobuf:"varint,6,opt,name=disk_used_bytes,json=diskUsedBytes,proto3" json:"disk_used_bytes,omitempty"`
+	DiskReadBytes     uint64                 `protobuf:"varint,7,opt,name=disk_read_bytes,json=diskReadBytes,proto3" json:"disk_read_bytes,omitempty"`
+	DiskWriteBytes    uint64                 `protobuf:"varint,8,opt,name=disk_write_bytes,json=diskWriteBytes,proto3" json:"disk_write_bytes,omitempty"`
 	unknownFields     protoimpl.UnknownFields
 	sizeCache         protoimpl.SizeCache
 }
@@ -1067,6 +1111,20 @@ func (x *ExecutorUsage) GetMemRssBytes() uint64 {
 func (x *ExecutorUsage) GetDiskUsedBytes() uint64 {
 	if x != nil {
 		return x.DiskUsedBytes
+	}
+	return 0
+}
+
+func (x *ExecutorUsage) GetDiskReadBytes() uint64 {
+	if x != nil {
+		return x.DiskReadBytes
+	}
+	return 0
+}
+
+func (x *ExecutorUsage) GetDiskWriteBytes() uint64 {
+	if x != nil {
+		return x.DiskWriteBytes
 	}
 	return 0
 }
@@ -1278,14 +1336,22 @@ const file_allot_proto_rawDesc = "" +
 	"exitStatus\x12%\n" +
 	"\x05usage\x18\n" +
 	" \x01(\v2\x0f.allot.v1.UsageR\x05usage\x12)\n" +
-	"\x05batch\x18\v \x03(\v2\x13.allot.v1.AgentCallR\x05batch\"\x96\x02\n" +
+	"\x05batch\x18\v \x03(\v2\x13.allot.v1.AgentCallR\x05batch\"\xd4\x03\n" +
 	"\x05Usage\x12*\n" +
 	"\x11cpus_user_seconds\x18\x01 \x01(\x01R\x0fcpusUserSeconds\x12.\n" +
 	"\x13cpus_system_seconds\x18\x02 \x01(\x01R\x11cpusSystemSeconds\x12\"\n" +
 	"\rmem_rss_bytes\x18\x03 \x01(\x04R\vmemRssBytes\x12&\n" +
 	"\x0fdisk_used_bytes\x18\x04 \x01(\x04R\rdiskUsedBytes\x12.\n" +
 	"\x13timestamp_unix_nano\x18\x05 \x01(\x03R\x11timestampUnixNano\x125\n" +
-	"\texecutors\x18\x06 \x03(\v2\x17.allot.v1.ExecutorUsageR\texecutors\"\xfb\x01\n" +
+	"\texecutors\x18\x06 \x03(\v2\x17.allot.v1.ExecutorUsageR\texecutors\x12&\n" +
+	"\x0fdisk_read_bytes\x18\a \x01(\x04R\rdiskReadBytes\x12(\n" +
+	"\x10disk_write_bytes\x18\b \x01(\x04R\x0ediskWriteBytes\x12 \n" +
+	"\fnet_rx_bytes\x18\t \x01(\x04R\n" +
+	"netRxBytes\x12 \n" +
+	"\fnet_tx_bytes\x18\n" +
+	" \x01(\x04R\n" +
+	"netTxBytes\x12&\n" +
+	"\x0fmem_total_bytes\x18\v \x01(\x04R\rmemTotalBytes\"\xcd\x02\n" +
 	"\rExecutorUsage\x12!\n" +
 	"\fframework_id\x18\x01 \x01(\tR\vframeworkId\x12\x1f\n" +
 	"\vexecutor_id\x18\x02 \x01(\tR\n" +
@@ -1293,7 +1359,9 @@ const file_allot_proto_rawDesc = "" +
 	"\x11cpus_user_seconds\x18\x03 \x01(\x01R\x0fcpusUserSeconds\x12.\n" +
 	"\x13cpus_system_seconds\x18\x04 \x01(\x01R\x11cpusSystemSeconds\x12\"\n" +
 	"\rmem_rss_bytes\x18\x05 \x01(\x04R\vmemRssBytes\x12&\n" +
-	"\x0fdisk_used_bytes\x18\x06 \x01(\x04R\rdiskUsedBytes\"\xfa\x02\n" +
+	"\x0fdisk_used_bytes\x18\x06 \x01(\x04R\rdiskUsedBytes\x12&\n" +
+	"\x0fdisk_read_bytes\x18\a \x01(\x04R\rdiskReadBytes\x12(\n" +
+	"\x10disk_write_bytes\x18\b \x01(\x04R\x0ediskWriteBytes\"\xfa\x02\n" +
 	"\n" +
 	"AgentEvent\x12,\n" +
 	"\x04type\x18\x01 \x01(\x0e2\x18.allot.v1.AgentEventTypeR\x04type\x12\x19\n" +

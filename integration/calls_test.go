@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"os"
@@ -285,4 +286,54 @@ func TestAllotRun(t *testing.T) {
 			t.Errorf("allot run %v: exit %d, stdout %q; want %d with %q", tc.args, code, out, tc.code, tc.out)
 		}
 	}
+}
+
+// The usage monitor sees a running executor's process group on the agent
+// (/monitor/statistics) and reports host and executor usage to the master
+// (/state).
+func TestUsageMonitor(t *testing.T) {
+	c := newCluster(t, 1)
+	fw := subscribe(t, c.maddr, mesos.FrameworkInfo{Name: "measured"})
+	o := fw.takeOffer(t, "")
+	if err := fw.call(launch(o, cmdTask("busy", o, "sleep 60", 0.1, 32))); err != nil {
+		t.Fatal(err)
+	}
+	fw.waitState(t, "busy", mesos.TASK_RUNNING)
+	var stats []struct {
+		ExecutorID string `json:"executor_id"`
+		Statistics struct {
+			MemRSSBytes uint64 `json:"mem_rss_bytes"`
+			Processes   int    `json:"processes"`
+		} `json:"statistics"`
+	}
+	waitFor(t, 10*time.Second, "/monitor/statistics to show the executor and its task process", func() bool {
+		resp, err := http.Get("http://" + c.agents[0].addr + "/monitor/statistics")
+		if err != nil {
+			return false
+		}
+		defer resp.Body.Close()
+		stats = nil
+		json.NewDecoder(resp.Body).Decode(&stats)
+		return len(stats) == 1 && stats[0].ExecutorID == "busy" && stats[0].Statistics.Processes >= 2 && stats[0].Statistics.MemRSSBytes > 0
+	})
+	waitFor(t, 10*time.Second, "the master's /state to carry the agent's usage report", func() bool {
+		resp, err := http.Get("http://" + c.maddr + "/state")
+		if err != nil {
+			return false
+		}
+		defer resp.Body.Close()
+		var st struct {
+			Slaves []struct {
+				Usage *struct {
+					MemTotal  uint64 `json:"mem_total_bytes"`
+					Executors []struct {
+						ExecutorID string `json:"executor_id"`
+					} `json:"executors"`
+				} `json:"usage"`
+			} `json:"slaves"`
+		}
+		json.NewDecoder(resp.Body).Decode(&st)
+		return len(st.Slaves) == 1 && st.Slaves[0].Usage != nil && st.Slaves[0].Usage.MemTotal > 0 &&
+			len(st.Slaves[0].Usage.Executors) == 1 && st.Slaves[0].Usage.Executors[0].ExecutorID == "busy"
+	})
 }

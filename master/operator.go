@@ -523,6 +523,7 @@ func (m *Master) handleState(w http.ResponseWriter, r *http.Request) {
 		Active    bool               `json:"active"`
 		Resources map[string]float64 `json:"resources"`
 		Used      map[string]float64 `json:"used_resources"`
+		Usage     *api.Usage         `json:"usage,omitempty"`
 	}
 	scal := func(r resources.Resources) map[string]float64 {
 		out := map[string]float64{}
@@ -562,7 +563,7 @@ func (m *Master) handleState(w http.ResponseWriter, r *http.Request) {
 	var agents []jsonAgent
 	for _, id := range sortedKeys(m.agents) {
 		a := m.agents[id]
-		ja := jsonAgent{ID: id, Hostname: a.rec.Hostname, PID: "slave(1)@" + a.rec.Address, Active: a.stream != nil, Resources: scal(a.total)}
+		ja := jsonAgent{ID: id, Hostname: a.rec.Hostname, PID: "slave(1)@" + a.rec.Address, Active: a.stream != nil, Resources: scal(a.total), Usage: m.usage[id]}
 		if st, err := m.alloc.Agent(id); err == nil {
 			ja.Used = scal(st.Total.Sub(st.Available))
 		}
