@@ -337,3 +337,68 @@ func TestUsageMonitor(t *testing.T) {
 			len(st.Slaves[0].Usage.Executors) == 1 && st.Slaves[0].Usage.Executors[0].ExecutorID == "busy"
 	})
 }
+
+// A status update the framework does not acknowledge is sent again (same
+// uuid) until it is; after the acknowledgement the next one follows.
+func TestUpdatesRetriedUntilAcknowledged(t *testing.T) {
+	c := newCluster(t, 1)
+	fw := subscribe(t, c.maddr, mesos.FrameworkInfo{Name: "forgetful"})
+	fw.mu.Lock()
+	fw.noAck = true
+	fw.mu.Unlock()
+	o := fw.takeOffer(t, "")
+	if err := fw.call(launch(o, cmdTask("once", o, "true", 0.1, 32))); err != nil {
+		t.Fatal(err)
+	}
+	var running []mesos.TaskStatus
+	waitFor(t, 20*time.Second, "TASK_RUNNING delivered twice", func() bool {
+		fw.mu.Lock()
+		defer fw.mu.Unlock()
+		running = running[:0]
+		for _, u := range fw.updates {
+			if u.TaskID.Value == "once" && u.GetState() == mesos.TASK_RUNNING {
+				running = append(running, u)
+			}
+		}
+		return len(running) >= 2
+	})
+	if string(running[0].UUID) != string(running[1].UUID) {
+		t.Fatalf("retry carries a different uuid")
+	}
+	if s := fw.states("once"); len(s) != len(running) {
+		t.Fatalf("states = %v: FINISHED was sent before RUNNING was acknowledged", s)
+	}
+	if err := fw.call(calls.Acknowledge(o.AgentID.Value, "once", running[0].UUID)); err != nil {
+		t.Fatal(err)
+	}
+	fin := fw.waitState(t, "once", mesos.TASK_FINISHED)
+	if err := fw.call(calls.Acknowledge(o.AgentID.Value, "once", fin.UUID)); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "the agent to drop the acknowledged task", func() bool {
+		st, err := agentState(c.agents[0].addr)
+		return err == nil && st["tasks"] == nil
+	})
+}
+
+// With --offer-timeout an unanswered offer is rescinded and its resources
+// offered again.
+func TestOfferTimeoutRescinds(t *testing.T) {
+	c := newCluster(t, 1, "--offer-timeout", "300ms")
+	fw := subscribe(t, c.maddr, mesos.FrameworkInfo{Name: "slow"})
+	o := fw.takeOffer(t, "")
+	waitFor(t, 10*time.Second, "RESCIND", func() bool {
+		fw.mu.Lock()
+		defer fw.mu.Unlock()
+		for _, e := range fw.events {
+			if e == scheduler.Event_RESCIND {
+				return true
+			}
+		}
+		return false
+	})
+	if err := fw.call(launch(o, cmdTask("late", o, "true", 0.1, 32))); err == nil {
+		t.Error("ACCEPT of a rescinded offer succeeded")
+	}
+	fw.takeOffer(t, "") // the resources come back
+}
