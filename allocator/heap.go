@@ -41,7 +41,12 @@ func (h *agentHeap) pop() {
 	n := len(h.e) - 1
 	h.e[0] = h.e[n]
 	h.e = h.e[:n]
-	i := 0
+	h.down(0)
+}
+
+// down sifts entry i toward the leaves until the heap property holds.
+func (h *agentHeap) down(i int) {
+	n := len(h.e)
 	for {
 		l := 2*i + 1
 		if l >= n {
@@ -61,24 +66,8 @@ func (h *agentHeap) pop() {
 
 // heapify orders entries appended in bulk.
 func (h *agentHeap) heapify() {
-	n := len(h.e)
-	for i := n/2 - 1; i >= 0; i-- {
-		j := i
-		for {
-			l := 2*j + 1
-			if l >= n {
-				break
-			}
-			m := l
-			if r := l + 1; r < n && h.lessAt(r, l) {
-				m = r
-			}
-			if !h.lessAt(m, j) {
-				break
-			}
-			h.e[j], h.e[m] = h.e[m], h.e[j]
-			j = m
-		}
+	for i := len(h.e)/2 - 1; i >= 0; i-- {
+		h.down(i)
 	}
 }
 
