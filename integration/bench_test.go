@@ -26,7 +26,7 @@ func BenchmarkLaunchThroughput(b *testing.B) {
 	// The framework keeps at most maxInFlight tasks between ACCEPT and
 	// FINISHED, as a real one paces itself; more only queues and inflates
 	// the ACCEPT-to-RUNNING time without adding throughput.
-	const maxInFlight, maxPerOffer = 256, 64
+	const maxInFlight, maxPerOffer = 64, 64
 	c := newCluster(b, 4, "--allocation-interval", "50ms")
 	var (
 		mu       sync.Mutex

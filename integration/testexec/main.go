@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	nethttp "net/http"
 	"net/url"
 	"os"
 	"sync"
@@ -32,6 +33,7 @@ type state struct {
 	tasks   map[string]mesos.TaskInfo
 	unacked map[string]executor.Call_Update
 	quit    bool
+	work    chan func()
 }
 
 func main() {
@@ -41,9 +43,17 @@ func main() {
 	}
 	u := url.URL{Scheme: "http", Host: cfg.AgentEndpoint, Path: "/api/v1/executor"}
 	http := httpcli.New(httpcli.Endpoint(u.String()), httpcli.Codec(codecs.ByMediaType[codecs.MediaTypeProtobuf]),
-		httpcli.Do(httpcli.With(httpcli.Timeout(10*time.Second))))
+		httpcli.Do(httpcli.With(httpcli.Timeout(10*time.Second), httpcli.Transport(func(t *nethttp.Transport) { t.MaxIdleConnsPerHost = 16 }))))
 	opts := executor.CallOptions{calls.Framework(cfg.FrameworkID), calls.Executor(cfg.ExecutorID)}
-	st := &state{cli: calls.SenderWith(httpexec.NewSender(http.Send), opts...), tasks: map[string]mesos.TaskInfo{}, unacked: map[string]executor.Call_Update{}}
+	st := &state{cli: calls.SenderWith(httpexec.NewSender(http.Send), opts...), tasks: map[string]mesos.TaskInfo{},
+		unacked: map[string]executor.Call_Update{}, work: make(chan func(), 1<<16)}
+	for i := 0; i < 8; i++ {
+		go func() {
+			for f := range st.work {
+				f()
+			}
+		}()
+	}
 	sub := calls.SenderWith(httpexec.NewSender(http.Send, httpcli.Close(true)), opts...)
 	lost := time.Now()
 	for {
@@ -89,9 +99,13 @@ func loop(st *state, resp mesos.Response) error {
 			st.mu.Lock()
 			st.tasks[t.TaskID.Value] = t
 			st.mu.Unlock()
-			update(st, t.TaskID, mesos.TASK_RUNNING)
-			if string(t.Data) != "sleep" {
-				update(st, t.TaskID, mesos.TASK_FINISHED)
+			// A few workers send updates, each task's in order, so a burst
+			// of launches is not answered one round trip at a time.
+			st.work <- func() {
+				update(st, t.TaskID, mesos.TASK_RUNNING)
+				if string(t.Data) != "sleep" {
+					update(st, t.TaskID, mesos.TASK_FINISHED)
+				}
 			}
 		case executor.Event_KILL:
 			update(st, e.Kill.TaskID, mesos.TASK_KILLED)
