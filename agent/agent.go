@@ -239,7 +239,7 @@ func (a *Agent) Stop(ctx context.Context) error {
 			ex.stream.Close("agent shutting down")
 		}
 		if (!ex.checkpoint || a.cfg.KillExecutorsOnStop) && ex.pid > 0 && !ex.exited {
-			syscall.Kill(-ex.pid, syscall.SIGKILL)
+			killTree(ex.pid, syscall.SIGKILL)
 		}
 	}
 	a.mu.Unlock()

@@ -228,7 +228,10 @@ func (ce *commandExecutor) launch(ti mesos.TaskInfo) {
 	}
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 	cmd.Dir = ce.cfg.Sandbox
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// Its own group, so a kill reaches the task's children too; and killed
+	// with us if we are killed (Pdeathsig follows the forking thread, which
+	// the Go runtime keeps while we run).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	cmd.Env = os.Environ()
 	if ci.Environment != nil {
 		for _, v := range ci.Environment.Variables {

@@ -419,9 +419,9 @@ func (a *Agent) shutdownExecutor(ex *executor) {
 			}
 			time.Sleep(50 * time.Millisecond)
 		}
-		syscall.Kill(-pid, syscall.SIGTERM)
+		killTree(pid, syscall.SIGTERM)
 		time.Sleep(grace / 2)
-		syscall.Kill(-pid, syscall.SIGKILL)
+		killTree(pid, syscall.SIGKILL)
 	}()
 }
 

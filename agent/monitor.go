@@ -6,6 +6,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/allot-sched/allot/api"
@@ -13,20 +14,17 @@ import (
 
 const clockTicks = 100 // USER_HZ on Linux
 
-// groupStats sums CPU time, RSS and disk I/O over an executor's processes:
-// its process group and every descendant (the command executor puts each
-// task in a group of its own so that it can be signalled alone).
-func groupStats(root int) procStats {
-	st := procStats{Timestamp: float64(time.Now().UnixNano()) / 1e9}
+type procInfo struct {
+	ppid, pgrp int
+	f          []string // /proc/<pid>/stat fields after the command name
+}
+
+func readProcs() map[int]procInfo {
+	procs := map[int]procInfo{}
 	ents, err := os.ReadDir("/proc")
 	if err != nil {
-		return st
+		return procs
 	}
-	type proc struct {
-		ppid, pgrp int
-		f          []string
-	}
-	procs := map[int]proc{}
 	for _, e := range ents {
 		pid, err := strconv.Atoi(e.Name())
 		if err != nil {
@@ -48,9 +46,15 @@ func groupStats(root int) procStats {
 		}
 		ppid, _ := strconv.Atoi(f[1])
 		pgrp, _ := strconv.Atoi(f[2])
-		procs[pid] = proc{ppid, pgrp, f}
+		procs[pid] = procInfo{ppid, pgrp, f}
 	}
-	page := uint64(os.Getpagesize())
+	return procs
+}
+
+// treePids lists an executor's processes: its process group and every
+// descendant (the command executor puts each task in a group of its own so
+// that it can be signalled alone).
+func treePids(root int, procs map[int]procInfo) []int {
 	member := func(pid int) bool {
 		for depth := 0; pid > 1 && depth < 64; depth++ {
 			p, ok := procs[pid]
@@ -64,10 +68,34 @@ func groupStats(root int) procStats {
 		}
 		return false
 	}
-	for pid, p := range procs {
-		if !member(pid) {
-			continue
+	var out []int
+	for pid := range procs {
+		if member(pid) {
+			out = append(out, pid)
 		}
+	}
+	return out
+}
+
+// killTree sends sig to every process (and process group) of an executor's
+// tree. The list is taken first: once the executor dies its children are
+// re-parented and no longer look like its descendants.
+func killTree(root int, sig syscall.Signal) {
+	pids := treePids(root, readProcs())
+	for _, pid := range pids {
+		syscall.Kill(-pid, sig) // its group, if it leads one
+		syscall.Kill(pid, sig)
+	}
+	syscall.Kill(-root, sig)
+}
+
+// groupStats sums CPU time, RSS and disk I/O over an executor's processes.
+func groupStats(root int) procStats {
+	st := procStats{Timestamp: float64(time.Now().UnixNano()) / 1e9}
+	procs := readProcs()
+	page := uint64(os.Getpagesize())
+	for _, pid := range treePids(root, procs) {
+		p := procs[pid]
 		ut, _ := strconv.ParseUint(p.f[11], 10, 64)
 		stt, _ := strconv.ParseUint(p.f[12], 10, 64)
 		rss, _ := strconv.ParseUint(p.f[21], 10, 64)

@@ -12,8 +12,8 @@ import (
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler/calls"
 )
 
-// sandboxPids lists processes whose MESOS_EXECUTOR_ID is id and whose
-// sandbox lies under dir.
+// sandboxPids lists processes whose MESOS_EXECUTOR_ID is id (any, if id is
+// empty) and whose sandbox lies under dir.
 func sandboxPids(dir, id string) []int {
 	var out []int
 	ents, _ := os.ReadDir("/proc")
@@ -27,7 +27,7 @@ func sandboxPids(dir, id string) []int {
 			continue
 		}
 		env := "\x00" + string(b)
-		if strings.Contains(env, "\x00MESOS_DIRECTORY="+dir) && strings.Contains(env, "\x00MESOS_EXECUTOR_ID="+id+"\x00") {
+		if strings.Contains(env, "\x00MESOS_DIRECTORY="+dir) && (id == "" || strings.Contains(env, "\x00MESOS_EXECUTOR_ID="+id+"\x00")) {
 			out = append(out, pid)
 		}
 	}

@@ -1,0 +1,62 @@
+package integration
+
+import (
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// allot dev starts a master and agents in one command, runs what it says to
+// try, and on Ctrl-C stops everything (executors too) and removes its work
+// dirs.
+func TestAllotDevStartsAndStopsCleanly(t *testing.T) {
+	addr := freePort(t)
+	dev := startProc(t, "allot dev", nil, allotBin, "dev", "--listen", addr, "--agents", "2")
+	var workDir string
+	re := regexp.MustCompile(`work dirs in (\S+)`)
+	waitFor(t, 30*time.Second, "allot dev to print what to try", func() bool {
+		m := re.FindStringSubmatch(dev.out.String())
+		if m != nil {
+			workDir = m[1]
+		}
+		return m != nil && strings.Contains(dev.out.String(), "allot run --master "+addr)
+	})
+	c := &cluster{t: t, maddr: addr}
+	c.waitAgents(2)
+	// A task still running when Ctrl-C comes must not outlive allot dev.
+	run := exec.Command(allotBin, "run", "--master", addr, "--", "sleep", "300")
+	run.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := run.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { syscall.Kill(-run.Process.Pid, syscall.SIGKILL); run.Wait() })
+	waitFor(t, 20*time.Second, "the sleep task to run", func() bool { return len(sandboxPids(workDir, "")) > 0 || anyTaskRunning(c) })
+	dev.cmd.Process.Signal(os.Interrupt)
+	select {
+	case <-dev.done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("allot dev did not stop within 20s of Ctrl-C")
+	}
+	if code := dev.cmd.ProcessState.ExitCode(); code != 0 {
+		t.Errorf("allot dev exited %d, want 0", code)
+	}
+	if _, err := os.Stat(workDir); !os.IsNotExist(err) {
+		t.Errorf("work dir %s still exists", workDir)
+	}
+	waitFor(t, 10*time.Second, "executors of allot dev to be gone", func() bool { return len(sandboxPids(workDir, "")) == 0 })
+}
+
+func anyTaskRunning(c *cluster) bool {
+	for _, f := range c.state().Frameworks {
+		for _, tk := range f.Tasks {
+			if tk.State == "TASK_RUNNING" {
+				return true
+			}
+		}
+	}
+	return false
+}
