@@ -1,0 +1,527 @@
+package sched
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	mesos "github.com/mesos/mesos-go/api/v1/lib"
+	"github.com/mesos/mesos-go/api/v1/lib/encoding/codecs"
+	"github.com/mesos/mesos-go/api/v1/lib/httpcli"
+	"github.com/mesos/mesos-go/api/v1/lib/httpcli/apierrors"
+	"github.com/mesos/mesos-go/api/v1/lib/httpcli/httpsched"
+	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
+	"github.com/mesos/mesos-go/api/v1/lib/scheduler/calls"
+)
+
+// Planner is the framework's side of the conversation: it decides what to
+// launch and learns what happened. Its methods are called from the client's
+// event loop, one at a time, and must not block.
+type Planner interface {
+	// Offers returns the launches to make on the given offers. Any offer
+	// without a launch is declined at once with the refuse filter.
+	Offers(offers []mesos.Offer) []Launch
+	// Update reports a task status (already queued for acknowledgement).
+	Update(st mesos.TaskStatus)
+	// Wants says whether the framework has something to launch; while it
+	// has not, the client suppresses offers.
+	Wants() bool
+	// Tasks lists the framework's non-terminal tasks (task id -> agent id)
+	// for reconciliation after every (re)subscription.
+	Tasks() map[string]string
+}
+
+// Launch is a set of tasks to launch on one offer.
+type Launch struct {
+	Offer mesos.OfferID
+	Tasks []mesos.TaskInfo
+}
+
+// Demand is the per-task resource vector declared with REQUEST; Tasks > 0
+// also declares how many such tasks are wanted (the master's "tasks" scalar).
+type Demand struct {
+	Resources []mesos.Resource
+	Tasks     int
+}
+
+// Config configures a Client. Zero values take the defaults named.
+type Config struct {
+	// Masters are host:port addresses tried in turn (a follower redirects
+	// to the leader; a dead master is skipped on reconnection).
+	Masters []string
+	// Framework is the FrameworkInfo to subscribe with. User defaults to
+	// $USER (or root); FailoverTimeout, when unset, comes from the field below.
+	Framework mesos.FrameworkInfo
+	// FailoverTimeout is how long the master keeps the framework's tasks
+	// after the connection drops (default 1 minute).
+	FailoverTimeout time.Duration
+	// RefuseSeconds is the filter on declined offers (default 5s).
+	RefuseSeconds time.Duration
+	// Demand, if set, is declared with REQUEST after each subscription.
+	Demand *Demand
+	// ReconcileBackoff is the first reconciliation retry delay (default
+	// 1s), doubling up to ReconcileBackoffMax (default 30s).
+	ReconcileBackoff, ReconcileBackoffMax time.Duration
+	// ReconnectBackoffMax caps the delay between subscription attempts
+	// (default 5s).
+	ReconnectBackoffMax time.Duration
+	// Caller builds the client for a master endpoint URL (default: mesos-go
+	// httpsched over protobuf). Tests inject fakes here.
+	Caller func(endpoint string) calls.Caller
+	// Logf logs the client's decisions (default: log.Printf to stderr
+	// prefixed "sched: "; set to func(string, ...any){} to silence).
+	Logf func(format string, args ...any)
+}
+
+func (c *Config) setDefaults() {
+	if c.FailoverTimeout == 0 {
+		c.FailoverTimeout = time.Minute
+	}
+	if c.RefuseSeconds == 0 {
+		c.RefuseSeconds = 5 * time.Second
+	}
+	if c.ReconcileBackoff == 0 {
+		c.ReconcileBackoff = time.Second
+	}
+	if c.ReconcileBackoffMax == 0 {
+		c.ReconcileBackoffMax = 30 * time.Second
+	}
+	if c.ReconnectBackoffMax == 0 {
+		c.ReconnectBackoffMax = 5 * time.Second
+	}
+	if c.Caller == nil {
+		c.Caller = HTTPCaller
+	}
+	if c.Logf == nil {
+		l := log.New(os.Stderr, "sched: ", log.LstdFlags|log.Lmicroseconds)
+		c.Logf = l.Printf
+	}
+	if c.Framework.User == "" {
+		c.Framework.User = os.Getenv("USER")
+		if c.Framework.User == "" {
+			c.Framework.User = "root"
+		}
+	}
+	if c.Framework.FailoverTimeout == nil {
+		s := c.FailoverTimeout.Seconds()
+		c.Framework.FailoverTimeout = &s
+	}
+}
+
+// HTTPCaller is the default Caller: mesos-go's httpsched over protobuf,
+// which follows a follower's redirect to the leader and keeps the
+// Mesos-Stream-Id of the subscription.
+func HTTPCaller(endpoint string) calls.Caller {
+	return httpsched.NewCaller(httpcli.New(
+		httpcli.Endpoint(endpoint),
+		httpcli.Codec(codecs.ByMediaType[codecs.MediaTypeProtobuf]),
+		httpcli.Do(httpcli.With(httpcli.Timeout(10*time.Second)))))
+}
+
+// ErrRemoved is returned by Run when the master no longer knows the
+// framework (torn down, or its failover timeout expired).
+var ErrRemoved = errors.New("framework was removed by the master")
+
+// Client runs one framework's subscription. Create with New, start Run in a
+// goroutine, call Wake when the Planner has new work, Teardown at the end.
+type Client struct {
+	cfg     Config
+	planner Planner
+
+	mu         sync.Mutex
+	id         string
+	caller     calls.Caller // the current subscription's caller (nil when disconnected)
+	suppressed bool
+	session    int // incremented on every SUBSCRIBED
+	reported   map[string]bool
+	subscribed chan struct{} // closed at the first SUBSCRIBED
+	// callMu serialises suppress/revive decisions with the calls that
+	// implement them, so that Wake from another goroutine and the event
+	// loop do not race each other into REVIVE, SUPPRESS in the wrong order.
+	callMu sync.Mutex
+
+	acks chan *scheduler.Call
+	// reconcileDone, if set (tests), hears when a reconciliation finishes.
+	reconcileDone chan struct{}
+}
+
+// New returns a client for planner.
+func New(cfg Config, planner Planner) (*Client, error) {
+	if len(cfg.Masters) == 0 {
+		return nil, fmt.Errorf("sched: no master address: set Config.Masters (e.g. 127.0.0.1:5050)")
+	}
+	if planner == nil {
+		return nil, fmt.Errorf("sched: nil Planner")
+	}
+	cfg.setDefaults()
+	return &Client{cfg: cfg, planner: planner, subscribed: make(chan struct{}), acks: make(chan *scheduler.Call, 4096), reported: map[string]bool{}}, nil
+}
+
+// ID is the framework id, "" before the first SUBSCRIBED.
+func (c *Client) ID() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.id
+}
+
+// Subscribed is closed when the first subscription succeeds.
+func (c *Client) Subscribed() <-chan struct{} { return c.subscribed }
+
+// Run subscribes and serves events until ctx ends, re-subscribing with the
+// same framework id whenever the stream breaks. It returns ctx's error, or
+// ErrRemoved if the master says the framework is gone.
+func (c *Client) Run(ctx context.Context) error {
+	go c.acker(ctx)
+	backoff := 100 * time.Millisecond
+	for attempt := 0; ; attempt++ {
+		master := c.cfg.Masters[attempt%len(c.cfg.Masters)]
+		started := time.Now()
+		err := c.serve(ctx, "http://"+master+"/api/v1/scheduler")
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		// 403 to SUBSCRIBE with our id: the master removed the framework.
+		if apierrors.CodeUnsubscribed.Matches(errors.Unwrap(err)) && strings.Contains(err.Error(), "removed") {
+			return fmt.Errorf("%w: %v", ErrRemoved, err)
+		}
+		if errors.Is(err, ErrRemoved) {
+			return err
+		}
+		if time.Since(started) > 10*time.Second {
+			backoff = 100 * time.Millisecond // the last session was healthy
+		}
+		c.cfg.Logf("subscription to %s ended (%v); re-subscribing as %q in %v", master, err, c.ID(), backoff)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(backoff):
+		}
+		if backoff *= 2; backoff > c.cfg.ReconnectBackoffMax {
+			backoff = c.cfg.ReconnectBackoffMax
+		}
+	}
+}
+
+// serve runs one subscription until its stream ends.
+func (c *Client) serve(ctx context.Context, endpoint string) error {
+	caller := c.cfg.Caller(endpoint)
+	info := c.cfg.Framework
+	c.mu.Lock()
+	if c.id != "" {
+		info.ID = &mesos.FrameworkID{Value: c.id}
+	}
+	c.mu.Unlock()
+	sctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	sub := calls.Subscribe(&info)
+	if info.ID != nil {
+		sub.FrameworkID = info.ID
+	}
+	resp, err := caller.Call(sctx, sub)
+	if err != nil {
+		return fmt.Errorf("SUBSCRIBE: %w", err)
+	}
+	go func() { <-sctx.Done(); resp.Close() }()
+	defer func() {
+		c.mu.Lock()
+		if c.caller == caller {
+			c.caller = nil
+		}
+		c.mu.Unlock()
+	}()
+	// The heartbeat watchdog: a master that stops sending anything for a few
+	// heartbeat intervals is as good as gone (a half-open TCP connection
+	// would otherwise keep us subscribed to nobody).
+	events := make(chan *scheduler.Event)
+	errc := make(chan error, 1)
+	go func() {
+		for {
+			e := new(scheduler.Event)
+			if err := resp.Decode(e); err != nil {
+				errc <- err
+				return
+			}
+			select {
+			case events <- e:
+			case <-sctx.Done():
+				return
+			}
+		}
+	}()
+	silence := 60 * time.Second
+	timer := time.NewTimer(silence)
+	defer timer.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case err := <-errc:
+			if err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			return err
+		case <-timer.C:
+			return fmt.Errorf("no event (not even a heartbeat) for %v", silence)
+		case e := <-events:
+			if e.Type == scheduler.Event_SUBSCRIBED && e.Subscribed.GetHeartbeatIntervalSeconds() > 0 {
+				silence = time.Duration(3*e.Subscribed.GetHeartbeatIntervalSeconds()*float64(time.Second)) + time.Second
+			}
+			timer.Reset(silence)
+			if err := c.handle(sctx, caller, e); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// handle applies the policy to one event. It is the unit under test.
+func (c *Client) handle(ctx context.Context, caller calls.Caller, e *scheduler.Event) error {
+	switch e.Type {
+	case scheduler.Event_SUBSCRIBED:
+		id := e.Subscribed.FrameworkID.GetValue()
+		c.mu.Lock()
+		first := c.id == ""
+		c.id, c.caller = id, caller
+		// A fresh subscription starts unsuppressed (we never subscribe with
+		// suppressed roles), whatever the last one ended in.
+		c.suppressed = false
+		c.session++
+		session := c.session
+		c.mu.Unlock()
+		if first {
+			close(c.subscribed)
+		}
+		c.cfg.Logf("subscribed as framework %s", id)
+		if d := c.cfg.Demand; d != nil {
+			c.call(ctx, calls.Request(demandRequest(*d)))
+		}
+		c.sync(ctx)
+		go c.reconcile(ctx, session)
+	case scheduler.Event_OFFERS:
+		c.offers(ctx, e.Offers.Offers)
+	case scheduler.Event_UPDATE:
+		st := e.Update.Status
+		c.mu.Lock()
+		c.reported[st.TaskID.Value] = true
+		c.mu.Unlock()
+		if len(st.UUID) > 0 {
+			ack := calls.Acknowledge(st.GetAgentID().GetValue(), st.TaskID.Value, st.UUID)
+			select {
+			case c.acks <- ack:
+			default:
+				c.call(ctx, ack) // the queue is full: acknowledge inline rather than drop
+			}
+		}
+		c.planner.Update(st)
+		c.sync(ctx)
+	case scheduler.Event_RESCIND:
+		// Nothing to do: offers are never held past the event that brought them.
+	case scheduler.Event_ERROR:
+		msg := e.Error.GetMessage()
+		if strings.Contains(msg, "removed") || strings.Contains(msg, "torn down") {
+			return fmt.Errorf("%w: %s", ErrRemoved, msg)
+		}
+		return fmt.Errorf("master error: %s", msg)
+	}
+	return nil
+}
+
+// offers answers a batch of offers at once: launches where the planner has
+// them, one DECLINE with the refuse filter for the rest.
+func (c *Client) offers(ctx context.Context, offers []mesos.Offer) {
+	used := map[string]bool{}
+	for _, l := range c.planner.Offers(offers) {
+		if len(l.Tasks) == 0 || used[l.Offer.Value] {
+			continue
+		}
+		used[l.Offer.Value] = true
+		if err := c.call(ctx, calls.Accept(calls.OfferOperations{calls.OpLaunch(l.Tasks...)}.WithOffers(l.Offer))); err != nil {
+			// The launch did not happen; the planner learns through the
+			// TASK_* updates reconciliation brings or by its own timeout.
+			c.cfg.Logf("ACCEPT of offer %s failed: %v", l.Offer.Value, err)
+			for _, t := range l.Tasks {
+				msg := "ACCEPT failed: " + err.Error()
+				c.planner.Update(mesos.TaskStatus{TaskID: t.TaskID, AgentID: &t.AgentID, State: mesos.TASK_ERROR.Enum(), Message: &msg, Source: mesos.SOURCE_MASTER.Enum()})
+			}
+		}
+	}
+	var decline []mesos.OfferID
+	for _, o := range offers {
+		if !used[o.ID.Value] {
+			decline = append(decline, o.ID)
+		}
+	}
+	if len(decline) > 0 {
+		c.call(ctx, calls.Decline(decline...).With(calls.RefuseSeconds(c.cfg.RefuseSeconds)))
+	}
+	c.sync(ctx)
+}
+
+// Wake tells the client the planner may want offers again (or no longer);
+// it revives or suppresses accordingly. Safe from any goroutine.
+func (c *Client) Wake() {
+	c.sync(context.Background())
+}
+
+// sync makes the master's suppression state match planner.Wants().
+func (c *Client) sync(ctx context.Context) {
+	c.callMu.Lock()
+	defer c.callMu.Unlock()
+	want := c.planner.Wants()
+	c.mu.Lock()
+	suppressed, connected := c.suppressed, c.caller != nil
+	c.mu.Unlock()
+	if !connected {
+		return
+	}
+	switch {
+	case want && suppressed:
+		if c.call(ctx, calls.Revive()) == nil {
+			c.setSuppressed(false)
+		}
+	case !want && !suppressed:
+		if c.call(ctx, calls.Suppress()) == nil {
+			c.setSuppressed(true)
+		}
+	}
+}
+
+func (c *Client) setSuppressed(v bool) {
+	c.mu.Lock()
+	c.suppressed = v
+	c.mu.Unlock()
+}
+
+// Suppressed reports whether offers are currently suppressed.
+func (c *Client) Suppressed() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.suppressed
+}
+
+// reconcile asks for the state of every known task and repeats, backing
+// off, until each has reported since this subscription (Mesos's
+// reconciliation algorithm), or the subscription is replaced.
+func (c *Client) reconcile(ctx context.Context, session int) {
+	c.mu.Lock()
+	c.reported = map[string]bool{}
+	c.mu.Unlock()
+	delay := c.cfg.ReconcileBackoff
+	for {
+		tasks := c.planner.Tasks()
+		c.mu.Lock()
+		pending := map[string]string{}
+		for id, agent := range tasks {
+			if !c.reported[id] {
+				pending[id] = agent
+			}
+		}
+		current := c.session == session
+		c.mu.Unlock()
+		if !current {
+			return
+		}
+		// An explicit reconciliation of the pending tasks; with none known,
+		// one implicit reconciliation (empty list) and done.
+		c.call(ctx, calls.Reconcile(calls.ReconcileTasks(pending)))
+		if len(pending) == 0 {
+			if c.reconcileDone != nil {
+				c.reconcileDone <- struct{}{}
+			}
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(delay):
+		}
+		if delay *= 2; delay > c.cfg.ReconcileBackoffMax {
+			delay = c.cfg.ReconcileBackoffMax
+		}
+	}
+}
+
+// acker sends queued acknowledgements off the event loop, so a burst of
+// updates is not answered one round trip at a time inside it.
+func (c *Client) acker(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case a := <-c.acks:
+			c.call(ctx, a)
+		}
+	}
+}
+
+// Call sends a call for this framework on the current subscription.
+func (c *Client) Call(ctx context.Context, call *scheduler.Call) error {
+	return c.call(ctx, call)
+}
+
+func (c *Client) call(ctx context.Context, call *scheduler.Call) error {
+	c.mu.Lock()
+	caller, id := c.caller, c.id
+	c.mu.Unlock()
+	if caller == nil {
+		return fmt.Errorf("%s: not subscribed", call.Type)
+	}
+	call.FrameworkID = &mesos.FrameworkID{Value: id}
+	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	err := calls.CallNoData(cctx, caller, call)
+	if err != nil && call.Type != scheduler.Call_ACKNOWLEDGE {
+		c.cfg.Logf("%s failed: %v", call.Type, err)
+	}
+	return err
+}
+
+// Kill asks the master to kill a task.
+func (c *Client) Kill(taskID, agentID string) error {
+	return c.call(context.Background(), calls.Kill(taskID, agentID))
+}
+
+// Teardown removes the framework: the master kills its tasks and executors.
+func (c *Client) Teardown() error {
+	return c.call(context.Background(), &scheduler.Call{Type: scheduler.Call_TEARDOWN})
+}
+
+func demandRequest(d Demand) mesos.Request {
+	res := append([]mesos.Resource(nil), d.Resources...)
+	if d.Tasks > 0 {
+		res = append(res, Scalar("tasks", float64(d.Tasks)))
+	}
+	return mesos.Request{Resources: res}
+}
+
+// Scalar builds a scalar resource.
+func Scalar(name string, v float64) mesos.Resource {
+	return mesos.Resource{Name: name, Type: mesos.SCALAR.Enum(), Scalar: &mesos.Value_Scalar{Value: v}}
+}
+
+// ScalarOf sums the named scalar over an offer's resources (all roles).
+func ScalarOf(list []mesos.Resource, name string) float64 {
+	var v float64
+	for _, r := range list {
+		if r.Name == name && r.GetType() == mesos.SCALAR {
+			v += r.GetScalar().GetValue()
+		}
+	}
+	return v
+}
+
+// IsTerminal says whether a task state is final.
+func IsTerminal(s mesos.TaskState) bool {
+	switch s {
+	case mesos.TASK_FINISHED, mesos.TASK_FAILED, mesos.TASK_KILLED, mesos.TASK_LOST, mesos.TASK_ERROR,
+		mesos.TASK_DROPPED, mesos.TASK_GONE, mesos.TASK_GONE_BY_OPERATOR:
+		return true
+	}
+	return false
+}
