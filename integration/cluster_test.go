@@ -41,7 +41,13 @@ func TestMain(m *testing.M) {
 	mwatchBin = filepath.Join(binDir, "mwatch")
 	for _, b := range [][2]string{{allotBin, "../cmd/allot"}, {testExec, "./testexec"},
 		{mshBin, "github.com/mesos/mesos-go/api/v1/cmd/msh"}, {mwatchBin, "github.com/mesos/mesos-go/api/v1/cmd/mwatch"}} {
-		cmd := exec.Command("go", "build", "-o", b[0], b[1])
+		args := []string{"build", "-o", b[0]}
+		if os.Getenv("ALLOT_RACE") != "" && b[0] == allotBin {
+			// ALLOT_RACE=1: masters and agents run with the race detector;
+			// a race fails the test that saw it (see startProc).
+			args = append(args, "-race")
+		}
+		cmd := exec.Command("go", append(args, b[1])...)
 		cmd.Stderr = os.Stderr
 		if err := cmd.Run(); err != nil {
 			fmt.Fprintf(os.Stderr, "building %s: %v\n", b[1], err)
@@ -116,6 +122,9 @@ func startProc(t testing.TB, name string, env []string, args ...string) *proc {
 	go func() { cmd.Wait(); close(p.done) }()
 	t.Cleanup(func() {
 		p.kill(syscall.SIGKILL)
+		if strings.Contains(p.out.String(), "WARNING: DATA RACE") {
+			t.Errorf("%s reported a data race", name)
+		}
 		if t.Failed() {
 			t.Logf("--- output of %s ---\n%s", name, tail(p.out.String(), 6000))
 		}
