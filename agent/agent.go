@@ -43,6 +43,10 @@ type Config struct {
 	// ShutdownGrace is how long an executor has after SHUTDOWN (and a task
 	// after SIGTERM) before SIGKILL.
 	ShutdownGrace time.Duration
+	// RegistrationTimeout is how long a new executor has to SUBSCRIBE before
+	// it is killed and its tasks fail (Mesos's executor_registration_timeout;
+	// default 1m).
+	RegistrationTimeout time.Duration
 	// UsageInterval is how often usage is reported to the master (10s).
 	UsageInterval time.Duration
 	// KillExecutorsOnStop makes Stop kill every executor, checkpointing or
@@ -80,6 +84,9 @@ func New(cfg Config) (*Agent, error) {
 	}
 	if cfg.WorkDir == "" {
 		return nil, errors.New("agent: --work-dir is required")
+	}
+	if cfg.RegistrationTimeout <= 0 {
+		cfg.RegistrationTimeout = time.Minute
 	}
 	if cfg.UsageInterval <= 0 {
 		cfg.UsageInterval = 10 * time.Second

@@ -28,11 +28,14 @@ type executor struct {
 	containerID string
 	pid         int
 	launching   bool
+	subscribed  bool // has subscribed at least once
 	exited      bool
 	killing     bool // shut down or all tasks killed: tasks end KILLED
-	stream      *api.Stream
-	queued      []*exec1.Event // LAUNCH events waiting for SUBSCRIBE
-	tasks       map[string]*agentTask
+	// registrationTimedOut: killed for not subscribing; tasks end FAILED.
+	registrationTimedOut bool
+	stream               *api.Stream
+	queued               []*exec1.Event // LAUNCH events waiting for SUBSCRIBE
+	tasks                map[string]*agentTask
 }
 
 // agentTask is a task and its status update stream: pending holds the
@@ -268,6 +271,18 @@ func (a *Agent) launchExecutor(ex *executor, uris []mesos.CommandInfo_URI) {
 	a.checkpointLocked(ex)
 	a.mu.Unlock()
 	a.log.Info().Str("executor_id", ex.id).Str("framework_id", ex.fw).Int("pid", cmd.Process.Pid).Str("sandbox", ex.sandbox).Msg("executor started")
+	time.AfterFunc(a.cfg.RegistrationTimeout, func() {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		if ex.subscribed || ex.exited || ex.killing {
+			return
+		}
+		a.log.Warn().Str("executor_id", ex.id).Str("framework_id", ex.fw).Dur("timeout", a.cfg.RegistrationTimeout).
+			Msg("executor did not subscribe in time; killing it")
+		ex.registrationTimedOut = true
+		ex.killing = true
+		go killTree(ex.pid, syscall.SIGKILL)
+	})
 	go func() {
 		err := cmd.Wait()
 		code := 0
@@ -350,7 +365,10 @@ func (a *Agent) executorExited(ex *executor, code int) {
 		if isTerminal(t.state) {
 			continue
 		}
-		if ex.killing {
+		if ex.registrationTimedOut {
+			a.enqueueUpdateLocked(ex, t, a.agentStatus(ex, t, mesos.TASK_FAILED, mesos.REASON_EXECUTOR_REGISTRATION_TIMEOUT,
+				fmt.Sprintf("executor did not subscribe to the executor API within %v", a.cfg.RegistrationTimeout)))
+		} else if ex.killing {
 			a.enqueueUpdateLocked(ex, t, a.agentStatus(ex, t, mesos.TASK_KILLED, mesos.REASON_EXECUTOR_TERMINATED, "executor shut down"))
 		} else {
 			a.enqueueUpdateLocked(ex, t, a.agentStatus(ex, t, mesos.TASK_FAILED, mesos.REASON_EXECUTOR_TERMINATED,
@@ -638,6 +656,7 @@ func (a *Agent) executorSubscribe(w http.ResponseWriter, r *http.Request, req *a
 	}
 	stream := api.NewStream(req.Out, 65536)
 	ex.stream = stream
+	ex.subscribed = true
 	port := int32(0)
 	if _, p, err := splitHostPort(a.addr); err == nil {
 		port = int32(p)

@@ -402,3 +402,25 @@ func TestOfferTimeoutRescinds(t *testing.T) {
 	}
 	fw.takeOffer(t, "") // the resources come back
 }
+
+// An executor that never subscribes to the executor API is killed after
+// --executor-registration-timeout and its task fails with that reason.
+func TestExecutorRegistrationTimeout(t *testing.T) {
+	c := newCluster(t, 1)
+	fw := subscribe(t, c.maddr, mesos.FrameworkInfo{Name: "mute"})
+	o := fw.takeOffer(t, "")
+	sh := "sleep 300"
+	ex := &mesos.ExecutorInfo{ExecutorID: mesos.ExecutorID{Value: "mute-ex"}, Type: mesos.ExecutorInfo_CUSTOM,
+		Command: &mesos.CommandInfo{Value: &sh}}
+	if err := fw.call(launch(o, execTask("waits", o, ex, ""))); err != nil {
+		t.Fatal(err)
+	}
+	st := fw.waitState(t, "waits", mesos.TASK_FAILED)
+	if st.GetReason() != mesos.REASON_EXECUTOR_REGISTRATION_TIMEOUT {
+		t.Errorf("reason = %v, want REASON_EXECUTOR_REGISTRATION_TIMEOUT", st.GetReason())
+	}
+	if got := fw.states("waits"); len(got) != 1 {
+		t.Errorf("states = %v, want only FAILED", got)
+	}
+	waitFor(t, 10*time.Second, "the mute executor's processes to be gone", func() bool { return len(sandboxPids(c.dir, "mute-ex")) == 0 })
+}

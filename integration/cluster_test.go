@@ -216,7 +216,7 @@ func (c *cluster) addAgent(res string) *agentProc {
 
 func (c *cluster) startAgent(a *agentProc) {
 	a.proc = startProc(c.t, "agent-"+a.addr, nil, allotBin, "agent", "--master", c.maddr, "--listen", a.addr,
-		"--work-dir", a.dir, "--resources", a.res, "--shutdown-grace", "1s", "--usage-interval", "300ms", "--log-level", "debug")
+		"--work-dir", a.dir, "--resources", a.res, "--shutdown-grace", "1s", "--usage-interval", "300ms", "--executor-registration-timeout", "3s", "--log-level", "debug")
 }
 
 // state fetches the master's /state.

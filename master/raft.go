@@ -56,7 +56,7 @@ func openRaft(dir string, fsm raft.FSM, logLevel string) (*replicator, error) {
 	cfg.LeaderLeaseTimeout = 200 * time.Millisecond
 	cfg.CommitTimeout = 5 * time.Millisecond
 	cfg.SnapshotThreshold = 8192
-	cfg.Logger = hclog.New(&hclog.LoggerOptions{Name: "raft", Level: hclog.LevelFromString(logLevel), Output: os.Stderr})
+	cfg.Logger = hclog.New(&hclog.LoggerOptions{Name: "raft", Level: hclog.LevelFromString(logLevel), Output: os.Stderr, JSONFormat: true})
 	addr, trans := raft.NewInmemTransport(raft.ServerAddress(cfg.LocalID))
 	has, err := raft.HasExistingState(store, store, snaps)
 	if err != nil {

@@ -42,6 +42,7 @@ func runAgent(args []string, stdout, stderr io.Writer) error {
 	res := fs.String("resources", "", "resources as a Mesos `spec`, e.g. cpus:4;mem:8192;disk:20000;ports:[31000-32000];disk_bw:200;net_bw:1000 (cpus, mem, disk and ports not named are detected)")
 	attrs := fs.String("attributes", "", "attributes as `name:value;...`")
 	grace := fs.Duration("shutdown-grace", 5*time.Second, "time an executor gets after SHUTDOWN (and a task after SIGTERM) before SIGKILL")
+	regTimeout := fs.Duration("executor-registration-timeout", time.Minute, "an executor that has not subscribed to the executor API this long after it started is killed and its tasks fail")
 	usage := fs.Duration("usage-interval", 10*time.Second, "report usage (CPU, memory, disk and network counters per host and executor) to the master this often")
 	level := fs.String("log-level", "info", "log level: debug, info, warn, error")
 	if err := parseFlags(fs, args); err != nil {
@@ -59,7 +60,7 @@ func runAgent(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	a, err := agent.New(agent.Config{Masters: strings.Split(*masters, ","), Listen: *listen, Advertise: *advertise, WorkDir: *workDir,
-		Resources: *res, Attributes: at, ShutdownGrace: *grace, UsageInterval: *usage, Log: log})
+		Resources: *res, Attributes: at, ShutdownGrace: *grace, UsageInterval: *usage, RegistrationTimeout: *regTimeout, Log: log})
 	if err != nil {
 		return err
 	}
