@@ -1,0 +1,4 @@
+// Package examples holds the framework's example applications (wordcount,
+// kmeans, pagerank, each a main package in its own directory) and the tests
+// that run them on a real allot cluster against independent references.
+package examples

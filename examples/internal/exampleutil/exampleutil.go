@@ -1,0 +1,58 @@
+// Package exampleutil holds the flags every example shares: where to run
+// (--master or --local) and how big the executors are.
+package exampleutil
+
+import (
+	"flag"
+	"fmt"
+	"os"
+
+	"github.com/allot-sched/allot/framework"
+)
+
+// Flags are the runtime flags of an example.
+type Flags struct {
+	Master, ExecutorBinary, EventLogDir string
+	Local, Dynamic, Quiet               bool
+	Executors, Cores, MemMB             int
+}
+
+// Register adds the shared flags to fs.
+func (f *Flags) Register(fs *flag.FlagSet) {
+	fs.StringVar(&f.Master, "master", "", "Mesos master `host:port` (allot dev: 127.0.0.1:5050)")
+	fs.BoolVar(&f.Local, "local", false, "run executors in this process instead of on a cluster")
+	fs.IntVar(&f.Executors, "executors", 2, "executors to run")
+	fs.IntVar(&f.Cores, "cores", 1, "cores per executor (tasks it runs at once)")
+	fs.IntVar(&f.MemMB, "mem", 512, "memory per executor, MB")
+	fs.BoolVar(&f.Dynamic, "dynamic", false, "dynamic allocation: scale executors with the task backlog")
+	fs.StringVar(&f.ExecutorBinary, "executor-binary", "", "path of this binary as agents see it (default: this process's executable)")
+	fs.StringVar(&f.EventLogDir, "event-log-dir", "", "directory for the JSON-lines event log (default $TMPDIR/allot-events)")
+	fs.BoolVar(&f.Quiet, "quiet", false, "no driver log on stderr")
+}
+
+// Context starts a driver for app from the flags.
+func (f *Flags) Context(app string) (*framework.Context, error) {
+	if f.Master == "" && !f.Local {
+		return nil, fmt.Errorf("give --master host:port (a running `allot dev` listens on 127.0.0.1:5050) or --local")
+	}
+	cfg := framework.Config{App: app, Master: f.Master, Local: f.Local, Executors: f.Executors, Cores: f.Cores, MemMB: f.MemMB,
+		Dynamic: f.Dynamic, ExecutorBinary: f.ExecutorBinary, EventLogDir: f.EventLogDir}
+	if f.Quiet {
+		cfg.Logf = func(string, ...any) {}
+	}
+	return framework.NewContext(cfg)
+}
+
+// Exit prints err (if any) and exits non-zero; after ctx.Close.
+func Exit(ctx *framework.Context, err error) {
+	if ctx != nil {
+		if cerr := ctx.Close(err); err == nil && cerr != nil {
+			err = cerr
+		}
+		fmt.Fprintf(os.Stderr, "event log: %s\n", ctx.EventLog())
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "error:", err)
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,112 @@
+package framework
+
+import (
+	"container/list"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+)
+
+// blockManager holds an executor's blocks (cached partitions and shuffle
+// outputs), each as encoded bytes. Blocks live in memory while their total
+// stays under the limit; beyond it the least recently used are spilled to
+// files in dir and read back from there on demand.
+type blockManager struct {
+	mu     sync.Mutex
+	limit  int64
+	used   int64
+	dir    string
+	mem    map[string]*list.Element // name -> element of lru (value *memBlock)
+	lru    *list.List               // front = most recently used
+	disk   map[string]int64         // spilled name -> size
+	spills int64
+	stats  *usageCounters
+}
+
+type memBlock struct {
+	name string
+	data []byte
+}
+
+func newBlockManager(limit int64, dir string, stats *usageCounters) *blockManager {
+	return &blockManager{limit: limit, dir: dir, mem: map[string]*list.Element{}, lru: list.New(), disk: map[string]int64{}, stats: stats}
+}
+
+func (m *blockManager) put(name string, data []byte) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.removeLocked(name)
+	m.mem[name] = m.lru.PushFront(&memBlock{name, data})
+	m.used += int64(len(data))
+	for m.used > m.limit && m.lru.Len() > 0 {
+		e := m.lru.Back()
+		b := e.Value.(*memBlock)
+		// Spill errors (a full disk) leave the block in memory: over the
+		// limit beats losing data that lineage would have to recompute.
+		if err := os.WriteFile(m.path(b.name), b.data, 0o644); err != nil {
+			break
+		}
+		m.stats.fileBytes.Add(int64(len(b.data)))
+		m.lru.Remove(e)
+		delete(m.mem, b.name)
+		m.used -= int64(len(b.data))
+		m.disk[b.name] = int64(len(b.data))
+		m.spills++
+	}
+}
+
+func (m *blockManager) path(name string) string {
+	return filepath.Join(m.dir, strings.ReplaceAll(name, "/", "_"))
+}
+
+func (m *blockManager) get(name string) ([]byte, bool) {
+	m.mu.Lock()
+	if e, ok := m.mem[name]; ok {
+		m.lru.MoveToFront(e)
+		m.mu.Unlock()
+		return e.Value.(*memBlock).data, true
+	}
+	_, onDisk := m.disk[name]
+	m.mu.Unlock()
+	if !onDisk {
+		return nil, false
+	}
+	b, err := os.ReadFile(m.path(name))
+	if err != nil {
+		return nil, false
+	}
+	m.stats.fileBytes.Add(int64(len(b)))
+	return b, true
+}
+
+func (m *blockManager) removeLocked(name string) {
+	if e, ok := m.mem[name]; ok {
+		m.used -= int64(len(e.Value.(*memBlock).data))
+		m.lru.Remove(e)
+		delete(m.mem, name)
+	}
+	if _, ok := m.disk[name]; ok {
+		os.Remove(m.path(name))
+		delete(m.disk, name)
+	}
+}
+
+// snapshot reports memory in use, bytes spilled to disk and the cached
+// (rdd_) block names.
+func (m *blockManager) snapshot() (memUsed, diskUsed int64, cached []string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for name := range m.mem {
+		if strings.HasPrefix(name, "rdd_") {
+			cached = append(cached, name)
+		}
+	}
+	for name, n := range m.disk {
+		diskUsed += n
+		if strings.HasPrefix(name, "rdd_") {
+			cached = append(cached, name)
+		}
+	}
+	return m.used, diskUsed, cached
+}

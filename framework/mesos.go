@@ -1,0 +1,384 @@
+package framework
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	nethttp "net/http"
+	"net/url"
+	"os"
+	"path"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	mesos "github.com/mesos/mesos-go/api/v1/lib"
+	"github.com/mesos/mesos-go/api/v1/lib/encoding/codecs"
+	mexec "github.com/mesos/mesos-go/api/v1/lib/executor"
+	ecalls "github.com/mesos/mesos-go/api/v1/lib/executor/calls"
+	"github.com/mesos/mesos-go/api/v1/lib/executor/config"
+	"github.com/mesos/mesos-go/api/v1/lib/httpcli"
+	"github.com/mesos/mesos-go/api/v1/lib/httpcli/httpexec"
+
+	"github.com/allot-sched/allot/framework/sched"
+)
+
+// Environment switching the application binary into executor mode.
+const (
+	envExecutor = "ALLOT_FRAMEWORK_EXECUTOR"
+	envDriver   = "ALLOT_FRAMEWORK_DRIVER"
+	envCores    = "ALLOT_FRAMEWORK_CORES"
+	envBlockMem = "ALLOT_FRAMEWORK_BLOCK_MEM"
+)
+
+// executorOverhead is the ExecutorInfo's own resources (Mesos charges the
+// executor separately from its task).
+const executorCPUs, executorMem = 0.1, 32
+
+// Main must be called first thing in an application's main: in a process
+// started as an executor it runs the executor and exits; in the driver it
+// returns at once.
+func Main() {
+	if os.Getenv(envExecutor) != "1" {
+		return
+	}
+	if err := runMesosExecutor(); err != nil {
+		log.Printf("executor: %v", err)
+		os.Exit(1)
+	}
+	os.Exit(0)
+}
+
+// mesosBackend launches executors from Mesos offers through sched.Client.
+type mesosBackend struct {
+	c      *Context
+	client *sched.Client
+	cancel context.CancelFunc
+	done   chan struct{}
+
+	mu       sync.Mutex
+	next     int
+	want     int
+	tasks    map[string]*mesosExec // executor id (= task id) -> launch
+	failures int
+	binary   string
+}
+
+type mesosExec struct {
+	agent    string
+	state    mesos.TaskState
+	released bool
+}
+
+func newMesosBackend(c *Context) (*mesosBackend, error) {
+	cfg := c.cfg
+	bin := cfg.ExecutorBinary
+	if bin == "" && cfg.ExecutorURI == "" {
+		var err error
+		if bin, err = os.Executable(); err != nil {
+			return nil, fmt.Errorf("finding this binary for the executors: %w (set ExecutorBinary)", err)
+		}
+	}
+	b := &mesosBackend{c: c, tasks: map[string]*mesosExec{}, binary: bin, done: make(chan struct{})}
+	role := cfg.Role
+	if role == "" {
+		role = "*"
+	}
+	host, _ := os.Hostname()
+	demand := &sched.Demand{Resources: []mesos.Resource{sched.Scalar("cpus", float64(cfg.Cores)+executorCPUs), sched.Scalar("mem", float64(cfg.MemMB)+executorMem)}, Tasks: cfg.MaxExecutors}
+	cl, err := sched.New(sched.Config{Masters: strings.Split(cfg.Master, ","), Framework: mesos.FrameworkInfo{Name: cfg.App, Role: &role, Hostname: &host},
+		FailoverTimeout: cfg.FailoverTimeout, RefuseSeconds: cfg.RefuseAfter, Demand: demand, Logf: cfg.Logf}, b)
+	if err != nil {
+		return nil, err
+	}
+	b.client = cl
+	ctx, cancel := context.WithCancel(context.Background())
+	b.cancel = cancel
+	go func() {
+		defer close(b.done)
+		if err := cl.Run(ctx); err != nil && ctx.Err() == nil {
+			c.fail(fmt.Errorf("Mesos scheduler: %w", err))
+		}
+	}()
+	select {
+	case <-cl.Subscribed():
+	case <-b.done:
+		return nil, fmt.Errorf("could not subscribe to master %s", cfg.Master)
+	case <-time.After(15 * time.Second):
+		cancel()
+		return nil, fmt.Errorf("could not subscribe to master %s within 15s: is `allot dev` (or a master) running there?", cfg.Master)
+	}
+	return b, nil
+}
+
+func (b *mesosBackend) live() int {
+	n := 0
+	for _, t := range b.tasks {
+		if !t.released && !sched.IsTerminal(t.state) {
+			n++
+		}
+	}
+	return n
+}
+
+// Wants implements sched.Planner.
+func (b *mesosBackend) Wants() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.live() < b.want
+}
+
+// Offers implements sched.Planner: one executor per offer per round, so
+// executors spread over agents.
+func (b *mesosBackend) Offers(offers []mesos.Offer) []sched.Launch {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	cfg := b.c.cfg
+	needCPU, needMem := float64(cfg.Cores)+executorCPUs, float64(cfg.MemMB)+executorMem
+	var out []sched.Launch
+	for _, o := range offers {
+		if b.live() >= b.want {
+			break
+		}
+		if sched.ScalarOf(o.Resources, "cpus") < needCPU-1e-9 || sched.ScalarOf(o.Resources, "mem") < needMem-1e-9 {
+			continue
+		}
+		b.next++
+		id := fmt.Sprintf("exec-%d", b.next)
+		b.tasks[id] = &mesosExec{agent: o.AgentID.Value, state: mesos.TASK_STAGING}
+		out = append(out, sched.Launch{Offer: o.ID, Tasks: []mesos.TaskInfo{b.taskInfo(id, o)}})
+		b.c.elog.emit(map[string]any{"event": "executor_launched", "time": now(), "executor": id, "agent": o.AgentID.Value, "host": o.Hostname})
+	}
+	return out
+}
+
+func (b *mesosBackend) taskInfo(id string, o mesos.Offer) mesos.TaskInfo {
+	cfg := b.c.cfg
+	f := false
+	env := &mesos.Environment{Variables: []mesos.Environment_Variable{
+		{Name: envExecutor, Value: strp("1")}, {Name: envDriver, Value: strp(b.c.url)},
+		{Name: envCores, Value: strp(strconv.Itoa(cfg.Cores))}, {Name: envBlockMem, Value: strp(strconv.Itoa(cfg.BlockMemMB << 20))}}}
+	cmd := &mesos.CommandInfo{Value: strp(b.binary), Arguments: []string{b.binary}, Shell: &f, Environment: env}
+	if cfg.ExecutorURI != "" {
+		name := path.Base(cfg.ExecutorURI)
+		t := true
+		cmd.URIs = []mesos.CommandInfo_URI{{Value: cfg.ExecutorURI, Executable: &t}}
+		cmd.Value, cmd.Arguments = strp(name), []string{name}
+	}
+	ex := &mesos.ExecutorInfo{ExecutorID: mesos.ExecutorID{Value: id}, Type: mesos.ExecutorInfo_CUSTOM, Name: strp(cfg.App + " executor"),
+		Command: cmd, Resources: []mesos.Resource{sched.Scalar("cpus", executorCPUs), sched.Scalar("mem", executorMem)}}
+	return mesos.TaskInfo{Name: cfg.App + " " + id, TaskID: mesos.TaskID{Value: id}, AgentID: o.AgentID, Executor: ex,
+		Resources: []mesos.Resource{sched.Scalar("cpus", float64(cfg.Cores)), sched.Scalar("mem", float64(cfg.MemMB))}}
+}
+
+// Update implements sched.Planner.
+func (b *mesosBackend) Update(st mesos.TaskStatus) {
+	id := st.TaskID.Value
+	b.mu.Lock()
+	t := b.tasks[id]
+	if t == nil {
+		b.mu.Unlock()
+		return
+	}
+	t.state = st.GetState()
+	terminal := sched.IsTerminal(t.state)
+	released := t.released
+	b.mu.Unlock()
+	// Lock order is c.mu before b.mu (the driver asks the backend for
+	// executors while holding c.mu), so look at the driver with b.mu released.
+	var abort error
+	if terminal && !released {
+		b.c.mu.Lock()
+		registered := b.c.execs[id] != nil
+		ever := b.c.everExec
+		b.c.mu.Unlock()
+		if !registered && !ever {
+			b.mu.Lock()
+			b.failures++
+			if b.failures >= b.c.cfg.ExecutorStartFailures {
+				abort = fmt.Errorf("executors cannot start: %d launches failed and none registered; the last, %s on agent %s, ended %s: %s. Check the executor binary (%s): it must exist and be executable at that path on every agent, or give an executor URI the agents can fetch",
+					b.failures, id, t.agent, t.state, st.GetMessage(), b.describeBinary())
+			}
+			b.mu.Unlock()
+		}
+	}
+	if terminal {
+		b.c.elog.emit(map[string]any{"event": "executor_task_ended", "time": now(), "executor": id, "state": t.state.String(), "message": st.GetMessage(), "released": released})
+		if !released {
+			b.c.executorLost(id, fmt.Sprintf("Mesos task %s: %s", t.state, st.GetMessage()))
+		}
+		if abort != nil {
+			b.c.fail(abort)
+		} else {
+			b.client.Wake()
+		}
+	}
+}
+
+func (b *mesosBackend) describeBinary() string {
+	if b.c.cfg.ExecutorURI != "" {
+		return "URI " + b.c.cfg.ExecutorURI
+	}
+	return b.binary
+}
+
+// Tasks implements sched.Planner.
+func (b *mesosBackend) Tasks() map[string]string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	out := map[string]string{}
+	for id, t := range b.tasks {
+		if !sched.IsTerminal(t.state) {
+			out[id] = t.agent
+		}
+	}
+	return out
+}
+
+func (b *mesosBackend) known(id string) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	t := b.tasks[id]
+	return t != nil && !t.released
+}
+
+func (b *mesosBackend) setTarget(n int) {
+	b.mu.Lock()
+	b.want = n
+	b.mu.Unlock()
+	b.client.Wake()
+}
+
+func (b *mesosBackend) release(id string) {
+	b.mu.Lock()
+	t := b.tasks[id]
+	if t != nil {
+		t.released = true
+	}
+	b.mu.Unlock()
+	if t != nil {
+		b.client.Kill(id, t.agent)
+	}
+	b.client.Wake()
+}
+
+// stop tears the framework down: the master shuts down every executor, so
+// none outlives the application.
+func (b *mesosBackend) stop() {
+	b.mu.Lock()
+	b.want = 0
+	for _, t := range b.tasks {
+		t.released = true
+	}
+	b.mu.Unlock()
+	if err := b.client.Teardown(); err != nil {
+		b.c.cfg.Logf("TEARDOWN: %v (executors will stop when they lose the driver)", err)
+	}
+	b.cancel()
+	<-b.done
+}
+
+func strp(s string) *string { return &s }
+
+// runMesosExecutor is the executor process: a mesos-go executor on the
+// agent's /api/v1/executor whose one task is "be an executor of the driver
+// at $ALLOT_FRAMEWORK_DRIVER until killed".
+func runMesosExecutor() error {
+	cfg, err := config.FromEnv()
+	if err != nil {
+		return fmt.Errorf("not started by a Mesos agent: %w", err)
+	}
+	driver := os.Getenv(envDriver)
+	cores, _ := strconv.Atoi(os.Getenv(envCores))
+	blockMem, _ := strconv.ParseInt(os.Getenv(envBlockMem), 10, 64)
+	u := url.URL{Scheme: "http", Host: cfg.AgentEndpoint, Path: "/api/v1/executor"}
+	hc := httpcli.New(httpcli.Endpoint(u.String()), httpcli.Codec(codecs.ByMediaType[codecs.MediaTypeProtobuf]),
+		httpcli.Do(httpcli.With(httpcli.Timeout(10*time.Second), httpcli.Transport(func(t *nethttp.Transport) { t.MaxIdleConnsPerHost = 4 }))))
+	opts := mexec.CallOptions{ecalls.Framework(cfg.FrameworkID), ecalls.Executor(cfg.ExecutorID)}
+	cli := ecalls.SenderWith(httpexec.NewSender(hc.Send), opts...)
+	sub := ecalls.SenderWith(httpexec.NewSender(hc.Send, httpcli.Close(true)), opts...)
+	update := func(task mesos.TaskID, s mesos.TaskState, msg string) {
+		uuid := make([]byte, 16)
+		rand.Read(uuid)
+		st := mesos.TaskStatus{TaskID: task, State: s.Enum(), Source: mesos.SOURCE_EXECUTOR.Enum(), UUID: uuid, Message: &msg}
+		r, err := cli.Send(context.Background(), ecalls.NonStreaming(ecalls.Update(st)))
+		if r != nil {
+			r.Close()
+		}
+		if err != nil {
+			log.Printf("executor: update %s: %v", s, err)
+		}
+	}
+	resp, err := sub.Send(context.Background(), ecalls.NonStreaming(ecalls.Subscribe(nil, nil)))
+	if err != nil {
+		return fmt.Errorf("subscribing to agent %s: %w", cfg.AgentEndpoint, err)
+	}
+	defer resp.Close()
+	host, _, _ := net.SplitHostPort(cfg.AgentEndpoint)
+	var ex *Executor
+	var task mesos.TaskID
+	events := make(chan mexec.Event)
+	errc := make(chan error, 1)
+	go func() {
+		for {
+			var e mexec.Event
+			if err := resp.Decode(&e); err != nil {
+				errc <- err
+				return
+			}
+			events <- e
+		}
+	}()
+	var lost <-chan struct{}
+	for {
+		select {
+		case err := <-errc:
+			if ex != nil {
+				ex.Stop()
+			}
+			if err == io.EOF {
+				return nil
+			}
+			return fmt.Errorf("agent connection: %w", err)
+		case <-lost:
+			update(task, mesos.TASK_FAILED, "driver "+driver+" stopped answering; executor exits")
+			ex.Stop()
+			return nil
+		case e := <-events:
+			switch e.Type {
+			case mexec.Event_LAUNCH:
+				if ex != nil {
+					update(e.Launch.Task.TaskID, mesos.TASK_ERROR, "this executor already runs "+task.Value)
+					continue
+				}
+				task = e.Launch.Task.TaskID
+				ex, err = StartExecutor(ExecutorConfig{ID: cfg.ExecutorID, Driver: driver, Cores: cores, BlockMem: blockMem,
+					Dir: cfg.Sandbox + "/blocks", Listen: net.JoinHostPort(host, "0"), Advertise: host})
+				if err != nil {
+					update(task, mesos.TASK_FAILED, err.Error())
+					return err
+				}
+				lost = ex.DriverLost()
+				update(task, mesos.TASK_RUNNING, "serving tasks at "+ex.URL())
+			case mexec.Event_KILL:
+				update(e.Kill.TaskID, mesos.TASK_KILLED, "released by the driver")
+				if ex != nil {
+					ex.Stop()
+				}
+				return nil
+			case mexec.Event_SHUTDOWN:
+				if ex != nil {
+					update(task, mesos.TASK_KILLED, "executor shut down")
+					ex.Stop()
+				}
+				return nil
+			case mexec.Event_ERROR:
+				return fmt.Errorf("agent error: %s", e.Error.GetMessage())
+			}
+		}
+	}
+}

@@ -1,0 +1,124 @@
+package framework
+
+import (
+	"fmt"
+	"sort"
+	"sync"
+)
+
+// Function shapes a registered function may have. Each may also be
+// registered as a factory func(arg any) <shape>, which receives the
+// argument given at the call site (Dataset.Map(name, arg)); the argument is
+// shipped with the task in the record codec.
+type (
+	// MapFunc maps one record to one record.
+	MapFunc = func(any) any
+	// FlatMapFunc maps one record to any number, through emit.
+	FlatMapFunc = func(rec any, emit func(any))
+	// FilterFunc keeps the records it returns true for.
+	FilterFunc = func(any) bool
+	// ReduceFunc combines two values of one key; it must be associative and
+	// commutative (it also runs map-side, as a combiner).
+	ReduceFunc = func(a, b any) any
+	// PartitionFunc sees a whole partition at once (mapPartitions).
+	PartitionFunc = func(part []any, emit func(any))
+)
+
+var (
+	regMu sync.RWMutex
+	funcs = map[string]any{}
+)
+
+// Register makes fn callable by name in datasets. Call it from init() in
+// the application's packages, so that the driver and every executor (the
+// same binary) know the same names. It panics on a duplicate name or an
+// unsupported signature: both are programming errors.
+func Register(name string, fn any) {
+	if name == "" {
+		panic("framework.Register: empty name")
+	}
+	if kind(fn) == "" {
+		panic(fmt.Sprintf("framework.Register(%q): unsupported function type %T; want func(any) any, func(any, func(any)), func(any) bool, func(any, any) any, func([]any, func(any)) or func(arg any) returning one of these", name, fn))
+	}
+	regMu.Lock()
+	defer regMu.Unlock()
+	if _, dup := funcs[name]; dup {
+		panic(fmt.Sprintf("framework.Register: %q registered twice", name))
+	}
+	funcs[name] = fn
+}
+
+// kind names the shape of fn ("" if unsupported); factories report the
+// shape they return.
+func kind(fn any) string {
+	switch fn.(type) {
+	case MapFunc, func(any) MapFunc:
+		return "map"
+	case FlatMapFunc, func(any) FlatMapFunc:
+		return "flatMap"
+	case FilterFunc, func(any) FilterFunc:
+		return "filter"
+	case ReduceFunc, func(any) ReduceFunc:
+		return "reduce"
+	case PartitionFunc, func(any) PartitionFunc:
+		return "mapPartitions"
+	}
+	return ""
+}
+
+// checkFunc reports whether name is registered with the shape want, with an
+// error that says what to fix.
+func checkFunc(name, want string) error {
+	regMu.RLock()
+	fn, ok := funcs[name]
+	regMu.RUnlock()
+	if !ok {
+		return fmt.Errorf("function %q is not registered: call framework.Register(%q, fn) in an init() of the application (registered: %v)", name, name, registered())
+	}
+	if k := kind(fn); k != want {
+		return fmt.Errorf("function %q is a %s function, but %s needs a %s function", name, k, want, want)
+	}
+	return nil
+}
+
+func registered() []string {
+	regMu.RLock()
+	defer regMu.RUnlock()
+	var out []string
+	for k := range funcs {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// lookup returns the function instantiated with arg (decoded).
+func lookup(name string, arg []byte) (any, error) {
+	regMu.RLock()
+	fn, ok := funcs[name]
+	regMu.RUnlock()
+	if !ok {
+		return nil, fmt.Errorf("function %q is not registered in this executor: register it in an init() so every process of the binary knows it", name)
+	}
+	var a any
+	if len(arg) > 0 {
+		d := decoder{b: arg}
+		var err error
+		if a, err = d.next(); err != nil {
+			return nil, fmt.Errorf("argument of %q: %v", name, err)
+		}
+	}
+	switch f := fn.(type) {
+	case func(any) MapFunc:
+		return f(a), nil
+	case func(any) FlatMapFunc:
+		return f(a), nil
+	case func(any) FilterFunc:
+		return f(a), nil
+	case func(any) ReduceFunc:
+		return f(a), nil
+	case func(any) PartitionFunc:
+		return f(a), nil
+	}
+	return fn, nil
+}
