@@ -132,6 +132,7 @@ func Closest(centres [][]float64, p []float64) int {
 
 // KMeans runs iters Lloyd iterations from the first k points of the file
 // (one point per line, coordinates separated by spaces), points cached.
+// readPoints reads the first k points (all with k < 0).
 func KMeans(ctx *framework.Context, path string, k, iters, parts int, onIter func(int)) ([][]float64, error) {
 	points := ctx.TextFile(path, parts).Map("km.parse").Cache()
 	first, err := readPoints(path, k)
@@ -176,7 +177,7 @@ func readPoints(path string, k int) ([][]float64, error) {
 	defer f.Close()
 	var out [][]float64
 	sc := bufio.NewScanner(f)
-	for sc.Scan() && len(out) < k {
+	for sc.Scan() && (k < 0 || len(out) < k) {
 		var p []float64
 		for _, s := range strings.Fields(sc.Text()) {
 			v, err := strconv.ParseFloat(s, 64)
@@ -187,7 +188,7 @@ func readPoints(path string, k int) ([][]float64, error) {
 		}
 		out = append(out, p)
 	}
-	if len(out) < k {
+	if k >= 0 && len(out) < k {
 		return nil, fmt.Errorf("%s has %d points, fewer than k=%d", path, len(out), k)
 	}
 	return out, sc.Err()
@@ -195,9 +196,12 @@ func readPoints(path string, k int) ([][]float64, error) {
 
 // LloydReference is the plain single-process k-means with the same start.
 func LloydReference(path string, k, iters int) ([][]float64, error) {
-	all, err := readPoints(path, math.MaxInt32)
-	if err != nil && !strings.Contains(err.Error(), "fewer than") {
+	all, err := readPoints(path, -1)
+	if err != nil {
 		return nil, err
+	}
+	if len(all) < k {
+		return nil, fmt.Errorf("%s has %d points, fewer than k=%d", path, len(all), k)
 	}
 	centres := make([][]float64, k)
 	copy(centres, all[:k])
