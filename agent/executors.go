@@ -459,6 +459,7 @@ func (a *Agent) killTask(fwID, exID, taskID string, grace time.Duration) {
 	if t == nil || isTerminal(t.state) {
 		return
 	}
+	a.log.Debug().Str("task_id", taskID).Str("executor_id", ex.id).Bool("launched", t.launched).Bool("connected", ex.stream != nil).Msg("kill")
 	if !t.launched {
 		// Never reached the executor: kill it here.
 		var q []*exec1.Event

@@ -76,19 +76,30 @@ func TestAgentKill9KeepsCheckpointedExecutor(t *testing.T) {
 		t.Fatalf("executor processes after restart = %v, want the same %v", got, pids)
 	}
 	// The recovered executor re-subscribed: KILL reaches it and it answers.
-	waitFor(t, 15*time.Second, "the executor to re-subscribe (KILL answered)", func() bool {
+	deadline := time.Now().Add(15 * time.Second)
+	for {
 		keep.call(calls.Kill("long", o.AgentID.Value))
-		_, ok := lastState(keep, "long", mesos.TASK_KILLED)
-		return ok
-	})
-	if s := keep.states("long"); s[len(s)-1] != mesos.TASK_KILLED {
-		t.Errorf("states of the kept task = %v", s)
+		if sawState(keep, "long", mesos.TASK_KILLED) {
+			break
+		}
+		if time.Now().After(deadline) {
+			st, _ := agentState(a.addr)
+			t.Fatalf("KILL not answered after the restart; agent state %v; framework saw %v", st, keep.states("long"))
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }
 
-func lastState(s *sched, id string, want mesos.TaskState) (mesos.TaskStatus, bool) {
-	st, ok := s.lastStatus(id)
-	return st, ok && st.GetState() == want
+// sawState reports whether s has seen task id reach want (repeated KILLs of
+// a task that is gone answer TASK_LOST afterwards, so the last state is not
+// the one to look at).
+func sawState(s *sched, id string, want mesos.TaskState) bool {
+	for _, st := range s.states(id) {
+		if st == want {
+			return true
+		}
+	}
+	return false
 }
 
 // A master killed with -9 and restarted on the same work dir keeps its
