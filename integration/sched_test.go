@@ -246,17 +246,6 @@ func (s *sched) states(taskID string) []mesos.TaskState {
 	return out
 }
 
-func (s *sched) lastStatus(taskID string) (mesos.TaskStatus, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for i := len(s.updates) - 1; i >= 0; i-- {
-		if s.updates[i].TaskID.Value == taskID {
-			return s.updates[i], true
-		}
-	}
-	return mesos.TaskStatus{}, false
-}
-
 func (s *sched) waitState(t testing.TB, taskID string, want mesos.TaskState) mesos.TaskStatus {
 	t.Helper()
 	var st mesos.TaskStatus

@@ -250,7 +250,7 @@ func (m *Master) taskLost(fw *framework, t *task, reason mesos.TaskStatus_Reason
 		}
 	}
 	delete(fw.tasks, t.id)
-	m.completed = append(m.completed, t)
+	m.addCompleted(t)
 	m.rep.propose(&api.Command{Type: api.CommandType_TASK_REMOVE, Id: taskKey(fw.id, t.id)})
 	m.publishTask(evTaskUpdated, t)
 	m.sendFramework(fw, &schedEvent{Type: evUpdate, Update: &scheduler.Event_Update{Status: st}})

@@ -595,3 +595,15 @@ func splitHostPort(addr string) (string, int, error) {
 	n, err := strconv.Atoi(p)
 	return h, n, err
 }
+
+// maxCompleted bounds the terminal tasks kept for /state and GET_TASKS, as
+// Mesos's --max_completed_tasks_per_framework does (for all frameworks).
+const maxCompleted = 1000
+
+// addCompleted remembers a finished task. Caller holds m.mu.
+func (m *Master) addCompleted(t *task) {
+	m.completed = append(m.completed, t)
+	if len(m.completed) > 2*maxCompleted {
+		m.completed = append([]*task(nil), m.completed[len(m.completed)-maxCompleted:]...)
+	}
+}

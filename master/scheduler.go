@@ -595,10 +595,7 @@ func (m *Master) acknowledge(fw *framework, ack *scheduler.Call_Acknowledge) err
 	}
 	if t != nil && isTerminal(t.state) && t.status != nil && string(t.status.UUID) == string(ack.UUID) {
 		delete(fw.tasks, t.id)
-		m.completed = append(m.completed, t)
-		if len(m.completed) > 1000 {
-			m.completed = m.completed[len(m.completed)-1000:]
-		}
+		m.addCompleted(t)
 		m.rep.propose(&api.Command{Type: api.CommandType_TASK_REMOVE, Id: taskKey(fw.id, t.id)})
 	}
 	return nil
