@@ -7,6 +7,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -271,13 +272,20 @@ func (s *Stream) Serve(w http.ResponseWriter, r *http.Request, recordio bool, he
 			}
 		case b := <-s.frames:
 			buf = appendFrame(buf[:0], b)
-			// Batch whatever else is queued into one write and flush.
-			for more := true; more; {
-				select {
-				case b := <-s.frames:
-					buf = appendFrame(buf, b)
-				default:
-					more = false
+			// Batch whatever else is queued into one write and flush. Under
+			// load, yielding once lets producers that are running right now
+			// add their frames, which saves a write system call per event.
+			for round := 0; round < 2; round++ {
+				for more := true; more; {
+					select {
+					case b := <-s.frames:
+						buf = appendFrame(buf, b)
+					default:
+						more = false
+					}
+				}
+				if round == 0 {
+					runtime.Gosched()
 				}
 			}
 			if _, err := w.Write(buf); err != nil {

@@ -103,6 +103,7 @@ type framework struct {
 type task struct {
 	id, fw, agent, executor string
 	info                    mesos.TaskInfo
+	infoBytes               []byte // info in protobuf, for registry records
 	res                     resources.Resources
 	state                   mesos.TaskState
 	status                  *mesos.TaskStatus
@@ -569,7 +570,10 @@ func (m *Master) frameworkRecord(fw *framework) *api.FrameworkRecord {
 }
 
 func taskRecord(t *task) *api.TaskRecord {
-	info, _ := t.info.Marshal()
+	if t.infoBytes == nil {
+		t.infoBytes, _ = t.info.Marshal()
+	}
+	info := t.infoBytes
 	rec := &api.TaskRecord{FrameworkId: t.fw, TaskId: t.id, AgentId: t.agent, ExecutorId: t.executor,
 		Info: info, State: int32(t.state), Resources: t.res.String()}
 	if t.status != nil {
