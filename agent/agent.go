@@ -286,6 +286,11 @@ func (a *Agent) masterLoop() {
 		a.mu.Lock()
 		a.connected = false
 		a.mu.Unlock()
+		select {
+		case <-a.stop:
+			return // stopping: the connection ended because we ended it
+		default:
+		}
 		if err != nil {
 			a.log.Warn().Err(err).Str("master", addr).Msg("master connection ended")
 		}

@@ -95,7 +95,7 @@ Try:
   allot run --master %s -- echo hello from allot     # a one-off task; exits with its exit code
   curl -s http://%s/state                             # Mesos-shaped state
   curl -s http://%s/metrics | grep '^allot_'          # Prometheus metrics
-  go run github.com/mesos/mesos-go/api/v1/cmd/msh@v0.0.11 -master %s -- echo hi
+  go run github.com/mesos/mesos-go/api/v1/cmd/msh -master %s -- echo hi   # from this checkout
 Any mesos-go v0.0.11 framework can use http://%s/api/v1/scheduler.
 Ctrl-C stops everything.
 `, addr, *n, *res, dir, addr, addr, addr, addr, addr)
