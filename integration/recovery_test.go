@@ -177,3 +177,46 @@ func TestFrameworkFailover(t *testing.T) {
 	})
 	waitFor(t, 20*time.Second, "its task's executor to be gone", func() bool { return len(sandboxPids(c.dir, "kept")) == 0 })
 }
+
+// An update not yet acknowledged when the agent is killed with -9 is on
+// disk: the restarted agent sends it again, with the same uuid.
+func TestUnacknowledgedUpdateSurvivesAgentKill9(t *testing.T) {
+	c := newCluster(t, 1)
+	a := c.agents[0]
+	fw := subscribe(t, c.maddr, checkpointing("patient"))
+	fw.mu.Lock()
+	fw.noAck = true
+	fw.mu.Unlock()
+	o := fw.takeOffer(t, "")
+	if err := fw.call(launch(o, execTask("pending", o, execInfo("pending-ex"), "sleep"))); err != nil {
+		t.Fatal(err)
+	}
+	first := fw.waitState(t, "pending", mesos.TASK_RUNNING)
+	a.kill(syscall.SIGKILL)
+	fw.mu.Lock()
+	before := len(fw.updates)
+	fw.mu.Unlock()
+	c.startAgent(a)
+	c.waitAgents(1)
+	waitFor(t, 20*time.Second, "the restarted agent to resend TASK_RUNNING", func() bool {
+		fw.mu.Lock()
+		defer fw.mu.Unlock()
+		for _, u := range fw.updates[before:] {
+			if u.TaskID.Value == "pending" && string(u.UUID) == string(first.UUID) {
+				return true
+			}
+		}
+		return false
+	})
+	if err := fw.call(calls.Acknowledge(o.AgentID.Value, "pending", first.UUID)); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "the agent to hold no pending update", func() bool {
+		st, err := agentState(a.addr)
+		if err != nil {
+			return false
+		}
+		tasks, _ := st["tasks"].([]any)
+		return len(tasks) == 1 && tasks[0].(map[string]any)["PendingUpdates"] == float64(0)
+	})
+}
