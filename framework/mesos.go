@@ -139,19 +139,37 @@ func (b *mesosBackend) Offers(offers []mesos.Offer) []sched.Launch {
 	defer b.mu.Unlock()
 	cfg := b.c.cfg
 	needCPU, needMem := float64(cfg.Cores)+executorCPUs, float64(cfg.MemMB)+executorMem
+	// Rounds of one executor per offer, so executors spread over agents,
+	// until the target is met or nothing more fits.
+	left := make([][2]float64, len(offers))
+	for i, o := range offers {
+		left[i] = [2]float64{sched.ScalarOf(o.Resources, "cpus"), sched.ScalarOf(o.Resources, "mem")}
+	}
+	byOffer := map[int]*sched.Launch{}
+	for placed := true; placed && b.live() < b.want; {
+		placed = false
+		for i, o := range offers {
+			if b.live() >= b.want || left[i][0] < needCPU-1e-9 || left[i][1] < needMem-1e-9 {
+				continue
+			}
+			left[i][0] -= needCPU
+			left[i][1] -= needMem
+			placed = true
+			b.next++
+			id := fmt.Sprintf("exec-%d", b.next)
+			b.tasks[id] = &mesosExec{agent: o.AgentID.Value, state: mesos.TASK_STAGING}
+			if byOffer[i] == nil {
+				byOffer[i] = &sched.Launch{Offer: o.ID}
+			}
+			byOffer[i].Tasks = append(byOffer[i].Tasks, b.taskInfo(id, o))
+			b.c.elog.emit(map[string]any{"event": "executor_launched", "time": now(), "executor": id, "agent": o.AgentID.Value, "host": o.Hostname})
+		}
+	}
 	var out []sched.Launch
-	for _, o := range offers {
-		if b.live() >= b.want {
-			break
+	for i := range offers {
+		if l := byOffer[i]; l != nil {
+			out = append(out, *l)
 		}
-		if sched.ScalarOf(o.Resources, "cpus") < needCPU-1e-9 || sched.ScalarOf(o.Resources, "mem") < needMem-1e-9 {
-			continue
-		}
-		b.next++
-		id := fmt.Sprintf("exec-%d", b.next)
-		b.tasks[id] = &mesosExec{agent: o.AgentID.Value, state: mesos.TASK_STAGING}
-		out = append(out, sched.Launch{Offer: o.ID, Tasks: []mesos.TaskInfo{b.taskInfo(id, o)}})
-		b.c.elog.emit(map[string]any{"event": "executor_launched", "time": now(), "executor": id, "agent": o.AgentID.Value, "host": o.Hostname})
 	}
 	return out
 }

@@ -103,6 +103,7 @@ type taskRun struct {
 	nodes map[int]*node
 	m     *taskMetrics
 	res   *taskResult
+	fn    string // the registered function running, for panic messages
 }
 
 // compute pushes the records of partition p of n into emit.
@@ -152,7 +153,7 @@ func (r *taskRun) parent(n *node) (*node, error) {
 func (r *taskRun) computeFresh(n *node, p int, emit func(any)) (err error) {
 	defer func() {
 		if x := recover(); x != nil {
-			err = fmt.Errorf("%s %q panicked: %v", n.Op, n.Fn, x)
+			err = fmt.Errorf("function %q panicked: %v", r.fn, x)
 		}
 	}()
 	switch n.Op {
@@ -187,19 +188,20 @@ func (r *taskRun) computeFresh(n *node, p int, emit func(any)) (err error) {
 		if !ok {
 			return fmt.Errorf("function %q is not a map function", n.Fn)
 		}
-		return r.compute(pn, p, func(v any) { emit(f(v)) })
+		return r.compute(pn, p, func(v any) { r.fn = n.Fn; emit(f(v)) })
 	case "flatMap":
 		f, ok := fn.(FlatMapFunc)
 		if !ok {
 			return fmt.Errorf("function %q is not a flatMap function", n.Fn)
 		}
-		return r.compute(pn, p, func(v any) { f(v, emit) })
+		return r.compute(pn, p, func(v any) { r.fn = n.Fn; f(v, emit) })
 	case "filter":
 		f, ok := fn.(FilterFunc)
 		if !ok {
 			return fmt.Errorf("function %q is not a filter function", n.Fn)
 		}
 		return r.compute(pn, p, func(v any) {
+			r.fn = n.Fn
 			if f(v) {
 				emit(v)
 			}
@@ -213,6 +215,7 @@ func (r *taskRun) computeFresh(n *node, p int, emit func(any)) (err error) {
 		if err := r.compute(pn, p, func(v any) { part = append(part, v) }); err != nil {
 			return err
 		}
+		r.fn = n.Fn
 		f(part, emit)
 		return nil
 	}

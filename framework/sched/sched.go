@@ -147,6 +147,9 @@ type Client struct {
 	callMu sync.Mutex
 
 	acks chan *scheduler.Call
+	// stopping is set by Teardown: the stream's end is then expected and
+	// Run returns instead of re-subscribing.
+	stopping bool
 	// reconcileDone, if set (tests), hears when a reconciliation finishes.
 	reconcileDone chan struct{}
 }
@@ -185,6 +188,12 @@ func (c *Client) Run(ctx context.Context) error {
 		err := c.serve(ctx, "http://"+master+"/api/v1/scheduler")
 		if ctx.Err() != nil {
 			return ctx.Err()
+		}
+		c.mu.Lock()
+		stopping := c.stopping
+		c.mu.Unlock()
+		if stopping {
+			return nil
 		}
 		// 403 to SUBSCRIBE with our id: the master removed the framework.
 		if apierrors.CodeUnsubscribed.Matches(errors.Unwrap(err)) && strings.Contains(err.Error(), "removed") {
@@ -302,7 +311,10 @@ func (c *Client) handle(ctx context.Context, caller calls.Caller, e *scheduler.E
 			c.call(ctx, calls.Request(demandRequest(*d)))
 		}
 		c.sync(ctx)
-		go c.reconcile(ctx, session)
+		// Reconcile the tasks known now, before this session launches
+		// anything: a task launched after SUBSCRIBED may reach the master
+		// after our RECONCILE and be reported TASK_LOST by mistake.
+		go c.reconcile(ctx, session, c.planner.Tasks())
 	case scheduler.Event_OFFERS:
 		c.offers(ctx, e.Offers.Offers)
 	case scheduler.Event_UPDATE:
@@ -336,12 +348,20 @@ func (c *Client) handle(ctx context.Context, caller calls.Caller, e *scheduler.E
 // them, one DECLINE with the refuse filter for the rest.
 func (c *Client) offers(ctx context.Context, offers []mesos.Offer) {
 	used := map[string]bool{}
-	for _, l := range c.planner.Offers(offers) {
+	launches := c.planner.Offers(offers)
+	// The unused rest of an accepted offer is declined implicitly with the
+	// ACCEPT's filter: while the planner still wants more, that filter is
+	// zero so the rest comes straight back; otherwise the usual refusal.
+	refuse := c.cfg.RefuseSeconds
+	if c.planner.Wants() {
+		refuse = 0
+	}
+	for _, l := range launches {
 		if len(l.Tasks) == 0 || used[l.Offer.Value] {
 			continue
 		}
 		used[l.Offer.Value] = true
-		if err := c.call(ctx, calls.Accept(calls.OfferOperations{calls.OpLaunch(l.Tasks...)}.WithOffers(l.Offer))); err != nil {
+		if err := c.call(ctx, calls.Accept(calls.OfferOperations{calls.OpLaunch(l.Tasks...)}.WithOffers(l.Offer)).With(calls.RefuseSeconds(refuse))); err != nil {
 			// The launch did not happen; the planner learns through the
 			// TASK_* updates reconciliation brings or by its own timeout.
 			c.cfg.Logf("ACCEPT of offer %s failed: %v", l.Offer.Value, err)
@@ -408,7 +428,7 @@ func (c *Client) Suppressed() bool {
 // reconcile asks for the state of every known task and repeats, backing
 // off, until each has reported since this subscription (Mesos's
 // reconciliation algorithm), or the subscription is replaced.
-func (c *Client) reconcile(ctx context.Context, session int) {
+func (c *Client) reconcile(ctx context.Context, session int, known map[string]string) {
 	c.mu.Lock()
 	c.reported = map[string]bool{}
 	c.mu.Unlock()
@@ -418,7 +438,7 @@ func (c *Client) reconcile(ctx context.Context, session int) {
 		c.mu.Lock()
 		pending := map[string]string{}
 		for id, agent := range tasks {
-			if !c.reported[id] {
+			if _, ok := known[id]; ok && !c.reported[id] {
 				pending[id] = agent
 			}
 		}
@@ -489,6 +509,9 @@ func (c *Client) Kill(taskID, agentID string) error {
 
 // Teardown removes the framework: the master kills its tasks and executors.
 func (c *Client) Teardown() error {
+	c.mu.Lock()
+	c.stopping = true
+	c.mu.Unlock()
 	return c.call(context.Background(), &scheduler.Call{Type: scheduler.Call_TEARDOWN})
 }
 

@@ -1,0 +1,52 @@
+package examples
+
+import (
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/allot-sched/allot/examples/internal/gen"
+)
+
+// BenchmarkWordCount runs wordcount on a two-agent local cluster (two
+// executors of one core each, as this 2-core machine has) and, side by
+// side on the same generated input, a single-process all-cores Go word
+// count. ALLOT_WORDCOUNT_BYTES sets the input size (default 1 GB); run it
+// with -benchtime 1x. Timings are reported, never asserted.
+func BenchmarkWordCount(b *testing.B) {
+	size := int64(1 << 30)
+	if s := os.Getenv("ALLOT_WORDCOUNT_BYTES"); s != "" {
+		v, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || v <= 0 {
+			b.Fatalf("ALLOT_WORDCOUNT_BYTES=%q: want a positive byte count", s)
+		}
+		size = v
+	}
+	in := filepath.Join(b.TempDir(), "words.txt")
+	if err := gen.WriteText(in, size, 42); err != nil {
+		b.Fatal(err)
+	}
+	c := newCluster(b)
+	var cluster, single time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		t0 := time.Now()
+		_, stderr, err := c.run(b, "wordcount", "--input", in, "--executors", "2", "--cores", "1", "--quiet")
+		if err != nil {
+			b.Fatalf("wordcount: %v\n%s", err, tail(stderr, 2000))
+		}
+		cluster += time.Since(t0)
+		t0 = time.Now()
+		if _, err := gen.CountWords(in, runtime.NumCPU()); err != nil {
+			b.Fatal(err)
+		}
+		single += time.Since(t0)
+	}
+	mb := float64(size) / (1 << 20) * float64(b.N)
+	b.ReportMetric(mb/cluster.Seconds(), "cluster-MB/s")
+	b.ReportMetric(mb/single.Seconds(), "single-MB/s")
+	b.ReportMetric(single.Seconds()/cluster.Seconds(), "cluster/single")
+}
