@@ -45,6 +45,42 @@ func TestSchedulerCalls(t *testing.T) {
 			t.Fatal(err)
 		}
 		fw.waitState(t, "never-was", mesos.TASK_LOST)
+		// A task that ignores SIGTERM is killed with SIGKILL after the
+		// kill policy's grace period.
+		o = fw.takeOffer(t, "")
+		if err := fw.call(launch(o, cmdTask("stubborn", o, "trap '' TERM; sleep 60", 0.1, 32))); err != nil {
+			t.Fatal(err)
+		}
+		fw.waitState(t, "stubborn", mesos.TASK_RUNNING)
+		kill := calls.Kill("stubborn", o.AgentID.Value)
+		kill.Kill.KillPolicy = &mesos.KillPolicy{GracePeriod: &mesos.DurationInfo{Nanoseconds: int64(300 * time.Millisecond)}}
+		if err := fw.call(kill); err != nil {
+			t.Fatal(err)
+		}
+		fw.waitState(t, "stubborn", mesos.TASK_KILLED)
+	})
+
+	t.Run("reconcile and update framework", func(t *testing.T) {
+		fw := subscribe(t, c.maddr, mesos.FrameworkInfo{Name: "before"})
+		if err := fw.call(calls.Reconcile(calls.ReconcileTasks(map[string]string{"ghost": ""}))); err != nil {
+			t.Fatal(err)
+		}
+		st := fw.waitState(t, "ghost", mesos.TASK_LOST)
+		if st.GetReason() != mesos.REASON_RECONCILIATION {
+			t.Errorf("reason = %v, want RECONCILIATION", st.GetReason())
+		}
+		info := mesos.FrameworkInfo{User: "root", Name: "after", ID: &mesos.FrameworkID{Value: fw.ID()}}
+		if err := fw.call(calls.UpdateFramework(info)); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, 10*time.Second, "/state to show the new name", func() bool {
+			for _, f := range c.state().Frameworks {
+				if f.ID == fw.ID() {
+					return f.Name == "after"
+				}
+			}
+			return false
+		})
 	})
 
 	t.Run("decline filter, suppress, revive", func(t *testing.T) {
