@@ -191,7 +191,8 @@ func (r *Registry) WriteSnapshot(w io.Writer) error {
 func writeRecords(w io.Writer, recs []*api.SnapshotRecord) error {
 	bw := bufio.NewWriter(w)
 	for _, rec := range recs {
-		b, err := proto.Marshal(rec)
+		// Deterministic: equal registries give equal snapshots (map order).
+		b, err := proto.MarshalOptions{Deterministic: true}.Marshal(rec)
 		if err != nil {
 			return err
 		}

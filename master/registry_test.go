@@ -186,3 +186,49 @@ func TestReplicatorKeepsRegistryAcrossRestart(t *testing.T) {
 		t.Errorf("tasks after reopen = %v", reg2.Tasks())
 	}
 }
+
+// After a raft snapshot, reopening restores the registry from the snapshot
+// stream (and the log entries after it).
+func TestReplicatorRestoresFromSnapshot(t *testing.T) {
+	dir := t.TempDir()
+	reg := NewRegistry()
+	rep, err := openRaft(dir, reg, "error")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rep.waitLeader(10 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range fixture() {
+		if err := rep.proposeWait(c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := rep.raft.Snapshot().Error(); err != nil {
+		t.Fatalf("snapshot: %v", err)
+	}
+	if err := rep.proposeWait(&api.Command{Type: api.CommandType_TASK_UPSERT, Task: &api.TaskRecord{FrameworkId: "f1", TaskId: "after-snapshot"}}); err != nil {
+		t.Fatal(err)
+	}
+	var want bytes.Buffer
+	reg.WriteSnapshot(&want)
+	rep.close()
+
+	reg2 := NewRegistry()
+	rep2, err := openRaft(dir, reg2, "error")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rep2.close()
+	if err := rep2.waitLeader(10 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	var got bytes.Buffer
+	reg2.WriteSnapshot(&got)
+	if !bytes.Equal(got.Bytes(), want.Bytes()) {
+		t.Errorf("registry after snapshot and reopen differs:\n got %d bytes\nwant %d bytes", got.Len(), want.Len())
+	}
+	if len(reg2.Tasks()) != 2 {
+		t.Errorf("tasks = %v, want t1 and after-snapshot", reg2.Tasks())
+	}
+}
