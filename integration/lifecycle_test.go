@@ -14,7 +14,13 @@ import (
 // the task's output is in its sandbox.
 func TestCommandTaskRunsToFinished(t *testing.T) {
 	c := newCluster(t, 2)
-	fw := subscribe(t, c.maddr, mesos.FrameworkInfo{Name: "lifecycle"})
+	for _, media := range []string{"protobuf", "json"} {
+		t.Run(media, func(t *testing.T) { runToFinished(t, c, media) })
+	}
+}
+
+func runToFinished(t *testing.T, c *cluster, media string) {
+	fw := subscribeWith(t, newCaller(c.maddr, media), mesos.FrameworkInfo{Name: "lifecycle-" + media})
 	o := fw.takeOffer(t, "")
 	if err := fw.call(launch(o, cmdTask("t1", o, "echo hello from allot; exit 0", 0.5, 64))); err != nil {
 		t.Fatalf("ACCEPT: %v", err)

@@ -102,10 +102,16 @@ func subscribeDirect(t testing.TB, addr string, info mesos.FrameworkInfo, onUpda
 	return s
 }
 
+// newCaller returns an httpsched caller speaking protobuf, or JSON if media
+// is "json".
 func newCaller(addr, media string) calls.Caller {
+	codec := codecs.ByMediaType[codecs.MediaTypeProtobuf]
+	if media == "json" {
+		codec = codecs.ByMediaType[codecs.MediaTypeJSON]
+	}
 	return httpsched.NewCaller(httpcli.New(
 		httpcli.Endpoint("http://"+addr+"/api/v1/scheduler"),
-		httpcli.Codec(codecs.ByMediaType[codecs.MediaTypeProtobuf]),
+		httpcli.Codec(codec),
 		httpcli.Do(httpcli.With(httpcli.Timeout(10*time.Second))),
 	))
 }
