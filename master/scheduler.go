@@ -101,6 +101,13 @@ func (m *Master) subscribe(w http.ResponseWriter, r *http.Request, req *api.Requ
 	}
 	failover := fw != nil
 	if fw != nil {
+		probe := &framework{id: id}
+		probe.setInfo(info)
+		if probe.role != fw.role {
+			m.mu.Unlock()
+			api.WriteError(w, api.Errorf(http.StatusBadRequest, "framework %s is in role %q; changing roles (to %q) on re-subscription is not supported yet", id, fw.role, probe.role))
+			return
+		}
 		if fw.stream != nil {
 			fw.stream.Send(&scheduler.Event{Type: scheduler.Event_ERROR, Error: &scheduler.Event_Error{Message: "framework failed over: a new subscription replaced this one"}})
 			fw.stream.Close("framework failed over")
@@ -109,14 +116,7 @@ func (m *Master) subscribe(w http.ResponseWriter, r *http.Request, req *api.Requ
 			fw.failoverTimer.Stop()
 			fw.failoverTimer = nil
 		}
-		oldRole := fw.role
 		fw.setInfo(info)
-		if fw.role != oldRole {
-			// The allocator keeps one role per framework; changing it means
-			// re-adding (what it holds is re-added through the agents' tasks on
-			// their next registration; until then it is not charged).
-			m.log.Warn().Str("framework_id", id).Str("old", oldRole).Str("new", fw.role).Msg("framework changed role on failover")
-		}
 		for _, o := range fw.offers {
 			m.removeOffer(o, true, nil)
 		}
@@ -276,13 +276,12 @@ func (m *Master) schedulerCall(r *http.Request, call *scheduler.Call) error {
 		if id := info.GetID().GetValue(); id != "" && id != fw.id {
 			return api.Errorf(http.StatusBadRequest, "UPDATE_FRAMEWORK: framework_info.id %q does not match framework_id %q", id, fw.id)
 		}
-		oldRole := fw.role
-		fw.setInfo(info)
-		if fw.role != oldRole {
-			fw.setInfo(info)
-			fw.role = oldRole
-			return api.Errorf(http.StatusBadRequest, "UPDATE_FRAMEWORK: changing roles (%s to %s) is not supported yet", oldRole, fw.role)
+		probe := &framework{id: fw.id}
+		probe.setInfo(info)
+		if probe.role != fw.role {
+			return api.Errorf(http.StatusBadRequest, "UPDATE_FRAMEWORK: changing roles (%q to %q) is not supported yet", fw.role, probe.role)
 		}
+		fw.setInfo(info)
 		if len(call.UpdateFramework.SuppressedRoles) > 0 {
 			fw.suppressed = true
 			m.alloc.Suppress(fw.id)
