@@ -21,6 +21,7 @@ type executorCheckpoint struct {
 	FrameworkInfo []byte           `json:"framework_info"`
 	ExecutorInfo  []byte           `json:"executor_info"`
 	Command       bool             `json:"command"`
+	CommandTask   bool             `json:"command_task"`
 	Sandbox       string           `json:"sandbox"`
 	ContainerID   string           `json:"container_id"`
 	Pid           int              `json:"pid"`
@@ -46,7 +47,7 @@ func (a *Agent) checkpointLocked(ex *executor) {
 	if !ex.checkpoint {
 		return
 	}
-	cp := executorCheckpoint{Command: ex.command, Sandbox: ex.sandbox, ContainerID: ex.containerID, Pid: ex.pid}
+	cp := executorCheckpoint{Command: ex.command, CommandTask: ex.commandTask, Sandbox: ex.sandbox, ContainerID: ex.containerID, Pid: ex.pid}
 	cp.FrameworkInfo, _ = ex.fwInfo.Marshal()
 	cp.ExecutorInfo, _ = ex.info.Marshal()
 	for _, t := range ex.tasks {
@@ -89,7 +90,7 @@ func (a *Agent) recover() {
 			os.Remove(f)
 			continue
 		}
-		ex := &executor{command: cp.Command, checkpoint: true, sandbox: cp.Sandbox, containerID: cp.ContainerID, pid: cp.Pid, tasks: map[string]*agentTask{}}
+		ex := &executor{command: cp.Command, commandTask: cp.CommandTask, checkpoint: true, sandbox: cp.Sandbox, containerID: cp.ContainerID, pid: cp.Pid, tasks: map[string]*agentTask{}}
 		if ex.fwInfo.Unmarshal(cp.FrameworkInfo) != nil || ex.info.Unmarshal(cp.ExecutorInfo) != nil {
 			os.Remove(f)
 			continue

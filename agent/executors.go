@@ -23,6 +23,7 @@ type executor struct {
 	info        mesos.ExecutorInfo
 	fwInfo      mesos.FrameworkInfo
 	command     bool // the built-in executor (command tasks, task groups)
+	commandTask bool // runs one command task (no ExecutorInfo was given)
 	checkpoint  bool
 	sandbox     string
 	containerID string
@@ -105,10 +106,11 @@ func (a *Agent) run(ev *api.AgentEvent) {
 	}
 	fwInfo.ID = &mesos.FrameworkID{Value: ev.FrameworkId}
 	var (
-		tasks   []mesos.TaskInfo
-		exInfo  mesos.ExecutorInfo
-		command bool
-		launch  *exec1.Event
+		tasks       []mesos.TaskInfo
+		exInfo      mesos.ExecutorInfo
+		command     bool
+		commandTask bool
+		launch      *exec1.Event
 	)
 	switch {
 	case len(ev.TaskGroup) > 0:
@@ -131,7 +133,7 @@ func (a *Agent) run(ev *api.AgentEvent) {
 		if ti.Executor != nil {
 			exInfo = *ti.Executor
 		} else {
-			command = true
+			command, commandTask = true, true
 			exInfo = mesos.ExecutorInfo{ExecutorID: mesos.ExecutorID{Value: ti.TaskID.Value},
 				Name: strPtr("Command Executor (Task: " + ti.TaskID.Value + ")"), Source: strPtr(ti.TaskID.Value)}
 		}
@@ -160,7 +162,7 @@ func (a *Agent) run(ev *api.AgentEvent) {
 		ex = nil
 	}
 	if ex == nil {
-		ex = &executor{fw: ev.FrameworkId, id: exInfo.ExecutorID.Value, info: exInfo, fwInfo: fwInfo, command: command,
+		ex = &executor{fw: ev.FrameworkId, id: exInfo.ExecutorID.Value, info: exInfo, fwInfo: fwInfo, command: command, commandTask: commandTask,
 			checkpoint: fwInfo.GetCheckpoint(), containerID: string(hexID()), tasks: map[string]*agentTask{}, launching: true}
 		ex.sandbox = filepath.Join(a.cfg.WorkDir, "slaves", orDefault(a.id, "unregistered"), "frameworks", ex.fw, "executors", ex.id, "runs", ex.containerID)
 		a.executors[key] = ex
@@ -375,7 +377,11 @@ func (a *Agent) executorExited(ex *executor, code int) {
 				fmt.Sprintf("executor exited with status %d before the task ended", code)))
 		}
 	}
-	a.send(&api.AgentCall{Type: api.AgentCallType_EXECUTOR_EXITED, FrameworkId: ex.fw, ExecutorId: ex.id, ExitStatus: int32(code)})
+	if !ex.commandTask {
+		// As Mesos: frameworks hear of executors they named, not of the
+		// command executor behind a plain command task.
+		a.send(&api.AgentCall{Type: api.AgentCallType_EXECUTOR_EXITED, FrameworkId: ex.fw, ExecutorId: ex.id, ExitStatus: int32(code)})
+	}
 	a.cleanupLocked(ex)
 }
 
