@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -47,7 +48,7 @@ func TestMain(m *testing.M) {
 			// a race fails the test that saw it (see startProc).
 			args = append(args, "-race")
 		}
-		cmd := exec.Command("go", append(args, b[1])...)
+		cmd := exec.Command(goTool(), append(args, b[1])...)
 		cmd.Stderr = os.Stderr
 		if err := cmd.Run(); err != nil {
 			fmt.Fprintf(os.Stderr, "building %s: %v\n", b[1], err)
@@ -58,6 +59,15 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	os.RemoveAll(binDir)
 	os.Exit(code)
+}
+
+// goTool finds the go command: on PATH, else in the GOROOT this test was
+// built with (a go test run by absolute path need not have go on PATH).
+func goTool() string {
+	if p, err := exec.LookPath("go"); err == nil {
+		return p
+	}
+	return filepath.Join(runtime.GOROOT(), "bin", "go")
 }
 
 // waitFor polls cond every 10ms until it holds or timeout passes; then it
