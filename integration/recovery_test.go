@@ -9,6 +9,7 @@ import (
 	"time"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
+	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler/calls"
 )
 
@@ -160,12 +161,23 @@ func TestFrameworkFailover(t *testing.T) {
 		t.Fatal(err)
 	}
 	fw.waitState(t, "kept", mesos.TASK_RUNNING)
-	fw.close()
+	// A second scheduler takes over while the first is still connected: the
+	// first is told so with an ERROR event and its stream ends.
 	info.ID = &mesos.FrameworkID{Value: id}
 	back := subscribe(t, c.maddr, info)
 	if back.ID() != id {
 		t.Fatalf("failover got id %s, want %s", back.ID(), id)
 	}
+	waitFor(t, 10*time.Second, "the replaced scheduler to get ERROR and lose its stream", func() bool {
+		select {
+		case <-fw.ended:
+		default:
+			return false
+		}
+		fw.mu.Lock()
+		defer fw.mu.Unlock()
+		return len(fw.events) > 0 && fw.events[len(fw.events)-1] == scheduler.Event_ERROR
+	})
 	// Reconciliation tells the new scheduler about its running task.
 	if err := back.call(calls.Reconcile()); err != nil {
 		t.Fatal(err)
