@@ -47,7 +47,7 @@ func main() {
 	opts := executor.CallOptions{calls.Framework(cfg.FrameworkID), calls.Executor(cfg.ExecutorID)}
 	st := &state{cli: calls.SenderWith(httpexec.NewSender(http.Send), opts...), tasks: map[string]mesos.TaskInfo{},
 		unacked: map[string]executor.Call_Update{}, work: make(chan func(), 1<<16)}
-	for i := 0; i < 8; i++ {
+	for i := 0; i < 4; i++ {
 		go func() {
 			for f := range st.work {
 				f()
