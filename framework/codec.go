@@ -77,6 +77,15 @@ func appendRecord(b []byte, v any) ([]byte, error) {
 	return b, fmt.Errorf("record of type %T cannot be encoded: use string, int, int64, float64, bool, []float64, []any or framework.KV", v)
 }
 
+// appendStringInt64 appends KV{k, v} exactly as appendRecord would, without
+// boxing (the combiner's output loop).
+func appendStringInt64(b []byte, k string, v int64) []byte {
+	b = append(b, tagKV, tagString)
+	b = binary.AppendUvarint(b, uint64(len(k)))
+	b = append(b, k...)
+	return binary.AppendVarint(append(b, tagInt64), v)
+}
+
 // decoder reads records appended by appendRecord.
 type decoder struct {
 	b   []byte

@@ -28,7 +28,8 @@ func (c *Context) newNode(n *node) *Dataset {
 func (c *Context) failed(err error) *Dataset { return &Dataset{ctx: c, err: err} }
 
 // TextFile reads a text file as lines, in parts byte-range partitions
-// (0: one per 32 MB, at least the total executor cores). The file must be
+// (0: one per 32 MB, rounded up to a multiple of the total executor cores
+// so that the last wave of tasks does not leave cores idle). The file must be
 // readable at the same path wherever executors run.
 func (c *Context) TextFile(path string, parts int) *Dataset {
 	st, err := os.Stat(path)
@@ -40,10 +41,9 @@ func (c *Context) TextFile(path string, parts int) *Dataset {
 	}
 	size := st.Size()
 	if parts <= 0 {
-		parts = int(size/(32<<20)) + 1
-		if min := c.cfg.Executors * c.cfg.Cores; parts < min {
-			parts = min
-		}
+		cores := max(c.cfg.Executors*c.cfg.Cores, 1)
+		parts = int((size + 32<<20 - 1) / (32 << 20))
+		parts = max((parts+cores-1)/cores*cores, cores)
 	}
 	n := &node{Op: "text", Path: path, Parts: parts, Name: "textFile " + path}
 	for i := 0; i < parts; i++ {

@@ -1,6 +1,8 @@
 package framework
 
 import (
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -15,6 +17,12 @@ func init() {
 	Register("test.sum", func(a, b any) any { return a.(int64) + b.(int64) })
 	Register("test.even", func(x any) bool { return x.(int64)%2 == 0 })
 	Register("test.boom", func(x any) any { panic("boom") })
+	Register("test.words", func(line []byte, emit func([]byte, int64)) {
+		for _, w := range strings.Fields(string(line)) {
+			emit([]byte(w), 1)
+		}
+	})
+	Register("test.sum64", func(a, b int64) int64 { return a + b })
 }
 
 func TestCodecRoundTrip(t *testing.T) {
@@ -41,6 +49,11 @@ func TestLocalJobs(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ctx.Close(nil)
+	text := filepath.Join(t.TempDir(), "text")
+	if err := os.WriteFile(text, []byte("b a\r\nc a\n\nb a a\nc"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	counts := []any{KV{"a", int64(4)}, KV{"b", int64(2)}, KV{"c", int64(2)}}
 	cases := []struct {
 		name string
 		run  func() (any, error)
@@ -56,6 +69,18 @@ func TestLocalJobs(t *testing.T) {
 			b := ctx.Parallelize([]any{KV{"a", "x"}, KV{"c", "y"}}, 1)
 			return a.Join(b, 2).Collect()
 		}, []any{KV{"a", []any{int64(1), "x"}}}},
+		// The bytes fast path (PairsFunc into an Int64ReduceFunc combiner)
+		// and the generic paths must count alike.
+		{"pairs fast combine", func() (any, error) {
+			return ctx.TextFile(text, 3).FlatMap("test.words").ReduceByKey("test.sum64", 2).SortByKey(2).Collect()
+		}, counts},
+		{"pairs generic combine", func() (any, error) {
+			return ctx.TextFile(text, 3).FlatMap("test.words").ReduceByKey("test.sum", 2).SortByKey(2).Collect()
+		}, counts},
+		{"pairs over strings, cached", func() (any, error) {
+			lines := ctx.Parallelize([]any{"b a", "c a", "", "b a a", "c"}, 2).Cache()
+			return lines.FlatMap("test.words").ReduceByKey("test.sum64", 1).SortByKey(1).Collect()
+		}, counts},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

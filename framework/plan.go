@@ -190,6 +190,11 @@ func (r *taskRun) computeFresh(n *node, p int, emit func(any)) (err error) {
 		}
 		return r.compute(pn, p, func(v any) { r.fn = n.Fn; emit(f(v)) })
 	case "flatMap":
+		if f, ok := fn.(PairsFunc); ok {
+			pair := func(k []byte, v int64) { emit(KV{string(k), v}) }
+			r.fn = n.Fn
+			return r.computeBytes(pn, p, func(rec []byte) { f(rec, pair) })
+		}
 		f, ok := fn.(FlatMapFunc)
 		if !ok {
 			return fmt.Errorf("function %q is not a flatMap function", n.Fn)
@@ -222,10 +227,17 @@ func (r *taskRun) computeFresh(n *node, p int, emit func(any)) (err error) {
 	return fmt.Errorf("unknown operation %q", n.Op)
 }
 
-// readText reads the lines starting in byte range p of the file, the
-// Hadoop way: a split that does not start at 0 skips its first partial line
-// (the previous split reads past its end to finish it).
+// readText emits the lines of byte range p as strings.
 func (r *taskRun) readText(n *node, p int, emit func(any)) error {
+	return r.readLines(n, p, func(line []byte) { emit(string(line)) })
+}
+
+// readLines reads the lines starting in byte range p of the file, the
+// Hadoop way: a split that does not start at 0 skips its first partial line
+// (the previous split reads past its end to finish it). line, without its
+// end of line, aliases the read buffer and is valid only during the call:
+// the bytes fast path (PairsFunc) converts nothing it does not keep.
+func (r *taskRun) readLines(n *node, p int, emit func(line []byte)) error {
 	sp := n.Splits[p]
 	f, err := os.Open(n.Path)
 	if err != nil {
@@ -253,13 +265,16 @@ func (r *taskRun) readText(n *node, p int, emit func(any)) error {
 		}
 	}
 	end := sp.Off + sp.Len
-	var line []byte
+	var long []byte // a line longer than the buffer, assembled
 	for pos < end {
-		chunk, err := br.ReadSlice('\n')
-		line = append(line[:0], chunk...)
-		for err == bufio.ErrBufferFull {
-			chunk, err = br.ReadSlice('\n')
-			line = append(line, chunk...)
+		line, err := br.ReadSlice('\n')
+		if err == bufio.ErrBufferFull {
+			long = append(long[:0], line...)
+			for err == bufio.ErrBufferFull {
+				line, err = br.ReadSlice('\n')
+				long = append(long, line...)
+			}
+			line = long
 		}
 		pos += int64(len(line))
 		if len(line) > 0 {
@@ -270,7 +285,7 @@ func (r *taskRun) readText(n *node, p int, emit func(any)) error {
 			if len(s) > 0 && s[len(s)-1] == '\r' {
 				s = s[:len(s)-1]
 			}
-			emit(string(s))
+			emit(s)
 		}
 		if err == io.EOF {
 			break
@@ -284,18 +299,40 @@ func (r *taskRun) readText(n *node, p int, emit func(any)) error {
 	return nil
 }
 
+// computeBytes pushes partition p of n as byte records: text lines come
+// straight from the read buffer (valid only during emit); other datasets
+// must hold string or []byte records.
+func (r *taskRun) computeBytes(n *node, p int, emit func([]byte)) error {
+	if n.Op == "text" && !n.Cached {
+		return r.readLines(n, p, emit)
+	}
+	var bad error
+	err := r.compute(n, p, func(v any) {
+		switch x := v.(type) {
+		case string:
+			emit([]byte(x))
+		case []byte:
+			emit(x)
+		default:
+			if bad == nil {
+				bad = fmt.Errorf("function %q needs string records, got %T", r.fn, v)
+			}
+		}
+	})
+	if err != nil {
+		return err
+	}
+	return bad
+}
+
 // readShuffle fetches partition p's buckets of every map output of the
 // node's shuffles and aggregates them.
 func (r *taskRun) readShuffle(n *node, p int, emit func(any)) error {
 	var reduce ReduceFunc
 	if n.Agg == "reduce" {
-		fn, err := lookup(n.Fn, n.Arg)
-		if err != nil {
+		var err error
+		if reduce, _, err = reducer(n.Fn, n.Arg); err != nil {
 			return err
-		}
-		var ok bool
-		if reduce, ok = fn.(ReduceFunc); !ok {
-			return fmt.Errorf("function %q is not a reduce function", n.Fn)
 		}
 	}
 	// side i of the shuffle list (a join has two).
@@ -405,13 +442,17 @@ func (r *taskRun) writeShuffle(top *node) error {
 	var bad error
 	bufs := make([][]byte, w.Parts)
 	if w.Combine != "" {
-		fn, err := lookup(w.Combine, nil)
+		reduce, reduce64, err := reducer(w.Combine, nil)
 		if err != nil {
 			return err
 		}
-		reduce, ok := fn.(ReduceFunc)
-		if !ok {
-			return fmt.Errorf("function %q is not a reduce function", w.Combine)
+		if reduce64 != nil && top.Op == "flatMap" && !top.Cached {
+			if done, err := r.combinePairs(top, reduce64, bufs, bucket); done || err != nil {
+				if err != nil {
+					return err
+				}
+				return r.putShuffle(bufs)
+			}
 		}
 		acc := map[any]any{}
 		if err := r.compute(top, r.spec.Partition, func(v any) {
@@ -457,11 +498,70 @@ func (r *taskRun) writeShuffle(top *node) error {
 	if bad != nil {
 		return bad
 	}
+	return r.putShuffle(bufs)
+}
+
+func (r *taskRun) putShuffle(bufs [][]byte) error {
+	w := r.spec.Write
 	for i, b := range bufs {
 		r.m.ShuffleWrite += int64(len(b))
 		r.ex.blocks.put(shuffleBlock(w.ID, r.spec.Partition, i), b)
 	}
 	return nil
+}
+
+// combinePairs is the map side of ReduceByKey over a PairsFunc flatMap with
+// an Int64ReduceFunc: the pairs go straight from the input bytes into
+// unboxed counters, and a key costs an allocation only the first time this
+// partition sees it. This is what makes wordcount run at the speed of a
+// plain Go loop rather than paying boxing, interface hashing and garbage
+// collection per word. It reports false (having done nothing) when top's
+// function is not a PairsFunc.
+func (r *taskRun) combinePairs(top *node, reduce Int64ReduceFunc, bufs [][]byte, bucket func(any) int) (bool, error) {
+	fn, err := lookup(top.Fn, top.Arg)
+	if err != nil {
+		return false, err
+	}
+	f, ok := fn.(PairsFunc)
+	if !ok {
+		return false, nil
+	}
+	pn, err := r.parent(top)
+	if err != nil {
+		return false, err
+	}
+	// index maps a key to its slot in keys/vals; m[string(b)] lookups do
+	// not allocate, so only new keys do.
+	index := map[string]int32{}
+	var keys []string
+	var vals []int64
+	add := func(k []byte, v int64) {
+		if i, ok := index[string(k)]; ok {
+			vals[i] = reduce(vals[i], v)
+			return
+		}
+		s := string(k)
+		index[s] = int32(len(keys))
+		keys = append(keys, s)
+		vals = append(vals, v)
+	}
+	r.fn = top.Fn
+	err = func() (err error) {
+		defer func() {
+			if x := recover(); x != nil {
+				err = fmt.Errorf("function %q panicked: %v", r.fn, x)
+			}
+		}()
+		return r.computeBytes(pn, r.spec.Partition, func(rec []byte) { f(rec, add) })
+	}()
+	if err != nil {
+		return true, err
+	}
+	for i, k := range keys {
+		b := bucket(k)
+		bufs[b] = appendStringInt64(bufs[b], k, vals[i])
+	}
+	return true, nil
 }
 
 func cacheBlock(node, part int) string { return fmt.Sprintf("rdd_%d_%d", node, part) }

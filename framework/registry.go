@@ -22,6 +22,19 @@ type (
 	ReduceFunc = func(a, b any) any
 	// PartitionFunc sees a whole partition at once (mapPartitions).
 	PartitionFunc = func(part []any, emit func(any))
+
+	// PairsFunc is a flatMap from a text record, given as bytes, to
+	// (string key, int64 value) pairs. It is the fast shape for counting
+	// jobs (wordcount): the runtime hands it lines straight from the input
+	// buffer and, followed by ReduceByKey with an Int64ReduceFunc, combines
+	// its pairs map-side in a map[string]int64 without boxing a record per
+	// key, so no allocation happens per key seen before. key may alias rec
+	// and is valid only during the call to emit. Elsewhere it behaves as a
+	// flatMap of string (or []byte) records to framework.KV{string, int64}.
+	PairsFunc = func(rec []byte, emit func(key []byte, value int64))
+	// Int64ReduceFunc is a ReduceFunc over int64 values, which lets the
+	// map-side combiner keep unboxed counters.
+	Int64ReduceFunc = func(a, b int64) int64
 )
 
 var (
@@ -38,8 +51,12 @@ func Register(name string, fn any) {
 		panic("framework.Register: empty name")
 	}
 	if kind(fn) == "" {
-		panic(fmt.Sprintf("framework.Register(%q): unsupported function type %T; want func(any) any, func(any, func(any)), func(any) bool, func(any, any) any, func([]any, func(any)) or func(arg any) returning one of these", name, fn))
+		panic(fmt.Sprintf("framework.Register(%q): unsupported function type %T; want func(any) any, func(any, func(any)), func(any) bool, func(any, any) any, func([]any, func(any)), func([]byte, func([]byte, int64)), func(int64, int64) int64 or func(arg any) returning one of these", name, fn))
 	}
+	register(name, fn)
+}
+
+func register(name string, fn any) {
 	regMu.Lock()
 	defer regMu.Unlock()
 	if _, dup := funcs[name]; dup {
@@ -54,11 +71,11 @@ func kind(fn any) string {
 	switch fn.(type) {
 	case MapFunc, func(any) MapFunc:
 		return "map"
-	case FlatMapFunc, func(any) FlatMapFunc:
+	case FlatMapFunc, func(any) FlatMapFunc, PairsFunc, func(any) PairsFunc:
 		return "flatMap"
 	case FilterFunc, func(any) FilterFunc:
 		return "filter"
-	case ReduceFunc, func(any) ReduceFunc:
+	case ReduceFunc, func(any) ReduceFunc, Int64ReduceFunc, func(any) Int64ReduceFunc:
 		return "reduce"
 	case PartitionFunc, func(any) PartitionFunc:
 		return "mapPartitions"
@@ -119,6 +136,28 @@ func lookup(name string, arg []byte) (any, error) {
 		return f(a), nil
 	case func(any) PartitionFunc:
 		return f(a), nil
+	case func(any) PairsFunc:
+		return f(a), nil
+	case func(any) Int64ReduceFunc:
+		return f(a), nil
 	}
 	return fn, nil
+}
+
+// reducer resolves a registered reduce function: the generic form, and the
+// unboxed int64 form when fn has that shape (nil otherwise).
+func reducer(name string, arg []byte) (ReduceFunc, Int64ReduceFunc, error) {
+	fn, err := lookup(name, arg)
+	if err != nil {
+		return nil, nil, err
+	}
+	switch f := fn.(type) {
+	case ReduceFunc:
+		return f, nil, nil
+	case Int64ReduceFunc:
+		// Values that are not int64 are a programming error in the job; the
+		// panic is caught and reported with the function's name.
+		return func(a, b any) any { return f(a.(int64), b.(int64)) }, f, nil
+	}
+	return nil, nil, fmt.Errorf("function %q is not a reduce function", name)
 }
