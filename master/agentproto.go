@@ -201,16 +201,18 @@ func (m *Master) agentDisconnected(id string, stream *api.Stream) {
 		}
 	}
 	m.log.Warn().Str("agent_id", id).Dur("agent_ping_timeout", m.cfg.AgentPingTimeout).Msg("agent disconnected")
-	m.startAgentLostTimer(a)
+	m.startAgentLostTimer(a, m.cfg.AgentPingTimeout)
 }
 
-func (m *Master) startAgentLostTimer(a *agentState) {
+// startAgentLostTimer removes a if it has not reconnected after d.
+func (m *Master) startAgentLostTimer(a *agentState, d time.Duration) {
 	id := a.rec.Id
-	a.lostTimer = time.AfterFunc(m.cfg.AgentPingTimeout, func() {
+	mine := a
+	a.lostTimer = time.AfterFunc(d, func() {
 		m.mu.Lock()
 		defer m.mu.Unlock()
 		a := m.agents[id]
-		if a == nil || a.stream != nil {
+		if a == nil || a != mine || a.stream != nil {
 			return
 		}
 		m.removeAgent(a, "did not reconnect within --agent-ping-timeout")

@@ -13,8 +13,10 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
+	"github.com/hashicorp/raft"
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	"github.com/rs/zerolog"
 
@@ -39,7 +41,24 @@ type Config struct {
 	HeartbeatInterval  time.Duration
 	AgentPingTimeout   time.Duration // how long a disconnected agent may stay away
 	Weights            map[string]float64
-	Log                zerolog.Logger
+	// AgentReregisterTimeout is how long a newly elected (or restarted)
+	// master waits for each agent in the registry to re-register before
+	// declaring it gone and its tasks lost (0: AgentPingTimeout).
+	AgentReregisterTimeout time.Duration
+	// RaftAddr is this master's raft host:port; empty runs a lone master
+	// whose raft is in-process (no cluster).
+	RaftAddr string
+	// Peers are the cluster's voters for bootstrapping; the entry whose Raft
+	// equals RaftAddr is this master and names its HTTP address.
+	Peers []Peer
+	// Advertise is the HTTP host:port other masters and clients reach this
+	// master on, used when it is not in Peers (a master joining later with
+	// add-voter). Empty: the listen address, with 127.0.0.1 for an
+	// unspecified host.
+	Advertise string
+	// RaftMultiplier scales raft's timeouts; 1 (fastest) when 0.
+	RaftMultiplier int
+	Log            zerolog.Logger
 	// Flags is what GET_FLAGS reports (name -> value as given).
 	Flags map[string]string
 }
@@ -56,6 +75,14 @@ type Master struct {
 	srv   *http.Server
 	info  mesos.MasterInfo
 	m     *metrics
+	self  Peer // this master's HTTP and raft addresses
+
+	allocCfg allocator.Config
+	// leader is true once this master leads and has rebuilt its live state
+	// from the registry; handlers serve only then and redirect otherwise.
+	leader  atomic.Bool
+	notify  chan bool
+	elected time.Time // guarded by mu
 
 	mu                sync.Mutex
 	alloc             *allocator.Allocator
@@ -144,19 +171,18 @@ func New(cfg Config) (*Master, error) {
 	}
 	seed := make([]byte, 8)
 	rand.Read(seed)
-	alloc, err := allocator.New(allocator.Config{
+	if cfg.AgentReregisterTimeout <= 0 {
+		cfg.AgentReregisterTimeout = cfg.AgentPingTimeout
+	}
+	allocCfg := allocator.Config{
 		Sorter: crit, AgentSelection: sel, Mode: mode,
 		AllocationInterval: cfg.AllocationInterval,
 		Seed:               binary.LittleEndian.Uint64(seed),
 		Clock:              wallClock{},
-	})
+	}
+	alloc, err := newAllocator(allocCfg, cfg.Weights)
 	if err != nil {
 		return nil, err
-	}
-	if len(cfg.Weights) > 0 {
-		if err := alloc.SetWeights(cfg.Weights); err != nil {
-			return nil, fmt.Errorf("--weights: %w", err)
-		}
 	}
 	if err := os.MkdirAll(cfg.WorkDir, 0o755); err != nil {
 		return nil, err
@@ -165,6 +191,8 @@ func New(cfg Config) (*Master, error) {
 		cfg: cfg, log: cfg.Log, start: time.Now(),
 		reg:               NewRegistry(),
 		alloc:             alloc,
+		allocCfg:          allocCfg,
+		notify:            make(chan bool, 16),
 		agents:            map[string]*agentState{},
 		frameworks:        map[string]*framework{},
 		removedFrameworks: map[string]bool{},
@@ -181,6 +209,21 @@ func New(cfg Config) (*Master, error) {
 	m.id = loadOrCreateID(filepath.Join(cfg.WorkDir, "master_id"))
 	m.m = newMetrics(m)
 	return m, nil
+}
+
+// newAllocator builds an empty allocator with the configured weights; a
+// newly elected leader starts from one and refills it from the registry.
+func newAllocator(cfg allocator.Config, weights map[string]float64) (*allocator.Allocator, error) {
+	alloc, err := allocator.New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if len(weights) > 0 {
+		if err := alloc.SetWeights(weights); err != nil {
+			return nil, fmt.Errorf("--weights: %w", err)
+		}
+	}
+	return alloc, nil
 }
 
 func orDefault(s, d string) string {
@@ -210,28 +253,52 @@ func loadOrCreateID(path string) string {
 	return id
 }
 
-// Start opens raft, waits for leadership, rebuilds live state from the
-// registry, listens and serves.
+// Start listens, opens raft and serves. A lone master (no RaftAddr) waits
+// for its own leadership and rebuilds live state before serving; a cluster
+// member serves at once (redirecting, or 503 while no leader is known) and
+// takes over live state whenever raft elects it.
 func (m *Master) Start() error {
-	rep, err := openRaft(filepath.Join(m.cfg.WorkDir, "raft"), m.reg, "error")
-	if err != nil {
-		return err
-	}
-	m.rep = rep
-	if err := rep.waitLeader(30 * time.Second); err != nil {
-		rep.close()
-		return err
-	}
-	m.recover()
 	ln, err := net.Listen("tcp", orDefault(m.cfg.Listen, ":5050"))
 	if err != nil {
-		rep.close()
 		return err
 	}
 	m.ln = ln
-	m.info = masterInfo(m.id, ln.Addr().(*net.TCPAddr))
+	tcp := ln.Addr().(*net.TCPAddr)
+	m.self = Peer{HTTP: m.cfg.Advertise, Raft: m.cfg.RaftAddr}
+	if m.self.HTTP == "" {
+		ip := tcp.IP
+		if ip == nil || ip.IsUnspecified() {
+			ip = net.IPv4(127, 0, 0, 1)
+		}
+		m.self.HTTP = net.JoinHostPort(ip.String(), strconv.Itoa(tcp.Port))
+	}
+	for _, p := range m.cfg.Peers {
+		if p.Raft == m.cfg.RaftAddr {
+			m.self.HTTP = p.HTTP
+		}
+	}
+	if a, err := net.ResolveTCPAddr("tcp", m.self.HTTP); err == nil && m.cfg.RaftAddr != "" {
+		tcp = a
+	}
+	m.info = masterInfo(m.id, tcp)
+	rep, err := openRaft(filepath.Join(m.cfg.WorkDir, "raft"), m.reg, raftOptions{
+		Self: m.self, Peers: m.cfg.Peers, Multiplier: m.cfg.RaftMultiplier, LogLevel: "error", Notify: m.notify})
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	m.rep = rep
+	rep.commitObs = func(d time.Duration) { m.m.commitLatency.Observe(d.Seconds()) }
+	if m.cfg.RaftAddr == "" {
+		if err := rep.waitLeader(30 * time.Second); err != nil {
+			rep.close()
+			ln.Close()
+			return err
+		}
+		m.becomeLeader()
+	}
 	m.srv = &http.Server{Handler: m.Handler(), ReadHeaderTimeout: 10 * time.Second}
-	m.wg.Add(2)
+	m.wg.Add(4)
 	go func() {
 		defer m.wg.Done()
 		if err := m.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -239,11 +306,121 @@ func (m *Master) Start() error {
 		}
 	}()
 	go func() { defer m.wg.Done(); m.allocationLoop() }()
-	m.wg.Add(1)
 	go func() { defer m.wg.Done(); m.pingLoop() }()
-	m.log.Info().Str("addr", ln.Addr().String()).Str("master_id", m.id).
+	go func() { defer m.wg.Done(); m.watchLeadership() }()
+	m.log.Info().Str("addr", ln.Addr().String()).Str("http", m.self.HTTP).Str("raft", m.self.Raft).Str("master_id", m.id).
 		Int("agents", len(m.reg.Agents())).Int("frameworks", len(m.reg.Frameworks())).
 		Msg("master started")
+	return nil
+}
+
+// watchLeadership follows raft's leadership notifications. On gaining
+// leadership it first waits on a barrier so the registry holds every entry
+// the previous leader committed, then rebuilds live state from it; on losing
+// it drops live state so that nothing is allocated or acknowledged by a
+// master that can no longer commit.
+func (m *Master) watchLeadership() {
+	for {
+		select {
+		case <-m.stop:
+			return
+		case lead := <-m.notify:
+			if !lead {
+				m.becomeFollower()
+				continue
+			}
+			if err := m.rep.raft.Barrier(30 * time.Second).Error(); err != nil {
+				m.log.Warn().Err(err).Msg("elected, but the registry barrier failed; waiting for the next election")
+				continue
+			}
+			if m.rep.raft.State() == raft.Leader {
+				m.becomeLeader()
+			}
+		}
+	}
+}
+
+// becomeLeader rebuilds the allocator and live state from the registry.
+// Agents get --agent-reregister-timeout to come back; frameworks their
+// failover timeout. Offers made by any earlier leader are void: this
+// master's offer table starts empty.
+func (m *Master) becomeLeader() {
+	m.mu.Lock()
+	if m.leader.Load() {
+		m.mu.Unlock()
+		return
+	}
+	if err := m.resetLiveLocked("leadership changed"); err != nil {
+		m.mu.Unlock()
+		m.log.Error().Err(err).Msg("rebuilding the allocator")
+		return
+	}
+	m.recoverLocked()
+	m.elected = time.Now()
+	m.leader.Store(true)
+	agents, fws := len(m.agents), len(m.frameworks)
+	m.mu.Unlock()
+	m.m.leaderChanges.Inc()
+	m.log.Info().Int("agents", agents).Int("frameworks", fws).Msg("elected leading master; live state rebuilt from the registry")
+	m.triggerAllocation()
+}
+
+// becomeFollower stops allocating and closes every stream, so schedulers,
+// agents and operator subscribers reconnect and find the new leader.
+func (m *Master) becomeFollower() {
+	m.mu.Lock()
+	was := m.leader.Swap(false)
+	m.resetLiveLocked("this master is no longer the leader")
+	m.mu.Unlock()
+	if was {
+		m.log.Warn().Msg("lost leadership; stopped allocating and closed all streams")
+	}
+}
+
+// resetLiveLocked closes every stream, stops every timer and starts an
+// empty allocator. Timers that already fired find different objects in the
+// maps and do nothing. Caller holds m.mu.
+func (m *Master) resetLiveLocked(why string) error {
+	for _, fw := range m.frameworks {
+		if fw.failoverTimer != nil {
+			fw.failoverTimer.Stop()
+		}
+		if fw.stream != nil {
+			fw.stream.Close(why)
+		}
+	}
+	for _, a := range m.agents {
+		if a.lostTimer != nil {
+			a.lostTimer.Stop()
+		}
+		if a.stream != nil {
+			a.stream.Close(why)
+		}
+	}
+	for _, o := range m.offers {
+		if o.timer != nil {
+			o.timer.Stop()
+		}
+	}
+	for s := range m.opSubs {
+		s.Close(why)
+	}
+	alloc, err := newAllocator(m.allocCfg, m.cfg.Weights)
+	if err != nil {
+		return err
+	}
+	m.alloc = alloc
+	m.agents = map[string]*agentState{}
+	m.frameworks = map[string]*framework{}
+	m.removedFrameworks = map[string]bool{}
+	m.completed = nil
+	m.offers = map[string]*offer{}
+	m.opSubs = map[*api.Stream]bool{}
+	m.usage = map[string]*api.Usage{}
+	m.weights = map[string]float64{}
+	for k, v := range m.cfg.Weights {
+		m.weights[k] = v
+	}
 	return nil
 }
 
@@ -309,6 +486,10 @@ func strPtr(s string) *string { return &s }
 func (m *Master) recover() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.recoverLocked()
+}
+
+func (m *Master) recoverLocked() {
 	if cfg := m.reg.Config(); len(cfg.Weights) > 0 {
 		if err := m.alloc.SetWeights(cfg.Weights); err == nil {
 			for k, v := range cfg.Weights {
@@ -324,7 +505,7 @@ func (m *Master) recover() {
 		}
 		a := &agentState{rec: rec, total: total, executors: map[string]resources.Resources{}}
 		m.agents[rec.Id] = a
-		m.startAgentLostTimer(a)
+		m.startAgentLostTimer(a, m.cfg.AgentReregisterTimeout)
 	}
 	now := time.Now()
 	for _, rec := range m.reg.Frameworks() {
@@ -401,7 +582,9 @@ func (m *Master) allocationLoop() {
 		case <-t.C:
 		case <-m.kick:
 		}
-		m.allocate()
+		if m.leader.Load() {
+			m.allocate()
+		}
 	}
 }
 
@@ -515,7 +698,7 @@ func (m *Master) startFailoverTimer(fw *framework) {
 		m.mu.Lock()
 		defer m.mu.Unlock()
 		f := m.frameworks[id]
-		if f == nil || f.stream != nil {
+		if f == nil || f != fw || f.stream != nil {
 			return
 		}
 		m.log.Info().Str("framework_id", id).Dur("failover_timeout", d).Msg("framework did not re-subscribe in time; removing it")

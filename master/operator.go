@@ -29,12 +29,15 @@ const (
 // Handler returns the master's HTTP routes.
 func (m *Master) Handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("/api/v1/scheduler", m.handleScheduler)
-	mux.HandleFunc("/api/v1", m.handleOperator)
-	mux.HandleFunc(AgentPath, m.handleAgent)
-	mux.HandleFunc("/state", m.handleState)
-	mux.HandleFunc("/master/state", m.handleState)
-	mux.HandleFunc("/state.json", m.handleState)
+	mux.HandleFunc("/api/v1/scheduler", m.leaderOnly(m.handleScheduler))
+	mux.HandleFunc("/api/v1", m.leaderOnly(m.handleOperator))
+	mux.HandleFunc(AgentPath, m.leaderOnly(m.handleAgent))
+	mux.HandleFunc("/state", m.leaderOnly(m.handleState))
+	mux.HandleFunc("/master/state", m.leaderOnly(m.handleState))
+	mux.HandleFunc("/state.json", m.leaderOnly(m.handleState))
+	mux.HandleFunc("/redirect", m.handleRedirect)
+	mux.HandleFunc("/master/redirect", m.handleRedirect)
+	m.raftRoutes(mux)
 	mux.HandleFunc("/debug/pprof/", pprof.Index)
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 	mux.HandleFunc("/health", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusOK) })
@@ -55,6 +58,8 @@ type metrics struct {
 	calls         *prometheus.CounterVec
 	badRequests   *prometheus.CounterVec
 	allocCycle    prometheus.Histogram
+	leaderChanges prometheus.Counter
+	commitLatency prometheus.Histogram
 }
 
 func newMetrics(m *Master) *metrics {
@@ -67,8 +72,38 @@ func newMetrics(m *Master) *metrics {
 		badRequests:   prometheus.NewCounterVec(prometheus.CounterOpts{Name: "allot_master_bad_requests_total", Help: "Requests answered 4xx by API."}, []string{"api"}),
 		allocCycle: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "allot_master_allocation_cycle_seconds", Help: "Duration of one allocation cycle.",
 			Buckets: prometheus.ExponentialBuckets(1e-5, 4, 10)}),
+		leaderChanges: prometheus.NewCounter(prometheus.CounterOpts{Name: "allot_master_leader_elections_total", Help: "Times this master became the leader."}),
+		commitLatency: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "allot_master_registry_commit_seconds",
+			Help:    "From proposing a batch of registry commands to raft until it is committed and applied on the leader.",
+			Buckets: prometheus.ExponentialBuckets(1e-4, 3, 12)}),
 	}
-	x.reg.MustRegister(x.offers, x.tasksLaunched, x.statusUpdates, x.calls, x.badRequests, x.allocCycle)
+	x.reg.MustRegister(x.offers, x.tasksLaunched, x.statusUpdates, x.calls, x.badRequests, x.allocCycle, x.leaderChanges, x.commitLatency)
+	x.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "allot_master_is_leader", Help: "1 while this master leads and serves."},
+		func() float64 {
+			if m.leader.Load() {
+				return 1
+			}
+			return 0
+		}))
+	x.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "allot_master_raft_state",
+		Help: "Raft state: 0 follower, 1 candidate, 2 leader, 3 shutdown."},
+		func() float64 {
+			if m.rep == nil {
+				return 0
+			}
+			return float64(m.rep.raft.State())
+		}))
+	x.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "allot_master_registry_records",
+		Help: "Records in the registry (agents, frameworks, tasks, config)."},
+		func() float64 { return float64(m.reg.Size()) }))
+	x.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "allot_master_raft_applied_index",
+		Help: "Last raft log index applied to the registry."},
+		func() float64 {
+			if m.rep == nil {
+				return 0
+			}
+			return float64(m.rep.raft.AppliedIndex())
+		}))
 	x.reg.MustRegister(&stateCollector{m: m})
 	return x
 }
@@ -216,8 +251,11 @@ func (m *Master) operatorCall(call *mmaster.Call) (*mmaster.Response, error) {
 		return &mmaster.Response{Type: mmaster.Response_GET_METRICS, GetMetrics: &mmaster.Response_GetMetrics{Metrics: out}}, nil
 	case mmaster.Call_GET_MASTER:
 		st := float64(m.start.UnixNano()) / 1e9
+		m.mu.Lock()
+		el := float64(m.elected.UnixNano()) / 1e9
+		m.mu.Unlock()
 		info := m.info
-		return &mmaster.Response{Type: mmaster.Response_GET_MASTER, GetMaster: &mmaster.Response_GetMaster{MasterInfo: &info, StartTime: &st, ElectedTime: &st}}, nil
+		return &mmaster.Response{Type: mmaster.Response_GET_MASTER, GetMaster: &mmaster.Response_GetMaster{MasterInfo: &info, StartTime: &st, ElectedTime: &el}}, nil
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()

@@ -2,6 +2,8 @@ package master
 
 import (
 	"fmt"
+	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"sync"
@@ -15,18 +17,47 @@ import (
 	"github.com/allot-sched/allot/api"
 )
 
-// replicator proposes registry commands through raft. For now the master is
-// a single voter on an in-memory transport; the replicated-master work swaps
-// in a network transport and more voters without touching callers.
+// Peer is one voter of the master cluster: its raft address and the HTTP
+// address clients use. The HTTP address doubles as the raft server id, so a
+// follower can name the leader's HTTP address (for 307 redirects) from raft's
+// own leader information, with no extra round trip or registry record.
+type Peer struct {
+	HTTP string // host:port of the scheduler/operator API; the raft server id
+	Raft string // host:port of the raft transport
+}
+
+// raftOptions configures openRaft.
+type raftOptions struct {
+	// Self is this master. Self.Raft == "" runs a single voter on an
+	// in-memory transport (no cluster; the pre-cluster behaviour).
+	Self Peer
+	// Peers is the initial voter set used to bootstrap a fresh cluster; a
+	// node whose store is empty and which is not in Peers waits to be added
+	// with add-voter instead of bootstrapping (bootstrapping a joiner would
+	// give it a history of its own).
+	Peers []Peer
+	// Multiplier scales every raft timeout; 1 is the fastest (LAN).
+	Multiplier int
+	LogLevel   string
+	// Notify receives true on gaining and false on losing leadership.
+	Notify chan bool
+}
+
+// replicator proposes registry commands through raft: one voter on an
+// in-memory transport for a lone master, or a cluster over TCP.
 type replicator struct {
 	raft  *raft.Raft
 	store *raftboltdb.BoltStore
+	trans raft.Transport
+	self  Peer
 	queue chan proposal
 	done  chan struct{}
 	// mu guards closed: proposals after close (a timer firing during
 	// shutdown) are dropped rather than sent on a closed channel.
 	mu     sync.RWMutex
 	closed bool
+	// commitObs observes how long a batch takes to commit and apply.
+	commitObs func(time.Duration)
 }
 
 // proposal is one command waiting to be replicated; done, if not nil,
@@ -36,48 +67,109 @@ type proposal struct {
 	done chan error
 }
 
-func openRaft(dir string, fsm raft.FSM, logLevel string) (*replicator, error) {
+// loneID is the server id of a master without --raft-addr; kept so that
+// registries written before clustering open unchanged.
+const loneID = "master-1"
+
+func openRaft(dir string, fsm raft.FSM, o raftOptions) (*replicator, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	store, err := raftboltdb.NewBoltStore(filepath.Join(dir, "raft.db"))
+	bolt, err := raftboltdb.NewBoltStore(filepath.Join(dir, "raft.db"))
 	if err != nil {
 		return nil, fmt.Errorf("opening raft log in %s: %w", dir, err)
 	}
+	// The cache keeps the newest entries in memory so that replication to a
+	// follower that is slightly behind does not read bolt.
+	logs, err := raft.NewLogCache(512, bolt)
+	if err != nil {
+		bolt.Close()
+		return nil, err
+	}
 	snaps, err := raft.NewFileSnapshotStore(dir, 2, os.Stderr)
 	if err != nil {
-		store.Close()
+		bolt.Close()
 		return nil, err
 	}
+	mult := o.Multiplier
+	if mult < 1 {
+		mult = 1
+	}
+	d := time.Duration(mult)
 	cfg := raft.DefaultConfig()
-	cfg.LocalID = "master-1"
-	cfg.HeartbeatTimeout = 300 * time.Millisecond
-	cfg.ElectionTimeout = 300 * time.Millisecond
-	cfg.LeaderLeaseTimeout = 200 * time.Millisecond
+	// Timeouts: a follower starts an election after 1-2 heartbeat timeouts
+	// of silence, so failover takes about 0.5-1 s plus one election round at
+	// multiplier 1. The lease is shorter than the heartbeat timeout so a
+	// partitioned leader steps down before a new one is elected.
+	cfg.HeartbeatTimeout = 500 * time.Millisecond * d
+	cfg.ElectionTimeout = 500 * time.Millisecond * d
+	cfg.LeaderLeaseTimeout = 250 * time.Millisecond * d
 	cfg.CommitTimeout = 5 * time.Millisecond
 	cfg.SnapshotThreshold = 8192
-	cfg.Logger = hclog.New(&hclog.LoggerOptions{Name: "raft", Level: hclog.LevelFromString(logLevel), Output: os.Stderr, JSONFormat: true})
-	addr, trans := raft.NewInmemTransport(raft.ServerAddress(cfg.LocalID))
-	has, err := raft.HasExistingState(store, store, snaps)
+	cfg.NotifyCh = o.Notify
+	cfg.Logger = hclog.New(&hclog.LoggerOptions{Name: "raft", Level: hclog.LevelFromString(o.LogLevel), Output: os.Stderr, JSONFormat: true})
+	var trans raft.Transport
+	var addr raft.ServerAddress
+	if o.Self.Raft == "" {
+		cfg.LocalID = loneID
+		cfg.HeartbeatTimeout = 300 * time.Millisecond
+		cfg.ElectionTimeout = 300 * time.Millisecond
+		cfg.LeaderLeaseTimeout = 200 * time.Millisecond
+		addr, trans = raft.NewInmemTransport(raft.ServerAddress(cfg.LocalID))
+		o.Peers = []Peer{{HTTP: loneID}}
+		o.Self.HTTP = loneID
+	} else {
+		cfg.LocalID = raft.ServerID(o.Self.HTTP)
+		tcpAddr, err := net.ResolveTCPAddr("tcp", o.Self.Raft)
+		if err != nil {
+			bolt.Close()
+			return nil, fmt.Errorf("--raft-addr %s: %w", o.Self.Raft, err)
+		}
+		t, err := raft.NewTCPTransport(o.Self.Raft, tcpAddr, 4, 5*time.Second*d, os.Stderr)
+		if err != nil {
+			bolt.Close()
+			return nil, fmt.Errorf("raft transport on %s: %w", o.Self.Raft, err)
+		}
+		trans, addr = t, raft.ServerAddress(o.Self.Raft)
+	}
+	has, err := raft.HasExistingState(logs, bolt, snaps)
 	if err != nil {
-		store.Close()
+		bolt.Close()
 		return nil, err
 	}
-	if !has {
-		conf := raft.Configuration{Servers: []raft.Server{{ID: cfg.LocalID, Address: addr}}}
-		if err := raft.BootstrapCluster(cfg, store, store, snaps, trans, conf); err != nil {
-			store.Close()
+	inPeers := false
+	var servers []raft.Server
+	for _, p := range o.Peers {
+		a := raft.ServerAddress(p.Raft)
+		if p.HTTP == o.Self.HTTP {
+			inPeers, a = true, addr
+		}
+		servers = append(servers, raft.Server{ID: raft.ServerID(p.HTTP), Address: a, Suffrage: raft.Voter})
+	}
+	if !has && inPeers {
+		if err := raft.BootstrapCluster(cfg, logs, bolt, snaps, trans, raft.Configuration{Servers: servers}); err != nil {
+			bolt.Close()
 			return nil, fmt.Errorf("bootstrapping raft: %w", err)
 		}
 	}
-	r, err := raft.NewRaft(cfg, fsm, store, store, snaps, trans)
+	r, err := raft.NewRaft(cfg, fsm, logs, bolt, snaps, trans)
 	if err != nil {
-		store.Close()
+		bolt.Close()
 		return nil, err
 	}
-	rep := &replicator{raft: r, store: store, queue: make(chan proposal, 1<<16), done: make(chan struct{})}
+	rep := &replicator{raft: r, store: bolt, trans: trans, self: o.Self, queue: make(chan proposal, 1<<16), done: make(chan struct{})}
 	go rep.loop()
 	return rep, nil
+}
+
+// leader returns the HTTP address of the current leader ("" while none is
+// known) and whether it is this master.
+func (r *replicator) leader() (string, bool) {
+	_, id := r.raft.LeaderWithID()
+	if id == "" {
+		return "", false
+	}
+	return string(id), string(id) == r.self.HTTP
 }
 
 // loop is the group-commit pipeline: it takes every queued command, proposes
@@ -111,7 +203,11 @@ func (r *replicator) loop() {
 				}
 			}
 		}
+		t0 := time.Now()
 		err := r.apply(cmd)
+		if r.commitObs != nil && err == nil {
+			r.commitObs(time.Since(t0))
+		}
 		for _, q := range batch {
 			if q.done != nil {
 				q.done <- err
@@ -178,6 +274,9 @@ func (r *replicator) close() error {
 	r.mu.Unlock()
 	<-r.done
 	err := r.raft.Shutdown().Error()
+	if c, ok := r.trans.(io.Closer); ok {
+		c.Close()
+	}
 	if e := r.store.Close(); err == nil {
 		err = e
 	}

@@ -115,6 +115,13 @@ func (r *Registry) applyLocked(c *api.Command, depth int) error {
 	return nil
 }
 
+// Size is the number of records in the registry (the config counts as one).
+func (r *Registry) Size() int {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return 1 + len(r.agents) + len(r.frameworks) + len(r.tasks)
+}
+
 // Agents returns the registered agents sorted by id.
 func (r *Registry) Agents() []*api.AgentRecord {
 	r.mu.RLock()

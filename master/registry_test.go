@@ -151,7 +151,7 @@ func TestRegistryRestoreRejectsDamage(t *testing.T) {
 func TestReplicatorKeepsRegistryAcrossRestart(t *testing.T) {
 	dir := t.TempDir()
 	reg := NewRegistry()
-	rep, err := openRaft(dir, reg, "error")
+	rep, err := openRaft(dir, reg, raftOptions{LogLevel: "error"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,7 +171,7 @@ func TestReplicatorKeepsRegistryAcrossRestart(t *testing.T) {
 	rep.propose(&api.Command{Type: api.CommandType_AGENT_REMOVE, Id: "last"}) // after close: dropped, no panic
 
 	reg2 := NewRegistry()
-	rep2, err := openRaft(dir, reg2, "error")
+	rep2, err := openRaft(dir, reg2, raftOptions{LogLevel: "error"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,7 +192,7 @@ func TestReplicatorKeepsRegistryAcrossRestart(t *testing.T) {
 func TestReplicatorRestoresFromSnapshot(t *testing.T) {
 	dir := t.TempDir()
 	reg := NewRegistry()
-	rep, err := openRaft(dir, reg, "error")
+	rep, err := openRaft(dir, reg, raftOptions{LogLevel: "error"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,7 +215,7 @@ func TestReplicatorRestoresFromSnapshot(t *testing.T) {
 	rep.close()
 
 	reg2 := NewRegistry()
-	rep2, err := openRaft(dir, reg2, "error")
+	rep2, err := openRaft(dir, reg2, raftOptions{LogLevel: "error"})
 	if err != nil {
 		t.Fatal(err)
 	}

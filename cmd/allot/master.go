@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/signal"
 	"strconv"
@@ -24,6 +25,9 @@ func init() {
 type masterFlags struct {
 	listen, workDir, sorter, selection, mode, weights, logLevel string
 	allocInterval, offerTimeout, heartbeat, pingTimeout         time.Duration
+	raftAddr, peers, advertise                                  string
+	raftMultiplier                                              int
+	reregister                                                  time.Duration
 }
 
 func addMasterFlags(fs *flag.FlagSet, f *masterFlags) {
@@ -38,6 +42,49 @@ func addMasterFlags(fs *flag.FlagSet, f *masterFlags) {
 	fs.DurationVar(&f.pingTimeout, "agent-ping-timeout", 75*time.Second, "an agent whose connection is gone this long is removed and its tasks are lost")
 	fs.StringVar(&f.weights, "weights", "", "role weights as `role=weight,...` (default 1 each)")
 	fs.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn, error")
+	fs.StringVar(&f.raftAddr, "raft-addr", "", "`host:port` for raft traffic between masters (empty: a lone master, no cluster)")
+	fs.StringVar(&f.peers, "peers", "", "the cluster's masters as `raft-host:port[=http-host:port],...`, this one included, e.g.\n"+
+		"a:5049,b:5049,c:5049 (each master's HTTP API is then on its raft host at this master's --listen port),\n"+
+		"or 10.0.0.1:5049=10.0.0.1:5050,... when ports differ. Every master gets the same list; a fresh\n"+
+		"cluster bootstraps from it. A master not in the list (or with an existing store) does not\n"+
+		"bootstrap: add it with `allot operator raft add-voter`")
+	fs.StringVar(&f.advertise, "advertise", "", "`host:port` other masters and clients reach this master's HTTP API on, when it is not in --peers\n(default: the --listen address, 127.0.0.1 for an unspecified host)")
+	fs.IntVar(&f.raftMultiplier, "raft-multiplier", 1, "scale raft timeouts by this `factor` (1: fastest failover, ~1 s; raise it on slow or loaded networks)")
+	fs.DurationVar(&f.reregister, "agent-reregister-timeout", 0, "after a master is elected (or restarts), agents in the registry have this long to re-register\nbefore their tasks are declared lost (0: --agent-ping-timeout)")
+}
+
+// parsePeers reads --peers. An entry without "=http" gets its HTTP address
+// from the raft host and listenPort, so the common case (same ports on every
+// host) is just the list of raft addresses.
+func parsePeers(s, listen string) ([]master.Peer, error) {
+	var out []master.Peer
+	if strings.TrimSpace(s) == "" {
+		return nil, nil
+	}
+	_, listenPort, err := net.SplitHostPort(listen)
+	if err != nil {
+		return nil, fmt.Errorf("--listen %q: %v", listen, err)
+	}
+	seen := map[string]bool{}
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		raftAddr, httpAddr, hasHTTP := strings.Cut(part, "=")
+		rh, _, err := net.SplitHostPort(raftAddr)
+		if err != nil || rh == "" {
+			return nil, fmt.Errorf("%q: raft address must be host:port", part)
+		}
+		if !hasHTTP {
+			httpAddr = net.JoinHostPort(rh, listenPort)
+		} else if h, _, err := net.SplitHostPort(httpAddr); err != nil || h == "" {
+			return nil, fmt.Errorf("%q: HTTP address after = must be host:port", part)
+		}
+		if seen[raftAddr] || seen[httpAddr] {
+			return nil, fmt.Errorf("%q: listed twice", part)
+		}
+		seen[raftAddr], seen[httpAddr] = true, true
+		out = append(out, master.Peer{Raft: raftAddr, HTTP: httpAddr})
+	}
+	return out, nil
 }
 
 func parseWeights(s string) (map[string]float64, error) {
@@ -72,11 +119,23 @@ func (f *masterFlags) config(fs *flag.FlagSet, log zerolog.Logger) (master.Confi
 	if err != nil {
 		return master.Config{}, usagef("--weights: %v", err)
 	}
+	peers, err := parsePeers(f.peers, f.listen)
+	if err != nil {
+		return master.Config{}, usagef("--peers: %v", err)
+	}
+	if len(peers) > 0 && f.raftAddr == "" {
+		return master.Config{}, usagef("--peers needs --raft-addr (this master's entry in the list)")
+	}
+	if f.raftMultiplier < 1 || f.raftMultiplier > 10 {
+		return master.Config{}, usagef("--raft-multiplier: want 1 to 10, got %d", f.raftMultiplier)
+	}
 	flags := map[string]string{}
 	fs.VisitAll(func(fl *flag.Flag) { flags[fl.Name] = fl.Value.String() })
 	return master.Config{Listen: f.listen, WorkDir: f.workDir, Sorter: f.sorter, AgentSelection: f.selection, Mode: f.mode,
 		AllocationInterval: f.allocInterval, OfferTimeout: f.offerTimeout, HeartbeatInterval: f.heartbeat,
-		AgentPingTimeout: f.pingTimeout, Weights: w, Log: log, Flags: flags}, nil
+		AgentPingTimeout: f.pingTimeout, Weights: w, Log: log, Flags: flags,
+		RaftAddr: f.raftAddr, Peers: peers, Advertise: f.advertise, RaftMultiplier: f.raftMultiplier,
+		AgentReregisterTimeout: f.reregister}, nil
 }
 
 func runMaster(args []string, stdout, stderr io.Writer) error {

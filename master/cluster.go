@@ -1,0 +1,188 @@
+package master
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/hashicorp/raft"
+
+	"github.com/allot-sched/allot/api"
+)
+
+// leaderOnly serves h on the leader. A follower answers 307 with
+// `Location: //leader-host:port/<same path>` (mesos-go's httpsched keeps only
+// the host from it and replays the call there), or 503 while no leader is
+// known or this master is still rebuilding its state after being elected.
+func (m *Master) leaderOnly(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if m.leader.Load() {
+			h(w, r)
+			return
+		}
+		leader, self := m.rep.leader()
+		switch {
+		case leader == "":
+			w.Header().Set("Retry-After", "1")
+			api.WriteError(w, api.Errorf(http.StatusServiceUnavailable, "no leading master is known yet (election in progress); retry shortly"))
+		case self:
+			w.Header().Set("Retry-After", "1")
+			api.WriteError(w, api.Errorf(http.StatusServiceUnavailable, "this master was just elected and is rebuilding its state from the registry; retry shortly"))
+		default:
+			loc := "//" + leader + r.URL.Path
+			if r.URL.RawQuery != "" {
+				loc += "?" + r.URL.RawQuery
+			}
+			w.Header().Set("Location", loc)
+			w.WriteHeader(http.StatusTemporaryRedirect)
+		}
+	}
+}
+
+// handleRedirect answers /redirect (and /master/redirect) with 307 to the
+// leader, as Mesos does; the leader redirects to itself.
+func (m *Master) handleRedirect(w http.ResponseWriter, r *http.Request) {
+	leader, _ := m.rep.leader()
+	if leader == "" {
+		api.WriteError(w, api.Errorf(http.StatusServiceUnavailable, "no leading master is known yet (election in progress); retry shortly"))
+		return
+	}
+	w.Header().Set("Location", "//"+leader)
+	w.WriteHeader(http.StatusTemporaryRedirect)
+}
+
+// RaftPath is the raft membership API (allot's own, not part of Mesos): GET
+// lists the peers on any master; POST with a RaftRequest changes membership
+// on the leader.
+const RaftPath = "/api/v1/allot/raft"
+
+// SnapshotPath serves the registry snapshot: GET returns the registry as a
+// stream of typed records (any master; the leader's is current), POST
+// replaces the registry with one through raft (leader only).
+const SnapshotPath = "/api/v1/allot/snapshot"
+
+// RaftPeer is one entry of the list-peers answer.
+type RaftPeer struct {
+	ID       string `json:"id"` // the master's HTTP address
+	Address  string `json:"address"`
+	Suffrage string `json:"suffrage"`
+	Leader   bool   `json:"leader"`
+}
+
+// RaftRequest is a membership change.
+type RaftRequest struct {
+	Op      string `json:"op"`      // add-voter, remove-peer, transfer-leadership
+	ID      string `json:"id"`      // the master's HTTP host:port
+	Address string `json:"address"` // its raft host:port (add-voter, transfer-leadership)
+}
+
+func (m *Master) raftRoutes(mux *http.ServeMux) {
+	mux.HandleFunc(RaftPath, func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet {
+			m.listPeers(w)
+			return
+		}
+		m.leaderOnly(m.handleRaftChange)(w, r)
+	})
+	mux.HandleFunc(SnapshotPath, func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet {
+			m.reg.WriteSnapshot(w)
+			return
+		}
+		m.leaderOnly(m.handleRestore)(w, r)
+	})
+}
+
+func (m *Master) listPeers(w http.ResponseWriter) {
+	f := m.rep.raft.GetConfiguration()
+	if err := f.Error(); err != nil {
+		api.WriteError(w, api.Errorf(http.StatusServiceUnavailable, "raft configuration: %v", err))
+		return
+	}
+	leader, _ := m.rep.leader()
+	var out []RaftPeer
+	for _, s := range f.Configuration().Servers {
+		out = append(out, RaftPeer{ID: string(s.ID), Address: string(s.Address), Suffrage: s.Suffrage.String(), Leader: string(s.ID) == leader})
+	}
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(out)
+}
+
+func (m *Master) handleRaftChange(w http.ResponseWriter, r *http.Request) {
+	var req RaftRequest
+	if err := json.NewDecoder(io.LimitReader(r.Body, 1<<20)).Decode(&req); err != nil {
+		api.WriteError(w, api.Errorf(http.StatusBadRequest, "raft request: %v (want JSON {\"op\",\"id\",\"address\"})", err))
+		return
+	}
+	if req.ID == "" && req.Op != "transfer-leadership" {
+		api.WriteError(w, api.Errorf(http.StatusBadRequest, "raft %s: id (the master's HTTP host:port) is required", req.Op))
+		return
+	}
+	var err error
+	switch req.Op {
+	case "add-voter":
+		if req.Address == "" {
+			api.WriteError(w, api.Errorf(http.StatusBadRequest, "raft add-voter: address (the new master's --raft-addr) is required"))
+			return
+		}
+		err = m.rep.raft.AddVoter(raft.ServerID(req.ID), raft.ServerAddress(req.Address), 0, 30*time.Second).Error()
+	case "remove-peer":
+		err = m.rep.raft.RemoveServer(raft.ServerID(req.ID), 0, 30*time.Second).Error()
+	case "transfer-leadership":
+		if req.ID == "" {
+			err = m.rep.raft.LeadershipTransfer().Error()
+		} else {
+			addr := raft.ServerAddress(req.Address)
+			if addr == "" {
+				for _, s := range m.rep.raft.GetConfiguration().Configuration().Servers {
+					if string(s.ID) == req.ID {
+						addr = s.Address
+					}
+				}
+			}
+			err = m.rep.raft.LeadershipTransferToServer(raft.ServerID(req.ID), addr).Error()
+		}
+	default:
+		api.WriteError(w, api.Errorf(http.StatusBadRequest, "raft: unknown op %q (want add-voter, remove-peer or transfer-leadership)", req.Op))
+		return
+	}
+	if err != nil {
+		api.WriteError(w, api.Errorf(http.StatusServiceUnavailable, "raft %s %s: %v", req.Op, req.ID, err))
+		return
+	}
+	m.log.Info().Str("op", req.Op).Str("id", req.ID).Str("address", req.Address).Msg("raft membership changed")
+	w.WriteHeader(http.StatusOK)
+}
+
+// handleRestore replaces the registry with the snapshot in the body. It goes
+// through raft (raft.Restore), so every master installs the same state; the
+// leader then rebuilds its live state from it as after an election.
+func (m *Master) handleRestore(w http.ResponseWriter, r *http.Request) {
+	body := http.MaxBytesReader(w, r.Body, 1<<30)
+	// Validate before touching raft: a bad file must not replace a good
+	// registry.
+	check := NewRegistry()
+	data, err := io.ReadAll(body)
+	if err != nil {
+		api.WriteError(w, api.Errorf(http.StatusBadRequest, "snapshot restore: reading body: %v", err))
+		return
+	}
+	if err := check.Restore(io.NopCloser(bytes.NewReader(data))); err != nil {
+		api.WriteError(w, api.Errorf(http.StatusBadRequest, "snapshot restore: not a registry snapshot: %v", err))
+		return
+	}
+	meta := &raft.SnapshotMeta{Version: raft.SnapshotVersionMax, Size: int64(len(data))}
+	if err := m.rep.raft.Restore(meta, bytes.NewReader(data), time.Minute); err != nil {
+		api.WriteError(w, api.Errorf(http.StatusServiceUnavailable, "snapshot restore: %v", err))
+		return
+	}
+	m.mu.Lock()
+	m.leader.Store(false)
+	m.mu.Unlock()
+	m.becomeLeader()
+	m.log.Info().Int("records", m.reg.Size()).Msg("registry restored from an operator snapshot")
+	fmt.Fprintf(w, "restored %d records\n", m.reg.Size())
+}
