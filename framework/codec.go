@@ -103,6 +103,30 @@ func (d *decoder) uvarint() (uint64, error) {
 	return v, nil
 }
 
+// stringInt64 decodes the next record if it is KV{string, int64}, the key
+// aliasing the buffer; otherwise it consumes nothing and reports false.
+func (d *decoder) stringInt64() ([]byte, int64, bool) {
+	b, off := d.b, d.off
+	if off+2 > len(b) || b[off] != tagKV || b[off+1] != tagString {
+		return nil, 0, false
+	}
+	n, w := binary.Uvarint(b[off+2:])
+	if w <= 0 {
+		return nil, 0, false
+	}
+	ks := off + 2 + w
+	ke := ks + int(n)
+	if n > uint64(len(b)) || ke >= len(b) || b[ke] != tagInt64 {
+		return nil, 0, false
+	}
+	v, vw := binary.Varint(b[ke+1:])
+	if vw <= 0 {
+		return nil, 0, false
+	}
+	d.off = ke + 1 + vw
+	return b[ks:ke], v, true
+}
+
 func (d *decoder) next() (any, error) {
 	if d.off >= len(d.b) {
 		return nil, fmt.Errorf("corrupt record: truncated at byte %d", d.off)

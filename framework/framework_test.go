@@ -77,6 +77,9 @@ func TestLocalJobs(t *testing.T) {
 		{"pairs generic combine", func() (any, error) {
 			return ctx.TextFile(text, 3).FlatMap("test.words").ReduceByKey("test.sum", 2).SortByKey(2).Collect()
 		}, counts},
+		{"int64 reduce over int64 keys", func() (any, error) {
+			return ctx.Range(10, 3).Map("test.mod", int64(3)).ReduceByKey("test.sum64", 2).SortByKey(2).Collect()
+		}, []any{KV{int64(0), int64(18)}, KV{int64(1), int64(12)}, KV{int64(2), int64(15)}}},
 		{"pairs over strings, cached", func() (any, error) {
 			lines := ctx.Parallelize([]any{"b a", "c a", "", "b a a", "c"}, 2).Cache()
 			return lines.FlatMap("test.words").ReduceByKey("test.sum64", 1).SortByKey(1).Collect()

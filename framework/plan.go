@@ -329,14 +329,16 @@ func (r *taskRun) computeBytes(n *node, p int, emit func([]byte)) error {
 // node's shuffles and aggregates them.
 func (r *taskRun) readShuffle(n *node, p int, emit func(any)) error {
 	var reduce ReduceFunc
+	var reduce64 Int64ReduceFunc
 	if n.Agg == "reduce" {
 		var err error
-		if reduce, _, err = reducer(n.Fn, n.Arg); err != nil {
+		if reduce, reduce64, err = reducer(n.Fn, n.Arg); err != nil {
 			return err
 		}
 	}
-	// side i of the shuffle list (a join has two).
-	each := func(side int, f func(KV)) error {
+	// blocks calls f with each fetched map output of side i of the shuffle
+	// list (a join has two).
+	blocks := func(side int, f func(sid int, b []byte) error) error {
 		sid := n.Shuffle[side]
 		locs := r.spec.Fetch[sid]
 		for m, l := range locs {
@@ -353,6 +355,14 @@ func (r *taskRun) readShuffle(n *node, p int, emit func(any)) error {
 				}
 				r.m.ShuffleFetch += int64(len(b))
 			}
+			if err := f(sid, b); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	each := func(side int, f func(KV)) error {
+		return blocks(side, func(sid int, b []byte) error {
 			var bad error
 			if err := decodeAll(b, func(v any) {
 				kv, ok := v.(KV)
@@ -363,14 +373,14 @@ func (r *taskRun) readShuffle(n *node, p int, emit func(any)) error {
 			}); err != nil {
 				return err
 			}
-			if bad != nil {
-				return bad
-			}
-		}
-		return nil
+			return bad
+		})
 	}
 	switch n.Agg {
 	case "reduce":
+		if reduce64 != nil {
+			return r.reduceInt64(blocks, n.Fn, reduce64, emit)
+		}
 		acc := map[any]any{}
 		if err := each(0, func(kv KV) {
 			if old, ok := acc[kv.Key]; ok {
@@ -419,6 +429,58 @@ func (r *taskRun) readShuffle(n *node, p int, emit func(any)) error {
 		}
 	default:
 		return fmt.Errorf("unknown shuffle aggregation %q", n.Agg)
+	}
+	return nil
+}
+
+// reduceInt64 is the reduce side of an Int64ReduceFunc: string keys with
+// int64 values (all of them, for counting jobs) are decoded straight into
+// unboxed counters; any other record goes through the generic path.
+func (r *taskRun) reduceInt64(blocks func(int, func(int, []byte) error) error, fn string, reduce Int64ReduceFunc, emit func(any)) error {
+	index := map[string]int32{}
+	var keys []string
+	var vals []int64
+	other := map[any]int64{}
+	err := blocks(0, func(sid int, b []byte) error {
+		d := decoder{b: b}
+		for d.more() {
+			if k, v, ok := d.stringInt64(); ok {
+				if i, ok := index[string(k)]; ok {
+					vals[i] = reduce(vals[i], v)
+				} else {
+					index[string(k)] = int32(len(keys))
+					keys = append(keys, string(k))
+					vals = append(vals, v)
+				}
+				continue
+			}
+			rec, err := d.next()
+			if err != nil {
+				return err
+			}
+			kv, ok := rec.(KV)
+			if !ok {
+				return fmt.Errorf("shuffle %d holds a %T, not a framework.KV", sid, rec)
+			}
+			v, ok := kv.Value.(int64)
+			if !ok {
+				return fmt.Errorf("function %q reduces int64 values, but shuffle %d holds a %T", fn, sid, kv.Value)
+			}
+			if old, ok := other[kv.Key]; ok {
+				v = reduce(old, v)
+			}
+			other[kv.Key] = v
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for i, k := range keys {
+		emit(KV{k, vals[i]})
+	}
+	for k, v := range other {
+		emit(KV{k, v})
 	}
 	return nil
 }
