@@ -270,20 +270,28 @@ func newUUID() []byte {
 	return b
 }
 
-// masterLoop keeps one registration stream open to a master, trying each in
-// turn and following redirects to the leader.
+// masterLoop keeps one registration stream open to the leading master. It
+// tries the --master addresses in turn; a master that is not the leader
+// answers 307 naming the leader, which is followed at once (a few hops at
+// most, so two masters with stale views cannot bounce the agent forever).
+// The seed list itself never changes: after a failover the old leader's
+// address may be dead, and any seed can name the new one. Backoff grows
+// while no master accepts the agent and resets once one does.
 func (a *Agent) masterLoop() {
-	backoff := 100 * time.Millisecond
+	const minBackoff, maxBackoff = 100 * time.Millisecond, 2 * time.Second
+	backoff := minBackoff
 	i := 0
+	addr := a.cfg.Masters[0]
+	hops := 0
 	for {
 		select {
 		case <-a.stop:
 			return
 		default:
 		}
-		addr := a.cfg.Masters[i%len(a.cfg.Masters)]
 		err := a.registerAndServe(addr)
 		a.mu.Lock()
+		wasConnected := a.connected
 		a.connected = false
 		a.mu.Unlock()
 		select {
@@ -291,22 +299,28 @@ func (a *Agent) masterLoop() {
 			return // stopping: the connection ended because we ended it
 		default:
 		}
-		if err != nil {
-			a.log.Warn().Err(err).Str("master", addr).Msg("master connection ended")
+		if wasConnected {
+			backoff = minBackoff
 		}
 		var re *redirectError
-		if errors.As(err, &re) {
+		if errors.As(err, &re) && hops < 3 && re.to != "" {
+			a.log.Info().Str("master", addr).Str("leader", re.to).Msg("following redirect to the leading master")
 			addr = re.to
-			a.cfg.Masters[i%len(a.cfg.Masters)] = re.to
+			hops++
 			continue
 		}
-		i++
+		if err != nil {
+			a.log.Warn().Err(err).Str("master", addr).Dur("retry_in", backoff).Msg("master connection ended")
+		}
+		hops = 0
+		i++ // the next seed; the leader we had may be gone
+		addr = a.cfg.Masters[i%len(a.cfg.Masters)]
 		select {
 		case <-a.stop:
 			return
 		case <-time.After(backoff):
 		}
-		if backoff < 2*time.Second {
+		if backoff < maxBackoff {
 			backoff *= 2
 		}
 	}

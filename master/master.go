@@ -48,6 +48,8 @@ type Config struct {
 	// RaftAddr is this master's raft host:port; empty runs a lone master
 	// whose raft is in-process (no cluster).
 	RaftAddr string
+	// RaftBind is where raft listens if not RaftAddr (NAT, proxies).
+	RaftBind string
 	// Peers are the cluster's voters for bootstrapping; the entry whose Raft
 	// equals RaftAddr is this master and names its HTTP address.
 	Peers []Peer
@@ -282,7 +284,7 @@ func (m *Master) Start() error {
 	}
 	m.info = masterInfo(m.id, tcp)
 	rep, err := openRaft(filepath.Join(m.cfg.WorkDir, "raft"), m.reg, raftOptions{
-		Self: m.self, Peers: m.cfg.Peers, Multiplier: m.cfg.RaftMultiplier, LogLevel: "error", Notify: m.notify})
+		Self: m.self, Bind: m.cfg.RaftBind, Peers: m.cfg.Peers, Multiplier: m.cfg.RaftMultiplier, LogLevel: "error", Notify: m.notify})
 	if err != nil {
 		ln.Close()
 		return err

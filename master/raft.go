@@ -26,6 +26,46 @@ type Peer struct {
 	Raft string // host:port of the raft transport
 }
 
+// tcpLayer is raft's TCP stream layer. Unlike raft.NewTCPTransport's it may
+// bind one address and advertise another (a master behind NAT or a proxy),
+// and it dials peers from the bound IP, so that on a multi-homed host raft
+// traffic leaves by the raft interface and peers (and firewalls) see the
+// same address in both directions.
+type tcpLayer struct {
+	net.Listener
+	advertise net.Addr
+	localIP   net.IP // nil: let the kernel pick
+}
+
+func (l *tcpLayer) Addr() net.Addr { return l.advertise }
+
+func (l *tcpLayer) Dial(addr raft.ServerAddress, timeout time.Duration) (net.Conn, error) {
+	d := net.Dialer{Timeout: timeout}
+	if l.localIP != nil {
+		d.LocalAddr = &net.TCPAddr{IP: l.localIP}
+	}
+	return d.Dial("tcp", string(addr))
+}
+
+func newTCPLayer(bind, advertise string) (*tcpLayer, error) {
+	adv, err := net.ResolveTCPAddr("tcp", advertise)
+	if err != nil {
+		return nil, err
+	}
+	if adv.IP == nil || adv.IP.IsUnspecified() {
+		return nil, fmt.Errorf("%s is not an address other masters can reach", advertise)
+	}
+	ln, err := net.Listen("tcp", bind)
+	if err != nil {
+		return nil, err
+	}
+	l := &tcpLayer{Listener: ln, advertise: adv}
+	if ip := ln.Addr().(*net.TCPAddr).IP; !ip.IsUnspecified() {
+		l.localIP = ip
+	}
+	return l, nil
+}
+
 // raftOptions configures openRaft.
 type raftOptions struct {
 	// Self is this master. Self.Raft == "" runs a single voter on an
@@ -36,6 +76,9 @@ type raftOptions struct {
 	// with add-voter instead of bootstrapping (bootstrapping a joiner would
 	// give it a history of its own).
 	Peers []Peer
+	// Bind is where raft listens when it differs from Self.Raft (the address
+	// peers dial); empty: Self.Raft.
+	Bind string
 	// Multiplier scales every raft timeout; 1 is the fastest (LAN).
 	Multiplier int
 	LogLevel   string
@@ -120,17 +163,16 @@ func openRaft(dir string, fsm raft.FSM, o raftOptions) (*replicator, error) {
 		o.Self.HTTP = loneID
 	} else {
 		cfg.LocalID = raft.ServerID(o.Self.HTTP)
-		tcpAddr, err := net.ResolveTCPAddr("tcp", o.Self.Raft)
+		bind := o.Bind
+		if bind == "" {
+			bind = o.Self.Raft
+		}
+		layer, err := newTCPLayer(bind, o.Self.Raft)
 		if err != nil {
 			bolt.Close()
-			return nil, fmt.Errorf("--raft-addr %s: %w", o.Self.Raft, err)
+			return nil, fmt.Errorf("raft transport on %s: %w", bind, err)
 		}
-		t, err := raft.NewTCPTransport(o.Self.Raft, tcpAddr, 4, 5*time.Second*d, os.Stderr)
-		if err != nil {
-			bolt.Close()
-			return nil, fmt.Errorf("raft transport on %s: %w", o.Self.Raft, err)
-		}
-		trans, addr = t, raft.ServerAddress(o.Self.Raft)
+		trans, addr = raft.NewNetworkTransport(layer, 4, 5*time.Second*d, os.Stderr), raft.ServerAddress(o.Self.Raft)
 	}
 	has, err := raft.HasExistingState(logs, bolt, snaps)
 	if err != nil {

@@ -623,10 +623,33 @@ func (m *Master) reconcile(fw *framework, rc *scheduler.Call_Reconcile) {
 			send(t)
 			continue
 		}
+		// An agent that has not re-registered with a newly elected leader
+		// may still run the task (the old leader could have launched it
+		// without the registry knowing): say nothing until it is back, as
+		// Mesos does, rather than report lost a task that is running.
+		if m.awaitingAgent(rt.AgentID) {
+			continue
+		}
 		st := mesos.TaskStatus{TaskID: rt.TaskID, State: mesos.TASK_LOST.Enum(), AgentID: rt.AgentID,
 			Source: mesos.SOURCE_MASTER.Enum(), Reason: mesos.REASON_RECONCILIATION.Enum(), Message: strPtr("task is unknown to the master")}
 		m.sendFramework(fw, &schedEvent{Type: evUpdate, Update: &scheduler.Event_Update{Status: st}})
 	}
+}
+
+// awaitingAgent reports whether the named agent (any agent, if none is
+// named) is in the registry but has not re-registered since this master
+// took over. Caller holds m.mu.
+func (m *Master) awaitingAgent(id *mesos.AgentID) bool {
+	if id != nil && id.Value != "" {
+		a := m.agents[id.Value]
+		return a != nil && a.stream == nil && !a.inAlloc
+	}
+	for _, a := range m.agents {
+		if a.stream == nil && !a.inAlloc {
+			return true
+		}
+	}
+	return false
 }
 
 // request declares the framework's per-task demand (characterized mode):

@@ -25,7 +25,7 @@ func init() {
 type masterFlags struct {
 	listen, workDir, sorter, selection, mode, weights, logLevel string
 	allocInterval, offerTimeout, heartbeat, pingTimeout         time.Duration
-	raftAddr, peers, advertise                                  string
+	raftAddr, raftBind, peers, advertise                        string
 	raftMultiplier                                              int
 	reregister                                                  time.Duration
 }
@@ -43,6 +43,7 @@ func addMasterFlags(fs *flag.FlagSet, f *masterFlags) {
 	fs.StringVar(&f.weights, "weights", "", "role weights as `role=weight,...` (default 1 each)")
 	fs.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	fs.StringVar(&f.raftAddr, "raft-addr", "", "`host:port` for raft traffic between masters (empty: a lone master, no cluster)")
+	fs.StringVar(&f.raftBind, "raft-bind", "", "`host:port` raft listens on when peers reach it through another address (NAT, a proxy);\nraft connections to peers are made from its IP (default: --raft-addr)")
 	fs.StringVar(&f.peers, "peers", "", "the cluster's masters as `raft-host:port[=http-host:port],...`, this one included, e.g.\n"+
 		"a:5049,b:5049,c:5049 (each master's HTTP API is then on its raft host at this master's --listen port),\n"+
 		"or 10.0.0.1:5049=10.0.0.1:5050,... when ports differ. Every master gets the same list; a fresh\n"+
@@ -134,7 +135,7 @@ func (f *masterFlags) config(fs *flag.FlagSet, log zerolog.Logger) (master.Confi
 	return master.Config{Listen: f.listen, WorkDir: f.workDir, Sorter: f.sorter, AgentSelection: f.selection, Mode: f.mode,
 		AllocationInterval: f.allocInterval, OfferTimeout: f.offerTimeout, HeartbeatInterval: f.heartbeat,
 		AgentPingTimeout: f.pingTimeout, Weights: w, Log: log, Flags: flags,
-		RaftAddr: f.raftAddr, Peers: peers, Advertise: f.advertise, RaftMultiplier: f.raftMultiplier,
+		RaftAddr: f.raftAddr, RaftBind: f.raftBind, Peers: peers, Advertise: f.advertise, RaftMultiplier: f.raftMultiplier,
 		AgentReregisterTimeout: f.reregister}, nil
 }
 
