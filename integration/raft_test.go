@@ -384,7 +384,7 @@ type rsched struct {
 	offerAt   []time.Time // when each OFFERS event arrived
 	subAt     []time.Time
 	next      int
-	caller    calls.Caller // of the current subscription
+	caller    calls.Caller    // of the current subscription
 	sent      map[string]bool // tasks whose ACCEPT call has returned
 
 	cancel context.CancelFunc
