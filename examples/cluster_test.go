@@ -32,7 +32,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	for name, pkg := range map[string]string{"allot": "../cmd/allot", "wordcount": "./wordcount", "kmeans": "./kmeans", "pagerank": "./pagerank"} {
+	for name, pkg := range map[string]string{"allot": "../cmd/allot", "wordcount": "./wordcount", "kmeans": "./kmeans", "pagerank": "./pagerank", "testapp": "./internal/testapp"} {
 		bins[name] = filepath.Join(dir, name)
 		cmd := exec.Command("go", "build", "-o", bins[name], pkg)
 		cmd.Stderr = os.Stderr

@@ -146,16 +146,17 @@ type Context struct {
 	// the stages they ran.
 	lostSamples map[string][]Sample
 
-	wake    chan struct{}
-	backend backend
-	elog    *eventLog
-	srv     *http.Server
-	url     string
-	http    *http.Client
-	jobMu   sync.Mutex
-	started time.Time
-	closed  bool
-	stopBg  chan struct{}
+	wake     chan struct{}
+	backend  backend
+	targetMu sync.Mutex // serializes pushTarget
+	elog     *eventLog
+	srv      *http.Server
+	url      string
+	http     *http.Client
+	jobMu    sync.Mutex
+	started  time.Time
+	closed   bool
+	stopBg   chan struct{}
 }
 
 // NewContext starts a driver: its HTTP server for executors, the event log
@@ -361,7 +362,7 @@ func (c *Context) background() {
 				c.elog.emit(map[string]any{"event": "executors_requested", "time": nowOf(now), "target": c.target, "backlog": c.pending})
 				c.addStep *= 2
 				c.backlogAt = now
-				go c.backend.setTarget(c.target)
+				go c.pushTarget()
 			}
 		} else {
 			c.backlogAt, c.addStep = time.Time{}, 1
@@ -370,11 +371,26 @@ func (c *Context) background() {
 			if e.running == 0 && e.cached == 0 && !c.holdsCache(id) && now.Sub(e.idleSince) >= c.cfg.IdleTimeout && len(c.execs) > c.cfg.MinExecutors && c.pending == 0 {
 				c.target = max(c.cfg.MinExecutors, c.target-1)
 				c.executorLostLocked(id, fmt.Sprintf("idle for %v with no cached data (dynamic allocation)", c.cfg.IdleTimeout))
-				go func(id string, target int) { c.backend.release(id); c.backend.setTarget(target) }(id, c.target)
+				go func(id string) { c.backend.release(id); c.pushTarget() }(id)
 			}
 		}
 		c.mu.Unlock()
 	}
+}
+
+// pushTarget tells the backend the current target. Pushes are serialized
+// and each reads c.target when it runs, so the last one carries the latest
+// value: passing the value captured when the goroutine started let an
+// older, larger target (releasing two idle executors one after the other)
+// overwrite a newer one, and the backend launched a replacement for an
+// executor it had just released.
+func (c *Context) pushTarget() {
+	c.targetMu.Lock()
+	defer c.targetMu.Unlock()
+	c.mu.Lock()
+	n := c.target
+	c.mu.Unlock()
+	c.backend.setTarget(n)
 }
 
 func (c *Context) holdsCache(id string) bool {
@@ -593,7 +609,8 @@ func (c *Context) runJob(top *node, action, savePath string) ([]*taskResult, err
 		pendingTasks = c.dispatchLocked(pendingTasks, running, done, action, savePath)
 		c.pending = len(pendingTasks)
 		if len(c.execs) == 0 && c.everExec && len(pendingTasks) > 0 {
-			go c.backend.setTarget(max(c.target, 1))
+			c.target = max(c.target, 1)
+			go c.pushTarget()
 		}
 		c.mu.Unlock()
 

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/allot-sched/allot/framework"
 )
@@ -15,6 +16,9 @@ type Flags struct {
 	Master, ExecutorBinary, EventLogDir string
 	Local, Dynamic, Quiet               bool
 	Executors, Cores, MemMB             int
+	// Dynamic allocation bounds and timeouts (0: the framework's defaults).
+	MinExecutors, MaxExecutors  int
+	IdleTimeout, BacklogTimeout time.Duration
 }
 
 // Register adds the shared flags to fs.
@@ -25,6 +29,10 @@ func (f *Flags) Register(fs *flag.FlagSet) {
 	fs.IntVar(&f.Cores, "cores", 1, "cores per executor (tasks it runs at once)")
 	fs.IntVar(&f.MemMB, "mem", 512, "memory per executor, MB")
 	fs.BoolVar(&f.Dynamic, "dynamic", false, "dynamic allocation: scale executors with the task backlog")
+	fs.IntVar(&f.MinExecutors, "min-executors", 0, "with --dynamic: never fewer executors (default 1)")
+	fs.IntVar(&f.MaxExecutors, "max-executors", 0, "with --dynamic: never more executors (default twice --executors)")
+	fs.DurationVar(&f.IdleTimeout, "idle-timeout", 0, "with --dynamic: release an executor idle this long that holds no cached data (default 10s)")
+	fs.DurationVar(&f.BacklogTimeout, "backlog-timeout", 0, "with --dynamic: ask for more executors after tasks wait this long (default 1s)")
 	fs.StringVar(&f.ExecutorBinary, "executor-binary", "", "path of this binary as agents see it (default: this process's executable)")
 	fs.StringVar(&f.EventLogDir, "event-log-dir", "", "directory for the JSON-lines event log (default $TMPDIR/allot-events)")
 	fs.BoolVar(&f.Quiet, "quiet", false, "no driver log on stderr")
@@ -36,7 +44,8 @@ func (f *Flags) Context(app string) (*framework.Context, error) {
 		return nil, fmt.Errorf("give --master host:port (a running `allot dev` listens on 127.0.0.1:5050) or --local")
 	}
 	cfg := framework.Config{App: app, Master: f.Master, Local: f.Local, Executors: f.Executors, Cores: f.Cores, MemMB: f.MemMB,
-		Dynamic: f.Dynamic, ExecutorBinary: f.ExecutorBinary, EventLogDir: f.EventLogDir}
+		Dynamic: f.Dynamic, MinExecutors: f.MinExecutors, MaxExecutors: f.MaxExecutors, IdleTimeout: f.IdleTimeout, BacklogTimeout: f.BacklogTimeout,
+		ExecutorBinary: f.ExecutorBinary, EventLogDir: f.EventLogDir}
 	if f.Quiet {
 		cfg.Logf = func(string, ...any) {}
 	}
