@@ -91,7 +91,10 @@ func newMesosBackend(c *Context) (*mesosBackend, error) {
 	host, _ := os.Hostname()
 	demand := &sched.Demand{Resources: []mesos.Resource{sched.Scalar("cpus", float64(cfg.Cores)+executorCPUs), sched.Scalar("mem", float64(cfg.MemMB)+executorMem)}, Tasks: cfg.MaxExecutors}
 	cl, err := sched.New(sched.Config{Masters: strings.Split(cfg.Master, ","), Framework: mesos.FrameworkInfo{Name: cfg.App, Role: &role, Hostname: &host},
-		FailoverTimeout: cfg.FailoverTimeout, RefuseSeconds: cfg.RefuseAfter, Demand: demand, Logf: cfg.Logf}, b)
+		FailoverTimeout: cfg.FailoverTimeout, RefuseSeconds: cfg.RefuseAfter, Demand: demand, Logf: cfg.Logf,
+		OnDecline: func(n int, refuse, held time.Duration) {
+			c.elog.emit(map[string]any{"event": "offers_declined", "time": now(), "offers": n, "refuse_seconds": refuse.Seconds(), "held_s": held.Seconds()})
+		}}, b)
 	if err != nil {
 		return nil, err
 	}

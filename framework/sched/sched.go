@@ -74,6 +74,12 @@ type Config struct {
 	// Caller builds the client for a master endpoint URL (default: mesos-go
 	// httpsched over protobuf). Tests inject fakes here.
 	Caller func(endpoint string) calls.Caller
+	// OnDecline, if set, is told of every DECLINE call the master
+	// accepted: how many offers, the refuse filter sent with them, and how
+	// long they were held (from the OFFERS event to the answer). Frameworks
+	// record it so that "never hold an offer longer than needed" can be
+	// checked from outside.
+	OnDecline func(offers int, refuse, held time.Duration)
 	// Logf logs the client's decisions (default: log.Printf to stderr
 	// prefixed "sched: "; set to func(string, ...any){} to silence).
 	Logf func(format string, args ...any)
@@ -347,6 +353,7 @@ func (c *Client) handle(ctx context.Context, caller calls.Caller, e *scheduler.E
 // offers answers a batch of offers at once: launches where the planner has
 // them, one DECLINE with the refuse filter for the rest.
 func (c *Client) offers(ctx context.Context, offers []mesos.Offer) {
+	received := time.Now()
 	used := map[string]bool{}
 	launches := c.planner.Offers(offers)
 	// The unused rest of an accepted offer is declined implicitly with the
@@ -378,7 +385,10 @@ func (c *Client) offers(ctx context.Context, offers []mesos.Offer) {
 		}
 	}
 	if len(decline) > 0 {
-		c.call(ctx, calls.Decline(decline...).With(calls.RefuseSeconds(c.cfg.RefuseSeconds)))
+		err := c.call(ctx, calls.Decline(decline...).With(calls.RefuseSeconds(c.cfg.RefuseSeconds)))
+		if err == nil && c.cfg.OnDecline != nil {
+			c.cfg.OnDecline(len(decline), c.cfg.RefuseSeconds, time.Since(received))
+		}
 	}
 	c.sync(ctx)
 }
