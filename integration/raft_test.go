@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -665,4 +666,206 @@ func TestRaftLeaderKill9(t *testing.T) {
 	if t.Failed() {
 		t.Logf("unaccounted: %v", fw.unaccounted(true))
 	}
+}
+
+// registry returns master i's registry as snapshot bytes (deterministic
+// for equal registries).
+func (c *mcluster) registry(i int) []byte {
+	resp, err := http.Get("http://" + c.masters[i].http + "/api/v1/allot/snapshot")
+	if err != nil {
+		return nil
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return b
+}
+
+// sameHistory waits until every live master holds the leader's registry.
+func (c *mcluster) sameHistory() {
+	c.t.Helper()
+	lead := c.leader(30 * time.Second)
+	waitFor(c.t, 30*time.Second, "every master to hold the leader's registry", func() bool {
+		want := c.registry(lead)
+		if len(want) == 0 {
+			return false
+		}
+		for i := range c.masters {
+			if c.alive(i) && !bytes.Equal(c.registry(i), want) {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+func (c *mcluster) metric(i int, name string) float64 {
+	resp, err := http.Get("http://" + c.masters[i].http + "/metrics")
+	if err != nil {
+		return -1
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) == 2 && f[0] == name {
+			v, _ := strconv.ParseFloat(f[1], 64)
+			return v
+		}
+	}
+	return -1
+}
+
+func (s *rsched) running() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, st := range s.latest {
+		if st == mesos.TASK_RUNNING {
+			n++
+		}
+	}
+	return n
+}
+
+func (s *rsched) subscriptions() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.subAt)
+}
+
+// Every master restarts at once: the registry (agents, frameworks, tasks)
+// is on disk, the cluster elects a leader from it, and the framework and
+// its running tasks are still there.
+func TestRaftRestartAllMasters(t *testing.T) {
+	c := newMCluster(t, 3, 1)
+	fw := startRSched(t, c.seeds(), "sleep 120")
+	fw.setLaunching(true)
+	waitFor(t, 30*time.Second, "3 tasks running", func() bool { return fw.running() >= 3 })
+	fw.setLaunching(false)
+	waitFor(t, 30*time.Second, "launches to settle", func() bool { return len(fw.unaccounted(false)) == 0 })
+	want := fw.launchedCount()
+	agentID := c.state().Slaves[0].ID
+	subs := fw.subscriptions()
+	for i := range c.masters {
+		c.kill9(i)
+	}
+	for i := range c.masters {
+		c.startMaster(i, c.peers())
+	}
+	st := c.state()
+	if len(st.Slaves) != 1 || st.Slaves[0].ID != agentID {
+		t.Errorf("after restarting every master the agents are %+v, want %s", st.Slaves, agentID)
+	}
+	if len(st.Frameworks) != 1 || st.Frameworks[0].ID != fw.id() {
+		t.Fatalf("after restarting every master the frameworks are %+v, want %s", st.Frameworks, fw.id())
+	}
+	waitFor(t, 30*time.Second, "the framework to re-subscribe", func() bool { return fw.subscriptions() > subs })
+	c.waitAgents(1)
+	waitFor(t, 30*time.Second, "the leader to list every task running", func() bool {
+		n := 0
+		for _, f := range c.state().Frameworks {
+			for _, tk := range f.Tasks {
+				if tk.State == "TASK_RUNNING" {
+					n++
+				}
+			}
+		}
+		return n == want
+	})
+	if fw.running() != want {
+		t.Errorf("framework sees %d tasks running, want %d (%s)", fw.running(), want, fw.summary())
+	}
+	fw.checkStableID(t)
+	c.checkInvariants()
+	c.sameHistory()
+}
+
+// The leader is cut off from the other masters' raft traffic: the majority
+// elects a new leader, the old one stops serving (503 while it knows no
+// leader), and after healing it follows: one leader, one history.
+func TestRaftIsolateLeader(t *testing.T) {
+	c := newMCluster(t, 3, 2)
+	fw := startRSched(t, c.seeds(), "sleep 0.3")
+	fw.setLaunching(true)
+	waitFor(t, 30*time.Second, "5 tasks launched", func() bool { return fw.launchedCount() >= 5 })
+	old := c.leader(10 * time.Second)
+	c.isolate(old, true)
+	var lead int
+	waitFor(t, 30*time.Second, "a new leader among the majority, the old one no longer serving", func() bool {
+		lead = -1
+		for i := range c.masters {
+			if ok, _ := c.serving(i); ok {
+				if i == old || lead >= 0 {
+					return false
+				}
+				lead = i
+			}
+		}
+		return lead >= 0
+	})
+	if v := c.metric(old, "allot_master_is_leader"); v != 0 {
+		t.Errorf("isolated old leader: allot_master_is_leader = %v, want 0", v)
+	}
+	before := fw.launchedCount()
+	waitFor(t, 30*time.Second, "5 more tasks launched under the new leader", func() bool { return fw.launchedCount() >= before+5 })
+	c.isolate(old, false)
+	if got := c.leader(30 * time.Second); got == old {
+		t.Logf("the old leader was re-elected after healing (allowed)")
+	}
+	fw.setLaunching(false)
+	waitFor(t, 60*time.Second, "every launched task to be finished or reported lost", func() bool {
+		return len(fw.unaccounted(true)) == 0
+	})
+	t.Logf("framework: %s", fw.summary())
+	fw.checkStableID(t)
+	c.waitAgents(2)
+	c.checkInvariants()
+	c.sameHistory()
+}
+
+// A follower is removed and a fresh master added in its place; the log has
+// been compacted, so the newcomer catches up from a snapshot.
+func TestRaftReplacePeer(t *testing.T) {
+	c := newMCluster(t, 3, 1, "--raft-snapshot-threshold", "32", "--raft-trailing-logs", "8")
+	fw := startRSched(t, c.seeds(), "sleep 0.1")
+	fw.setLaunching(true)
+	lead := c.leader(10 * time.Second)
+	waitFor(t, 60*time.Second, "a snapshot on the leader", func() bool {
+		snaps, _ := filepath.Glob(filepath.Join(c.masters[lead].dir, "raft", "snapshots", "*", "meta.json"))
+		return len(snaps) > 0
+	})
+	fw.setLaunching(false)
+	gone := (lead + 1) % 3
+	out := allot(t, "operator", "raft", "remove-peer", "--master", c.masters[lead].http, c.masters[gone].http)
+	t.Logf("remove-peer: %s", out)
+	c.kill9(gone)
+	c.masters[gone].p = nil
+	fresh := c.newNode(3)
+	c.masters = append(c.masters, fresh)
+	c.startMaster(3, "") // not in any --peers: it waits to be added
+	out = allot(t, "operator", "raft", "add-voter", "--master", c.masters[(lead+2)%3].http, fresh.http, fresh.raft)
+	t.Logf("add-voter: %s", out)
+	c.masters[gone] = nil
+	c.leader(30 * time.Second)
+	c.sameHistory()
+	snaps, _ := filepath.Glob(filepath.Join(fresh.dir, "raft", "snapshots", "*", "meta.json"))
+	if len(snaps) == 0 {
+		t.Errorf("the fresh master holds no snapshot: it did not catch up from one")
+	}
+	peers := allot(t, "operator", "raft", "list-peers", "--master", fresh.http)
+	if !strings.Contains(peers, fresh.http) || strings.Contains(peers, "127.0.0.1:0") {
+		t.Errorf("list-peers from the fresh master:\n%s", peers)
+	}
+	fw.checkStableID(t)
+	c.checkInvariants()
+}
+
+// allot runs the allot binary and returns its output; it fails the test if
+// the command fails.
+func allot(t testing.TB, args ...string) string {
+	t.Helper()
+	out, err := exec.Command(allotBin, args...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("allot %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
 }

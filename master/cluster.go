@@ -89,7 +89,15 @@ func (m *Master) raftRoutes(mux *http.ServeMux) {
 	})
 	mux.HandleFunc(SnapshotPath, func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodGet {
-			m.reg.WriteSnapshot(w)
+			write := func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "application/octet-stream")
+				m.reg.WriteSnapshot(w)
+			}
+			if r.URL.Query().Get("leader") != "" {
+				m.leaderOnly(write)(w, r) // the current registry, for backups
+				return
+			}
+			write(w, r) // this master's copy, for comparing masters
 			return
 		}
 		m.leaderOnly(m.handleRestore)(w, r)

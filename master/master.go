@@ -58,6 +58,9 @@ type Config struct {
 	// add-voter). Empty: the listen address, with 127.0.0.1 for an
 	// unspecified host.
 	Advertise string
+	// RaftSnapshotThreshold and RaftTrailingLogs tune log compaction (0:
+	// raft's defaults here, 8192 and 10240).
+	RaftSnapshotThreshold, RaftTrailingLogs uint64
 	// RaftMultiplier scales raft's timeouts; 1 (fastest) when 0.
 	RaftMultiplier int
 	Log            zerolog.Logger
@@ -284,7 +287,7 @@ func (m *Master) Start() error {
 	}
 	m.info = masterInfo(m.id, tcp)
 	rep, err := openRaft(filepath.Join(m.cfg.WorkDir, "raft"), m.reg, raftOptions{
-		Self: m.self, Bind: m.cfg.RaftBind, Peers: m.cfg.Peers, Multiplier: m.cfg.RaftMultiplier, LogLevel: "error", Notify: m.notify})
+		Self: m.self, Bind: m.cfg.RaftBind, SnapshotThreshold: m.cfg.RaftSnapshotThreshold, TrailingLogs: m.cfg.RaftTrailingLogs, Peers: m.cfg.Peers, Multiplier: m.cfg.RaftMultiplier, LogLevel: "error", Notify: m.notify})
 	if err != nil {
 		ln.Close()
 		return err

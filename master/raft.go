@@ -79,6 +79,11 @@ type raftOptions struct {
 	// Bind is where raft listens when it differs from Self.Raft (the address
 	// peers dial); empty: Self.Raft.
 	Bind string
+	// SnapshotThreshold and TrailingLogs tune log compaction (0: 8192 and
+	// 10240): a snapshot is taken every SnapshotThreshold entries and
+	// TrailingLogs entries are kept after it; a follower further behind
+	// than that catches up from the snapshot.
+	SnapshotThreshold, TrailingLogs uint64
 	// Multiplier scales every raft timeout; 1 is the fastest (LAN).
 	Multiplier int
 	LogLevel   string
@@ -149,6 +154,13 @@ func openRaft(dir string, fsm raft.FSM, o raftOptions) (*replicator, error) {
 	cfg.LeaderLeaseTimeout = 250 * time.Millisecond * d
 	cfg.CommitTimeout = 5 * time.Millisecond
 	cfg.SnapshotThreshold = 8192
+	if o.SnapshotThreshold > 0 {
+		cfg.SnapshotThreshold = o.SnapshotThreshold
+		cfg.SnapshotInterval = time.Second * d
+	}
+	if o.TrailingLogs > 0 {
+		cfg.TrailingLogs = o.TrailingLogs
+	}
 	cfg.NotifyCh = o.Notify
 	cfg.Logger = hclog.New(&hclog.LoggerOptions{Name: "raft", Level: hclog.LevelFromString(o.LogLevel), Output: os.Stderr, JSONFormat: true})
 	var trans raft.Transport

@@ -27,6 +27,7 @@ type masterFlags struct {
 	allocInterval, offerTimeout, heartbeat, pingTimeout         time.Duration
 	raftAddr, raftBind, peers, advertise                        string
 	raftMultiplier                                              int
+	snapThreshold, trailingLogs                                 uint64
 	reregister                                                  time.Duration
 }
 
@@ -51,6 +52,8 @@ func addMasterFlags(fs *flag.FlagSet, f *masterFlags) {
 		"bootstrap: add it with `allot operator raft add-voter`")
 	fs.StringVar(&f.advertise, "advertise", "", "`host:port` other masters and clients reach this master's HTTP API on, when it is not in --peers\n(default: the --listen address, 127.0.0.1 for an unspecified host)")
 	fs.IntVar(&f.raftMultiplier, "raft-multiplier", 1, "scale raft timeouts by this `factor` (1: fastest failover, ~1 s; raise it on slow or loaded networks)")
+	fs.Uint64Var(&f.snapThreshold, "raft-snapshot-threshold", 8192, "snapshot the registry after this many new raft log `entries`")
+	fs.Uint64Var(&f.trailingLogs, "raft-trailing-logs", 10240, "raft log `entries` kept after a snapshot; a master further behind catches up from the snapshot")
 	fs.DurationVar(&f.reregister, "agent-reregister-timeout", 0, "after a master is elected (or restarts), agents in the registry have this long to re-register\nbefore their tasks are declared lost (0: --agent-ping-timeout)")
 }
 
@@ -136,7 +139,7 @@ func (f *masterFlags) config(fs *flag.FlagSet, log zerolog.Logger) (master.Confi
 		AllocationInterval: f.allocInterval, OfferTimeout: f.offerTimeout, HeartbeatInterval: f.heartbeat,
 		AgentPingTimeout: f.pingTimeout, Weights: w, Log: log, Flags: flags,
 		RaftAddr: f.raftAddr, RaftBind: f.raftBind, Peers: peers, Advertise: f.advertise, RaftMultiplier: f.raftMultiplier,
-		AgentReregisterTimeout: f.reregister}, nil
+		AgentReregisterTimeout: f.reregister, RaftSnapshotThreshold: f.snapThreshold, RaftTrailingLogs: f.trailingLogs}, nil
 }
 
 func runMaster(args []string, stdout, stderr io.Writer) error {

@@ -1,0 +1,150 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/allot-sched/allot/master"
+)
+
+func init() {
+	register(command{name: "operator", summary: "operate a master cluster: raft list-peers|add-voter|remove-peer|transfer-leadership, snapshot save|restore", run: runOperator})
+}
+
+const operatorUsage = `raft list-peers
+       allot operator raft add-voter HTTP-ADDR RAFT-ADDR
+       allot operator raft remove-peer HTTP-ADDR
+       allot operator raft transfer-leadership [HTTP-ADDR]
+       allot operator snapshot save FILE
+       allot operator snapshot restore FILE
+   (flags go after the verb: allot operator raft list-peers --master a:5050,b:5050)`
+
+// runOperator sends one operator call to the masters. Any master will do:
+// followers answer membership changes and restores with 307 to the leader,
+// which the HTTP client follows; a master that cannot be reached is skipped
+// for the next in --master.
+func runOperator(args []string, stdout, stderr io.Writer) error {
+	if len(args) < 2 {
+		return usagef("usage: allot operator %s", operatorUsage)
+	}
+	group, verb := args[0], args[1]
+	var masters string
+	var timeout time.Duration
+	fs := newFlagSet("operator "+group+" "+verb, "[flags] [args]", "Usage: allot operator "+operatorUsage+
+		"\n\nHTTP-ADDR is a master's HTTP host:port (its raft server id); RAFT-ADDR its --raft-addr.", stderr)
+	fs.StringVar(&masters, "master", "127.0.0.1:5050", "the masters' HTTP addresses, `host:port[,...]`; any one that answers will do")
+	fs.DurationVar(&timeout, "timeout", 60*time.Second, "give up after this `duration`")
+	if err := parseFlags(fs, args[2:]); err != nil {
+		return err
+	}
+	rest := fs.Args()
+	cli := &http.Client{Timeout: timeout}
+	switch group + " " + verb {
+	case "raft list-peers":
+		resp, err := call(cli, masters, http.MethodGet, master.RaftPath, nil)
+		if err != nil {
+			return err
+		}
+		var peers []master.RaftPeer
+		if err := json.Unmarshal(resp, &peers); err != nil {
+			return fmt.Errorf("list-peers: bad answer %q: %v", resp, err)
+		}
+		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "ID (HTTP)\tRAFT ADDRESS\tSUFFRAGE\tLEADER")
+		for _, p := range peers {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%v\n", p.ID, p.Address, p.Suffrage, p.Leader)
+		}
+		return tw.Flush()
+	case "raft add-voter", "raft remove-peer", "raft transfer-leadership":
+		req := master.RaftRequest{Op: verb}
+		switch {
+		case verb == "add-voter" && len(rest) == 2:
+			req.ID, req.Address = rest[0], rest[1]
+		case verb == "remove-peer" && len(rest) == 1:
+			req.ID = rest[0]
+		case verb == "transfer-leadership" && len(rest) <= 1:
+			if len(rest) == 1 {
+				req.ID = rest[0]
+			}
+		default:
+			return usagef("usage: allot operator %s", operatorUsage)
+		}
+		body, _ := json.Marshal(req)
+		if _, err := call(cli, masters, http.MethodPost, master.RaftPath, body); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "%s %s: done\n", verb, strings.Join(rest, " "))
+		return nil
+	case "snapshot save":
+		if len(rest) != 1 {
+			return usagef("usage: allot operator snapshot save FILE")
+		}
+		b, err := call(cli, masters, http.MethodGet, master.SnapshotPath+"?leader=1", nil)
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(rest[0], b, 0o600); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "saved the registry (%d bytes) to %s\n", len(b), rest[0])
+		return nil
+	case "snapshot restore":
+		if len(rest) != 1 {
+			return usagef("usage: allot operator snapshot restore FILE")
+		}
+		b, err := os.ReadFile(rest[0])
+		if err != nil {
+			return err
+		}
+		out, err := call(cli, masters, http.MethodPost, master.SnapshotPath, b)
+		if err != nil {
+			return err
+		}
+		fmt.Fprint(stdout, string(out))
+		return nil
+	}
+	return usagef("unknown operator verb %q: usage: allot operator %s", group+" "+verb, operatorUsage)
+}
+
+// call tries each master in turn until one answers; a 4xx or 5xx answer
+// from a reachable master is final (it says what is wrong).
+func call(cli *http.Client, masters, method, path string, body []byte) ([]byte, error) {
+	var errs []error
+	for _, m := range strings.Split(masters, ",") {
+		m = strings.TrimSpace(m)
+		if m == "" {
+			continue
+		}
+		req, err := http.NewRequest(method, "http://"+m+path, bytes.NewReader(body))
+		if err != nil {
+			return nil, err
+		}
+		if body != nil {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		resp, err := cli.Do(req)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		b, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if resp.StatusCode >= 300 {
+			return nil, fmt.Errorf("%s %s on %s: %s: %s", method, path, m, resp.Status, strings.TrimSpace(string(b)))
+		}
+		return b, nil
+	}
+	return nil, fmt.Errorf("no master answered: %w", errors.Join(errs...))
+}
