@@ -86,6 +86,8 @@ type fakePlanner struct {
 	take    map[string]bool
 	tasks   map[string]string
 	updates []mesos.TaskStatus
+	// declined records OnDecline reports: offers and refuse filter.
+	declined [][2]float64
 }
 
 func (p *fakePlanner) Offers(offers []mesos.Offer) []Launch {
@@ -191,6 +193,11 @@ func TestPolicy(t *testing.T) {
 				if dec[0].FrameworkID.GetValue() != "fw" {
 					t.Fatalf("DECLINE without the framework id")
 				}
+				p.mu.Lock()
+				defer p.mu.Unlock()
+				if len(p.declined) != 1 || p.declined[0] != [2]float64{2, 7} {
+					t.Fatalf("OnDecline reports %v, want one call for 2 offers refused for 7s", p.declined)
+				}
 			}},
 		{name: "every update with a uuid is acknowledged", want: true,
 			events: []*scheduler.Event{subscribed("fw"),
@@ -211,7 +218,15 @@ func TestPolicy(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFake()
 			p := &fakePlanner{want: tc.want, take: map[string]bool{"o2": true}}
-			c := newClient(t, p, f, func(cfg *Config) { cfg.Demand = tc.demand; cfg.RefuseSeconds = 7 * time.Second })
+			c := newClient(t, p, f, func(cfg *Config) {
+				cfg.Demand = tc.demand
+				cfg.RefuseSeconds = 7 * time.Second
+				cfg.OnDecline = func(n int, refuse, held time.Duration) {
+					p.mu.Lock()
+					p.declined = append(p.declined, [2]float64{float64(n), refuse.Seconds()})
+					p.mu.Unlock()
+				}
+			})
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			go c.acker(ctx)
