@@ -15,39 +15,84 @@ import (
 
 // leaderOnly serves h on the leader. A follower answers 307 with
 // `Location: //leader-host:port/<same path>` (mesos-go's httpsched keeps only
-// the host from it and replays the call there), or 503 while no leader is
-// known or this master is still rebuilding its state after being elected.
+// the host from it and replays the call there).
+//
+// During a failover the request is held rather than refused: while no
+// leader is known, while this master has just been elected and rebuilds its
+// state, or while the leader it knows has been silent for longer than a
+// heartbeat (it is probably dead), the handler waits for raft to settle, up
+// to leaderWait, and only then answers 503. Clients back off on errors
+// (httpsched waits 0.5 s, 1 s, 2 s, 4 s ... between SUBSCRIBE attempts), so a
+// quick 503 or a redirect to a dead leader would cost them seconds; holding
+// the call costs them only the election.
 func (m *Master) leaderOnly(h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		if m.leader.Load() {
-			h(w, r)
-			return
-		}
-		leader, self := m.rep.leader()
+		leader, here := m.awaitLeader(r)
 		switch {
-		case leader == "":
-			w.Header().Set("Retry-After", "1")
-			api.WriteError(w, api.Errorf(http.StatusServiceUnavailable, "no leading master is known yet (election in progress); retry shortly"))
-		case self:
-			w.Header().Set("Retry-After", "1")
-			api.WriteError(w, api.Errorf(http.StatusServiceUnavailable, "this master was just elected and is rebuilding its state from the registry; retry shortly"))
-		default:
+		case here:
+			h(w, r)
+		case leader != "":
 			loc := "//" + leader + r.URL.Path
 			if r.URL.RawQuery != "" {
 				loc += "?" + r.URL.RawQuery
 			}
 			w.Header().Set("Location", loc)
 			w.WriteHeader(http.StatusTemporaryRedirect)
+		default:
+			m.noLeader(w)
 		}
 	}
 }
 
+// awaitLeader waits (up to leaderWait, or until the client gives up) until
+// this master serves (here) or a leader that is alive is known.
+func (m *Master) awaitLeader(r *http.Request) (leader string, here bool) {
+	if m.leader.Load() {
+		return "", true
+	}
+	deadline := time.Now().Add(m.rep.leaderWait)
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if m.leader.Load() {
+			return "", true
+		}
+		leader, self := m.rep.leader()
+		fresh := time.Since(m.rep.raft.LastContact()) < m.rep.staleAfter
+		if leader != "" && !self && fresh {
+			return leader, false
+		}
+		if time.Now().After(deadline) {
+			return "", false
+		}
+		select {
+		case <-r.Context().Done():
+			return "", false
+		case <-tick.C:
+		}
+	}
+}
+
+func (m *Master) noLeader(w http.ResponseWriter) {
+	w.Header().Set("Retry-After", "1")
+	msg := "no leading master is known (election in progress, or this master cannot reach a majority of its peers); retry shortly"
+	if _, self := m.rep.leader(); self {
+		msg = "this master was just elected and is still rebuilding its state from the registry; retry shortly"
+	}
+	api.WriteError(w, api.Errorf(http.StatusServiceUnavailable, "%s", msg))
+}
+
 // handleRedirect answers /redirect (and /master/redirect) with 307 to the
-// leader, as Mesos does; the leader redirects to itself.
+// leader, as Mesos does (the leader names itself), holding the request
+// through an election like leaderOnly. Frameworks use it to point their
+// client at the leader before subscribing.
 func (m *Master) handleRedirect(w http.ResponseWriter, r *http.Request) {
-	leader, _ := m.rep.leader()
+	leader, here := m.awaitLeader(r)
+	if here {
+		leader = m.self.HTTP
+	}
 	if leader == "" {
-		api.WriteError(w, api.Errorf(http.StatusServiceUnavailable, "no leading master is known yet (election in progress); retry shortly"))
+		m.noLeader(w)
 		return
 	}
 	w.Header().Set("Location", "//"+leader)

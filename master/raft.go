@@ -104,6 +104,10 @@ type replicator struct {
 	// shutdown) are dropped rather than sent on a closed channel.
 	mu     sync.RWMutex
 	closed bool
+	// leaderWait bounds how long a follower holds a request while no live
+	// leader is known; staleAfter is how long a leader may be silent before
+	// a follower stops redirecting to it (both scale with the multiplier).
+	leaderWait, staleAfter time.Duration
 	// commitObs observes how long a batch takes to commit and apply.
 	commitObs func(time.Duration)
 }
@@ -211,7 +215,8 @@ func openRaft(dir string, fsm raft.FSM, o raftOptions) (*replicator, error) {
 		bolt.Close()
 		return nil, err
 	}
-	rep := &replicator{raft: r, store: bolt, trans: trans, self: o.Self, queue: make(chan proposal, 1<<16), done: make(chan struct{})}
+	rep := &replicator{raft: r, store: bolt, trans: trans, self: o.Self, queue: make(chan proposal, 1<<16), done: make(chan struct{}),
+		leaderWait: 4 * time.Second * d, staleAfter: cfg.HeartbeatTimeout}
 	go rep.loop()
 	return rep, nil
 }
