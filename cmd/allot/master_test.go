@@ -2,8 +2,11 @@ package main
 
 import (
 	"bytes"
+	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/allot-sched/allot/master"
 )
 
 func TestParseWeights(t *testing.T) {
@@ -69,6 +72,22 @@ func TestMasterAgentRunUsage(t *testing.T) {
 		code := run(tc.args, &out, &errb)
 		if code != tc.code || !strings.Contains(out.String()+errb.String(), tc.want) {
 			t.Errorf("allot %v: exit %d, output %q; want %d with %q", tc.args, code, errb.String(), tc.code, tc.want)
+		}
+	}
+}
+
+func TestParsePeers(t *testing.T) {
+	got, err := parsePeers("a:5049, b:5049,10.0.0.3:6049=10.0.0.3:6050", ":5050")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []master.Peer{{Raft: "a:5049", HTTP: "a:5050"}, {Raft: "b:5049", HTTP: "b:5050"}, {Raft: "10.0.0.3:6049", HTTP: "10.0.0.3:6050"}}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %+v, want %+v", got, want)
+	}
+	for _, bad := range []string{"a", "a:1,a:1", "a:1=b", ":5049"} {
+		if _, err := parsePeers(bad, ":5050"); err == nil {
+			t.Errorf("parsePeers(%q) accepted", bad)
 		}
 	}
 }
