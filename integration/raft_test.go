@@ -681,6 +681,14 @@ func TestRaftLeaderKill9(t *testing.T) {
 	if lead == old {
 		t.Fatalf("master %d still leads after kill -9", old)
 	}
+	for _, name := range []string{"allot_master_is_leader", "allot_master_leader_elections_total", "allot_master_registry_records"} {
+		if v := c.metric(lead, name); v < 1 {
+			t.Errorf("new leader: %s = %v, want >= 1", name, v)
+		}
+	}
+	if v := c.metric(lead, "allot_master_raft_state"); v != 2 {
+		t.Errorf("new leader: allot_master_raft_state = %v, want 2 (leader)", v)
+	}
 	waitFor(t, 30*time.Second, "10 more tasks launched under the new leader", func() bool { return fw.launchedCount() >= before+10 })
 	fw.setLaunching(false)
 	waitFor(t, 60*time.Second, "every launched task to be finished or reported lost", func() bool {

@@ -213,6 +213,7 @@ func New(cfg Config) (*Master, error) {
 	}
 	m.id = loadOrCreateID(filepath.Join(cfg.WorkDir, "master_id"))
 	m.m = newMetrics(m)
+	m.reg.applyObs = func(d time.Duration) { m.m.applyLatency.Observe(d.Seconds()) }
 	return m, nil
 }
 

@@ -60,6 +60,7 @@ type metrics struct {
 	allocCycle    prometheus.Histogram
 	leaderChanges prometheus.Counter
 	commitLatency prometheus.Histogram
+	applyLatency  prometheus.Histogram
 }
 
 func newMetrics(m *Master) *metrics {
@@ -77,7 +78,10 @@ func newMetrics(m *Master) *metrics {
 			Help:    "From proposing a batch of registry commands to raft until it is committed and applied on the leader.",
 			Buckets: prometheus.ExponentialBuckets(1e-4, 3, 12)}),
 	}
-	x.reg.MustRegister(x.offers, x.tasksLaunched, x.statusUpdates, x.calls, x.badRequests, x.allocCycle, x.leaderChanges, x.commitLatency)
+	x.applyLatency = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "allot_master_registry_apply_seconds",
+		Help:    "Time to apply one raft log entry (a batch of registry commands) to the registry, on every master.",
+		Buckets: prometheus.ExponentialBuckets(1e-6, 4, 10)})
+	x.reg.MustRegister(x.offers, x.tasksLaunched, x.statusUpdates, x.calls, x.badRequests, x.allocCycle, x.leaderChanges, x.commitLatency, x.applyLatency)
 	x.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "allot_master_is_leader", Help: "1 while this master leads and serves."},
 		func() float64 {
 			if m.leader.Load() {

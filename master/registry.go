@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/hashicorp/raft"
 	"google.golang.org/protobuf/proto"
@@ -25,6 +26,9 @@ type Registry struct {
 	frameworks map[string]*api.FrameworkRecord
 	tasks      map[string]*api.TaskRecord // key taskKey(framework, task)
 	config     *api.ConfigRecord
+	// applyObs, if set before raft starts, observes how long each log
+	// entry takes to apply (on every master, leader or not).
+	applyObs func(time.Duration)
 }
 
 var _ raft.FSM = (*Registry)(nil)
@@ -47,11 +51,19 @@ func (r *Registry) Apply(l *raft.Log) any {
 	if l.Type != raft.LogCommand {
 		return nil
 	}
+	start := time.Now()
 	var c api.Command
 	if err := proto.Unmarshal(l.Data, &c); err != nil {
 		return fmt.Errorf("registry: log entry %d is not an api.Command: %w", l.Index, err)
 	}
-	return r.ApplyCommand(&c)
+	err := r.ApplyCommand(&c)
+	if r.applyObs != nil {
+		r.applyObs(time.Since(start))
+	}
+	if err != nil {
+		return err
+	}
+	return nil
 }
 
 // ApplyCommand applies one command. Unknown command types are an error and
