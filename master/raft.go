@@ -326,6 +326,22 @@ func (r *replicator) proposeWait(c *api.Command) error {
 	return <-done
 }
 
+// proposeThen queues c and calls then with the outcome once it is
+// committed and applied (or failed), on a goroutine of its own, so callers
+// holding the master's lock can chain work on durability.
+func (r *replicator) proposeThen(c *api.Command, then func(error)) {
+	done := make(chan error, 1)
+	r.mu.RLock()
+	if r.closed {
+		r.mu.RUnlock()
+		go then(raft.ErrRaftShutdown)
+		return
+	}
+	r.queue <- proposal{cmd: c, done: done}
+	r.mu.RUnlock()
+	go func() { then(<-done) }()
+}
+
 func (r *replicator) close() error {
 	r.mu.Lock()
 	r.closed = true

@@ -589,13 +589,29 @@ func (m *Master) acknowledge(fw *framework, ack *scheduler.Call_Acknowledge) err
 		return api.Errorf(http.StatusBadRequest, "ACKNOWLEDGE: agent %s is not registered", ack.AgentID.Value)
 	}
 	t := fw.tasks[ack.TaskID.Value]
-	if a.stream != nil {
-		a.stream.SendProto(&api.AgentEvent{Type: api.AgentEventType_ACKNOWLEDGE, FrameworkId: fw.id, TaskId: ack.TaskID.Value, Uuid: ack.UUID})
-	}
+	ev := &api.AgentEvent{Type: api.AgentEventType_ACKNOWLEDGE, FrameworkId: fw.id, TaskId: ack.TaskID.Value, Uuid: ack.UUID}
 	if t != nil && isTerminal(t.state) && t.status != nil && string(t.status.UUID) == string(ack.UUID) {
 		delete(fw.tasks, t.id)
 		m.addCompleted(t)
-		m.rep.propose(&api.Command{Type: api.CommandType_TASK_REMOVE, Id: taskKey(fw.id, t.id)})
+		// The agent forgets a task once its terminal update is
+		// acknowledged, so tell it only when the registry has forgotten the
+		// task too. A leader cut off from its peers cannot commit: the agent
+		// then keeps the update and gives it to the next leader, instead of
+		// that leader finding the task gone and calling it lost.
+		stream := a.stream
+		m.rep.proposeThen(&api.Command{Type: api.CommandType_TASK_REMOVE, Id: taskKey(fw.id, t.id)}, func(err error) {
+			if err != nil {
+				m.log.Warn().Err(err).Str("task_id", ev.TaskId).Msg("terminal update not forgotten in the registry; the agent keeps it")
+				return
+			}
+			if stream != nil {
+				stream.SendProto(ev)
+			}
+		})
+		return nil
+	}
+	if a.stream != nil {
+		a.stream.SendProto(ev)
 	}
 	return nil
 }
