@@ -942,7 +942,8 @@ func (s *rsched) offerAfter(t time.Time) (time.Time, bool) {
 // its first offer from the new leader (detection, election, registry
 // barrier and rebuild, agent re-registration, framework re-subscription
 // through the 307, first allocation). The killed master is restarted, out
-// of the timing, before the next op. Run with -benchtime=5x.
+// of the timing, before the next op. Run with -benchtime=5x;
+// ALLOT_FAILOVER_TRACE=1 logs each op's phases and the framework's calls.
 func BenchmarkFailover(b *testing.B) {
 	c := newMCluster(b, 3, 2)
 	fw := startRSched(b, c.seeds(), "true")
