@@ -130,6 +130,17 @@ func (f *masterFlags) config(fs *flag.FlagSet, log zerolog.Logger) (master.Confi
 	if len(peers) > 0 && f.raftAddr == "" {
 		return master.Config{}, usagef("--peers needs --raft-addr (this master's entry in the list)")
 	}
+	if len(peers) > 0 {
+		found := false
+		for _, p := range peers {
+			found = found || p.Raft == f.raftAddr
+		}
+		if !found {
+			// A master missing from its own --peers would wait forever to be
+			// added; almost always a typo, so say so.
+			return master.Config{}, usagef("--raft-addr %s is not in --peers %s: give every master the same list, each one's --raft-addr spelled as in it (a master joining later is started without --peers)", f.raftAddr, f.peers)
+		}
+	}
 	if f.raftMultiplier < 1 || f.raftMultiplier > 10 {
 		return master.Config{}, usagef("--raft-multiplier: want 1 to 10, got %d", f.raftMultiplier)
 	}
