@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"net/http"
+	"net/url"
 	"os"
 	"strings"
 	"sync"
@@ -74,6 +76,12 @@ type Config struct {
 	// Caller builds the client for a master endpoint URL (default: mesos-go
 	// httpsched over protobuf). Tests inject fakes here.
 	Caller func(endpoint string) calls.Caller
+	// Leader names the leading master given any master's address (default
+	// with the default Caller: ask its /redirect; otherwise the address
+	// itself). httpsched follows a follower's 307 for SUBSCRIBE only and
+	// sends every later call to the address it was built with, where a
+	// follower's 307 drops the subscription; so the client asks first.
+	Leader func(ctx context.Context, master string) string
 	// OnDecline, if set, is told of every DECLINE call the master
 	// accepted: how many offers, the refuse filter sent with them, and how
 	// long they were held (from the OFFERS event to the answer). Frameworks
@@ -103,6 +111,12 @@ func (c *Config) setDefaults() {
 	}
 	if c.Caller == nil {
 		c.Caller = HTTPCaller
+		if c.Leader == nil {
+			c.Leader = AskLeader
+		}
+	}
+	if c.Leader == nil {
+		c.Leader = func(_ context.Context, m string) string { return m }
 	}
 	if c.Logf == nil {
 		l := log.New(os.Stderr, "sched: ", log.LstdFlags|log.Lmicroseconds)
@@ -121,13 +135,44 @@ func (c *Config) setDefaults() {
 }
 
 // HTTPCaller is the default Caller: mesos-go's httpsched over protobuf,
-// which follows a follower's redirect to the leader and keeps the
-// Mesos-Stream-Id of the subscription.
+// which keeps the Mesos-Stream-Id of the subscription. It follows at most
+// one redirect: after a failover httpsched would otherwise retry a dead
+// leader with growing backoff, where asking another master is faster.
 func HTTPCaller(endpoint string) calls.Caller {
 	return httpsched.NewCaller(httpcli.New(
 		httpcli.Endpoint(endpoint),
 		httpcli.Codec(codecs.ByMediaType[codecs.MediaTypeProtobuf]),
-		httpcli.Do(httpcli.With(httpcli.Timeout(10*time.Second)))))
+		httpcli.Do(httpcli.With(httpcli.Timeout(10*time.Second)))), httpsched.MaxRedirects(1))
+}
+
+// noFollow is an HTTP client that reports redirects instead of following
+// them: /redirect answers 307 with the leader in Location.
+var noFollow = &http.Client{
+	Timeout:       2 * time.Second,
+	CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+}
+
+// AskLeader asks master's /redirect which master leads and returns its
+// host:port, or master itself when it cannot tell (an unreachable master,
+// or one that does not answer /redirect as allot and Mesos do).
+func AskLeader(ctx context.Context, master string) string {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+master+"/redirect", nil)
+	if err != nil {
+		return master
+	}
+	resp, err := noFollow.Do(req)
+	if err != nil {
+		return master
+	}
+	defer resp.Body.Close()
+	loc := resp.Header.Get("Location")
+	if resp.StatusCode != http.StatusTemporaryRedirect || loc == "" {
+		return master
+	}
+	if u, err := url.Parse(loc); err == nil && u.Host != "" {
+		return u.Host // "//host:port/..." and "http://host:port/..." alike
+	}
+	return master
 }
 
 // ErrRemoved is returned by Run when the master no longer knows the
@@ -189,7 +234,7 @@ func (c *Client) Run(ctx context.Context) error {
 	go c.acker(ctx)
 	backoff := 100 * time.Millisecond
 	for attempt := 0; ; attempt++ {
-		master := c.cfg.Masters[attempt%len(c.cfg.Masters)]
+		master := c.cfg.Leader(ctx, c.cfg.Masters[attempt%len(c.cfg.Masters)])
 		started := time.Now()
 		err := c.serve(ctx, "http://"+master+"/api/v1/scheduler")
 		if ctx.Err() != nil {

@@ -3,6 +3,9 @@ package sched
 import (
 	"context"
 	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -330,5 +333,39 @@ func TestNewRejectsBadConfig(t *testing.T) {
 	}
 	if _, err := New(Config{Masters: []string{"x"}}, nil); err == nil {
 		t.Fatal("nil planner accepted")
+	}
+}
+
+func TestAskLeader(t *testing.T) {
+	// A follower answers /redirect with 307 and the leader in Location, in
+	// the scheme-relative form allot and Mesos use; a leader (or a master
+	// that cannot tell) answers otherwise and is used as it is.
+	follower := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/redirect" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Location", "//127.0.0.9:5050/redirect")
+		w.WriteHeader(http.StatusTemporaryRedirect)
+	}))
+	defer follower.Close()
+	leader := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusOK)
+	}))
+	defer leader.Close()
+	dead := httptest.NewServer(http.NotFoundHandler())
+	deadAddr := strings.TrimPrefix(dead.URL, "http://")
+	dead.Close()
+	cases := []struct{ name, master, want string }{
+		{"follower names the leader", strings.TrimPrefix(follower.URL, "http://"), "127.0.0.9:5050"},
+		{"leader answers itself", strings.TrimPrefix(leader.URL, "http://"), strings.TrimPrefix(leader.URL, "http://")},
+		{"unreachable master is tried as it is", deadAddr, deadAddr},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := AskLeader(context.Background(), c.master); got != c.want {
+				t.Fatalf("AskLeader(%s) = %q, want %q", c.master, got, c.want)
+			}
+		})
 	}
 }
