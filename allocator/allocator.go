@@ -101,17 +101,10 @@ type Reason struct {
 	// Score is the criterion's value for the framework when it was picked
 	// (for the first task's worth of a characterized offer); lower won.
 	Score float64
-	// Eligible is how many frameworks could have taken it at that moment
-	// (counted on RRR visits in oblivious mode; 0 when not counted).
-	Eligible int
 }
 
 func (r Reason) String() string {
-	s := fmt.Sprintf("%s/%s/%s: lowest score %.6g", r.Criterion, r.Selection, r.Mode, r.Score)
-	if r.Eligible > 0 {
-		s += fmt.Sprintf(" among %d eligible", r.Eligible)
-	}
-	return s
+	return fmt.Sprintf("%s/%s/%s: lowest score %.6g", r.Criterion, r.Selection, r.Mode, r.Score)
 }
 
 // Placement is one step of a cycle, reported to Config.Trace.
