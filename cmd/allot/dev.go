@@ -40,7 +40,7 @@ func runDev(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return usagef("--log-level: %v", err)
 	}
-	base := zerolog.New(zerolog.ConsoleWriter{Out: stderr, TimeFormat: "15:04:05.000"}).Level(lv).With().Timestamp().Logger()
+	base := zerolog.New(zerolog.ConsoleWriter{Out: stderr, TimeFormat: "15:04:05.000", NoColor: !isTerminal(stderr)}).Level(lv).With().Timestamp().Logger()
 	dir := mf.workDir
 	if dir == "" {
 		if dir, err = os.MkdirTemp("", "allot-dev-"); err != nil {

@@ -126,3 +126,14 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 	})
 	return err
 }
+
+// isTerminal reports whether w is a terminal (a character device), where
+// progress bars and colours help; in a file or a pipe they are noise.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}

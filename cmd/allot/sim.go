@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -268,12 +267,7 @@ func wantProgress(mode string, stderr io.Writer) (bool, error) {
 	case "never":
 		return false, nil
 	case "auto", "":
-		f, ok := stderr.(*os.File)
-		if !ok {
-			return false, nil
-		}
-		st, err := f.Stat()
-		return err == nil && st.Mode()&os.ModeCharDevice != 0, nil
+		return isTerminal(stderr), nil
 	}
 	return false, usagef("--progress: want auto, always or never, got %q", mode)
 }
