@@ -16,14 +16,21 @@ import "math"
 // (yy_k - 2 beta'b_k + beta'A_k beta) follow from them, so observing a job
 // is O(p^2), a refit is O(K p^2 + p^3) for K groups, whatever the number of
 // jobs, and no history is stored.
+//
+// Groups are visited in index order, never in map order, so that the same
+// observations give the same coefficients bit for bit (the simulator's
+// runs must repeat exactly).
 type gls struct {
 	p      int
-	groups map[int]*glsGroup
-	n      int       // rows added
-	beta   []float64 // last fit; nil before any
-	rank   int       // columns the last fit used
-	sigma2 map[int]float64
+	groups []*glsGroup // by group index, 0..maxGroup; nil when empty
+	n      int         // rows added
+	beta   []float64   // last fit; nil before any
+	rank   int         // columns the last fit used
+	sigma2 []float64   // each group's variance in the last reweighting
 }
+
+// maxGroup is the largest group index; add clamps to 0..maxGroup.
+const maxGroup = 40
 
 type glsGroup struct {
 	a  []float64 // p x p, row-major
@@ -33,11 +40,12 @@ type glsGroup struct {
 }
 
 func newGLS(p int) *gls {
-	return &gls{p: p, groups: map[int]*glsGroup{}}
+	return &gls{p: p, groups: make([]*glsGroup, maxGroup+1)}
 }
 
 // add accumulates row x with response y in group g.
 func (m *gls) add(x []float64, y float64, g int) {
+	g = max(0, min(maxGroup, g))
 	c := m.groups[g]
 	if c == nil {
 		c = &glsGroup{a: make([]float64, m.p*m.p), b: make([]float64, m.p)}
@@ -72,13 +80,16 @@ const (
 // fit refits beta by iterated feasible GLS. It returns false when no
 // column is usable (no data).
 func (m *gls) fit() bool {
-	w := map[int]float64{}
-	for k := range m.groups {
+	w := make([]float64, len(m.groups))
+	for k := range w {
 		w[k] = 1
 	}
 	for round := range fglsRounds {
 		a, b := make([]float64, m.p*m.p), make([]float64, m.p)
 		for k, c := range m.groups {
+			if c == nil {
+				continue
+			}
 			for i := range c.a {
 				a[i] += w[k] * c.a[i]
 			}
@@ -101,10 +112,13 @@ func (m *gls) fit() bool {
 // reweight sets w to 1/sigma_k^2 from the current fit's residuals, each
 // group's variance shrunk towards the pooled one. It returns false when
 // the fit is exact (nothing to weigh: any weights give the same beta).
-func (m *gls) reweight(w map[int]float64) bool {
-	rss := make(map[int]float64, len(m.groups))
+func (m *gls) reweight(w []float64) bool {
+	rss := make([]float64, len(m.groups))
 	var total, yy float64
 	for k, c := range m.groups {
+		if c == nil {
+			continue
+		}
 		r := c.yy
 		for i := range m.p {
 			r -= 2 * m.beta[i] * c.b[i]
@@ -122,8 +136,11 @@ func (m *gls) reweight(w map[int]float64) bool {
 	if pooled <= 1e-12*yy/float64(m.n) {
 		return false
 	}
-	m.sigma2 = make(map[int]float64, len(m.groups))
+	m.sigma2 = make([]float64, len(m.groups))
 	for k, c := range m.groups {
+		if c == nil {
+			continue
+		}
 		s2 := (rss[k] + priorJobs*pooled) / (float64(c.n) + priorJobs)
 		m.sigma2[k] = s2
 		w[k] = 1 / s2

@@ -196,7 +196,7 @@ func smallJobErrors(seed uint64) (relGLS, relOLS float64) {
 		ols.add(MapTerms(f), a.MapSeconds, 0)
 	}
 	ols.fit()
-	ols.beta, _ = solve(ols.p, ols.groups[0].a, ols.groups[0].b) // unweighted
+	ols.beta, _ = solve(ols.p, ols.groups[0].a, ols.groups[0].b) // one group: unweighted
 	n := 0
 	for i := range 300 {
 		f := randomJob(rng, 2000+i, true)
@@ -211,6 +211,37 @@ func smallJobErrors(seed uint64) (relGLS, relOLS float64) {
 		n++
 	}
 	return relGLS / float64(n), relOLS / float64(n)
+}
+
+// The same jobs give the same coefficients, bit for bit.
+func TestRegressionIsDeterministic(t *testing.T) {
+	fit := func() ([]float64, []float64) {
+		rng := rand.New(rand.NewPCG(9, 9))
+		r := NewRegression()
+		for i := range 300 {
+			f := randomJob(rng, i, false)
+			f.MapFuncSeconds = math.Exp(rng.Float64() * 12) // many groups
+			a := exactPhases(f)
+			a.MapSeconds *= math.Exp(0.3 * rng.NormFloat64())
+			a.ReduceSeconds *= math.Exp(0.3 * rng.NormFloat64())
+			r.Observe(f, a)
+		}
+		return r.Coefficients()
+	}
+	a1, b1 := fit()
+	for range 5 {
+		a2, b2 := fit()
+		for i := range a1 {
+			if a1[i] != a2[i] {
+				t.Fatalf("alpha_%d: %v then %v", i, a1[i], a2[i])
+			}
+		}
+		for i := range b1 {
+			if b1[i] != b2[i] {
+				t.Fatalf("beta_%d: %v then %v", i, b1[i], b2[i])
+			}
+		}
+	}
 }
 
 func TestR2(t *testing.T) {

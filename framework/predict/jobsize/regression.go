@@ -126,12 +126,12 @@ func sane(v []float64) bool {
 
 // sizeGroup is the GLS group of a job whose probed function time is
 // seconds: its octave, floor(log2 seconds), with everything under 2 s in
-// group 0 and everything over 2^40 s in group 40.
+// group 0 and everything from 2^maxGroup s on in group maxGroup.
 func sizeGroup(seconds float64) int {
 	if !(seconds >= 2) {
 		return 0
 	}
-	return min(40, int(math.Floor(math.Log2(seconds))))
+	return min(maxGroup, int(math.Floor(math.Log2(seconds))))
 }
 
 // Jobs returns how many jobs trained the map and the reduce model.
