@@ -169,7 +169,7 @@ func FairSlowdowns(policy, fair []JobStat) ([]JobRatio, error) {
 type SlowdownSummary struct {
 	Jobs   int     `json:"jobs"`
 	LE1    float64 `json:"le_1"`   // fraction of jobs with slowdown <= 1
-	LE1_5  float64 `json:"le_1_5"` // <= 1.5
+	LE1p5  float64 `json:"le_1_5"` // <= 1.5
 	Below4 float64 `json:"lt_4"`   // < 4 (the common slowdown figure)
 	Mean   float64 `json:"mean"`
 	Max    float64 `json:"max"`
@@ -182,7 +182,7 @@ func Summarize(r []JobRatio) SlowdownSummary {
 		return s
 	}
 	v := Values(r)
-	s.LE1, s.LE1_5 = FractionAtMost(v, 1), FractionAtMost(v, 1.5)
+	s.LE1, s.LE1p5 = FractionAtMost(v, 1), FractionAtMost(v, 1.5)
 	below := 0
 	for _, x := range v {
 		s.Mean += x

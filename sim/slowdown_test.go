@@ -56,7 +56,7 @@ func TestFairSlowdownsPairByID(t *testing.T) {
 		t.Errorf("FairSlowdowns = %v, want %v", got, want)
 	}
 	s := sim.Summarize(got)
-	if s.Jobs != 3 || s.LE1 != 2.0/3 || s.LE1_5 != 1 || s.Max != 1.5 || s.Mean != 1 || s.Below4 != 1 {
+	if s.Jobs != 3 || s.LE1 != 2.0/3 || s.LE1p5 != 1 || s.Max != 1.5 || s.Mean != 1 || s.Below4 != 1 {
 		t.Errorf("Summarize = %+v", s)
 	}
 	if mean := sim.MeanResponse(fspy); mean != 28.0/3 { // (3 + 5 + 20) / 3
