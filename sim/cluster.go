@@ -21,6 +21,9 @@ var clusterPresets = map[string]string{
 	// A Facebook-2009-sized Hadoop cluster for SWIM: 600 nodes of 8 cores,
 	// 16 GiB, a disk at 200 MB/s and 1 GbE (125 MB/s).
 	"swim": "600xcpus=8,mem=16G,disk_bw=200,net_bw=125",
+	// The FSPY paper's YARN cluster: 8 virtual servers of 8 GB and 8
+	// vcores (no bandwidth given, none modelled).
+	"fspy": "8xcpus=8,mem=8G",
 }
 
 // ClusterPresets lists the preset names.

@@ -14,5 +14,8 @@
 //
 // The papers' experiments live here too: the PS-DSF paper's Table 1 by
 // progressive filling (psdsf_table1.go) and its online Mesos experiment
-// (online.go).
+// (online.go). For the FSPY paper, slowdown.go has its metrics (response
+// time, common and fair slowdown, prediction R^2) and its workload method
+// (windows of consecutive jobs grouped by offered load), and
+// swimfeatures.go the features its size predictor sees of a SWIM job.
 package sim

@@ -46,6 +46,19 @@ type Job struct {
 	Stages []Stage
 	// Line is the jobs-file line of the job's first row (0 if generated).
 	Line int
+	// MapReduce, if not nil, is what the trace says about a MapReduce job
+	// (SWIM): the features a size predictor may be given. The simulator
+	// itself runs Stages only.
+	MapReduce *MapReduce
+}
+
+// MapReduce describes a job read from a MapReduce trace (SWIM): its bytes
+// and the per-job cost factors the trace model drew (see ReadSWIM).
+type MapReduce struct {
+	InputBytes, ShuffleBytes, OutputBytes float64
+	// MapCost and ReduceCost multiply the byte-proportional part of the
+	// job's map and reduce task times: 1 without TraceOptions.RateNoise.
+	MapCost, ReduceCost float64
 }
 
 // Stage is a set of task groups that run concurrently; a job's next stage

@@ -46,6 +46,7 @@ type simOptions struct {
 	interval                   time.Duration
 	refuse                     float64
 	machineMemGB               float64
+	rateNoise                  float64
 	maxJobs                    int
 	progress                   string
 }
@@ -67,6 +68,7 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 	fs.DurationVar(&o.interval, "interval", time.Second, "allocation `interval` (virtual time)")
 	fs.Float64Var(&o.refuse, "refuse-seconds", allocator.DefaultRefuseSeconds, "filter `seconds` frameworks attach to declines (0: none)")
 	fs.Float64Var(&o.machineMemGB, "machine-mem-gb", sim.DefaultMachineMemMB/1024, "alibaba2017: machine memory in `GiB` that normalised memory is scaled by")
+	fs.Float64Var(&o.rateNoise, "rate-noise", 0, "swim: `sigma` of a per-job log-normal cost factor on task times, seeded by --seed (0: durations exact in bytes; 0.3 suggested for size prediction)")
 	fs.IntVar(&o.maxJobs, "max-jobs", 0, "keep only the first `n` jobs (0: all)")
 	fs.StringVar(&o.progress, "progress", "auto", "progress bar on stderr: auto (when stderr is a terminal), always, never")
 	if err := parseFlags(fs, args); err != nil {
@@ -90,6 +92,9 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 	if o.machineMemGB <= 0 {
 		return usagef("--machine-mem-gb must be positive, got %v", o.machineMemGB)
 	}
+	if o.rateNoise < 0 || o.rateNoise > 2 {
+		return usagef("--rate-noise must be between 0 and 2, got %v", o.rateNoise)
+	}
 	if o.maxJobs < 0 {
 		return usagef("--max-jobs must be >= 0, got %d", o.maxJobs)
 	}
@@ -100,6 +105,9 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 	format, err := sim.ParseFormat(o.format)
 	if err != nil {
 		return usagef("--format: %v", err)
+	}
+	if o.rateNoise > 0 && (format != sim.FormatSWIM || o.generate != "") {
+		return usagef("--rate-noise applies to --format swim only")
 	}
 	configs, err := simConfigs(o, stderr)
 	if err != nil {
@@ -219,7 +227,8 @@ func loadWorkload(o simOptions, format sim.Format) (*sim.Workload, error) {
 	var w *sim.Workload
 	switch o.generate {
 	case "":
-		jobs, err := sim.LoadJobs(o.jobs, format, sim.TraceOptions{MachineMemMB: o.machineMemGB * 1024, MaxJobs: o.maxJobs})
+		jobs, err := sim.LoadJobs(o.jobs, format, sim.TraceOptions{
+			MachineMemMB: o.machineMemGB * 1024, MaxJobs: o.maxJobs, RateNoise: o.rateNoise, NoiseSeed: o.seed})
 		if err != nil {
 			return nil, err
 		}

@@ -27,6 +27,8 @@ func TestSimExitCodes(t *testing.T) {
 	dir := t.TempDir()
 	badJobs := filepath.Join(dir, "bad.csv")
 	os.WriteFile(badJobs, []byte("job_id,submit_s,framework,tasks,duration_s,cpus,mem_mb\na,0,f,1,10,2,1024\nb,0,f,x,10,2,1024\n"), 0o644)
+	swimJobs := filepath.Join(dir, "fb.tsv")
+	os.WriteFile(swimJobs, []byte("job0\t0\t0\t740773\t2339561\t627471\njob1\t60\t60\t200000000\t0\t0\n"), 0o644)
 	bigJobs := filepath.Join(dir, "big.csv")
 	os.WriteFile(bigJobs, []byte("job_id,submit_s,framework,tasks,duration_s,cpus,mem_mb\na,0,f,1,10,2,1024\nhuge,0,f,1,10,64,1024\n"), 0o644)
 	tests := []struct {
@@ -52,6 +54,9 @@ func TestSimExitCodes(t *testing.T) {
 		{"impossible job", []string{"--jobs", bigJobs, "--nodes", simNodes}, 1, `line 3: job "huge" can never run`},
 		{"missing file", []string{"--jobs", filepath.Join(dir, "none.csv"), "--nodes", simNodes}, 1, "no such file"},
 		{"help", []string{"--help"}, 0, "Usage: allot sim"},
+		{"rate noise on swim", []string{"--jobs", swimJobs, "--format", "swim", "--cluster", "fspy", "--rate-noise", "0.3"}, 0, ""},
+		{"rate noise on csv", []string{"--jobs", simJobs, "--nodes", simNodes, "--rate-noise", "0.3"}, 2, "--format swim only"},
+		{"negative rate noise", []string{"--jobs", swimJobs, "--format", "swim", "--rate-noise", "-1"}, 2, "between 0 and 2"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
