@@ -92,36 +92,45 @@ type Score struct {
 func (t *Timeline) Score(now time.Time, p *Profile, o Options) Score {
 	var f, ov [NumResources]float64
 	base := now.UnixNano()
-	n := len(t.pts)
+	pts := t.pts
+	capFree := [NumResources]float64{float64(t.cap[Disk]), float64(t.cap[Net])}
 	j := 0
 	if len(p.Stages) > 0 {
 		j = t.upper(base + int64(p.Stages[0].Start))
 	}
 	for k := range p.Stages {
 		st := &p.Stages[k]
-		w := p.Weight(k)
-		peak := [NumResources]int64{quantize(st.DiskBW), quantize(st.NetBW)}
+		peak := [NumResources]float64{float64(quantize(st.DiskBW)), float64(quantize(st.NetBW))}
 		at, end := base+int64(st.Start), base+int64(st.End)
-		for j < n && t.pts[j].at <= at {
+		for j < len(pts) && pts[j].at <= at {
 			j++
 		}
+		// Unweighted areas of this stage; w_k applies once at its end.
+		var sf, so [NumResources]float64
 		for at < end {
-			u := t.usedBefore(j)
+			free := &capFree // before the first breakpoint
+			if j > 0 {
+				free = &pts[j-1].free
+			}
 			to := end
-			if j < n && t.pts[j].at < end {
-				to = t.pts[j].at
+			if j < len(pts) && pts[j].at < end {
+				to = pts[j].at
 				j++
 			}
-			dt := float64(to-at) * w
+			dt := float64(to - at)
 			for r := range peak {
-				avail := max(t.cap[r]-u[r], 0)
-				if d := peak[r] - avail; d > 0 {
-					ov[r] += float64(d) * dt
+				if d := peak[r] - free[r]; d > 0 {
+					so[r] += d * dt
 				} else {
-					f[r] -= float64(d) * dt
+					sf[r] -= d * dt
 				}
 			}
 			at = to
+		}
+		w := p.Weight(k)
+		for r := range f {
+			f[r] += w * sf[r]
+			ov[r] += w * so[r]
 		}
 	}
 	return t.finish(f, ov, o)

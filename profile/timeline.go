@@ -20,6 +20,10 @@ func quantize(v float64) int64 { return int64(math.Round(v * scale)) }
 type point struct {
 	at   int64
 	used [NumResources]int64
+	// free caches max(capacity - used, 0) as float64 thousandths, the value
+	// Score compares against, so the inner loop does no conversions. It is
+	// exact: the integers are far below 2^53.
+	free [NumResources]float64
 }
 
 // qstage is a validated Stage in the timeline's integer units.
@@ -53,8 +57,10 @@ type running struct {
 // predicted idle: an executor that outlives its prediction is assumed to use
 // nothing, which is why Reanchor exists.
 //
-// A Timeline is not safe for concurrent use; its owner (the allocator, or a
-// framework's placement) serialises access.
+// A Timeline is not safe for concurrent use while it changes; its owner (the
+// allocator, or a framework's placement) serialises Add, Remove, Reanchor
+// and SetCapacity. Score, At and Segments only read, so a cycle may score
+// many servers in parallel between changes.
 type Timeline struct {
 	cap [NumResources]int64
 	// pts is strictly increasing in at; demand is zero before pts[0], and
@@ -84,6 +90,7 @@ func (t *Timeline) SetCapacity(diskBW, netBW float64) error {
 		}
 		t.cap[r] = quantize(c[r])
 	}
+	t.refresh()
 	return nil
 }
 
@@ -171,6 +178,7 @@ func (t *Timeline) apply(e *running, sign int64) {
 		}
 	}
 	t.coalesce()
+	t.refresh()
 }
 
 // ensure returns the index of the breakpoint at time at, inserting one that
@@ -205,6 +213,16 @@ func (t *Timeline) coalesce() {
 		n++
 	}
 	t.pts = t.pts[:n]
+}
+
+// refresh recomputes every point's free from its used and the capacity.
+func (t *Timeline) refresh() {
+	for i := range t.pts {
+		p := &t.pts[i]
+		for r := range p.used {
+			p.free[r] = float64(max(t.cap[r]-p.used[r], 0))
+		}
+	}
 }
 
 // upper returns the number of breakpoints at or before at, so the segment
