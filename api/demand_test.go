@@ -146,3 +146,27 @@ func TestToProfileValidates(t *testing.T) {
 		t.Error("an E beyond int32 came back valid")
 	}
 }
+
+// Whatever bytes arrive, decoding and validating never panics, and a demand
+// that validates survives the trip back to the wire unchanged.
+func FuzzAppDemand(f *testing.F) {
+	d := sampleDemand()
+	b, _ := proto.Marshal(AppDemandFromProfile(&d))
+	f.Add(b)
+	f.Add([]byte{})
+	f.Add([]byte{0x08, 0x00})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var m AppDemand
+		if proto.Unmarshal(b, &m) != nil {
+			return
+		}
+		got, err := m.ToProfile()
+		if err != nil {
+			return
+		}
+		again, err := AppDemandFromProfile(&got).ToProfile()
+		if err != nil || !reflect.DeepEqual(again, got) {
+			t.Fatalf("valid demand %+v did not round trip: %+v, %v", got, again, err)
+		}
+	})
+}
