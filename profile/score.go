@@ -38,6 +38,16 @@ func (n Normalization) String() string {
 	return fmt.Sprintf("Normalization(%d)", int(n))
 }
 
+// ParseNormalization reads a flag value: "paper" or "capacity".
+func ParseNormalization(s string) (Normalization, error) {
+	for _, n := range []Normalization{NormPaper, NormCapacity} {
+		if s == n.String() {
+			return n, nil
+		}
+	}
+	return 0, fmt.Errorf("normalisation %q: want paper or capacity", s)
+}
+
 // Options parameterise Score. The zero value is not the paper's: use
 // PaperOptions and change what you need.
 type Options struct {
@@ -76,7 +86,9 @@ type Score struct {
 // its fragmentation and over-allocation against the predicted availability
 // (eqs. 1-8). p must have passed Validate and o must be valid; Score checks
 // neither because the allocator calls it for every server x candidate in a
-// cycle, and it allocates nothing.
+// cycle, and it allocates nothing. With 0 < eta < 1, Norm is 0 exactly when
+// the demand equals the (clamped) availability throughout every stage; the
+// fixed point makes that comparison exact.
 //
 // Where the paper is silent:
 //   - Availability below zero counts as zero. The paper's Fig. 4 shades
@@ -195,6 +207,16 @@ func (c Combine) String() string {
 		return "max"
 	}
 	return fmt.Sprintf("Combine(%d)", int(c))
+}
+
+// ParseCombine reads a flag value: "mean", "sum" or "max".
+func ParseCombine(s string) (Combine, error) {
+	for _, c := range []Combine{CombineMean, CombineSum, CombineMax} {
+		if s == c.String() {
+			return c, nil
+		}
+	}
+	return 0, fmt.Errorf("combine %q: want mean, sum or max", s)
 }
 
 // AppScore combines the norms of an application's executors on their

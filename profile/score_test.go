@@ -154,6 +154,25 @@ func TestAppScore(t *testing.T) {
 	}
 }
 
+func TestParseFlags(t *testing.T) {
+	for _, n := range []Normalization{NormPaper, NormCapacity} {
+		if got, err := ParseNormalization(n.String()); got != n || err != nil {
+			t.Errorf("ParseNormalization(%v) = %v, %v", n, got, err)
+		}
+	}
+	for _, c := range []Combine{CombineMean, CombineSum, CombineMax} {
+		if got, err := ParseCombine(c.String()); got != c || err != nil {
+			t.Errorf("ParseCombine(%v) = %v, %v", c, got, err)
+		}
+	}
+	if _, err := ParseNormalization("raw"); err == nil {
+		t.Error("ParseNormalization(raw) succeeded")
+	}
+	if _, err := ParseCombine("median"); err == nil {
+		t.Error("ParseCombine(median) succeeded")
+	}
+}
+
 // refScore is eqs. 1-8 written out literally: every (availability stage s,
 // executor stage k) pair, the four overlap cases of eqs. 4-7, in float64.
 func refScore(tl *Timeline, now time.Time, p *Profile, o Options) Score {
