@@ -1266,6 +1266,159 @@ func (x *AgentEvent) GetGraceNanos() int64 {
 	return 0
 }
 
+// AppDemand is what a framework declares for one application under Prophet
+// (issue 10): E executors, each reserving cpus and mem for its whole life
+// and expected to follow the stage profile from its launch. It travels in
+// the Mesos REQUEST call the way the per-task demand does, as a
+// pseudo-resource of Call.Request.requests[0]: a SET resource named
+// "allot.app_demand" whose single item is this message's protobuf encoding
+// in standard base64 (api.AppDemandResource builds it, api.SplitAppDemand
+// takes it apart). The master validates it with profile.AppDemand.Validate
+// and answers 400 naming the bad field.
+type AppDemand struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// executors is E, all placed at once on distinct agents; >= 1.
+	Executors int32 `protobuf:"varint,1,opt,name=executors,proto3" json:"executors,omitempty"`
+	// cpus and mem (MB) reserved by each executor.
+	Cpus float64 `protobuf:"fixed64,2,opt,name=cpus,proto3" json:"cpus,omitempty"`
+	Mem  float64 `protobuf:"fixed64,3,opt,name=mem,proto3" json:"mem,omitempty"`
+	// stages k = 0..n-1, ordered and disjoint; empty means no prediction.
+	Stages        []*ProfileStage `protobuf:"bytes,4,rep,name=stages,proto3" json:"stages,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AppDemand) Reset() {
+	*x = AppDemand{}
+	mi := &file_allot_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AppDemand) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AppDemand) ProtoMessage() {}
+
+func (x *AppDemand) ProtoReflect() protoreflect.Message {
+	mi := &file_allot_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AppDemand.ProtoReflect.Descriptor instead.
+func (*AppDemand) Descriptor() ([]byte, []int) {
+	return file_allot_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *AppDemand) GetExecutors() int32 {
+	if x != nil {
+		return x.Executors
+	}
+	return 0
+}
+
+func (x *AppDemand) GetCpus() float64 {
+	if x != nil {
+		return x.Cpus
+	}
+	return 0
+}
+
+func (x *AppDemand) GetMem() float64 {
+	if x != nil {
+		return x.Mem
+	}
+	return 0
+}
+
+func (x *AppDemand) GetStages() []*ProfileStage {
+	if x != nil {
+		return x.Stages
+	}
+	return nil
+}
+
+// ProfileStage is stage k of an executor's predicted demand: during
+// [start, end) after the executor's launch it needs up to disk_bw and net_bw.
+type ProfileStage struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Offsets from the executor's launch in nanoseconds (Go's time.Duration),
+	// so that a profile round-trips exactly.
+	StartNanos int64 `protobuf:"varint,1,opt,name=start_nanos,json=startNanos,proto3" json:"start_nanos,omitempty"`
+	EndNanos   int64 `protobuf:"varint,2,opt,name=end_nanos,json=endNanos,proto3" json:"end_nanos,omitempty"`
+	// Peak bandwidths during the stage, MB/s.
+	DiskBw        float64 `protobuf:"fixed64,3,opt,name=disk_bw,json=diskBw,proto3" json:"disk_bw,omitempty"`
+	NetBw         float64 `protobuf:"fixed64,4,opt,name=net_bw,json=netBw,proto3" json:"net_bw,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ProfileStage) Reset() {
+	*x = ProfileStage{}
+	mi := &file_allot_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ProfileStage) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ProfileStage) ProtoMessage() {}
+
+func (x *ProfileStage) ProtoReflect() protoreflect.Message {
+	mi := &file_allot_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ProfileStage.ProtoReflect.Descriptor instead.
+func (*ProfileStage) Descriptor() ([]byte, []int) {
+	return file_allot_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *ProfileStage) GetStartNanos() int64 {
+	if x != nil {
+		return x.StartNanos
+	}
+	return 0
+}
+
+func (x *ProfileStage) GetEndNanos() int64 {
+	if x != nil {
+		return x.EndNanos
+	}
+	return 0
+}
+
+func (x *ProfileStage) GetDiskBw() float64 {
+	if x != nil {
+		return x.DiskBw
+	}
+	return 0
+}
+
+func (x *ProfileStage) GetNetBw() float64 {
+	if x != nil {
+		return x.NetBw
+	}
+	return 0
+}
+
 var File_allot_proto protoreflect.FileDescriptor
 
 const file_allot_proto_rawDesc = "" +
@@ -1379,7 +1532,18 @@ const file_allot_proto_rawDesc = "" +
 	" \x01(\fR\x04uuid\x12\x12\n" +
 	"\x04data\x18\v \x01(\fR\x04data\x12\x1f\n" +
 	"\vgrace_nanos\x18\f \x01(\x03R\n" +
-	"graceNanos*\xaf\x01\n" +
+	"graceNanos\"\x7f\n" +
+	"\tAppDemand\x12\x1c\n" +
+	"\texecutors\x18\x01 \x01(\x05R\texecutors\x12\x12\n" +
+	"\x04cpus\x18\x02 \x01(\x01R\x04cpus\x12\x10\n" +
+	"\x03mem\x18\x03 \x01(\x01R\x03mem\x12.\n" +
+	"\x06stages\x18\x04 \x03(\v2\x16.allot.v1.ProfileStageR\x06stages\"|\n" +
+	"\fProfileStage\x12\x1f\n" +
+	"\vstart_nanos\x18\x01 \x01(\x03R\n" +
+	"startNanos\x12\x1b\n" +
+	"\tend_nanos\x18\x02 \x01(\x03R\bendNanos\x12\x17\n" +
+	"\adisk_bw\x18\x03 \x01(\x01R\x06diskBw\x12\x15\n" +
+	"\x06net_bw\x18\x04 \x01(\x01R\x05netBw*\xaf\x01\n" +
 	"\vCommandType\x12\x13\n" +
 	"\x0fCOMMAND_UNKNOWN\x10\x00\x12\x10\n" +
 	"\fAGENT_UPSERT\x10\x01\x12\x10\n" +
@@ -1424,7 +1588,7 @@ func file_allot_proto_rawDescGZIP() []byte {
 }
 
 var file_allot_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_allot_proto_msgTypes = make([]protoimpl.MessageInfo, 12)
+var file_allot_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
 var file_allot_proto_goTypes = []any{
 	(CommandType)(0),        // 0: allot.v1.CommandType
 	(AgentCallType)(0),      // 1: allot.v1.AgentCallType
@@ -1439,8 +1603,10 @@ var file_allot_proto_goTypes = []any{
 	(*Usage)(nil),           // 10: allot.v1.Usage
 	(*ExecutorUsage)(nil),   // 11: allot.v1.ExecutorUsage
 	(*AgentEvent)(nil),      // 12: allot.v1.AgentEvent
-	nil,                     // 13: allot.v1.AgentRecord.AttributesEntry
-	nil,                     // 14: allot.v1.ConfigRecord.WeightsEntry
+	(*AppDemand)(nil),       // 13: allot.v1.AppDemand
+	(*ProfileStage)(nil),    // 14: allot.v1.ProfileStage
+	nil,                     // 15: allot.v1.AgentRecord.AttributesEntry
+	nil,                     // 16: allot.v1.ConfigRecord.WeightsEntry
 }
 var file_allot_proto_depIdxs = []int32{
 	0,  // 0: allot.v1.Command.type:type_name -> allot.v1.CommandType
@@ -1449,8 +1615,8 @@ var file_allot_proto_depIdxs = []int32{
 	6,  // 3: allot.v1.Command.task:type_name -> allot.v1.TaskRecord
 	7,  // 4: allot.v1.Command.config:type_name -> allot.v1.ConfigRecord
 	3,  // 5: allot.v1.Command.batch:type_name -> allot.v1.Command
-	13, // 6: allot.v1.AgentRecord.attributes:type_name -> allot.v1.AgentRecord.AttributesEntry
-	14, // 7: allot.v1.ConfigRecord.weights:type_name -> allot.v1.ConfigRecord.WeightsEntry
+	15, // 6: allot.v1.AgentRecord.attributes:type_name -> allot.v1.AgentRecord.AttributesEntry
+	16, // 7: allot.v1.ConfigRecord.weights:type_name -> allot.v1.ConfigRecord.WeightsEntry
 	4,  // 8: allot.v1.SnapshotRecord.agent:type_name -> allot.v1.AgentRecord
 	5,  // 9: allot.v1.SnapshotRecord.framework:type_name -> allot.v1.FrameworkRecord
 	6,  // 10: allot.v1.SnapshotRecord.task:type_name -> allot.v1.TaskRecord
@@ -1462,11 +1628,12 @@ var file_allot_proto_depIdxs = []int32{
 	9,  // 16: allot.v1.AgentCall.batch:type_name -> allot.v1.AgentCall
 	11, // 17: allot.v1.Usage.executors:type_name -> allot.v1.ExecutorUsage
 	2,  // 18: allot.v1.AgentEvent.type:type_name -> allot.v1.AgentEventType
-	19, // [19:19] is the sub-list for method output_type
-	19, // [19:19] is the sub-list for method input_type
-	19, // [19:19] is the sub-list for extension type_name
-	19, // [19:19] is the sub-list for extension extendee
-	0,  // [0:19] is the sub-list for field type_name
+	14, // 19: allot.v1.AppDemand.stages:type_name -> allot.v1.ProfileStage
+	20, // [20:20] is the sub-list for method output_type
+	20, // [20:20] is the sub-list for method input_type
+	20, // [20:20] is the sub-list for extension type_name
+	20, // [20:20] is the sub-list for extension extendee
+	0,  // [0:20] is the sub-list for field type_name
 }
 
 func init() { file_allot_proto_init() }
@@ -1486,7 +1653,7 @@ func file_allot_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_allot_proto_rawDesc), len(file_allot_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   12,
+			NumMessages:   14,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -4,6 +4,12 @@
 // and agents. Mesos v1 types come from mesos-go and travel inside these
 // messages in their protobuf encoding.
 //
+// AppDemand is Prophet's application demand on the wire (E executors, their
+// cpus/mem, the stage profile). It rides in the Mesos REQUEST call as the
+// "allot.app_demand" pseudo-resource (demand.go: AppDemandResource,
+// SplitAppDemand), and converts to and from the pure profile package's
+// types here, so that profile stays a leaf without protobuf or mesos-go.
+//
 // Regenerate allot.pb.go with:
 //
 //	protoc --go_out=. --go_opt=paths=source_relative allot.proto
