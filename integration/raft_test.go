@@ -25,6 +25,8 @@ import (
 	"github.com/mesos/mesos-go/api/v1/lib/httpcli/httpsched"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler/calls"
+
+	"github.com/allot-sched/allot/api/taskstate"
 )
 
 // raftProxy stands between the masters' raft ports: master i advertises
@@ -442,7 +444,7 @@ func (s *rsched) reconcile(ctx context.Context, caller calls.Caller) {
 	s.mu.Lock()
 	var ids []scheduler.Call_Reconcile_Task
 	for _, id := range s.launched {
-		if st, ok := s.latest[id]; s.sent[id] && (!ok || !isTerminalState(st)) {
+		if st, ok := s.latest[id]; s.sent[id] && (!ok || !taskstate.IsTerminal(st)) {
 			ids = append(ids, scheduler.Call_Reconcile_Task{TaskID: mesos.TaskID{Value: id}, AgentID: &mesos.AgentID{Value: s.agentOf[id]}})
 		}
 	}
@@ -567,7 +569,7 @@ func (s *rsched) handle(ctx context.Context, caller calls.Caller, e *scheduler.E
 		prev, had := s.latest[id]
 		// A terminal state is final: a later reconciliation answer of LOST
 		// for a task the master has already forgotten does not change it.
-		if !had || !isTerminalState(prev) {
+		if !had || !taskstate.IsTerminal(prev) {
 			s.latest[id] = st.GetState()
 		} else if prev == mesos.TASK_LOST && st.GetState() != mesos.TASK_LOST {
 			s.t.Errorf("task %s was reported lost, then %s", id, st.GetState())
@@ -583,15 +585,6 @@ func (s *rsched) handle(ctx context.Context, caller calls.Caller, e *scheduler.E
 			call(calls.Acknowledge(st.GetAgentID().GetValue(), id, st.UUID))
 		}
 	}
-}
-
-func isTerminalState(s mesos.TaskState) bool {
-	switch s {
-	case mesos.TASK_FINISHED, mesos.TASK_FAILED, mesos.TASK_KILLED, mesos.TASK_LOST, mesos.TASK_ERROR,
-		mesos.TASK_DROPPED, mesos.TASK_GONE, mesos.TASK_GONE_BY_OPERATOR:
-		return true
-	}
-	return false
 }
 
 func (s *rsched) setLaunching(on bool) {
@@ -614,7 +607,7 @@ func (s *rsched) unaccounted(wantDone bool) []string {
 	var out []string
 	for _, id := range s.launched {
 		st, ok := s.latest[id]
-		if !ok || (wantDone && !isTerminalState(st)) {
+		if !ok || (wantDone && !taskstate.IsTerminal(st)) {
 			out = append(out, id)
 		}
 	}
