@@ -15,6 +15,7 @@ import (
 	exec1 "github.com/mesos/mesos-go/api/v1/lib/executor"
 
 	"github.com/allot-sched/allot/api"
+	"github.com/allot-sched/allot/api/taskstate"
 )
 
 // executor is one executor run on this agent.
@@ -53,15 +54,6 @@ type agentTask struct {
 }
 
 func exKey(fw, ex string) string { return fw + "/" + ex }
-
-func isTerminal(s mesos.TaskState) bool {
-	switch s {
-	case mesos.TASK_FINISHED, mesos.TASK_FAILED, mesos.TASK_KILLED, mesos.TASK_LOST, mesos.TASK_ERROR,
-		mesos.TASK_DROPPED, mesos.TASK_GONE, mesos.TASK_GONE_BY_OPERATOR:
-		return true
-	}
-	return false
-}
 
 func (a *Agent) handleEvent(ev *api.AgentEvent) {
 	switch ev.Type {
@@ -208,7 +200,7 @@ func (a *Agent) launchExecutor(ex *executor, uris []mesos.CommandInfo_URI) {
 		defer a.mu.Unlock()
 		ex.launching, ex.exited = false, true
 		for _, t := range ex.tasks {
-			if !isTerminal(t.state) {
+			if !taskstate.IsTerminal(t.state) {
 				a.enqueueUpdateLocked(ex, t, a.agentStatus(ex, t, mesos.TASK_FAILED, mesos.REASON_CONTAINER_LAUNCH_FAILED, err.Error()))
 			}
 		}
@@ -364,7 +356,7 @@ func (a *Agent) executorExited(ex *executor, code int) {
 	}
 	a.log.Info().Str("executor_id", ex.id).Str("framework_id", ex.fw).Int("status", code).Msg("executor exited")
 	for _, t := range ex.tasks {
-		if isTerminal(t.state) {
+		if taskstate.IsTerminal(t.state) {
 			continue
 		}
 		if ex.registrationTimedOut {
@@ -393,7 +385,7 @@ func (a *Agent) cleanupLocked(ex *executor) {
 		return
 	}
 	for id, t := range ex.tasks {
-		if len(t.pending) == 0 && isTerminal(t.state) {
+		if len(t.pending) == 0 && taskstate.IsTerminal(t.state) {
 			delete(ex.tasks, id)
 		}
 	}
@@ -462,7 +454,7 @@ func (a *Agent) killTask(fwID, exID, taskID string, grace time.Duration) {
 		return
 	}
 	t := ex.tasks[taskID]
-	if t == nil || isTerminal(t.state) {
+	if t == nil || taskstate.IsTerminal(t.state) {
 		return
 	}
 	a.log.Debug().Str("task_id", taskID).Str("executor_id", ex.id).Bool("launched", t.launched).Bool("connected", ex.stream != nil).Msg("kill")
@@ -573,7 +565,7 @@ func (a *Agent) acknowledged(fwID, taskID string, uuid []byte) {
 		}
 		if len(t.pending) > 0 {
 			a.forwardLocked(ex, t, true)
-		} else if isTerminal(t.state) {
+		} else if taskstate.IsTerminal(t.state) {
 			delete(ex.tasks, taskID)
 		}
 		a.cleanupLocked(ex)

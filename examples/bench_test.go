@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/allot-sched/allot/examples/internal/gen"
+	"github.com/allot-sched/allot/internal/testcluster"
 )
 
 // BenchmarkWordCount runs wordcount on a two-agent local cluster (two
@@ -44,7 +45,7 @@ func BenchmarkWordCount(b *testing.B) {
 		t0 := time.Now()
 		_, stderr, err := c.run(b, "wordcount", "--input", in, "--executors", "2", "--cores", "1", "--quiet")
 		if err != nil {
-			b.Fatalf("wordcount: %v\n%s", err, tail(stderr, 2000))
+			b.Fatalf("wordcount: %v\n%s", err, testcluster.Tail(stderr, 2000))
 		}
 		cluster += time.Since(t0)
 		if i == 0 {

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/allot-sched/allot/internal/testcluster"
 )
 
 // fwState is a framework as the master's /state shows it.
@@ -26,7 +28,7 @@ func (c *cluster) framework(name string) (fwState, bool) {
 	var st struct {
 		Frameworks []fwState `json:"frameworks"`
 	}
-	resp, err := http.Get("http://" + c.master + "/state")
+	resp, err := http.Get("http://" + c.MasterAddr + "/state")
 	if err != nil {
 		return fwState{}, false
 	}
@@ -53,36 +55,17 @@ func (f fwState) running() int {
 	return n
 }
 
-// app watches a started application's exit without consuming it twice.
-type app struct {
-	done     chan error
-	err      error
-	finished bool
-}
-
-func (a *app) exited() bool {
-	if !a.finished {
-		select {
-		case a.err = <-a.done:
-			a.finished = true
-		default:
-		}
-	}
-	return a.finished
-}
-
-func (a *app) wait(t *testing.T, stderr *syncBuf) {
+// waitApp waits up to 60s for a started application to exit, and fails
+// the test unless it exited 0.
+func waitApp(t *testing.T, a *testcluster.Proc) {
 	t.Helper()
-	if !a.finished {
-		select {
-		case a.err = <-a.done:
-			a.finished = true
-		case <-time.After(60 * time.Second):
-			t.Fatalf("application did not finish\n%s", tail(stderr.String(), 3000))
-		}
+	select {
+	case <-a.Done():
+	case <-time.After(60 * time.Second):
+		t.Fatalf("application did not finish\n%s", testcluster.Tail(a.Stderr.String(), 3000))
 	}
-	if a.err != nil {
-		t.Fatalf("application failed: %v\n%s", a.err, tail(stderr.String(), 3000))
+	if a.Err() != nil {
+		t.Fatalf("application failed: %v\n%s", a.Err(), testcluster.Tail(a.Stderr.String(), 3000))
 	}
 }
 
@@ -93,34 +76,34 @@ func (a *app) wait(t *testing.T, stderr *syncBuf) {
 func TestDynamicAllocation(t *testing.T) {
 	c := newCluster(t)
 	hold := filepath.Join(t.TempDir(), "release")
-	_, out, errb, done := c.startApp(t, "testapp", "--dynamic", "--executors", "1", "--cores", "1", "--max-executors", "3",
+	a := c.startApp(t, "testapp", "--dynamic", "--executors", "1", "--cores", "1", "--max-executors", "3",
 		"--backlog-timeout", "300ms", "--idle-timeout", "1500ms", "--tasks", "24", "--task-ms", "300", "--cache", "--hold", hold)
-	a := &app{done: done}
+	out, errb := a.Out, a.Stderr
 	peak := 0
-	waitFor(t, 60*time.Second, "more than one executor running under the backlog (master /state)", func() bool {
-		if a.exited() {
-			t.Fatalf("testapp exited before scaling up: %v\n%s", a.err, tail(errb.String(), 3000))
+	testcluster.WaitFor(t, 60*time.Second, "more than one executor running under the backlog (master /state)", func() bool {
+		if a.Exited() {
+			t.Fatalf("testapp exited before scaling up: %v\n%s", a.Err(), testcluster.Tail(errb.String(), 3000))
 		}
 		f, _ := c.framework("testapp")
 		peak = max(peak, f.running())
 		return peak >= 2
 	})
-	waitFor(t, 60*time.Second, "the driver to release idle executors", func() bool {
-		if a.exited() {
-			t.Fatalf("testapp exited before going idle: %v\n%s", a.err, tail(errb.String(), 3000))
+	testcluster.WaitFor(t, 60*time.Second, "the driver to release idle executors", func() bool {
+		if a.Exited() {
+			t.Fatalf("testapp exited before going idle: %v\n%s", a.Err(), testcluster.Tail(errb.String(), 3000))
 		}
 		return strings.Contains(errb.String(), "idle with 1 executors")
 	})
 	// The master's view follows once the agents have killed the released
 	// executors; the application is still alive (it waits for the file).
-	waitFor(t, 30*time.Second, "one executor left running (master /state)", func() bool {
+	testcluster.WaitFor(t, 30*time.Second, "one executor left running (master /state)", func() bool {
 		f, _ := c.framework("testapp")
 		return f.running() == 1
 	})
 	if err := os.WriteFile(hold, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	a.wait(t, errb)
+	waitApp(t, a)
 	if got, want := out.String(), "cached 1000\nslow 24\ncached 1000\n"; got != want {
 		t.Fatalf("stdout %q, want %q", got, want)
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/allot-sched/allot/examples/internal/gen"
+	"github.com/allot-sched/allot/internal/testcluster"
 )
 
 // TestExecutorKilledMidJob kills -9 one executor holding cached points in
@@ -22,22 +23,22 @@ func TestExecutorKilledMidJob(t *testing.T) {
 	if err := gen.WritePoints(in, 200000, 3, 4, 11); err != nil {
 		t.Fatal(err)
 	}
-	_, out, errb, done := c.startApp(t, "kmeans", "--input", in, "--k", "4", "--iterations", "40", "--partitions", "8", "--progress")
-	waitFor(t, 60*time.Second, "two iterations (points cached)", func() bool { return strings.Contains(errb.String(), "iteration 2\n") })
+	app := c.startApp(t, "kmeans", "--input", in, "--k", "4", "--iterations", "40", "--partitions", "8", "--progress")
+	out, errb := app.Out, app.Stderr
+	testcluster.WaitFor(t, 60*time.Second, "two iterations (points cached)", func() bool { return strings.Contains(errb.String(), "iteration 2\n") })
 	pids := c.executorPIDs()
 	if len(pids) < 2 {
 		t.Fatalf("%d executor processes, want 2", len(pids))
 	}
 	killed := time.Now()
 	syscall.Kill(pids[0], syscall.SIGKILL)
-	var err error
 	select {
-	case err = <-done:
+	case <-app.Done():
 	case <-time.After(90 * time.Second):
 		t.Fatal("kmeans did not finish after the kill")
 	}
-	if err != nil {
-		t.Fatalf("kmeans failed after an executor was killed: %v\n%s", err, tail(errb.String(), 3000))
+	if err := app.Err(); err != nil {
+		t.Fatalf("kmeans failed after an executor was killed: %v\n%s", err, testcluster.Tail(errb.String(), 3000))
 	}
 	total := time.Since(killed)
 	want, _ := gen.LloydReference(in, 4, 40)
@@ -79,7 +80,7 @@ func TestExecutorKilledMidJob(t *testing.T) {
 		}
 	}
 	if replacement == "" {
-		t.Fatalf("no replacement executor registered in the %.2fs the job ran after the kill\n%s", total.Seconds(), tail(errb.String(), 3000))
+		t.Fatalf("no replacement executor registered in the %.2fs the job ran after the kill\n%s", total.Seconds(), testcluster.Tail(errb.String(), 3000))
 	}
 	if onReplacement == 0 {
 		t.Fatalf("replacement executor %s registered but ran no task", replacement)
@@ -106,14 +107,15 @@ func TestTwoApplications(t *testing.T) {
 	if err := gen.WritePoints(pts, 300000, 3, 4, 5); err != nil {
 		t.Fatal(err)
 	}
-	declines, suppresses := c.metric(`allot_master_scheduler_calls_total{type="DECLINE"}`), c.metric(`allot_master_scheduler_calls_total{type="SUPPRESS"}`)
-	_, wout, werr, wdone := c.startApp(t, "wordcount", "--input", in, "--executors", "3", "--cores", "1")
-	_, kout, kerr, kdone := c.startApp(t, "kmeans", "--input", pts, "--k", "4", "--iterations", "8", "--executors", "3", "--cores", "1")
-	for name, d := range map[string]chan error{"wordcount": wdone, "kmeans": kdone} {
+	declines, suppresses := c.MetricSum(`allot_master_scheduler_calls_total{type="DECLINE"}`), c.MetricSum(`allot_master_scheduler_calls_total{type="SUPPRESS"}`)
+	wc := c.startApp(t, "wordcount", "--input", in, "--executors", "3", "--cores", "1")
+	km := c.startApp(t, "kmeans", "--input", pts, "--k", "4", "--iterations", "8", "--executors", "3", "--cores", "1")
+	wout, werr, kout, kerr := wc.Out, wc.Stderr, km.Out, km.Stderr
+	for name, p := range map[string]*testcluster.Proc{"wordcount": wc, "kmeans": km} {
 		select {
-		case err := <-d:
-			if err != nil {
-				t.Fatalf("%s: %v\n%s\n%s", name, err, tail(werr.String(), 2000), tail(kerr.String(), 2000))
+		case <-p.Done():
+			if err := p.Err(); err != nil {
+				t.Fatalf("%s: %v\n%s\n%s", name, err, testcluster.Tail(werr.String(), 2000), testcluster.Tail(kerr.String(), 2000))
 			}
 		case <-time.After(90 * time.Second):
 			t.Fatalf("%s did not finish", name)
@@ -130,7 +132,7 @@ func TestTwoApplications(t *testing.T) {
 			t.Errorf("%s was given %d executors, want its 3 (the cluster has room for both)", name, n)
 		}
 	}
-	d, s := c.metric(`allot_master_scheduler_calls_total{type="DECLINE"}`)-declines, c.metric(`allot_master_scheduler_calls_total{type="SUPPRESS"}`)-suppresses
+	d, s := c.MetricSum(`allot_master_scheduler_calls_total{type="DECLINE"}`)-declines, c.MetricSum(`allot_master_scheduler_calls_total{type="SUPPRESS"}`)-suppresses
 	t.Logf("master counted %v DECLINE and %v SUPPRESS calls during the two runs", d, s)
 	// Each application suppresses once it has its executors. Declines
 	// happen only for offers that arrive when nothing more is wanted or
@@ -166,7 +168,7 @@ func TestBadInput(t *testing.T) {
 				t.Fatalf("exit status 0, want a failure")
 			}
 			if !strings.Contains(stderr, tc.want) {
-				t.Fatalf("stderr does not say %q:\n%s", tc.want, tail(stderr, 2000))
+				t.Fatalf("stderr does not say %q:\n%s", tc.want, testcluster.Tail(stderr, 2000))
 			}
 			c.noExecutorsLeft(t)
 		})

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/allot-sched/allot/internal/testcluster"
 )
 
 // TestDeclinesOffersItCannotUse: an application whose executors (3.1
@@ -15,30 +17,30 @@ import (
 func TestDeclinesOffersItCannotUse(t *testing.T) {
 	c := newCluster(t)
 	const declineMetric = `allot_master_scheduler_calls_total{type="DECLINE"}`
-	before := c.metric(declineMetric)
+	before := c.MetricSum(declineMetric)
 	hold := filepath.Join(t.TempDir(), "release")
-	_, out, errb, done := c.startApp(t, "testapp", "--executors", "3", "--cores", "3", "--tasks", "4", "--task-ms", "100", "--hold", hold)
-	a := &app{done: done}
-	waitFor(t, 60*time.Second, "the job to run on the executors that fit, and a DECLINE", func() bool {
-		if a.exited() {
-			t.Fatalf("testapp exited early: %v\n%s", a.err, tail(errb.String(), 3000))
+	a := c.startApp(t, "testapp", "--executors", "3", "--cores", "3", "--tasks", "4", "--task-ms", "100", "--hold", hold)
+	out, errb := a.Out, a.Stderr
+	testcluster.WaitFor(t, 60*time.Second, "the job to run on the executors that fit, and a DECLINE", func() bool {
+		if a.Exited() {
+			t.Fatalf("testapp exited early: %v\n%s", a.Err(), testcluster.Tail(errb.String(), 3000))
 		}
-		return strings.Contains(errb.String(), "slow job done") && c.metric(declineMetric) > before
+		return strings.Contains(errb.String(), "slow job done") && c.MetricSum(declineMetric) > before
 	})
 	// Still wanting a third executor, the application is offered the
 	// remnants again and again; between offers it must hold none.
-	waitFor(t, 30*time.Second, "no offer held by the application (master /state)", func() bool {
+	testcluster.WaitFor(t, 30*time.Second, "no offer held by the application (master /state)", func() bool {
 		f, ok := c.framework("testapp")
 		return ok && f.Offers == 0 && f.running() == 2
 	})
-	if a.exited() {
-		t.Fatalf("testapp exited while holding: %v", a.err)
+	if a.Exited() {
+		t.Fatalf("testapp exited while holding: %v", a.Err())
 	}
 	if err := os.WriteFile(hold, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	a.wait(t, errb)
-	declines := c.metric(declineMetric) - before
+	waitApp(t, a)
+	declines := c.MetricSum(declineMetric) - before
 	if out.String() != "slow 4\n" {
 		t.Fatalf("stdout %q", out.String())
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/mesos/mesos-go/api/v1/lib/httpcli"
 	"github.com/mesos/mesos-go/api/v1/lib/httpcli/httpexec"
 
+	"github.com/allot-sched/allot/api/taskstate"
 	"github.com/allot-sched/allot/framework/sched"
 )
 
@@ -121,7 +122,7 @@ func newMesosBackend(c *Context) (*mesosBackend, error) {
 func (b *mesosBackend) live() int {
 	n := 0
 	for _, t := range b.tasks {
-		if !t.released && !sched.IsTerminal(t.state) {
+		if !t.released && !taskstate.IsTerminal(t.state) {
 			n++
 		}
 	}
@@ -206,7 +207,7 @@ func (b *mesosBackend) Update(st mesos.TaskStatus) {
 		return
 	}
 	t.state = st.GetState()
-	terminal := sched.IsTerminal(t.state)
+	terminal := taskstate.IsTerminal(t.state)
 	released := t.released
 	b.mu.Unlock()
 	// Lock order is c.mu before b.mu (the driver asks the backend for
@@ -253,7 +254,7 @@ func (b *mesosBackend) Tasks() map[string]string {
 	defer b.mu.Unlock()
 	out := map[string]string{}
 	for id, t := range b.tasks {
-		if !sched.IsTerminal(t.state) {
+		if !taskstate.IsTerminal(t.state) {
 			out[id] = t.agent
 		}
 	}

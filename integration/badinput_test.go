@@ -13,6 +13,8 @@ import (
 	"github.com/mesos/mesos-go/api/v1/lib/recordio"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler/calls"
+
+	"github.com/allot-sched/allot/internal/testcluster"
 )
 
 // rawFramework speaks the scheduler API with plain net/http and JSON, so a
@@ -60,14 +62,14 @@ func rawSubscribe(t *testing.T, addr string) *rawFramework {
 			f.mu.Unlock()
 		}
 	}()
-	waitFor(t, 10*time.Second, "raw SUBSCRIBED", func() bool { f.mu.Lock(); defer f.mu.Unlock(); return f.id != "" })
+	testcluster.WaitFor(t, 10*time.Second, "raw SUBSCRIBED", func() bool { f.mu.Lock(); defer f.mu.Unlock(); return f.id != "" })
 	return f
 }
 
 func (f *rawFramework) offer(t *testing.T) mesos.Offer {
 	t.Helper()
 	var o mesos.Offer
-	waitFor(t, 10*time.Second, "an offer", func() bool {
+	testcluster.WaitFor(t, 10*time.Second, "an offer", func() bool {
 		f.mu.Lock()
 		defer f.mu.Unlock()
 		if len(f.offers) == 0 {
@@ -94,7 +96,7 @@ func (f *rawFramework) post(t *testing.T, c *scheduler.Call) (int, string) {
 // and the master, the agents and other frameworks carry on.
 func TestBadInputAnswers4xx(t *testing.T) {
 	c := newCluster(t, 1)
-	f := rawSubscribe(t, c.maddr)
+	f := rawSubscribe(t, c.MasterAddr)
 	o := f.offer(t)
 	// One good launch, so a task id is in use; no filter on the rest, so it
 	// is offered again at once.
@@ -108,7 +110,7 @@ func TestBadInputAnswers4xx(t *testing.T) {
 	}
 	pb := func(body []byte, hdr map[string]string) func() (int, string) {
 		return func() (int, string) {
-			return postRaw(t, c.maddr, "/api/v1/scheduler", "application/x-protobuf", body, hdr)
+			return postRaw(t, c.MasterAddr, "/api/v1/scheduler", "application/x-protobuf", body, hdr)
 		}
 	}
 	unknownType, _ := (&scheduler.Call{Type: 99, FrameworkID: &mesos.FrameworkID{Value: f.id}}).Marshal()
@@ -122,10 +124,10 @@ func TestBadInputAnswers4xx(t *testing.T) {
 	}{
 		{"not protobuf", pb([]byte("\xff\xff\xff not a protobuf"), nil), 400, "failed to parse body"},
 		{"not JSON", func() (int, string) {
-			return postRaw(t, c.maddr, "/api/v1/scheduler", "application/json", []byte("{not json"), nil)
+			return postRaw(t, c.MasterAddr, "/api/v1/scheduler", "application/json", []byte("{not json"), nil)
 		}, 400, "failed to parse body"},
 		{"neither content type", func() (int, string) {
-			return postRaw(t, c.maddr, "/api/v1/scheduler", "text/plain", []byte("hello"), nil)
+			return postRaw(t, c.MasterAddr, "/api/v1/scheduler", "text/plain", []byte("hello"), nil)
 		}, 415, "neither application/x-protobuf nor application/json"},
 		{"unknown call type", pb(unknownType, map[string]string{"Mesos-Stream-Id": f.streamID}), 400, "unknown call type 99"},
 		{"task id in use", oneCall(launch(o2, cmdTask("busy", o2, "true", 0.1, 32))), 400, `task id "busy" is already in use`},
@@ -136,7 +138,7 @@ func TestBadInputAnswers4xx(t *testing.T) {
 		{"wrong stream id", pb(revive, map[string]string{"Mesos-Stream-Id": "not-it"}), 400, "does not match"},
 		{"not subscribed", func() (int, string) {
 			b, _ := (&scheduler.Call{Type: scheduler.Call_REVIVE, FrameworkID: &mesos.FrameworkID{Value: "nobody"}}).Marshal()
-			return postRaw(t, c.maddr, "/api/v1/scheduler", "application/x-protobuf", b, map[string]string{"Mesos-Stream-Id": f.streamID})
+			return postRaw(t, c.MasterAddr, "/api/v1/scheduler", "application/x-protobuf", b, map[string]string{"Mesos-Stream-Id": f.streamID})
 		}, 403, "not subscribed"},
 		{"reserve not supported", oneCall(calls.Accept(calls.OfferOperations{calls.OpReserve(scalar("cpus", 1))}.WithOffers(o2.ID))), 400, "not supported yet"},
 	}
@@ -156,7 +158,7 @@ func TestBadInputAnswers4xx(t *testing.T) {
 		t.Errorf("ACCEPT of a declined offer answered %d %q", code, msg)
 	}
 	// Everyone carries on: another framework runs a task to completion.
-	other := subscribe(t, c.maddr, mesos.FrameworkInfo{Name: "bystander"})
+	other := subscribe(t, c.MasterAddr, mesos.FrameworkInfo{Name: "bystander"})
 	oo := other.takeOffer(t, "")
 	if err := other.call(launch(oo, cmdTask("fine", oo, "true", 0.1, 32))); err != nil {
 		t.Fatal(err)

@@ -34,7 +34,7 @@ func BenchmarkLaunchThroughput(b *testing.B) {
 		latency  []time.Duration
 		finished int
 	)
-	fw := subscribeDirect(b, c.maddr, mesos.FrameworkInfo{Name: "bench", User: "root"}, func(st mesos.TaskStatus) {
+	fw := subscribeDirect(b, c.MasterAddr, mesos.FrameworkInfo{Name: "bench", User: "root"}, func(st mesos.TaskStatus) {
 		now := time.Now()
 		mu.Lock()
 		switch st.GetState() {
@@ -50,7 +50,7 @@ func BenchmarkLaunchThroughput(b *testing.B) {
 	// ALLOT_BENCH_PROFILE=dir saves 3-second CPU profiles of the master and
 	// the first agent, taken a second into the run.
 	if dir := os.Getenv("ALLOT_BENCH_PROFILE"); dir != "" {
-		for name, addr := range map[string]string{"master": c.maddr, "agent": c.agents[0].addr} {
+		for name, addr := range map[string]string{"master": c.MasterAddr, "agent": c.Agents[0].Addr} {
 			go func(name, addr string) {
 				time.Sleep(time.Second)
 				resp, err := http.Get("http://" + addr + "/debug/pprof/profile?seconds=3")

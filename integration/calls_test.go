@@ -21,6 +21,8 @@ import (
 	mcalls "github.com/mesos/mesos-go/api/v1/lib/master/calls"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler/calls"
+
+	"github.com/allot-sched/allot/internal/testcluster"
 )
 
 // The scheduler calls beyond launch: KILL, DECLINE with a filter,
@@ -30,7 +32,7 @@ func TestSchedulerCalls(t *testing.T) {
 	c := newCluster(t, 1)
 
 	t.Run("kill", func(t *testing.T) {
-		fw := subscribe(t, c.maddr, mesos.FrameworkInfo{Name: "killer"})
+		fw := subscribe(t, c.MasterAddr, mesos.FrameworkInfo{Name: "killer"})
 		o := fw.takeOffer(t, "")
 		if err := fw.call(launch(o, cmdTask("victim", o, "sleep 60", 0.1, 32))); err != nil {
 			t.Fatal(err)
@@ -61,7 +63,7 @@ func TestSchedulerCalls(t *testing.T) {
 	})
 
 	t.Run("reconcile and update framework", func(t *testing.T) {
-		fw := subscribe(t, c.maddr, mesos.FrameworkInfo{Name: "before"})
+		fw := subscribe(t, c.MasterAddr, mesos.FrameworkInfo{Name: "before"})
 		if err := fw.call(calls.Reconcile(calls.ReconcileTasks(map[string]string{"ghost": ""}))); err != nil {
 			t.Fatal(err)
 		}
@@ -73,7 +75,7 @@ func TestSchedulerCalls(t *testing.T) {
 		if err := fw.call(calls.UpdateFramework(info)); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, 10*time.Second, "/state to show the new name", func() bool {
+		testcluster.WaitFor(t, 10*time.Second, "/state to show the new name", func() bool {
 			for _, f := range c.state().Frameworks {
 				if f.ID == fw.ID() {
 					return f.Name == "after"
@@ -84,7 +86,7 @@ func TestSchedulerCalls(t *testing.T) {
 	})
 
 	t.Run("decline filter, suppress, revive", func(t *testing.T) {
-		fw := subscribe(t, c.maddr, mesos.FrameworkInfo{Name: "picky"})
+		fw := subscribe(t, c.MasterAddr, mesos.FrameworkInfo{Name: "picky"})
 		o := fw.takeOffer(t, "")
 		if err := fw.call(calls.Decline(o.ID).With(calls.RefuseSeconds(time.Hour))); err != nil {
 			t.Fatal(err)
@@ -104,7 +106,7 @@ func TestSchedulerCalls(t *testing.T) {
 	})
 
 	t.Run("launch group and fetcher", func(t *testing.T) {
-		fw := subscribe(t, c.maddr, mesos.FrameworkInfo{Name: "grouper"})
+		fw := subscribe(t, c.MasterAddr, mesos.FrameworkInfo{Name: "grouper"})
 		o := fw.takeOffer(t, "")
 		data := filepath.Join(t.TempDir(), "input.txt")
 		os.WriteFile(data, []byte("fetched!\n"), 0o644)
@@ -122,14 +124,14 @@ func TestSchedulerCalls(t *testing.T) {
 		}
 		fw.waitState(t, "g1", mesos.TASK_FINISHED)
 		fw.waitState(t, "g2", mesos.TASK_FINISHED)
-		out, _ := filepath.Glob(filepath.Join(c.agents[0].dir, "slaves", "*", "frameworks", fw.ID(), "executors", "group-ex", "runs", "*", "stdout"))
+		out, _ := filepath.Glob(filepath.Join(c.Agents[0].Dir, "slaves", "*", "frameworks", fw.ID(), "executors", "group-ex", "runs", "*", "stdout"))
 		if len(out) != 1 || !strings.Contains(strings.Join(readLines(out[0]), "\n"), "fetched!") {
 			t.Errorf("group stdout %v does not show the fetched file", out)
 		}
 	})
 
 	t.Run("shutdown executor", func(t *testing.T) {
-		fw := subscribe(t, c.maddr, mesos.FrameworkInfo{Name: "shutter"})
+		fw := subscribe(t, c.MasterAddr, mesos.FrameworkInfo{Name: "shutter"})
 		o := fw.takeOffer(t, "")
 		ex := execInfo("to-shut")
 		if err := fw.call(launch(o, execTask("held", o, ex, "sleep"))); err != nil {
@@ -140,7 +142,7 @@ func TestSchedulerCalls(t *testing.T) {
 			t.Fatal(err)
 		}
 		fw.waitState(t, "held", mesos.TASK_KILLED)
-		waitFor(t, 10*time.Second, "FAILURE event for the executor", func() bool {
+		testcluster.WaitFor(t, 10*time.Second, "FAILURE event for the executor", func() bool {
 			fw.mu.Lock()
 			defer fw.mu.Unlock()
 			for _, e := range fw.events {
@@ -155,14 +157,14 @@ func TestSchedulerCalls(t *testing.T) {
 	t.Run("multi-role allocation info", func(t *testing.T) {
 		info := mesos.FrameworkInfo{Name: "multi", Roles: []string{"analytics"},
 			Capabilities: []mesos.FrameworkInfo_Capability{{Type: mesos.FrameworkInfo_Capability_MULTI_ROLE}}}
-		fw := subscribe(t, c.maddr, info)
+		fw := subscribe(t, c.MasterAddr, info)
 		o := fw.takeOffer(t, "")
 		for _, r := range o.Resources {
 			if r.AllocationInfo.GetRole() != "analytics" {
 				t.Fatalf("resource %s has allocation info %v, want role analytics", r.Name, r.AllocationInfo)
 			}
 		}
-		plain := subscribe(t, c.maddr, mesos.FrameworkInfo{Name: "single"})
+		plain := subscribe(t, c.MasterAddr, mesos.FrameworkInfo{Name: "single"})
 		fw.call(calls.Decline(o.ID).With(calls.RefuseSeconds(3600)))
 		fw.call(calls.Suppress())
 		po := plain.takeOffer(t, "")
@@ -176,7 +178,7 @@ func TestSchedulerCalls(t *testing.T) {
 	})
 
 	t.Run("teardown", func(t *testing.T) {
-		fw := subscribe(t, c.maddr, mesos.FrameworkInfo{Name: "leaver"})
+		fw := subscribe(t, c.MasterAddr, mesos.FrameworkInfo{Name: "leaver"})
 		o := fw.takeOffer(t, "")
 		if err := fw.call(launch(o, cmdTask("left", o, "sleep 60", 0.1, 32))); err != nil {
 			t.Fatal(err)
@@ -186,7 +188,7 @@ func TestSchedulerCalls(t *testing.T) {
 		if err := fw.call(&scheduler.Call{Type: scheduler.Call_TEARDOWN}); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, 10*time.Second, "the framework to be gone", func() bool {
+		testcluster.WaitFor(t, 10*time.Second, "the framework to be gone", func() bool {
 			for _, f := range c.state().Frameworks {
 				if f.ID == id {
 					return false
@@ -194,12 +196,12 @@ func TestSchedulerCalls(t *testing.T) {
 			}
 			return true
 		})
-		waitFor(t, 15*time.Second, "its executor to be gone", func() bool { return len(sandboxPids(c.dir, "left")) == 0 })
+		testcluster.WaitFor(t, 15*time.Second, "its executor to be gone", func() bool { return len(sandboxPids(c.Dir, "left")) == 0 })
 		// Its id is spent: subscribing with it again is refused.
 		// (httpsched retries every failed SUBSCRIBE for about a minute, so
 		// ask with a plain request.)
 		body := `{"type":"SUBSCRIBE","subscribe":{"framework_info":{"user":"root","name":"leaver","id":{"value":"` + id + `"}}}}`
-		if code, msg := postRaw(t, c.maddr, "/api/v1/scheduler", "application/json", []byte(body), nil); code != 403 || !strings.Contains(msg, "has been removed") {
+		if code, msg := postRaw(t, c.MasterAddr, "/api/v1/scheduler", "application/json", []byte(body), nil); code != 403 || !strings.Contains(msg, "has been removed") {
 			t.Errorf("re-SUBSCRIBE of a torn-down framework answered %d %q, want 403", code, msg)
 		}
 	})
@@ -209,13 +211,13 @@ func TestSchedulerCalls(t *testing.T) {
 // kept in the registry; /metrics has the series the issue lists.
 func TestOperatorAPIAndMetrics(t *testing.T) {
 	c := newCluster(t, 2)
-	fw := subscribe(t, c.maddr, mesos.FrameworkInfo{Name: "observed", Role: strp("prod")})
+	fw := subscribe(t, c.MasterAddr, mesos.FrameworkInfo{Name: "observed", Role: strp("prod")})
 	o := fw.takeOffer(t, "")
 	if err := fw.call(launch(o, cmdTask("seen", o, "sleep 60", 0.5, 64))); err != nil {
 		t.Fatal(err)
 	}
 	fw.waitState(t, "seen", mesos.TASK_RUNNING)
-	cli := httpmaster.NewSender(httpcli.New(httpcli.Endpoint("http://"+c.maddr+"/api/v1"), httpcli.Codec(codecs.ByMediaType[codecs.MediaTypeJSON])).Send)
+	cli := httpmaster.NewSender(httpcli.New(httpcli.Endpoint("http://"+c.MasterAddr+"/api/v1"), httpcli.Codec(codecs.ByMediaType[codecs.MediaTypeJSON])).Send)
 	get := func(call *mmaster.Call) *mmaster.Response {
 		t.Helper()
 		resp, err := cli.Send(context.Background(), mcalls.NonStreaming(call))
@@ -268,7 +270,7 @@ func TestOperatorAPIAndMetrics(t *testing.T) {
 	if !found {
 		t.Error("GET_ROLES does not show the updated weight")
 	}
-	hr, err := http.Get("http://" + c.maddr + "/metrics")
+	hr, err := http.Get("http://" + c.MasterAddr + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -282,9 +284,9 @@ func TestOperatorAPIAndMetrics(t *testing.T) {
 		}
 	}
 	// Weights survive a master restart (they are in the registry).
-	c.master.kill(syscall.SIGKILL)
+	c.Master.Kill(syscall.SIGKILL)
 	fw.close()
-	c.startMaster()
+	c.StartMaster()
 	found = false
 	for _, r := range get(mcalls.GetWeights()).GetWeights.WeightInfos {
 		found = found || (r.GetRole() == "prod" && r.Weight == 3)
@@ -309,7 +311,7 @@ func TestAllotRun(t *testing.T) {
 		{[]string{"sh", "-c", "echo partial; exit 3"}, 3, "partial"},
 	}
 	for _, tc := range tests {
-		cmd := exec.Command(allotBin, append([]string{"run", "--master", c.maddr, "--timeout", "60s", "--"}, tc.args...)...)
+		cmd := exec.Command(allotBin, append([]string{"run", "--master", c.MasterAddr, "--timeout", "60s", "--"}, tc.args...)...)
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 		out, err := cmd.Output()
 		code := 0
@@ -329,7 +331,7 @@ func TestAllotRun(t *testing.T) {
 // (/state).
 func TestUsageMonitor(t *testing.T) {
 	c := newCluster(t, 1)
-	fw := subscribe(t, c.maddr, mesos.FrameworkInfo{Name: "measured"})
+	fw := subscribe(t, c.MasterAddr, mesos.FrameworkInfo{Name: "measured"})
 	o := fw.takeOffer(t, "")
 	if err := fw.call(launch(o, cmdTask("busy", o, "sleep 60", 0.1, 32))); err != nil {
 		t.Fatal(err)
@@ -342,8 +344,8 @@ func TestUsageMonitor(t *testing.T) {
 			Processes   int    `json:"processes"`
 		} `json:"statistics"`
 	}
-	waitFor(t, 10*time.Second, "/monitor/statistics to show the executor and its task process", func() bool {
-		resp, err := http.Get("http://" + c.agents[0].addr + "/monitor/statistics")
+	testcluster.WaitFor(t, 10*time.Second, "/monitor/statistics to show the executor and its task process", func() bool {
+		resp, err := http.Get("http://" + c.Agents[0].Addr + "/monitor/statistics")
 		if err != nil {
 			return false
 		}
@@ -352,8 +354,8 @@ func TestUsageMonitor(t *testing.T) {
 		json.NewDecoder(resp.Body).Decode(&stats)
 		return len(stats) == 1 && stats[0].ExecutorID == "busy" && stats[0].Statistics.Processes >= 2 && stats[0].Statistics.MemRSSBytes > 0
 	})
-	waitFor(t, 10*time.Second, "the master's /state to carry the agent's usage report", func() bool {
-		resp, err := http.Get("http://" + c.maddr + "/state")
+	testcluster.WaitFor(t, 10*time.Second, "the master's /state to carry the agent's usage report", func() bool {
+		resp, err := http.Get("http://" + c.MasterAddr + "/state")
 		if err != nil {
 			return false
 		}
@@ -378,7 +380,7 @@ func TestUsageMonitor(t *testing.T) {
 // uuid) until it is; after the acknowledgement the next one follows.
 func TestUpdatesRetriedUntilAcknowledged(t *testing.T) {
 	c := newCluster(t, 1)
-	fw := subscribe(t, c.maddr, mesos.FrameworkInfo{Name: "forgetful"})
+	fw := subscribe(t, c.MasterAddr, mesos.FrameworkInfo{Name: "forgetful"})
 	fw.mu.Lock()
 	fw.noAck = true
 	fw.mu.Unlock()
@@ -387,7 +389,7 @@ func TestUpdatesRetriedUntilAcknowledged(t *testing.T) {
 		t.Fatal(err)
 	}
 	var running []mesos.TaskStatus
-	waitFor(t, 20*time.Second, "TASK_RUNNING delivered twice", func() bool {
+	testcluster.WaitFor(t, 20*time.Second, "TASK_RUNNING delivered twice", func() bool {
 		fw.mu.Lock()
 		defer fw.mu.Unlock()
 		running = running[:0]
@@ -411,8 +413,8 @@ func TestUpdatesRetriedUntilAcknowledged(t *testing.T) {
 	if err := fw.call(calls.Acknowledge(o.AgentID.Value, "once", fin.UUID)); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 10*time.Second, "the agent to drop the acknowledged task", func() bool {
-		st, err := agentState(c.agents[0].addr)
+	testcluster.WaitFor(t, 10*time.Second, "the agent to drop the acknowledged task", func() bool {
+		st, err := agentState(c.Agents[0].Addr)
 		return err == nil && st["tasks"] == nil
 	})
 }
@@ -421,9 +423,9 @@ func TestUpdatesRetriedUntilAcknowledged(t *testing.T) {
 // offered again.
 func TestOfferTimeoutRescinds(t *testing.T) {
 	c := newCluster(t, 1, "--offer-timeout", "300ms")
-	fw := subscribe(t, c.maddr, mesos.FrameworkInfo{Name: "slow"})
+	fw := subscribe(t, c.MasterAddr, mesos.FrameworkInfo{Name: "slow"})
 	o := fw.takeOffer(t, "")
-	waitFor(t, 10*time.Second, "RESCIND", func() bool {
+	testcluster.WaitFor(t, 10*time.Second, "RESCIND", func() bool {
 		fw.mu.Lock()
 		defer fw.mu.Unlock()
 		for _, e := range fw.events {
@@ -443,7 +445,7 @@ func TestOfferTimeoutRescinds(t *testing.T) {
 // --executor-registration-timeout and its task fails with that reason.
 func TestExecutorRegistrationTimeout(t *testing.T) {
 	c := newCluster(t, 1)
-	fw := subscribe(t, c.maddr, mesos.FrameworkInfo{Name: "mute"})
+	fw := subscribe(t, c.MasterAddr, mesos.FrameworkInfo{Name: "mute"})
 	o := fw.takeOffer(t, "")
 	sh := "sleep 300"
 	ex := &mesos.ExecutorInfo{ExecutorID: mesos.ExecutorID{Value: "mute-ex"}, Type: mesos.ExecutorInfo_CUSTOM,
@@ -458,5 +460,5 @@ func TestExecutorRegistrationTimeout(t *testing.T) {
 	if got := fw.states("waits"); len(got) != 1 {
 		t.Errorf("states = %v, want only FAILED", got)
 	}
-	waitFor(t, 10*time.Second, "the mute executor's processes to be gone", func() bool { return len(sandboxPids(c.dir, "mute-ex")) == 0 })
+	testcluster.WaitFor(t, 10*time.Second, "the mute executor's processes to be gone", func() bool { return len(sandboxPids(c.Dir, "mute-ex")) == 0 })
 }

@@ -8,25 +8,27 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/allot-sched/allot/internal/testcluster"
 )
 
 // allot dev starts a master and agents in one command, runs what it says to
 // try, and on Ctrl-C stops everything (executors too) and removes its work
 // dirs.
 func TestAllotDevStartsAndStopsCleanly(t *testing.T) {
-	addr := freePort(t)
-	dev := startProc(t, "allot dev", nil, allotBin, "dev", "--listen", addr, "--agents", "2")
+	addr := testcluster.FreePort(t)
+	dev := testcluster.Start(t, "allot dev", nil, allotBin, "dev", "--listen", addr, "--agents", "2")
 	var workDir string
 	re := regexp.MustCompile(`work dirs in (\S+)`)
-	waitFor(t, 30*time.Second, "allot dev to print what to try", func() bool {
-		m := re.FindStringSubmatch(dev.out.String())
+	testcluster.WaitFor(t, 30*time.Second, "allot dev to print what to try", func() bool {
+		m := re.FindStringSubmatch(dev.Out.String())
 		if m != nil {
 			workDir = m[1]
 		}
-		return m != nil && strings.Contains(dev.out.String(), "allot run --master "+addr)
+		return m != nil && strings.Contains(dev.Out.String(), "allot run --master "+addr)
 	})
-	c := &cluster{t: t, maddr: addr}
-	c.waitAgents(2)
+	c := &cluster{&testcluster.Cluster{T: t, MasterAddr: addr}}
+	c.WaitAgents(2)
 	// A task still running when Ctrl-C comes must not outlive allot dev.
 	run := exec.Command(allotBin, "run", "--master", addr, "--", "sleep", "300")
 	run.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -34,20 +36,20 @@ func TestAllotDevStartsAndStopsCleanly(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { syscall.Kill(-run.Process.Pid, syscall.SIGKILL); run.Wait() })
-	waitFor(t, 20*time.Second, "the sleep task to run", func() bool { return len(sandboxPids(workDir, "")) > 0 || anyTaskRunning(c) })
-	dev.cmd.Process.Signal(os.Interrupt)
+	testcluster.WaitFor(t, 20*time.Second, "the sleep task to run", func() bool { return len(sandboxPids(workDir, "")) > 0 || anyTaskRunning(c) })
+	dev.Cmd.Process.Signal(os.Interrupt)
 	select {
-	case <-dev.done:
+	case <-dev.Done():
 	case <-time.After(20 * time.Second):
 		t.Fatal("allot dev did not stop within 20s of Ctrl-C")
 	}
-	if code := dev.cmd.ProcessState.ExitCode(); code != 0 {
+	if code := dev.Cmd.ProcessState.ExitCode(); code != 0 {
 		t.Errorf("allot dev exited %d, want 0", code)
 	}
 	if _, err := os.Stat(workDir); !os.IsNotExist(err) {
 		t.Errorf("work dir %s still exists", workDir)
 	}
-	waitFor(t, 10*time.Second, "executors of allot dev to be gone", func() bool { return len(sandboxPids(workDir, "")) == 0 })
+	testcluster.WaitFor(t, 10*time.Second, "executors of allot dev to be gone", func() bool { return len(sandboxPids(workDir, "")) == 0 })
 }
 
 func anyTaskRunning(c *cluster) bool {

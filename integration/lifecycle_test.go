@@ -7,6 +7,8 @@ import (
 	"time"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
+
+	"github.com/allot-sched/allot/internal/testcluster"
 )
 
 // A mesos-go framework launches a command task, sees RUNNING and FINISHED
@@ -20,7 +22,7 @@ func TestCommandTaskRunsToFinished(t *testing.T) {
 }
 
 func runToFinished(t *testing.T, c *cluster, media string) {
-	fw := subscribeWith(t, newCaller(c.maddr, media), mesos.FrameworkInfo{Name: "lifecycle-" + media})
+	fw := subscribeWith(t, newCaller(c.MasterAddr, media), mesos.FrameworkInfo{Name: "lifecycle-" + media})
 	o := fw.takeOffer(t, "")
 	if err := fw.call(launch(o, cmdTask("t1", o, "echo hello from allot; exit 0", 0.5, 64))); err != nil {
 		t.Fatalf("ACCEPT: %v", err)
@@ -33,9 +35,9 @@ func runToFinished(t *testing.T, c *cluster, media string) {
 	if !strings.Contains(fin.GetMessage(), "status 0") {
 		t.Errorf("FINISHED message = %q, want the exit status", fin.GetMessage())
 	}
-	var agent *agentProc
-	for _, a := range c.agents {
-		if st, _ := agentState(a.addr); st != nil && st["id"] == o.AgentID.Value {
+	var agent *testcluster.Agent
+	for _, a := range c.Agents {
+		if st, _ := agentState(a.Addr); st != nil && st["id"] == o.AgentID.Value {
 			agent = a
 		}
 	}
@@ -43,11 +45,11 @@ func runToFinished(t *testing.T, c *cluster, media string) {
 		t.Fatalf("no agent has id %s", o.AgentID.Value)
 	}
 	// Acknowledged: the agent forgets the task once both updates are acked.
-	waitFor(t, 15*time.Second, "the agent to drop the acknowledged task", func() bool {
-		st, err := agentState(agent.addr)
+	testcluster.WaitFor(t, 15*time.Second, "the agent to drop the acknowledged task", func() bool {
+		st, err := agentState(agent.Addr)
 		return err == nil && st["tasks"] == nil
 	})
-	waitFor(t, 10*time.Second, "the master to list t1 as completed", func() bool {
+	testcluster.WaitFor(t, 10*time.Second, "the master to list t1 as completed", func() bool {
 		for _, f := range c.state().Frameworks {
 			for _, ct := range f.CompletedTasks {
 				if ct.ID == "t1" && ct.State == "TASK_FINISHED" {
@@ -57,7 +59,7 @@ func runToFinished(t *testing.T, c *cluster, media string) {
 		}
 		return false
 	})
-	out, _ := filepath.Glob(filepath.Join(agent.dir, "slaves", "*", "frameworks", fw.ID(), "executors", "t1", "runs", "*", "stdout"))
+	out, _ := filepath.Glob(filepath.Join(agent.Dir, "slaves", "*", "frameworks", fw.ID(), "executors", "t1", "runs", "*", "stdout"))
 	if len(out) != 1 {
 		t.Fatalf("sandbox stdout files = %v, want one", out)
 	}
@@ -72,7 +74,7 @@ func runToFinished(t *testing.T, c *cluster, media string) {
 // relayed both ways.
 func TestCustomExecutorOnTwoAgents(t *testing.T) {
 	c := newCluster(t, 2)
-	fw := subscribe(t, c.maddr, mesos.FrameworkInfo{Name: "custom"})
+	fw := subscribe(t, c.MasterAddr, mesos.FrameworkInfo{Name: "custom"})
 	seen := map[string]bool{}
 	for i := 0; len(seen) < 2; i++ {
 		if i > 10 {
@@ -96,7 +98,7 @@ func TestCustomExecutorOnTwoAgents(t *testing.T) {
 		if err := fw.call(messageCall(o.AgentID.Value, ex.ExecutorID.Value, "ping")); err != nil {
 			t.Fatalf("MESSAGE: %v", err)
 		}
-		waitFor(t, 10*time.Second, "the executor's echo", func() bool {
+		testcluster.WaitFor(t, 10*time.Second, "the executor's echo", func() bool {
 			fw.mu.Lock()
 			defer fw.mu.Unlock()
 			for _, m := range fw.msgs {

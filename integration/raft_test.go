@@ -25,6 +25,9 @@ import (
 	"github.com/mesos/mesos-go/api/v1/lib/httpcli/httpsched"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler/calls"
+
+	"github.com/allot-sched/allot/api/taskstate"
+	"github.com/allot-sched/allot/internal/testcluster"
 )
 
 // raftProxy stands between the masters' raft ports: master i advertises
@@ -109,7 +112,7 @@ func (p *raftProxy) cut(match func(src string) bool) {
 type mnode struct {
 	http, raft, bind, bindIP, dir string
 	proxy                         *raftProxy
-	p                             *proc
+	p                             *testcluster.Proc
 }
 
 // mcluster is several masters in a raft cluster, agents that know all of
@@ -118,7 +121,7 @@ type mcluster struct {
 	t       testing.TB
 	dir     string
 	masters []*mnode
-	agents  []*agentProc
+	agents  []*testcluster.Agent
 	flags   []string
 }
 
@@ -126,7 +129,7 @@ func newMCluster(t testing.TB, n, agents int, flags ...string) *mcluster {
 	t.Helper()
 	dir := t.TempDir()
 	c := &mcluster{t: t, dir: dir, flags: flags}
-	t.Cleanup(func() { killSandboxProcesses(dir) })
+	t.Cleanup(func() { testcluster.KillSandboxProcesses(dir) })
 	for i := 0; i < n; i++ {
 		c.masters = append(c.masters, c.newNode(i))
 	}
@@ -149,7 +152,7 @@ func (c *mcluster) newNode(i int) *mnode {
 	}
 	bind := l.Addr().String()
 	l.Close()
-	m := &mnode{http: freePort(c.t), bind: bind, bindIP: ip, dir: filepath.Join(c.dir, "master"+strconv.Itoa(i))}
+	m := &mnode{http: testcluster.FreePort(c.t), bind: bind, bindIP: ip, dir: filepath.Join(c.dir, "master"+strconv.Itoa(i))}
 	m.proxy = newRaftProxy(c.t, bind)
 	m.raft = m.proxy.addr()
 	return m
@@ -179,34 +182,17 @@ func (c *mcluster) seeds() []string {
 
 func (c *mcluster) startMaster(i int, peers string) {
 	m := c.masters[i]
-	args := append([]string{allotBin, "master", "--listen", m.http, "--raft-addr", m.raft, "--raft-bind", m.bind,
-		"--work-dir", m.dir, "--allocation-interval", "100ms", "--heartbeat-interval", "2s",
+	flags := append([]string{"--raft-addr", m.raft, "--raft-bind", m.bind, "--work-dir", m.dir,
 		"--agent-reregister-timeout", "20s", "--raft-multiplier", "1", "--log-level", "debug"}, c.flags...)
 	if peers != "" {
-		args = append(args, "--peers", peers)
+		flags = append(flags, "--peers", peers)
 	}
-	m.p = startProc(c.t, "master-"+m.http, nil, args...)
-	waitFor(c.t, 30*time.Second, "master "+m.http+" /health", func() bool {
-		resp, err := http.Get("http://" + m.http + "/health")
-		if err != nil {
-			return false
-		}
-		resp.Body.Close()
-		return resp.StatusCode == 200
-	})
+	m.p = testcluster.StartMaster(c.t, "master-"+m.http, allotBin, m.http, flags...)
 }
 
 func (c *mcluster) alive(i int) bool {
 	m := c.masters[i]
-	if m == nil || m.p == nil {
-		return false
-	}
-	select {
-	case <-m.p.done:
-		return false
-	default:
-		return true
-	}
+	return m != nil && m.p != nil && !m.p.Exited()
 }
 
 var noRedirect = &http.Client{Timeout: 5 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
@@ -227,7 +213,7 @@ func (c *mcluster) serving(i int) (bool, string) {
 func (c *mcluster) leader(timeout time.Duration) int {
 	c.t.Helper()
 	lead := -1
-	waitFor(c.t, timeout, "one leading master, the others redirecting to it", func() bool {
+	testcluster.WaitFor(c.t, timeout, "one leading master, the others redirecting to it", func() bool {
 		lead = -1
 		var locs []string
 		for i := range c.masters {
@@ -257,13 +243,11 @@ func (c *mcluster) leader(timeout time.Duration) int {
 	return lead
 }
 
-func (c *mcluster) addAgent(res string) *agentProc {
+func (c *mcluster) addAgent(res string) *testcluster.Agent {
 	i := len(c.agents)
-	a := &agentProc{addr: freePort(c.t), dir: filepath.Join(c.dir, "agent"+strconv.Itoa(i)), res: res}
+	a := &testcluster.Agent{Addr: testcluster.FreePort(c.t), Dir: filepath.Join(c.dir, "agent"+strconv.Itoa(i)), Resources: res}
 	c.agents = append(c.agents, a)
-	a.proc = startProc(c.t, "agent-"+a.addr, nil, allotBin, "agent", "--master", strings.Join(c.seeds(), ","), "--listen", a.addr,
-		"--work-dir", a.dir, "--resources", a.res, "--shutdown-grace", "1s", "--usage-interval", "300ms",
-		"--executor-registration-timeout", "3s", "--log-level", "debug")
+	testcluster.StartAgent(c.t, allotBin, strings.Join(c.seeds(), ","), a, agentFlags...)
 	return a
 }
 
@@ -292,7 +276,7 @@ func (c *mcluster) state() fullState {
 
 func (c *mcluster) waitAgents(n int) {
 	c.t.Helper()
-	waitFor(c.t, 30*time.Second, fmt.Sprintf("%d active agents on the leader", n), func() bool {
+	testcluster.WaitFor(c.t, 30*time.Second, fmt.Sprintf("%d active agents on the leader", n), func() bool {
 		active := 0
 		for _, s := range c.state().Slaves {
 			if s.Active {
@@ -341,7 +325,7 @@ func (c *mcluster) checkInvariants() {
 
 // kill9 kills master i with SIGKILL and returns once it is gone.
 func (c *mcluster) kill9(i int) {
-	c.masters[i].p.kill(syscall.SIGKILL)
+	c.masters[i].p.Kill(syscall.SIGKILL)
 }
 
 // isolate cuts master i's raft traffic in both directions; heal restores it.
@@ -404,7 +388,7 @@ func startRSched(t testing.TB, seeds []string, cmd string) *rsched {
 	s.cancel = cancel
 	go s.run(ctx)
 	t.Cleanup(func() { s.cancel(); <-s.ended })
-	waitFor(t, 30*time.Second, "the framework to subscribe", func() bool { return s.id() != "" })
+	testcluster.WaitFor(t, 30*time.Second, "the framework to subscribe", func() bool { return s.id() != "" })
 	return s
 }
 
@@ -442,7 +426,7 @@ func (s *rsched) reconcile(ctx context.Context, caller calls.Caller) {
 	s.mu.Lock()
 	var ids []scheduler.Call_Reconcile_Task
 	for _, id := range s.launched {
-		if st, ok := s.latest[id]; s.sent[id] && (!ok || !isTerminalState(st)) {
+		if st, ok := s.latest[id]; s.sent[id] && (!ok || !taskstate.IsTerminal(st)) {
 			ids = append(ids, scheduler.Call_Reconcile_Task{TaskID: mesos.TaskID{Value: id}, AgentID: &mesos.AgentID{Value: s.agentOf[id]}})
 		}
 	}
@@ -567,7 +551,7 @@ func (s *rsched) handle(ctx context.Context, caller calls.Caller, e *scheduler.E
 		prev, had := s.latest[id]
 		// A terminal state is final: a later reconciliation answer of LOST
 		// for a task the master has already forgotten does not change it.
-		if !had || !isTerminalState(prev) {
+		if !had || !taskstate.IsTerminal(prev) {
 			s.latest[id] = st.GetState()
 		} else if prev == mesos.TASK_LOST && st.GetState() != mesos.TASK_LOST {
 			s.t.Errorf("task %s was reported lost, then %s", id, st.GetState())
@@ -583,15 +567,6 @@ func (s *rsched) handle(ctx context.Context, caller calls.Caller, e *scheduler.E
 			call(calls.Acknowledge(st.GetAgentID().GetValue(), id, st.UUID))
 		}
 	}
-}
-
-func isTerminalState(s mesos.TaskState) bool {
-	switch s {
-	case mesos.TASK_FINISHED, mesos.TASK_FAILED, mesos.TASK_KILLED, mesos.TASK_LOST, mesos.TASK_ERROR,
-		mesos.TASK_DROPPED, mesos.TASK_GONE, mesos.TASK_GONE_BY_OPERATOR:
-		return true
-	}
-	return false
 }
 
 func (s *rsched) setLaunching(on bool) {
@@ -614,7 +589,7 @@ func (s *rsched) unaccounted(wantDone bool) []string {
 	var out []string
 	for _, id := range s.launched {
 		st, ok := s.latest[id]
-		if !ok || (wantDone && !isTerminalState(st)) {
+		if !ok || (wantDone && !taskstate.IsTerminal(st)) {
 			out = append(out, id)
 		}
 	}
@@ -673,7 +648,7 @@ func TestRaftLeaderKill9(t *testing.T) {
 	c := newMCluster(t, 3, 2)
 	fw := startRSched(t, c.seeds(), "sleep 0.3")
 	fw.setLaunching(true)
-	waitFor(t, 30*time.Second, "10 tasks launched", func() bool { return fw.launchedCount() >= 10 })
+	testcluster.WaitFor(t, 30*time.Second, "10 tasks launched", func() bool { return fw.launchedCount() >= 10 })
 	old := c.leader(10 * time.Second)
 	before := fw.launchedCount()
 	c.kill9(old)
@@ -689,9 +664,9 @@ func TestRaftLeaderKill9(t *testing.T) {
 	if v := c.metric(lead, "allot_master_raft_state"); v != 2 {
 		t.Errorf("new leader: allot_master_raft_state = %v, want 2 (leader)", v)
 	}
-	waitFor(t, 30*time.Second, "10 more tasks launched under the new leader", func() bool { return fw.launchedCount() >= before+10 })
+	testcluster.WaitFor(t, 30*time.Second, "10 more tasks launched under the new leader", func() bool { return fw.launchedCount() >= before+10 })
 	fw.setLaunching(false)
-	waitFor(t, 60*time.Second, "every launched task to be finished or reported lost", func() bool {
+	testcluster.WaitFor(t, 60*time.Second, "every launched task to be finished or reported lost", func() bool {
 		return len(fw.unaccounted(true)) == 0
 	})
 	t.Logf("framework: %s", fw.summary())
@@ -728,7 +703,7 @@ func (c *mcluster) registry(i int) []byte {
 func (c *mcluster) sameHistory() {
 	c.t.Helper()
 	lead := c.leader(30 * time.Second)
-	waitFor(c.t, 30*time.Second, "every master to hold the leader's registry", func() bool {
+	testcluster.WaitFor(c.t, 30*time.Second, "every master to hold the leader's registry", func() bool {
 		want := c.registry(lead)
 		if len(want) == 0 {
 			return false
@@ -743,19 +718,7 @@ func (c *mcluster) sameHistory() {
 }
 
 func (c *mcluster) metric(i int, name string) float64 {
-	resp, err := http.Get("http://" + c.masters[i].http + "/metrics")
-	if err != nil {
-		return -1
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	for _, line := range strings.Split(string(b), "\n") {
-		if f := strings.Fields(line); len(f) == 2 && f[0] == name {
-			v, _ := strconv.ParseFloat(f[1], 64)
-			return v
-		}
-	}
-	return -1
+	return testcluster.Metric(c.masters[i].http, name)
 }
 
 func (s *rsched) running() int {
@@ -783,9 +746,9 @@ func TestRaftRestartAllMasters(t *testing.T) {
 	c := newMCluster(t, 3, 1)
 	fw := startRSched(t, c.seeds(), "sleep 120")
 	fw.setLaunching(true)
-	waitFor(t, 30*time.Second, "3 tasks running", func() bool { return fw.running() >= 3 })
+	testcluster.WaitFor(t, 30*time.Second, "3 tasks running", func() bool { return fw.running() >= 3 })
 	fw.setLaunching(false)
-	waitFor(t, 30*time.Second, "launches to settle", func() bool { return len(fw.unaccounted(false)) == 0 })
+	testcluster.WaitFor(t, 30*time.Second, "launches to settle", func() bool { return len(fw.unaccounted(false)) == 0 })
 	want := fw.launchedCount()
 	agentID := c.state().Slaves[0].ID
 	subs := fw.subscriptions()
@@ -802,9 +765,9 @@ func TestRaftRestartAllMasters(t *testing.T) {
 	if len(st.Frameworks) != 1 || st.Frameworks[0].ID != fw.id() {
 		t.Fatalf("after restarting every master the frameworks are %+v, want %s", st.Frameworks, fw.id())
 	}
-	waitFor(t, 30*time.Second, "the framework to re-subscribe", func() bool { return fw.subscriptions() > subs })
+	testcluster.WaitFor(t, 30*time.Second, "the framework to re-subscribe", func() bool { return fw.subscriptions() > subs })
 	c.waitAgents(1)
-	waitFor(t, 30*time.Second, "the leader to list every task running", func() bool {
+	testcluster.WaitFor(t, 30*time.Second, "the leader to list every task running", func() bool {
 		n := 0
 		for _, f := range c.state().Frameworks {
 			for _, tk := range f.Tasks {
@@ -830,11 +793,11 @@ func TestRaftIsolateLeader(t *testing.T) {
 	c := newMCluster(t, 3, 2)
 	fw := startRSched(t, c.seeds(), "sleep 0.3")
 	fw.setLaunching(true)
-	waitFor(t, 30*time.Second, "5 tasks launched", func() bool { return fw.launchedCount() >= 5 })
+	testcluster.WaitFor(t, 30*time.Second, "5 tasks launched", func() bool { return fw.launchedCount() >= 5 })
 	old := c.leader(10 * time.Second)
 	c.isolate(old, true)
 	var lead int
-	waitFor(t, 30*time.Second, "a new leader among the majority, the old one no longer serving", func() bool {
+	testcluster.WaitFor(t, 30*time.Second, "a new leader among the majority, the old one no longer serving", func() bool {
 		lead = -1
 		for i := range c.masters {
 			if ok, _ := c.serving(i); ok {
@@ -850,13 +813,13 @@ func TestRaftIsolateLeader(t *testing.T) {
 		t.Errorf("isolated old leader: allot_master_is_leader = %v, want 0", v)
 	}
 	before := fw.launchedCount()
-	waitFor(t, 30*time.Second, "5 more tasks launched under the new leader", func() bool { return fw.launchedCount() >= before+5 })
+	testcluster.WaitFor(t, 30*time.Second, "5 more tasks launched under the new leader", func() bool { return fw.launchedCount() >= before+5 })
 	c.isolate(old, false)
 	if got := c.leader(30 * time.Second); got == old {
 		t.Logf("the old leader was re-elected after healing (allowed)")
 	}
 	fw.setLaunching(false)
-	waitFor(t, 60*time.Second, "every launched task to be finished or reported lost", func() bool {
+	testcluster.WaitFor(t, 60*time.Second, "every launched task to be finished or reported lost", func() bool {
 		return len(fw.unaccounted(true)) == 0
 	})
 	t.Logf("framework: %s", fw.summary())
@@ -873,7 +836,7 @@ func TestRaftReplacePeer(t *testing.T) {
 	fw := startRSched(t, c.seeds(), "sleep 0.1")
 	fw.setLaunching(true)
 	lead := c.leader(10 * time.Second)
-	waitFor(t, 60*time.Second, "a snapshot on the leader", func() bool {
+	testcluster.WaitFor(t, 60*time.Second, "a snapshot on the leader", func() bool {
 		snaps, _ := filepath.Glob(filepath.Join(c.masters[lead].dir, "raft", "snapshots", "*", "meta.json"))
 		return len(snaps) > 0
 	})
@@ -904,7 +867,7 @@ func TestRaftReplacePeer(t *testing.T) {
 	// before launching stopped must first finish and leave the registry:
 	// one finishing between the save and the comparison below changed the
 	// registry under the test (a flake, 1 run in 5).
-	waitFor(t, 30*time.Second, "every launched task finished and left the registry", func() bool {
+	testcluster.WaitFor(t, 30*time.Second, "every launched task finished and left the registry", func() bool {
 		if len(fw.unaccounted(true)) > 0 {
 			return false
 		}
@@ -973,7 +936,7 @@ func BenchmarkFailover(b *testing.B) {
 		lead := c.leader(30 * time.Second)
 		c.waitAgents(2)
 		mark := time.Now()
-		waitFor(b, 30*time.Second, "an offer from the current leader", func() bool {
+		testcluster.WaitFor(b, 30*time.Second, "an offer from the current leader", func() bool {
 			_, ok := fw.offerAfter(mark)
 			return ok
 		})
@@ -981,7 +944,7 @@ func BenchmarkFailover(b *testing.B) {
 		start := time.Now()
 		c.kill9(lead)
 		var at, ready time.Time
-		waitFor(b, 60*time.Second, "the first offer from the new leader", func() bool {
+		testcluster.WaitFor(b, 60*time.Second, "the first offer from the new leader", func() bool {
 			var ok bool
 			if ready.IsZero() && os.Getenv("ALLOT_FAILOVER_TRACE") != "" {
 				for j := range c.masters {

@@ -11,6 +11,8 @@ import (
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler/calls"
+
+	"github.com/allot-sched/allot/internal/testcluster"
 )
 
 // sandboxPids lists processes whose MESOS_EXECUTOR_ID is id (any, if id is
@@ -46,8 +48,8 @@ func checkpointing(name string) mesos.FrameworkInfo {
 // KILL; a non-checkpointing framework's task is reported lost.
 func TestAgentKill9KeepsCheckpointedExecutor(t *testing.T) {
 	c := newCluster(t, 1)
-	a := c.agents[0]
-	keep := subscribe(t, c.maddr, checkpointing("keeper"))
+	a := c.Agents[0]
+	keep := subscribe(t, c.MasterAddr, checkpointing("keeper"))
 	o := keep.takeOffer(t, "")
 	ex := execInfo("sleeper")
 	if err := keep.call(launch(o, execTask("long", o, ex, "sleep"))); err != nil {
@@ -55,25 +57,25 @@ func TestAgentKill9KeepsCheckpointedExecutor(t *testing.T) {
 	}
 	keep.waitState(t, "long", mesos.TASK_RUNNING)
 
-	lose := subscribe(t, c.maddr, mesos.FrameworkInfo{Name: "loser"})
+	lose := subscribe(t, c.MasterAddr, mesos.FrameworkInfo{Name: "loser"})
 	lo := lose.takeOffer(t, "")
 	if err := lose.call(launch(lo, cmdTask("doomed", lo, "sleep 60", 0.1, 32))); err != nil {
 		t.Fatal(err)
 	}
 	lose.waitState(t, "doomed", mesos.TASK_RUNNING)
 
-	pids := sandboxPids(c.dir, "sleeper")
+	pids := sandboxPids(c.Dir, "sleeper")
 	if len(pids) != 1 {
 		t.Fatalf("executor processes = %v, want one", pids)
 	}
-	a.kill(syscall.SIGKILL)
+	a.Kill(syscall.SIGKILL)
 	if syscall.Kill(pids[0], 0) != nil {
 		t.Fatal("the checkpointed executor died with the agent")
 	}
-	c.startAgent(a)
+	c.StartAgent(a)
 	lose.waitState(t, "doomed", mesos.TASK_LOST)
-	c.waitAgents(1)
-	if got := sandboxPids(c.dir, "sleeper"); len(got) != 1 || got[0] != pids[0] {
+	c.WaitAgents(1)
+	if got := sandboxPids(c.Dir, "sleeper"); len(got) != 1 || got[0] != pids[0] {
 		t.Fatalf("executor processes after restart = %v, want the same %v", got, pids)
 	}
 	// The recovered executor re-subscribed: KILL reaches it and it answers.
@@ -84,7 +86,7 @@ func TestAgentKill9KeepsCheckpointedExecutor(t *testing.T) {
 			break
 		}
 		if time.Now().After(deadline) {
-			st, _ := agentState(a.addr)
+			st, _ := agentState(a.Addr)
 			t.Fatalf("KILL not answered after the restart; agent state %v; framework saw %v", st, keep.states("long"))
 		}
 		time.Sleep(100 * time.Millisecond)
@@ -110,7 +112,7 @@ func sawState(s *sched, id string, want mesos.TaskState) bool {
 func TestMasterRestartKeepsRegistry(t *testing.T) {
 	c := newCluster(t, 1)
 	info := checkpointing("survivor")
-	fw := subscribe(t, c.maddr, info)
+	fw := subscribe(t, c.MasterAddr, info)
 	id := fw.ID()
 	o := fw.takeOffer(t, "")
 	if err := fw.call(launch(o, execTask("steady", o, execInfo("steady-ex"), "sleep"))); err != nil {
@@ -118,21 +120,21 @@ func TestMasterRestartKeepsRegistry(t *testing.T) {
 	}
 	fw.waitState(t, "steady", mesos.TASK_RUNNING)
 
-	c.master.kill(syscall.SIGKILL)
+	c.Master.Kill(syscall.SIGKILL)
 	fw.close()
-	c.startMaster()
+	c.StartMaster()
 	// Before anyone reconnects, the registry already knows the framework.
 	st := c.state()
 	if len(st.Frameworks) != 1 || st.Frameworks[0].ID != id || st.Frameworks[0].Connected {
 		t.Fatalf("frameworks after restart = %+v, want %s known and disconnected", st.Frameworks, id)
 	}
-	c.waitAgents(1)
+	c.WaitAgents(1)
 	info.ID = &mesos.FrameworkID{Value: id}
-	again := subscribe(t, c.maddr, info)
+	again := subscribe(t, c.MasterAddr, info)
 	if again.ID() != id {
 		t.Fatalf("re-subscribed as %s, want %s", again.ID(), id)
 	}
-	waitFor(t, 10*time.Second, "the task to be listed as running", func() bool {
+	testcluster.WaitFor(t, 10*time.Second, "the task to be listed as running", func() bool {
 		for _, f := range c.state().Frameworks {
 			for _, tk := range f.Tasks {
 				if tk.ID == "steady" && tk.State == "TASK_RUNNING" {
@@ -154,7 +156,7 @@ func TestFrameworkFailover(t *testing.T) {
 	c := newCluster(t, 1)
 	ft := 1.5
 	info := mesos.FrameworkInfo{Name: "flaky", FailoverTimeout: &ft}
-	fw := subscribe(t, c.maddr, info)
+	fw := subscribe(t, c.MasterAddr, info)
 	id := fw.ID()
 	o := fw.takeOffer(t, "")
 	if err := fw.call(launch(o, cmdTask("kept", o, "sleep 60", 0.1, 32))); err != nil {
@@ -164,11 +166,11 @@ func TestFrameworkFailover(t *testing.T) {
 	// A second scheduler takes over while the first is still connected: the
 	// first is told so with an ERROR event and its stream ends.
 	info.ID = &mesos.FrameworkID{Value: id}
-	back := subscribe(t, c.maddr, info)
+	back := subscribe(t, c.MasterAddr, info)
 	if back.ID() != id {
 		t.Fatalf("failover got id %s, want %s", back.ID(), id)
 	}
-	waitFor(t, 10*time.Second, "the replaced scheduler to get ERROR and lose its stream", func() bool {
+	testcluster.WaitFor(t, 10*time.Second, "the replaced scheduler to get ERROR and lose its stream", func() bool {
 		select {
 		case <-fw.ended:
 		default:
@@ -184,18 +186,18 @@ func TestFrameworkFailover(t *testing.T) {
 	}
 	back.waitState(t, "kept", mesos.TASK_RUNNING)
 	back.close()
-	waitFor(t, 20*time.Second, "the framework to be removed after its failover timeout", func() bool {
+	testcluster.WaitFor(t, 20*time.Second, "the framework to be removed after its failover timeout", func() bool {
 		return len(c.state().Frameworks) == 0
 	})
-	waitFor(t, 20*time.Second, "its task's executor to be gone", func() bool { return len(sandboxPids(c.dir, "kept")) == 0 })
+	testcluster.WaitFor(t, 20*time.Second, "its task's executor to be gone", func() bool { return len(sandboxPids(c.Dir, "kept")) == 0 })
 }
 
 // An update not yet acknowledged when the agent is killed with -9 is on
 // disk: the restarted agent sends it again, with the same uuid.
 func TestUnacknowledgedUpdateSurvivesAgentKill9(t *testing.T) {
 	c := newCluster(t, 1)
-	a := c.agents[0]
-	fw := subscribe(t, c.maddr, checkpointing("patient"))
+	a := c.Agents[0]
+	fw := subscribe(t, c.MasterAddr, checkpointing("patient"))
 	fw.mu.Lock()
 	fw.noAck = true
 	fw.mu.Unlock()
@@ -204,13 +206,13 @@ func TestUnacknowledgedUpdateSurvivesAgentKill9(t *testing.T) {
 		t.Fatal(err)
 	}
 	first := fw.waitState(t, "pending", mesos.TASK_RUNNING)
-	a.kill(syscall.SIGKILL)
+	a.Kill(syscall.SIGKILL)
 	fw.mu.Lock()
 	before := len(fw.updates)
 	fw.mu.Unlock()
-	c.startAgent(a)
-	c.waitAgents(1)
-	waitFor(t, 20*time.Second, "the restarted agent to resend TASK_RUNNING", func() bool {
+	c.StartAgent(a)
+	c.WaitAgents(1)
+	testcluster.WaitFor(t, 20*time.Second, "the restarted agent to resend TASK_RUNNING", func() bool {
 		fw.mu.Lock()
 		defer fw.mu.Unlock()
 		for _, u := range fw.updates[before:] {
@@ -223,8 +225,8 @@ func TestUnacknowledgedUpdateSurvivesAgentKill9(t *testing.T) {
 	if err := fw.call(calls.Acknowledge(o.AgentID.Value, "pending", first.UUID)); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 10*time.Second, "the agent to hold no pending update", func() bool {
-		st, err := agentState(a.addr)
+	testcluster.WaitFor(t, 10*time.Second, "the agent to hold no pending update", func() bool {
+		st, err := agentState(a.Addr)
 		if err != nil {
 			return false
 		}

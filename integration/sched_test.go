@@ -13,6 +13,8 @@ import (
 	"github.com/mesos/mesos-go/api/v1/lib/httpcli/httpsched"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler/calls"
+
+	"github.com/allot-sched/allot/internal/testcluster"
 )
 
 // sched is a framework written the way mesos-go users write them: httpsched
@@ -98,7 +100,7 @@ func subscribeDirect(t testing.TB, addr string, info mesos.FrameworkInfo, onUpda
 		}
 	}()
 	t.Cleanup(s.close)
-	waitFor(t, 15*time.Second, "SUBSCRIBED", func() bool { return s.ID() != "" })
+	testcluster.WaitFor(t, 15*time.Second, "SUBSCRIBED", func() bool { return s.ID() != "" })
 	return s
 }
 
@@ -153,7 +155,7 @@ func subscribeWith(t testing.TB, caller calls.Caller, info mesos.FrameworkInfo, 
 		}
 	}()
 	t.Cleanup(s.close)
-	waitFor(t, 15*time.Second, "SUBSCRIBED", func() bool { return s.ID() != "" })
+	testcluster.WaitFor(t, 15*time.Second, "SUBSCRIBED", func() bool { return s.ID() != "" })
 	return s
 }
 
@@ -224,7 +226,7 @@ func (s *sched) call(c *scheduler.Call) error {
 func (s *sched) takeOffer(t testing.TB, agentID string) mesos.Offer {
 	t.Helper()
 	var got mesos.Offer
-	waitFor(t, 20*time.Second, "an offer", func() bool {
+	testcluster.WaitFor(t, 20*time.Second, "an offer", func() bool {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		for i, o := range s.offers {
@@ -255,7 +257,7 @@ func (s *sched) states(taskID string) []mesos.TaskState {
 func (s *sched) waitState(t testing.TB, taskID string, want mesos.TaskState) mesos.TaskStatus {
 	t.Helper()
 	var st mesos.TaskStatus
-	waitFor(t, 30*time.Second, "task "+taskID+" to reach "+want.String(), func() bool {
+	testcluster.WaitFor(t, 30*time.Second, "task "+taskID+" to reach "+want.String(), func() bool {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		for _, u := range s.updates {

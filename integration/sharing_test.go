@@ -8,6 +8,8 @@ import (
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler/calls"
+
+	"github.com/allot-sched/allot/internal/testcluster"
 )
 
 // greedy accepts every offer of s, launching as many tasks of the given
@@ -89,8 +91,8 @@ func TestDemandVectorsShareBySorter(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.sorter, func(t *testing.T) {
 			c := newCluster(t, 0, "--mode", "characterized", "--sorter", tc.sorter)
-			a := subscribe(t, c.maddr, mesos.FrameworkInfo{Name: "cpu-heavy"})
-			b := subscribe(t, c.maddr, mesos.FrameworkInfo{Name: "mem-heavy"})
+			a := subscribe(t, c.MasterAddr, mesos.FrameworkInfo{Name: "cpu-heavy"})
+			b := subscribe(t, c.MasterAddr, mesos.FrameworkInfo{Name: "mem-heavy"})
 			if err := a.call(calls.Request(mesos.Request{Resources: []mesos.Resource{scalar("cpus", 1), scalar("mem", 256)}})); err != nil {
 				t.Fatal(err)
 			}
@@ -103,9 +105,9 @@ func TestDemandVectorsShareBySorter(t *testing.T) {
 			go greedy(t, a, "a", 1, 256, stop, &wg)
 			go greedy(t, b, "b", 0.25, 1024, stop, &wg)
 			defer func() { close(stop); wg.Wait() }()
-			c.addAgent("cpus:4;mem:4096;disk:1000")
-			c.addAgent("cpus:4;mem:4096;disk:1000")
-			waitFor(t, 60*time.Second, fmt.Sprintf("%d and %d running tasks", tc.wantA, tc.wantB), func() bool {
+			c.AddAgent("cpus:4;mem:4096;disk:1000")
+			c.AddAgent("cpus:4;mem:4096;disk:1000")
+			testcluster.WaitFor(t, 60*time.Second, fmt.Sprintf("%d and %d running tasks", tc.wantA, tc.wantB), func() bool {
 				return running(a) == tc.wantA && running(b) == tc.wantB
 			})
 		})

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
+
+	"github.com/allot-sched/allot/internal/testcluster"
 )
 
 // mesos-go's msh (api/v1/cmd/msh at v0.0.11), unmodified, runs echo to exit
@@ -25,7 +27,7 @@ func TestMshRunsEcho(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			cmd := exec.Command(mshBin, append([]string{"-master", c.maddr, "-cpus", "0.1", "-memory", "32", "--"}, tc.args...)...)
+			cmd := exec.Command(mshBin, append([]string{"-master", c.MasterAddr, "-cpus", "0.1", "-memory", "32", "--"}, tc.args...)...)
 			cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 			done := make(chan struct{})
 			var out []byte
@@ -55,18 +57,18 @@ func TestMshRunsEcho(t *testing.T) {
 // TASK_ADDED and TASK_UPDATED events on the operator API.
 func TestMwatchSeesTaskEvents(t *testing.T) {
 	c := newCluster(t, 1)
-	host, port, _ := net.SplitHostPort(c.maddr)
-	w := startProc(t, "mwatch", nil, mwatchBin, "-master", host, "-port", port)
-	waitFor(t, 10*time.Second, "mwatch to subscribe", func() bool { return c.metric("allot_master_operator_subscribers") == 1 })
-	fw := subscribe(t, c.maddr, mesos.FrameworkInfo{Name: "watched"})
-	waitFor(t, 10*time.Second, "mwatch to print FRAMEWORK_ADDED", func() bool { return strings.Contains(w.out.String(), "FRAMEWORK_ADDED") })
+	host, port, _ := net.SplitHostPort(c.MasterAddr)
+	w := testcluster.Start(t, "mwatch", nil, mwatchBin, "-master", host, "-port", port)
+	testcluster.WaitFor(t, 10*time.Second, "mwatch to subscribe", func() bool { return c.Metric("allot_master_operator_subscribers") == 1 })
+	fw := subscribe(t, c.MasterAddr, mesos.FrameworkInfo{Name: "watched"})
+	testcluster.WaitFor(t, 10*time.Second, "mwatch to print FRAMEWORK_ADDED", func() bool { return strings.Contains(w.Out.String(), "FRAMEWORK_ADDED") })
 	o := fw.takeOffer(t, "")
 	if err := fw.call(launch(o, cmdTask("watched-1", o, "true", 0.1, 32))); err != nil {
 		t.Fatal(err)
 	}
 	fw.waitState(t, "watched-1", mesos.TASK_FINISHED)
-	waitFor(t, 10*time.Second, "mwatch to print TASK_ADDED and TASK_UPDATED ... TASK_FINISHED", func() bool {
-		out := w.out.String()
+	testcluster.WaitFor(t, 10*time.Second, "mwatch to print TASK_ADDED and TASK_UPDATED ... TASK_FINISHED", func() bool {
+		out := w.Out.String()
 		return strings.Contains(out, "TASK_ADDED") && strings.Contains(out, "TASK_UPDATED") && strings.Contains(out, "TASK_FINISHED")
 	})
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/allot-sched/allot/allocator"
 	"github.com/allot-sched/allot/api"
+	"github.com/allot-sched/allot/api/taskstate"
 	"github.com/allot-sched/allot/resources"
 )
 
@@ -118,7 +119,7 @@ func (m *Master) registerAgent(w http.ResponseWriter, r *http.Request, call *api
 			}
 		}
 		reported[taskKey(fw.id, t.id)] = true
-		if !isTerminal(t.state) {
+		if !taskstate.IsTerminal(t.state) {
 			used[fw.id] = used[fw.id].Add(t.res)
 			if t.executor != "" {
 				key := fw.id + "/" + t.executor
@@ -136,7 +137,7 @@ func (m *Master) registerAgent(w http.ResponseWriter, r *http.Request, call *api
 	// Tasks the master placed there that the agent no longer has are lost.
 	for _, fw := range m.frameworks {
 		for _, t := range fw.tasks {
-			if t.agent != id || reported[taskKey(fw.id, t.id)] || isTerminal(t.state) {
+			if t.agent != id || reported[taskKey(fw.id, t.id)] || taskstate.IsTerminal(t.state) {
 				continue
 			}
 			m.taskLost(fw, t, mesos.REASON_AGENT_RESTARTED, "the agent re-registered without this task")
@@ -224,7 +225,7 @@ func (m *Master) removeAgent(a *agentState, why string) {
 	id := a.rec.Id
 	for _, fw := range m.frameworks {
 		for _, t := range fw.tasks {
-			if t.agent == id && !isTerminal(t.state) {
+			if t.agent == id && !taskstate.IsTerminal(t.state) {
 				m.taskLost(fw, t, mesos.REASON_AGENT_REMOVED, "agent removed: "+why)
 			}
 		}
@@ -244,7 +245,7 @@ func (m *Master) taskLost(fw *framework, t *task, reason mesos.TaskStatus_Reason
 	now := float64(time.Now().UnixNano()) / 1e9
 	st := mesos.TaskStatus{TaskID: mesos.TaskID{Value: t.id}, State: mesos.TASK_LOST.Enum(), AgentID: &mesos.AgentID{Value: t.agent},
 		Source: mesos.SOURCE_MASTER.Enum(), Reason: reason.Enum(), Message: &msg, Timestamp: &now}
-	wasTerminal := isTerminal(t.state)
+	wasTerminal := taskstate.IsTerminal(t.state)
 	t.state, t.status = mesos.TASK_LOST, &st
 	if !wasTerminal {
 		if a := m.agents[t.agent]; a != nil && a.inAlloc {
@@ -321,9 +322,9 @@ func (m *Master) statusUpdate(a *agentState, fwID string, st *mesos.TaskStatus) 
 	}
 	m.m.statusUpdates.WithLabelValues(st.GetState().String()).Inc()
 	if t := fw.tasks[st.TaskID.Value]; t != nil {
-		was := isTerminal(t.state)
+		was := taskstate.IsTerminal(t.state)
 		t.state, t.status = st.GetState(), st
-		if !was && isTerminal(t.state) && a.inAlloc {
+		if !was && taskstate.IsTerminal(t.state) && a.inAlloc {
 			if err := m.alloc.Recover(fw.id, a.rec.Id, t.res, nil); err != nil {
 				m.log.Warn().Err(err).Str("task_id", t.id).Msg("recovering task resources")
 			}

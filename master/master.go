@@ -771,15 +771,6 @@ func taskRecord(t *task) *api.TaskRecord {
 	return rec
 }
 
-func isTerminal(s mesos.TaskState) bool {
-	switch s {
-	case mesos.TASK_FINISHED, mesos.TASK_FAILED, mesos.TASK_KILLED, mesos.TASK_LOST, mesos.TASK_ERROR,
-		mesos.TASK_DROPPED, mesos.TASK_GONE, mesos.TASK_GONE_BY_OPERATOR:
-		return true
-	}
-	return false
-}
-
 func splitHostPort(addr string) (string, int, error) {
 	h, p, err := net.SplitHostPort(addr)
 	if err != nil {

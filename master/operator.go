@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/allot-sched/allot/api"
+	"github.com/allot-sched/allot/api/taskstate"
 	"github.com/allot-sched/allot/resources"
 )
 
@@ -415,7 +416,7 @@ func (m *Master) getTasks() *mmaster.Response_GetTasks {
 		fw := m.frameworks[fid]
 		for _, tid := range sortedKeys(fw.tasks) {
 			t := fw.tasks[tid]
-			if isTerminal(t.state) {
+			if taskstate.IsTerminal(t.state) {
 				out.CompletedTasks = append(out.CompletedTasks, m.mesosTask(t))
 			} else {
 				out.Tasks = append(out.Tasks, m.mesosTask(t))

@@ -11,6 +11,7 @@ import (
 
 	"github.com/allot-sched/allot/allocator"
 	"github.com/allot-sched/allot/api"
+	"github.com/allot-sched/allot/api/taskstate"
 	"github.com/allot-sched/allot/resources"
 )
 
@@ -559,7 +560,7 @@ func (m *Master) addTask(fw *framework, a *agentState, ti *mesos.TaskInfo, exID 
 
 func (m *Master) kill(fw *framework, k *scheduler.Call_Kill) error {
 	t := fw.tasks[k.TaskID.Value]
-	if t == nil || isTerminal(t.state) {
+	if t == nil || taskstate.IsTerminal(t.state) {
 		// Mesos answers an unknown task with TASK_LOST so the framework can
 		// clean up.
 		agentID := k.GetAgentID()
@@ -590,7 +591,7 @@ func (m *Master) acknowledge(fw *framework, ack *scheduler.Call_Acknowledge) err
 	}
 	t := fw.tasks[ack.TaskID.Value]
 	ev := &api.AgentEvent{Type: api.AgentEventType_ACKNOWLEDGE, FrameworkId: fw.id, TaskId: ack.TaskID.Value, Uuid: ack.UUID}
-	if t != nil && isTerminal(t.state) && t.status != nil && string(t.status.UUID) == string(ack.UUID) {
+	if t != nil && taskstate.IsTerminal(t.state) && t.status != nil && string(t.status.UUID) == string(ack.UUID) {
 		delete(fw.tasks, t.id)
 		m.addCompleted(t)
 		// The agent forgets a task once its terminal update is

@@ -20,6 +20,7 @@ import (
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler/calls"
 
+	"github.com/allot-sched/allot/api/taskstate"
 	"github.com/allot-sched/allot/resources"
 )
 
@@ -171,7 +172,7 @@ func runTask(args []string, stdout, stderr io.Writer) error {
 			}
 			msg := st.GetMessage()
 			fmt.Fprintf(stderr, "task %s: %s %s\n", taskID, st.GetState(), msg)
-			if !terminalState(st.GetState()) {
+			if !taskstate.IsTerminal(st.GetState()) {
 				continue
 			}
 			if agentURL != "" {
@@ -211,15 +212,6 @@ func copySandboxFile(agentURL, fw, ex, name string, w io.Writer) {
 	if resp.StatusCode == http.StatusOK {
 		io.Copy(w, resp.Body)
 	}
-}
-
-func terminalState(s mesos.TaskState) bool {
-	switch s {
-	case mesos.TASK_FINISHED, mesos.TASK_FAILED, mesos.TASK_KILLED, mesos.TASK_LOST, mesos.TASK_ERROR,
-		mesos.TASK_DROPPED, mesos.TASK_GONE, mesos.TASK_GONE_BY_OPERATOR:
-		return true
-	}
-	return false
 }
 
 func boolp(b bool) *bool { return &b }

@@ -593,13 +593,3 @@ func ScalarOf(list []mesos.Resource, name string) float64 {
 	}
 	return v
 }
-
-// IsTerminal says whether a task state is final.
-func IsTerminal(s mesos.TaskState) bool {
-	switch s {
-	case mesos.TASK_FINISHED, mesos.TASK_FAILED, mesos.TASK_KILLED, mesos.TASK_LOST, mesos.TASK_ERROR,
-		mesos.TASK_DROPPED, mesos.TASK_GONE, mesos.TASK_GONE_BY_OPERATOR:
-		return true
-	}
-	return false
-}

@@ -14,6 +14,8 @@ import (
 	"github.com/mesos/mesos-go/api/v1/lib/encoding"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler/calls"
+
+	"github.com/allot-sched/allot/internal/testcluster"
 )
 
 // fakeCaller records calls; SUBSCRIBE answers with a stream fed from
@@ -124,15 +126,10 @@ func (p *fakePlanner) Tasks() map[string]string {
 	return out
 }
 
+// waitFor polls the in-process fakes every 2ms, for up to 5s.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
+	testcluster.WaitEvery(t, 5*time.Second, 2*time.Millisecond, what, cond)
 }
 
 func subscribed(id string) *scheduler.Event {
