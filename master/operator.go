@@ -9,21 +9,10 @@ import (
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	mmaster "github.com/mesos/mesos-go/api/v1/lib/master"
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/allot-sched/allot/api"
 	"github.com/allot-sched/allot/resources"
-)
-
-const (
-	evTaskAdded        = mmaster.Event_TASK_ADDED
-	evTaskUpdated      = mmaster.Event_TASK_UPDATED
-	evAgentAdded       = mmaster.Event_AGENT_ADDED
-	evAgentRemoved     = mmaster.Event_AGENT_REMOVED
-	evFrameworkAdded   = mmaster.Event_FRAMEWORK_ADDED
-	evFrameworkUpdated = mmaster.Event_FRAMEWORK_UPDATED
-	evFrameworkRemoved = mmaster.Event_FRAMEWORK_REMOVED
 )
 
 // Handler returns the master's HTTP routes.
@@ -46,129 +35,6 @@ func (m *Master) Handler() http.Handler {
 	})
 	mux.Handle("/metrics", promhttp.HandlerFor(m.m.reg, promhttp.HandlerOpts{}))
 	return mux
-}
-
-// metrics are the master's Prometheus series, on a registry of its own so
-// that several masters in one test process do not collide.
-type metrics struct {
-	reg           *prometheus.Registry
-	offers        prometheus.Counter
-	tasksLaunched prometheus.Counter
-	statusUpdates *prometheus.CounterVec
-	calls         *prometheus.CounterVec
-	badRequests   *prometheus.CounterVec
-	allocCycle    prometheus.Histogram
-	leaderChanges prometheus.Counter
-	commitLatency prometheus.Histogram
-	applyLatency  prometheus.Histogram
-}
-
-func newMetrics(m *Master) *metrics {
-	x := &metrics{
-		reg:           prometheus.NewRegistry(),
-		offers:        prometheus.NewCounter(prometheus.CounterOpts{Name: "allot_master_offers_total", Help: "Offers made."}),
-		tasksLaunched: prometheus.NewCounter(prometheus.CounterOpts{Name: "allot_master_tasks_launched_total", Help: "Tasks launched."}),
-		statusUpdates: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "allot_master_status_updates_total", Help: "Task status updates by state."}, []string{"state"}),
-		calls:         prometheus.NewCounterVec(prometheus.CounterOpts{Name: "allot_master_scheduler_calls_total", Help: "Scheduler calls by type."}, []string{"type"}),
-		badRequests:   prometheus.NewCounterVec(prometheus.CounterOpts{Name: "allot_master_bad_requests_total", Help: "Requests answered 4xx by API."}, []string{"api"}),
-		allocCycle: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "allot_master_allocation_cycle_seconds", Help: "Duration of one allocation cycle.",
-			Buckets: prometheus.ExponentialBuckets(1e-5, 4, 10)}),
-		leaderChanges: prometheus.NewCounter(prometheus.CounterOpts{Name: "allot_master_leader_elections_total", Help: "Times this master became the leader."}),
-		commitLatency: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "allot_master_registry_commit_seconds",
-			Help:    "From proposing a batch of registry commands to raft until it is committed and applied on the leader.",
-			Buckets: prometheus.ExponentialBuckets(1e-4, 3, 12)}),
-	}
-	x.applyLatency = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "allot_master_registry_apply_seconds",
-		Help:    "Time to apply one raft log entry (a batch of registry commands) to the registry, on every master.",
-		Buckets: prometheus.ExponentialBuckets(1e-6, 4, 10)})
-	x.reg.MustRegister(x.offers, x.tasksLaunched, x.statusUpdates, x.calls, x.badRequests, x.allocCycle, x.leaderChanges, x.commitLatency, x.applyLatency)
-	x.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "allot_master_is_leader", Help: "1 while this master leads and serves."},
-		func() float64 {
-			if m.leader.Load() {
-				return 1
-			}
-			return 0
-		}))
-	x.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "allot_master_raft_state",
-		Help: "Raft state: 0 follower, 1 candidate, 2 leader, 3 shutdown."},
-		func() float64 {
-			if m.rep == nil {
-				return 0
-			}
-			return float64(m.rep.raft.State())
-		}))
-	x.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "allot_master_registry_records",
-		Help: "Records in the registry (agents, frameworks, tasks, config)."},
-		func() float64 { return float64(m.reg.Size()) }))
-	x.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "allot_master_raft_applied_index",
-		Help: "Last raft log index applied to the registry."},
-		func() float64 {
-			if m.rep == nil {
-				return 0
-			}
-			return float64(m.rep.raft.AppliedIndex())
-		}))
-	x.reg.MustRegister(&stateCollector{m: m})
-	return x
-}
-
-// stateCollector reports gauges read from live state at scrape time.
-type stateCollector struct{ m *Master }
-
-var (
-	descAgents     = prometheus.NewDesc("allot_master_agents", "Agents by connection state.", []string{"state"}, nil)
-	descFrameworks = prometheus.NewDesc("allot_master_frameworks", "Frameworks by connection state.", []string{"state"}, nil)
-	descTasks      = prometheus.NewDesc("allot_master_tasks", "Tasks by state.", []string{"state"}, nil)
-	descShare      = prometheus.NewDesc("allot_master_role_dominant_share", "Weighted dominant share per role.", []string{"role"}, nil)
-	descOffers     = prometheus.NewDesc("allot_master_outstanding_offers", "Offers not yet accepted, declined or rescinded.", nil, nil)
-	descOpSubs     = prometheus.NewDesc("allot_master_operator_subscribers", "Live operator API subscriptions.", nil, nil)
-)
-
-func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) {
-	ch <- descAgents
-	ch <- descFrameworks
-	ch <- descTasks
-	ch <- descShare
-	ch <- descOffers
-	ch <- descOpSubs
-}
-
-func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
-	m := c.m
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	conn, disc := 0, 0
-	for _, a := range m.agents {
-		if a.stream != nil {
-			conn++
-		} else {
-			disc++
-		}
-	}
-	ch <- prometheus.MustNewConstMetric(descAgents, prometheus.GaugeValue, float64(conn), "connected")
-	ch <- prometheus.MustNewConstMetric(descAgents, prometheus.GaugeValue, float64(disc), "disconnected")
-	conn, disc = 0, 0
-	tasks := map[string]int{}
-	for _, fw := range m.frameworks {
-		if fw.stream != nil {
-			conn++
-		} else {
-			disc++
-		}
-		for _, t := range fw.tasks {
-			tasks[t.state.String()]++
-		}
-	}
-	ch <- prometheus.MustNewConstMetric(descFrameworks, prometheus.GaugeValue, float64(conn), "connected")
-	ch <- prometheus.MustNewConstMetric(descFrameworks, prometheus.GaugeValue, float64(disc), "disconnected")
-	for s, n := range tasks {
-		ch <- prometheus.MustNewConstMetric(descTasks, prometheus.GaugeValue, float64(n), s)
-	}
-	for role, s := range m.alloc.RoleShares() {
-		ch <- prometheus.MustNewConstMetric(descShare, prometheus.GaugeValue, s, role)
-	}
-	ch <- prometheus.MustNewConstMetric(descOffers, prometheus.GaugeValue, float64(len(m.offers)))
-	ch <- prometheus.MustNewConstMetric(descOpSubs, prometheus.GaugeValue, float64(len(m.opSubs)))
 }
 
 func (m *Master) handleOperator(w http.ResponseWriter, r *http.Request) {
@@ -457,81 +323,6 @@ func (m *Master) getRoles() *mmaster.Response_GetRoles {
 func (m *Master) getState() *mmaster.Response_GetState {
 	return &mmaster.Response_GetState{GetTasks: m.getTasks(), GetExecutors: m.getExecutors(),
 		GetFrameworks: m.getFrameworks(), GetAgents: m.getAgents()}
-}
-
-func (m *Master) operatorSubscribe(w http.ResponseWriter, r *http.Request, req *api.Request) {
-	stream := api.NewStream(req.Out, 16384)
-	m.mu.Lock()
-	hb := m.cfg.HeartbeatInterval.Seconds()
-	stream.Send(&mmaster.Event{Type: mmaster.Event_SUBSCRIBED, Subscribed: &mmaster.Event_Subscribed{GetState: m.getState(), HeartbeatIntervalSeconds: &hb}})
-	m.opSubs[stream] = true
-	m.mu.Unlock()
-	done := make(chan struct{})
-	go func() {
-		t := time.NewTicker(m.cfg.HeartbeatInterval)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-				stream.Send(&mmaster.Event{Type: mmaster.Event_HEARTBEAT})
-			}
-		}
-	}()
-	stream.Serve(w, r, req.RecordIO, nil)
-	close(done)
-	m.mu.Lock()
-	delete(m.opSubs, stream)
-	m.mu.Unlock()
-}
-
-// publish sends an operator event to every operator subscriber. Caller
-// holds m.mu.
-func (m *Master) publish(ev *mmaster.Event) {
-	for s := range m.opSubs {
-		s.Send(ev)
-	}
-}
-
-func (m *Master) publishTask(typ mmaster.Event_Type, t *task) {
-	if len(m.opSubs) == 0 {
-		return
-	}
-	if typ == evTaskAdded {
-		m.publish(&mmaster.Event{Type: typ, TaskAdded: &mmaster.Event_TaskAdded{Task: m.mesosTask(t)}})
-		return
-	}
-	st := mesos.TaskStatus{TaskID: mesos.TaskID{Value: t.id}, State: t.state.Enum()}
-	if t.status != nil {
-		st = *t.status
-	}
-	m.publish(&mmaster.Event{Type: typ, TaskUpdated: &mmaster.Event_TaskUpdated{FrameworkID: mesos.FrameworkID{Value: t.fw}, Status: st, State: t.state.Enum()}})
-}
-
-func (m *Master) publishAgent(typ mmaster.Event_Type, a *agentState) {
-	if len(m.opSubs) == 0 {
-		return
-	}
-	if typ == evAgentAdded {
-		m.publish(&mmaster.Event{Type: typ, AgentAdded: &mmaster.Event_AgentAdded{Agent: m.agentEntry(a)}})
-		return
-	}
-	m.publish(&mmaster.Event{Type: typ, AgentRemoved: &mmaster.Event_AgentRemoved{AgentID: mesos.AgentID{Value: a.rec.Id}}})
-}
-
-func (m *Master) publishFramework(typ mmaster.Event_Type, fw *framework) {
-	if len(m.opSubs) == 0 {
-		return
-	}
-	switch typ {
-	case evFrameworkAdded:
-		m.publish(&mmaster.Event{Type: typ, FrameworkAdded: &mmaster.Event_FrameworkAdded{Framework: m.frameworkEntry(fw)}})
-	case evFrameworkUpdated:
-		m.publish(&mmaster.Event{Type: typ, FrameworkUpdated: &mmaster.Event_FrameworkUpdated{Framework: m.frameworkEntry(fw)}})
-	default:
-		m.publish(&mmaster.Event{Type: typ, FrameworkRemoved: &mmaster.Event_FrameworkRemoved{FrameworkInfo: fw.info}})
-	}
 }
 
 // handleState serves a Mesos-shaped /state JSON document.

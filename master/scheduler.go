@@ -3,15 +3,12 @@ package master
 import (
 	"fmt"
 	"net/http"
-	"strings"
 	"time"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
 
-	"github.com/allot-sched/allot/allocator"
 	"github.com/allot-sched/allot/api"
-	"github.com/allot-sched/allot/resources"
 )
 
 type (
@@ -182,30 +179,6 @@ func (m *Master) subscribe(w http.ResponseWriter, r *http.Request, req *api.Requ
 	m.disconnected(id, stream)
 }
 
-// disconnected handles the end of a framework's subscription: its offers go
-// back, it gets no more, and its failover timeout starts.
-func (m *Master) disconnected(id string, stream *api.Stream) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	fw := m.frameworks[id]
-	if fw == nil || fw.stream != stream {
-		return
-	}
-	fw.stream = nil
-	fw.disconnectedAt = time.Now()
-	for _, o := range fw.offers {
-		m.removeOffer(o, true, nil)
-	}
-	m.alloc.DeactivateFramework(id)
-	m.log.Info().Str("framework_id", id).Float64("failover_timeout_s", fw.info.GetFailoverTimeout()).Msg("framework disconnected")
-	if fw.info.GetFailoverTimeout() <= 0 {
-		m.removeFramework(fw, "disconnected with no failover timeout")
-		return
-	}
-	m.rep.propose(&api.Command{Type: api.CommandType_FRAMEWORK_UPSERT, Framework: m.frameworkRecord(fw)})
-	m.startFailoverTimer(fw)
-}
-
 // schedulerCall validates and applies every call but SUBSCRIBE.
 func (m *Master) schedulerCall(r *http.Request, call *scheduler.Call) error {
 	fwID := call.GetFrameworkID().GetValue()
@@ -346,217 +319,6 @@ func validateCallBody(call *scheduler.Call) error {
 	return nil
 }
 
-func filterOf(f *mesos.Filters) *allocator.Filter {
-	rs := allocator.DefaultRefuseSeconds
-	if f != nil && f.RefuseSeconds != nil {
-		rs = *f.RefuseSeconds
-	}
-	return &allocator.Filter{RefuseSeconds: rs}
-}
-
-// taskResources sums a mesos resource list over all roles.
-func taskResources(list []mesos.Resource) (resources.Resources, error) {
-	byRole, err := resources.FromMesos(list)
-	if err != nil {
-		return resources.Resources{}, err
-	}
-	var sum resources.Resources
-	for _, r := range byRole {
-		sum = sum.Add(r)
-	}
-	return sum, nil
-}
-
-func validTaskID(id string) error {
-	switch {
-	case id == "":
-		return fmt.Errorf("task_id is empty")
-	case id == "." || id == "..":
-		return fmt.Errorf("task_id %q is not allowed", id)
-	case strings.ContainsAny(id, "/\x00"):
-		return fmt.Errorf("task_id %q contains '/' or NUL", id)
-	}
-	return nil
-}
-
-type plannedLaunch struct {
-	tasks    []mesos.TaskInfo
-	group    bool
-	executor *mesos.ExecutorInfo
-}
-
-// accept validates an ACCEPT completely before changing anything, so a
-// rejected call leaves the offers outstanding and the framework can retry.
-func (m *Master) accept(fw *framework, acc *scheduler.Call_Accept) error {
-	var offered resources.Resources
-	var agentID string
-	seen := map[string]bool{}
-	for _, oid := range acc.OfferIDs {
-		o := fw.offers[oid.Value]
-		if o == nil {
-			return api.Errorf(http.StatusBadRequest, "ACCEPT: offer %q does not exist or was rescinded", oid.Value)
-		}
-		if seen[oid.Value] {
-			return api.Errorf(http.StatusBadRequest, "ACCEPT: offer %q is listed twice", oid.Value)
-		}
-		seen[oid.Value] = true
-		if agentID != "" && o.agent != agentID {
-			return api.Errorf(http.StatusBadRequest, "ACCEPT: offers %v are on different agents", acc.OfferIDs)
-		}
-		agentID = o.agent
-		offered = offered.Add(o.res)
-	}
-	a := m.agents[agentID]
-	if a == nil || a.stream == nil {
-		return api.Errorf(http.StatusBadRequest, "ACCEPT: agent %s of the offer is gone", agentID)
-	}
-	remaining := offered
-	newIDs := map[string]bool{}
-	newExecutors := map[string]bool{}
-	var plans []plannedLaunch
-	checkTask := func(t *mesos.TaskInfo, ex *mesos.ExecutorInfo) error {
-		if err := validTaskID(t.TaskID.Value); err != nil {
-			return api.Errorf(http.StatusBadRequest, "ACCEPT: %v", err)
-		}
-		if _, used := fw.tasks[t.TaskID.Value]; used || newIDs[t.TaskID.Value] {
-			return api.Errorf(http.StatusBadRequest, "ACCEPT: task id %q is already in use by framework %s", t.TaskID.Value, fw.id)
-		}
-		newIDs[t.TaskID.Value] = true
-		if t.AgentID.Value != agentID {
-			return api.Errorf(http.StatusBadRequest, "ACCEPT: task %q names agent %q but the offer is on agent %q", t.TaskID.Value, t.AgentID.Value, agentID)
-		}
-		if ex == nil && t.Command == nil && t.Executor == nil {
-			return api.Errorf(http.StatusBadRequest, "ACCEPT: task %q has neither command nor executor", t.TaskID.Value)
-		}
-		if ex == nil && t.Command != nil && t.Executor != nil {
-			return api.Errorf(http.StatusBadRequest, "ACCEPT: task %q has both command and executor; give one", t.TaskID.Value)
-		}
-		need, err := taskResources(t.Resources)
-		if err != nil {
-			return api.Errorf(http.StatusBadRequest, "ACCEPT: task %q: %v", t.TaskID.Value, err)
-		}
-		if need.IsEmpty() {
-			return api.Errorf(http.StatusBadRequest, "ACCEPT: task %q uses no resources", t.TaskID.Value)
-		}
-		if ex == nil {
-			ex = t.Executor
-		}
-		if ex != nil {
-			if ex.ExecutorID.Value == "" {
-				return api.Errorf(http.StatusBadRequest, "ACCEPT: task %q: executor has no executor_id", t.TaskID.Value)
-			}
-			key := fw.id + "/" + ex.ExecutorID.Value
-			if _, running := a.executors[key]; !running && !newExecutors[key] {
-				exRes, err := taskResources(ex.Resources)
-				if err != nil {
-					return api.Errorf(http.StatusBadRequest, "ACCEPT: executor %q: %v", ex.ExecutorID.Value, err)
-				}
-				need = need.Add(exRes)
-				newExecutors[key] = true
-			}
-		}
-		if !remaining.Contains(need) {
-			return api.Errorf(http.StatusBadRequest, "ACCEPT: task %q needs %s (with any new executor) but only %s remains of the offered resources",
-				t.TaskID.Value, need, remaining)
-		}
-		remaining = remaining.Sub(need)
-		return nil
-	}
-	for i := range acc.Operations {
-		op := &acc.Operations[i]
-		switch op.GetType() {
-		case mesos.Offer_Operation_LAUNCH:
-			if op.Launch == nil {
-				return api.Errorf(http.StatusBadRequest, "ACCEPT: LAUNCH operation without launch")
-			}
-			for j := range op.Launch.TaskInfos {
-				if err := checkTask(&op.Launch.TaskInfos[j], nil); err != nil {
-					return err
-				}
-			}
-			plans = append(plans, plannedLaunch{tasks: op.Launch.TaskInfos})
-		case mesos.Offer_Operation_LAUNCH_GROUP:
-			lg := op.LaunchGroup
-			if lg == nil || len(lg.TaskGroup.Tasks) == 0 {
-				return api.Errorf(http.StatusBadRequest, "ACCEPT: LAUNCH_GROUP operation without tasks")
-			}
-			for j := range lg.TaskGroup.Tasks {
-				t := &lg.TaskGroup.Tasks[j]
-				if t.Executor != nil {
-					return api.Errorf(http.StatusBadRequest, "ACCEPT: LAUNCH_GROUP task %q must not carry its own executor", t.TaskID.Value)
-				}
-				if err := checkTask(t, &lg.Executor); err != nil {
-					return err
-				}
-			}
-			ex := lg.Executor
-			plans = append(plans, plannedLaunch{tasks: lg.TaskGroup.Tasks, group: true, executor: &ex})
-		default:
-			return api.Errorf(http.StatusBadRequest, "ACCEPT: operation %s is not supported yet (only LAUNCH and LAUNCH_GROUP)", op.GetType())
-		}
-	}
-
-	// Valid: consume the offers, launch, and return what is left.
-	for _, oid := range acc.OfferIDs {
-		m.removeOffer(fw.offers[oid.Value], false, nil)
-	}
-	fwInfo, _ := fw.info.Marshal()
-	for _, p := range plans {
-		if p.group {
-			tg := mesos.TaskGroupInfo{Tasks: p.tasks}
-			exB, _ := p.executor.Marshal()
-			tgB, _ := tg.Marshal()
-			m.addExecutor(a, fw.id, p.executor)
-			for i := range p.tasks {
-				m.addTask(fw, a, &p.tasks[i], p.executor.ExecutorID.Value)
-			}
-			a.stream.SendProto(&api.AgentEvent{Type: api.AgentEventType_RUN, FrameworkId: fw.id, ExecutorId: p.executor.ExecutorID.Value,
-				FrameworkInfo: fwInfo, ExecutorInfo: exB, TaskGroup: tgB})
-			continue
-		}
-		for i := range p.tasks {
-			t := &p.tasks[i]
-			ev := &api.AgentEvent{Type: api.AgentEventType_RUN, FrameworkId: fw.id, FrameworkInfo: fwInfo}
-			exID := ""
-			if t.Executor != nil {
-				t.Executor.FrameworkID = &mesos.FrameworkID{Value: fw.id}
-				m.addExecutor(a, fw.id, t.Executor)
-				exID = t.Executor.ExecutorID.Value
-				ev.ExecutorId = exID
-				ev.ExecutorInfo, _ = t.Executor.Marshal()
-			}
-			ev.Task, _ = t.Marshal()
-			m.addTask(fw, a, t, exID)
-			a.stream.SendProto(ev)
-		}
-	}
-	if !remaining.IsEmpty() {
-		if err := m.alloc.Recover(fw.id, agentID, remaining, filterOf(acc.Filters)); err != nil {
-			m.log.Warn().Err(err).Msg("recovering unused offer resources")
-		}
-	}
-	m.triggerAllocation()
-	return nil
-}
-
-func (m *Master) addExecutor(a *agentState, fwID string, ex *mesos.ExecutorInfo) {
-	key := fwID + "/" + ex.ExecutorID.Value
-	if _, ok := a.executors[key]; ok {
-		return
-	}
-	res, _ := taskResources(ex.Resources)
-	a.executors[key] = res
-}
-
-func (m *Master) addTask(fw *framework, a *agentState, ti *mesos.TaskInfo, exID string) {
-	res, _ := taskResources(ti.Resources)
-	t := &task{id: ti.TaskID.Value, fw: fw.id, agent: a.rec.Id, executor: exID, info: *ti, res: res, state: mesos.TASK_STAGING}
-	fw.tasks[t.id] = t
-	m.m.tasksLaunched.Inc()
-	m.rep.propose(&api.Command{Type: api.CommandType_TASK_UPSERT, Task: taskRecord(t)})
-	m.publishTask(evTaskAdded, t)
-}
-
 func (m *Master) kill(fw *framework, k *scheduler.Call_Kill) error {
 	t := fw.tasks[k.TaskID.Value]
 	if t == nil || isTerminal(t.state) {
@@ -666,33 +428,4 @@ func (m *Master) awaitingAgent(id *mesos.AgentID) bool {
 		}
 	}
 	return false
-}
-
-// request declares the framework's per-task demand (characterized mode):
-// the first request's resources are the task vector; its quantity may be
-// given as a scalar resource named "tasks" (unlimited when absent).
-func (m *Master) request(fw *framework, rq *scheduler.Call_Request) error {
-	if len(rq.Requests) == 0 {
-		return m.alloc.SetDemand(fw.id, allocator.Demand{})
-	}
-	var d allocator.Demand
-	d.Tasks = -1
-	var list []mesos.Resource
-	for _, res := range rq.Requests[0].Resources {
-		if res.Name == "tasks" && res.GetType() == mesos.SCALAR {
-			d.Tasks = int(res.GetScalar().GetValue())
-			continue
-		}
-		list = append(list, res)
-	}
-	r, err := taskResources(list)
-	if err != nil {
-		return api.Errorf(http.StatusBadRequest, "REQUEST: %v", err)
-	}
-	d.Task = r
-	if err := m.alloc.SetDemand(fw.id, d); err != nil {
-		return api.Errorf(http.StatusBadRequest, "REQUEST: %v", err)
-	}
-	m.triggerAllocation()
-	return nil
 }

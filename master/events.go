@@ -1,0 +1,96 @@
+package master
+
+import (
+	"net/http"
+	"time"
+
+	mesos "github.com/mesos/mesos-go/api/v1/lib"
+	mmaster "github.com/mesos/mesos-go/api/v1/lib/master"
+
+	"github.com/allot-sched/allot/api"
+)
+
+func (m *Master) operatorSubscribe(w http.ResponseWriter, r *http.Request, req *api.Request) {
+	stream := api.NewStream(req.Out, 16384)
+	m.mu.Lock()
+	hb := m.cfg.HeartbeatInterval.Seconds()
+	stream.Send(&mmaster.Event{Type: mmaster.Event_SUBSCRIBED, Subscribed: &mmaster.Event_Subscribed{GetState: m.getState(), HeartbeatIntervalSeconds: &hb}})
+	m.opSubs[stream] = true
+	m.mu.Unlock()
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(m.cfg.HeartbeatInterval)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				stream.Send(&mmaster.Event{Type: mmaster.Event_HEARTBEAT})
+			}
+		}
+	}()
+	stream.Serve(w, r, req.RecordIO, nil)
+	close(done)
+	m.mu.Lock()
+	delete(m.opSubs, stream)
+	m.mu.Unlock()
+}
+
+// publish sends an operator event to every operator subscriber. Caller
+// holds m.mu.
+func (m *Master) publish(ev *mmaster.Event) {
+	for s := range m.opSubs {
+		s.Send(ev)
+	}
+}
+
+func (m *Master) publishTask(typ mmaster.Event_Type, t *task) {
+	if len(m.opSubs) == 0 {
+		return
+	}
+	if typ == evTaskAdded {
+		m.publish(&mmaster.Event{Type: typ, TaskAdded: &mmaster.Event_TaskAdded{Task: m.mesosTask(t)}})
+		return
+	}
+	st := mesos.TaskStatus{TaskID: mesos.TaskID{Value: t.id}, State: t.state.Enum()}
+	if t.status != nil {
+		st = *t.status
+	}
+	m.publish(&mmaster.Event{Type: typ, TaskUpdated: &mmaster.Event_TaskUpdated{FrameworkID: mesos.FrameworkID{Value: t.fw}, Status: st, State: t.state.Enum()}})
+}
+
+func (m *Master) publishAgent(typ mmaster.Event_Type, a *agentState) {
+	if len(m.opSubs) == 0 {
+		return
+	}
+	if typ == evAgentAdded {
+		m.publish(&mmaster.Event{Type: typ, AgentAdded: &mmaster.Event_AgentAdded{Agent: m.agentEntry(a)}})
+		return
+	}
+	m.publish(&mmaster.Event{Type: typ, AgentRemoved: &mmaster.Event_AgentRemoved{AgentID: mesos.AgentID{Value: a.rec.Id}}})
+}
+
+func (m *Master) publishFramework(typ mmaster.Event_Type, fw *framework) {
+	if len(m.opSubs) == 0 {
+		return
+	}
+	switch typ {
+	case evFrameworkAdded:
+		m.publish(&mmaster.Event{Type: typ, FrameworkAdded: &mmaster.Event_FrameworkAdded{Framework: m.frameworkEntry(fw)}})
+	case evFrameworkUpdated:
+		m.publish(&mmaster.Event{Type: typ, FrameworkUpdated: &mmaster.Event_FrameworkUpdated{Framework: m.frameworkEntry(fw)}})
+	default:
+		m.publish(&mmaster.Event{Type: typ, FrameworkRemoved: &mmaster.Event_FrameworkRemoved{FrameworkInfo: fw.info}})
+	}
+}
+
+const (
+	evTaskAdded        = mmaster.Event_TASK_ADDED
+	evTaskUpdated      = mmaster.Event_TASK_UPDATED
+	evAgentAdded       = mmaster.Event_AGENT_ADDED
+	evAgentRemoved     = mmaster.Event_AGENT_REMOVED
+	evFrameworkAdded   = mmaster.Event_FRAMEWORK_ADDED
+	evFrameworkUpdated = mmaster.Event_FRAMEWORK_UPDATED
+	evFrameworkRemoved = mmaster.Event_FRAMEWORK_REMOVED
+)
