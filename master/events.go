@@ -14,7 +14,7 @@ func (m *Master) operatorSubscribe(w http.ResponseWriter, r *http.Request, req *
 	stream := api.NewStream(req.Out, 16384)
 	m.mu.Lock()
 	hb := m.cfg.HeartbeatInterval.Seconds()
-	stream.Send(&mmaster.Event{Type: mmaster.Event_SUBSCRIBED, Subscribed: &mmaster.Event_Subscribed{GetState: m.getState(), HeartbeatIntervalSeconds: &hb}})
+	stream.Send(&mmaster.Event{Type: mmaster.Event_SUBSCRIBED, Subscribed: &mmaster.Event_Subscribed{GetState: m.getStateLocked(), HeartbeatIntervalSeconds: &hb}})
 	m.opSubs[stream] = true
 	m.mu.Unlock()
 	done := make(chan struct{})
@@ -39,49 +39,49 @@ func (m *Master) operatorSubscribe(w http.ResponseWriter, r *http.Request, req *
 
 // publish sends an operator event to every operator subscriber. Caller
 // holds m.mu.
-func (m *Master) publish(ev *mmaster.Event) {
+func (m *Master) publishLocked(ev *mmaster.Event) {
 	for s := range m.opSubs {
 		s.Send(ev)
 	}
 }
 
-func (m *Master) publishTask(typ mmaster.Event_Type, t *task) {
+func (m *Master) publishTaskLocked(typ mmaster.Event_Type, t *task) {
 	if len(m.opSubs) == 0 {
 		return
 	}
 	if typ == evTaskAdded {
-		m.publish(&mmaster.Event{Type: typ, TaskAdded: &mmaster.Event_TaskAdded{Task: m.mesosTask(t)}})
+		m.publishLocked(&mmaster.Event{Type: typ, TaskAdded: &mmaster.Event_TaskAdded{Task: m.mesosTask(t)}})
 		return
 	}
 	st := mesos.TaskStatus{TaskID: mesos.TaskID{Value: t.id}, State: t.state.Enum()}
 	if t.status != nil {
 		st = *t.status
 	}
-	m.publish(&mmaster.Event{Type: typ, TaskUpdated: &mmaster.Event_TaskUpdated{FrameworkID: mesos.FrameworkID{Value: t.fw}, Status: st, State: t.state.Enum()}})
+	m.publishLocked(&mmaster.Event{Type: typ, TaskUpdated: &mmaster.Event_TaskUpdated{FrameworkID: mesos.FrameworkID{Value: t.fw}, Status: st, State: t.state.Enum()}})
 }
 
-func (m *Master) publishAgent(typ mmaster.Event_Type, a *agentState) {
+func (m *Master) publishAgentLocked(typ mmaster.Event_Type, a *agentState) {
 	if len(m.opSubs) == 0 {
 		return
 	}
 	if typ == evAgentAdded {
-		m.publish(&mmaster.Event{Type: typ, AgentAdded: &mmaster.Event_AgentAdded{Agent: m.agentEntry(a)}})
+		m.publishLocked(&mmaster.Event{Type: typ, AgentAdded: &mmaster.Event_AgentAdded{Agent: m.agentEntryLocked(a)}})
 		return
 	}
-	m.publish(&mmaster.Event{Type: typ, AgentRemoved: &mmaster.Event_AgentRemoved{AgentID: mesos.AgentID{Value: a.rec.Id}}})
+	m.publishLocked(&mmaster.Event{Type: typ, AgentRemoved: &mmaster.Event_AgentRemoved{AgentID: mesos.AgentID{Value: a.rec.Id}}})
 }
 
-func (m *Master) publishFramework(typ mmaster.Event_Type, fw *framework) {
+func (m *Master) publishFrameworkLocked(typ mmaster.Event_Type, fw *framework) {
 	if len(m.opSubs) == 0 {
 		return
 	}
 	switch typ {
 	case evFrameworkAdded:
-		m.publish(&mmaster.Event{Type: typ, FrameworkAdded: &mmaster.Event_FrameworkAdded{Framework: m.frameworkEntry(fw)}})
+		m.publishLocked(&mmaster.Event{Type: typ, FrameworkAdded: &mmaster.Event_FrameworkAdded{Framework: m.frameworkEntryLocked(fw)}})
 	case evFrameworkUpdated:
-		m.publish(&mmaster.Event{Type: typ, FrameworkUpdated: &mmaster.Event_FrameworkUpdated{Framework: m.frameworkEntry(fw)}})
+		m.publishLocked(&mmaster.Event{Type: typ, FrameworkUpdated: &mmaster.Event_FrameworkUpdated{Framework: m.frameworkEntryLocked(fw)}})
 	default:
-		m.publish(&mmaster.Event{Type: typ, FrameworkRemoved: &mmaster.Event_FrameworkRemoved{FrameworkInfo: fw.info}})
+		m.publishLocked(&mmaster.Event{Type: typ, FrameworkRemoved: &mmaster.Event_FrameworkRemoved{FrameworkInfo: fw.info}})
 	}
 }
 

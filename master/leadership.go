@@ -52,7 +52,7 @@ func (m *Master) becomeLeader() {
 		return
 	}
 	m.recoverLocked()
-	m.elected = time.Now()
+	m.elected = m.clock.Now()
 	m.leader.Store(true)
 	agents, fws := len(m.agents), len(m.frameworks)
 	m.mu.Unlock()
@@ -120,18 +120,9 @@ func (m *Master) resetLiveLocked(why string) error {
 	return nil
 }
 
-// recover rebuilds live state from the registry after a (re)start: agents
-// wait to re-register, frameworks to re-subscribe within their failover
-// timeout, and tasks are known again with their latest status.
-func (m *Master) recover() {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.recoverLocked()
-}
-
 func (m *Master) recoverLocked() {
 	if cfg := m.reg.Config(); len(cfg.Weights) > 0 {
-		if err := m.alloc.SetWeights(cfg.Weights); err == nil {
+		if m.allocOK("set_weights", m.alloc.SetWeights(cfg.Weights)) {
 			for k, v := range cfg.Weights {
 				m.weights[k] = v
 			}
@@ -145,9 +136,9 @@ func (m *Master) recoverLocked() {
 		}
 		a := &agentState{rec: rec, total: total, executors: map[string]resources.Resources{}}
 		m.agents[rec.Id] = a
-		m.startAgentLostTimer(a, m.cfg.AgentReregisterTimeout)
+		m.startAgentLostTimerLocked(a, m.cfg.AgentReregisterTimeout)
 	}
-	now := time.Now()
+	now := m.clock.Now()
 	for _, rec := range m.reg.Frameworks() {
 		var info mesos.FrameworkInfo
 		if err := info.Unmarshal(rec.Info); err != nil {
@@ -157,9 +148,10 @@ func (m *Master) recoverLocked() {
 		fw.registered = time.Unix(0, rec.RegisteredUnixNano)
 		fw.disconnectedAt = now
 		m.frameworks[rec.Id] = fw
-		m.alloc.AddFramework(fw.id, fw.role)
-		m.alloc.DeactivateFramework(fw.id)
-		m.startFailoverTimer(fw)
+		if m.allocOK("add_framework", m.alloc.AddFramework(fw.id, fw.role), "framework_id", fw.id, "role", fw.role) {
+			m.allocOK("deactivate_framework", m.alloc.DeactivateFramework(fw.id), "framework_id", fw.id)
+		}
+		m.startFailoverTimerLocked(fw)
 	}
 	for _, rec := range m.reg.Tasks() {
 		fw := m.frameworks[rec.FrameworkId]

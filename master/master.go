@@ -64,11 +64,14 @@ type Config struct {
 	Log            zerolog.Logger
 	// Flags is what GET_FLAGS reports (name -> value as given).
 	Flags map[string]string
+	// Clock is the master's and the allocator's time; nil: the wall clock.
+	Clock Clock
 }
 
 // Master is one running master. Create it with New, then Start.
 type Master struct {
 	cfg   Config
+	clock Clock
 	log   zerolog.Logger
 	id    string
 	start time.Time
@@ -131,6 +134,9 @@ func New(cfg Config) (*Master, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--mode: %w", err)
 	}
+	if cfg.Clock == nil {
+		cfg.Clock = wallClock{}
+	}
 	seed := make([]byte, 8)
 	rand.Read(seed)
 	if cfg.AgentReregisterTimeout <= 0 {
@@ -140,7 +146,7 @@ func New(cfg Config) (*Master, error) {
 		Sorter: crit, AgentSelection: sel, Mode: mode,
 		AllocationInterval: cfg.AllocationInterval,
 		Seed:               binary.LittleEndian.Uint64(seed),
-		Clock:              wallClock{},
+		Clock:              cfg.Clock,
 	}
 	alloc, err := newAllocator(allocCfg, cfg.Weights)
 	if err != nil {
@@ -150,7 +156,7 @@ func New(cfg Config) (*Master, error) {
 		return nil, err
 	}
 	m := &Master{
-		cfg: cfg, log: cfg.Log, start: time.Now(),
+		cfg: cfg, log: cfg.Log, clock: cfg.Clock, start: cfg.Clock.Now(),
 		reg:               NewRegistry(),
 		alloc:             alloc,
 		allocCfg:          allocCfg,
@@ -196,9 +202,23 @@ func orDefault(s, d string) string {
 	return s
 }
 
+// Clock is the master's time: Now stamps registrations, disconnections and
+// lost tasks and is the allocator's clock (filters expire by it); AfterFunc
+// runs the offer, failover and agent-lost timeouts. Tests pass a manual one.
+type Clock interface {
+	Now() time.Time
+	AfterFunc(d time.Duration, f func()) Timer
+}
+
+// Timer is a pending AfterFunc; Stop reports whether it stopped the call.
+type Timer interface{ Stop() bool }
+
+// wallClock is the real clock, the default.
 type wallClock struct{}
 
 func (wallClock) Now() time.Time { return time.Now() }
+
+func (wallClock) AfterFunc(d time.Duration, f func()) Timer { return time.AfterFunc(d, f) }
 
 func newID() string {
 	b := make([]byte, 16)

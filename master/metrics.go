@@ -17,6 +17,7 @@ type metrics struct {
 	leaderChanges prometheus.Counter
 	commitLatency prometheus.Histogram
 	applyLatency  prometheus.Histogram
+	allocErrors   *prometheus.CounterVec
 }
 
 func newMetrics(m *Master) *metrics {
@@ -37,6 +38,10 @@ func newMetrics(m *Master) *metrics {
 	x.applyLatency = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "allot_master_registry_apply_seconds",
 		Help:    "Time to apply one raft log entry (a batch of registry commands) to the registry, on every master.",
 		Buckets: prometheus.ExponentialBuckets(1e-6, 4, 10)})
+	x.allocErrors = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "allot_master_allocator_errors_total",
+		Help: "Allocator calls that failed where no caller could be told (by call); each is a place where the master's and the allocator's view disagreed."},
+		[]string{"op"})
+	x.reg.MustRegister(x.allocErrors)
 	x.reg.MustRegister(x.offers, x.tasksLaunched, x.statusUpdates, x.calls, x.badRequests, x.allocCycle, x.leaderChanges, x.commitLatency, x.applyLatency)
 	x.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "allot_master_is_leader", Help: "1 while this master leads and serves."},
 		func() float64 {
@@ -126,3 +131,22 @@ var (
 	descOffers     = prometheus.NewDesc("allot_master_outstanding_offers", "Offers not yet accepted, declined or rescinded.", nil, nil)
 	descOpSubs     = prometheus.NewDesc("allot_master_operator_subscribers", "Live operator API subscriptions.", nil, nil)
 )
+
+// allocOK reports whether err, what the allocator's call op answered, is
+// nil. If not, it logs the error with the ids involved (key, value pairs:
+// "framework_id", id, ...) and counts it in
+// allot_master_allocator_errors_total{op}. It is for allocator calls whose
+// error no client will see: an event the allocator refuses means its state
+// and the master's disagree, which must not pass silently.
+func (m *Master) allocOK(op string, err error, ids ...string) bool {
+	if err == nil {
+		return true
+	}
+	m.m.allocErrors.WithLabelValues(op).Inc()
+	ev := m.log.Warn().Err(err).Str("op", op)
+	for i := 0; i+1 < len(ids); i += 2 {
+		ev = ev.Str(ids[i], ids[i+1])
+	}
+	ev.Msg("allocator refused an event")
+	return false
+}

@@ -1,11 +1,8 @@
 package master
 
 import (
-	"fmt"
 	"net"
-	"net/http"
 	"strconv"
-	"strings"
 	"time"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
@@ -16,8 +13,13 @@ import (
 	"github.com/allot-sched/allot/resources"
 )
 
+// Offers: the allocation cycle, the offer table (m.offers and each
+// framework's fw.offers), rescinding, and the launch half of ACCEPT (the
+// call is validated in scheduler.go). The allocator is called to allocate
+// in exactly one place, allocateLocked.
+
 // triggerAllocation asks the allocation loop for a cycle soon; calls
-// coalesce.
+// coalesce. It needs no lock.
 func (m *Master) triggerAllocation() {
 	select {
 	case m.kick <- struct{}{}:
@@ -25,6 +27,8 @@ func (m *Master) triggerAllocation() {
 	}
 }
 
+// allocationLoop runs a cycle every allocation interval and whenever
+// triggerAllocation asks, while this master leads.
 func (m *Master) allocationLoop() {
 	t := time.NewTicker(m.cfg.AllocationInterval)
 	defer t.Stop()
@@ -41,39 +45,58 @@ func (m *Master) allocationLoop() {
 	}
 }
 
+// allocate runs one allocation cycle. Takes m.mu.
 func (m *Master) allocate() {
 	start := time.Now()
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	decisions := m.alloc.Allocate()
-	byFw := map[string][]mesos.Offer{}
-	for _, d := range decisions {
-		fw := m.frameworks[d.Framework]
-		a := m.agents[d.Agent]
-		if fw == nil || fw.stream == nil || a == nil || a.stream == nil {
-			m.alloc.Recover(d.Framework, d.Agent, d.Resources, nil)
-			continue
-		}
-		m.seq++
-		o := &offer{id: m.id + "-O" + strconv.FormatUint(m.seq, 10), fw: fw.id, agent: a.rec.Id, res: d.Resources}
-		m.offers[o.id] = o
-		fw.offers[o.id] = o
-		if m.cfg.OfferTimeout > 0 {
-			id := o.id
-			o.timer = time.AfterFunc(m.cfg.OfferTimeout, func() { m.rescindOffer(id, "offer timed out") })
-		}
-		byFw[fw.id] = append(byFw[fw.id], m.mesosOffer(fw, a, o))
-		m.m.offers.Inc()
-		m.log.Debug().Str("framework_id", fw.id).Str("agent_id", a.rec.Id).Str("resources", d.Resources.String()).
-			Str("reason", d.Reason.String()).Msg("offer")
-	}
-	for fwID, offers := range byFw {
-		m.sendFramework(m.frameworks[fwID], &schedEvent{Type: evOffers, Offers: &schedOffers{Offers: offers}})
-	}
+	m.allocateLocked()
 	m.m.allocCycle.Observe(time.Since(start).Seconds())
 }
 
-func (m *Master) mesosOffer(fw *framework, a *agentState, o *offer) mesos.Offer {
+// allocateLocked asks the allocator for its decisions and sends each
+// framework its offers in one OFFERS event. A decision for a framework or
+// agent that is not connected goes straight back to the allocator. Caller
+// holds m.mu.
+func (m *Master) allocateLocked() {
+	decisions := m.alloc.Allocate()
+	byFw := map[string][]mesos.Offer{}
+	for _, d := range decisions {
+		if mo, ok := m.makeOfferLocked(d); ok {
+			byFw[d.Framework] = append(byFw[d.Framework], mo)
+		}
+	}
+	for fwID, offers := range byFw {
+		m.sendFrameworkLocked(m.frameworks[fwID], &schedEvent{Type: evOffers, Offers: &schedOffers{Offers: offers}})
+	}
+}
+
+// makeOfferLocked records decision d in the offer table, with its timeout,
+// and returns it as a Mesos offer; false if d cannot be offered (its
+// resources are then recovered). Caller holds m.mu.
+func (m *Master) makeOfferLocked(d allocator.Offer) (mesos.Offer, bool) {
+	fw := m.frameworks[d.Framework]
+	a := m.agents[d.Agent]
+	if fw == nil || fw.stream == nil || a == nil || a.stream == nil {
+		m.allocOK("recover", m.alloc.Recover(d.Framework, d.Agent, d.Resources, nil), "framework_id", d.Framework, "agent_id", d.Agent)
+		return mesos.Offer{}, false
+	}
+	m.seq++
+	o := &offer{id: m.id + "-O" + strconv.FormatUint(m.seq, 10), fw: fw.id, agent: a.rec.Id, res: d.Resources}
+	m.offers[o.id] = o
+	fw.offers[o.id] = o
+	if m.cfg.OfferTimeout > 0 {
+		id := o.id
+		o.timer = m.clock.AfterFunc(m.cfg.OfferTimeout, func() { m.rescindOffer(id, "offer timed out") })
+	}
+	m.m.offers.Inc()
+	m.log.Debug().Str("framework_id", fw.id).Str("agent_id", a.rec.Id).Str("resources", d.Resources.String()).
+		Str("reason", d.Reason.String()).Msg("offer")
+	return m.mesosOfferLocked(fw, a, o), true
+}
+
+// mesosOfferLocked is offer o as the Mesos API shows it. Caller holds m.mu.
+func (m *Master) mesosOfferLocked(fw *framework, a *agentState, o *offer) mesos.Offer {
 	allocRole := ""
 	if fw.multiRole {
 		allocRole = fw.role
@@ -101,6 +124,7 @@ func (m *Master) mesosOffer(fw *framework, a *agentState, o *offer) mesos.Offer 
 }
 
 // rescindOffer withdraws an outstanding offer and returns its resources.
+// Takes m.mu (it runs from the offer's timer).
 func (m *Master) rescindOffer(id, why string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -108,17 +132,35 @@ func (m *Master) rescindOffer(id, why string) {
 	if o == nil {
 		return
 	}
-	m.removeOffer(o, true, nil)
+	m.removeOfferLocked(o, true, nil)
 	if fw := m.frameworks[o.fw]; fw != nil {
-		m.sendFramework(fw, &schedEvent{Type: evRescind, Rescind: &schedRescind{OfferID: mesos.OfferID{Value: id}}})
+		m.sendFrameworkLocked(fw, rescindEvent(id))
 	}
 	m.log.Info().Str("offer_id", id).Str("why", why).Msg("offer rescinded")
 	m.triggerAllocation()
 }
 
-// removeOffer forgets o; with recover its resources go back to the
-// allocator (with filter fl).
-func (m *Master) removeOffer(o *offer, recoverRes bool, fl *allocator.Filter) {
+// removeAgentOffersLocked forgets every offer on agent id and returns its
+// resources; with rescind each framework is told (RESCIND). Caller holds
+// m.mu.
+func (m *Master) removeAgentOffersLocked(id string, rescind bool) {
+	for _, o := range m.offers {
+		if o.agent == id {
+			m.removeOfferLocked(o, true, nil)
+			if rescind {
+				m.sendFrameworkLocked(m.frameworks[o.fw], rescindEvent(o.id))
+			}
+		}
+	}
+}
+
+func rescindEvent(offerID string) *schedEvent {
+	return &schedEvent{Type: evRescind, Rescind: &schedRescind{OfferID: mesos.OfferID{Value: offerID}}}
+}
+
+// removeOfferLocked forgets o; with recoverRes its resources go back to the
+// allocator (with filter fl). Caller holds m.mu.
+func (m *Master) removeOfferLocked(o *offer, recoverRes bool, fl *allocator.Filter) {
 	if o.timer != nil {
 		o.timer.Stop()
 	}
@@ -127,18 +169,29 @@ func (m *Master) removeOffer(o *offer, recoverRes bool, fl *allocator.Filter) {
 		delete(fw.offers, o.id)
 	}
 	if recoverRes {
-		if err := m.alloc.Recover(o.fw, o.agent, o.res, fl); err != nil {
-			m.log.Warn().Err(err).Str("offer_id", o.id).Msg("recovering offer")
-		}
+		m.allocOK("recover", m.alloc.Recover(o.fw, o.agent, o.res, fl), "framework_id", o.fw, "agent_id", o.agent, "offer_id", o.id)
 	}
 }
 
-// sendFramework queues an event on the framework's stream, if connected.
-func (m *Master) sendFramework(fw *framework, ev *schedEvent) {
+// sendFrameworkLocked queues an event on the framework's stream, if
+// connected. Caller holds m.mu.
+func (m *Master) sendFrameworkLocked(fw *framework, ev *schedEvent) {
 	if fw == nil || fw.stream == nil {
 		return
 	}
 	fw.stream.Send(ev)
+}
+
+// declineLocked returns the named offers of fw with the decline's filter.
+// Caller holds m.mu.
+func (m *Master) declineLocked(fw *framework, dec *scheduler.Call_Decline) {
+	fl := filterOf(dec.Filters)
+	for _, id := range dec.OfferIDs {
+		if o := fw.offers[id.Value]; o != nil {
+			m.removeOfferLocked(o, true, fl)
+		}
+	}
+	m.triggerAllocation()
 }
 
 func filterOf(f *mesos.Filters) *allocator.Filter {
@@ -149,167 +202,83 @@ func filterOf(f *mesos.Filters) *allocator.Filter {
 	return &allocator.Filter{RefuseSeconds: rs}
 }
 
+// plannedLaunch is one validated LAUNCH or LAUNCH_GROUP operation.
 type plannedLaunch struct {
 	tasks    []mesos.TaskInfo
 	group    bool
 	executor *mesos.ExecutorInfo
 }
 
-// accept validates an ACCEPT completely before changing anything, so a
-// rejected call leaves the offers outstanding and the framework can retry.
-func (m *Master) accept(fw *framework, acc *scheduler.Call_Accept) error {
-	var offered resources.Resources
-	var agentID string
-	seen := map[string]bool{}
-	for _, oid := range acc.OfferIDs {
-		o := fw.offers[oid.Value]
-		if o == nil {
-			return api.Errorf(http.StatusBadRequest, "ACCEPT: offer %q does not exist or was rescinded", oid.Value)
-		}
-		if seen[oid.Value] {
-			return api.Errorf(http.StatusBadRequest, "ACCEPT: offer %q is listed twice", oid.Value)
-		}
-		seen[oid.Value] = true
-		if agentID != "" && o.agent != agentID {
-			return api.Errorf(http.StatusBadRequest, "ACCEPT: offers %v are on different agents", acc.OfferIDs)
-		}
-		agentID = o.agent
-		offered = offered.Add(o.res)
-	}
-	a := m.agents[agentID]
-	if a == nil || a.stream == nil {
-		return api.Errorf(http.StatusBadRequest, "ACCEPT: agent %s of the offer is gone", agentID)
-	}
-	remaining := offered
-	newIDs := map[string]bool{}
-	newExecutors := map[string]bool{}
-	var plans []plannedLaunch
-	checkTask := func(t *mesos.TaskInfo, ex *mesos.ExecutorInfo) error {
-		if err := validTaskID(t.TaskID.Value); err != nil {
-			return api.Errorf(http.StatusBadRequest, "ACCEPT: %v", err)
-		}
-		if _, used := fw.tasks[t.TaskID.Value]; used || newIDs[t.TaskID.Value] {
-			return api.Errorf(http.StatusBadRequest, "ACCEPT: task id %q is already in use by framework %s", t.TaskID.Value, fw.id)
-		}
-		newIDs[t.TaskID.Value] = true
-		if t.AgentID.Value != agentID {
-			return api.Errorf(http.StatusBadRequest, "ACCEPT: task %q names agent %q but the offer is on agent %q", t.TaskID.Value, t.AgentID.Value, agentID)
-		}
-		if ex == nil && t.Command == nil && t.Executor == nil {
-			return api.Errorf(http.StatusBadRequest, "ACCEPT: task %q has neither command nor executor", t.TaskID.Value)
-		}
-		if ex == nil && t.Command != nil && t.Executor != nil {
-			return api.Errorf(http.StatusBadRequest, "ACCEPT: task %q has both command and executor; give one", t.TaskID.Value)
-		}
-		need, err := taskResources(t.Resources)
-		if err != nil {
-			return api.Errorf(http.StatusBadRequest, "ACCEPT: task %q: %v", t.TaskID.Value, err)
-		}
-		if need.IsEmpty() {
-			return api.Errorf(http.StatusBadRequest, "ACCEPT: task %q uses no resources", t.TaskID.Value)
-		}
-		if ex == nil {
-			ex = t.Executor
-		}
-		if ex != nil {
-			if ex.ExecutorID.Value == "" {
-				return api.Errorf(http.StatusBadRequest, "ACCEPT: task %q: executor has no executor_id", t.TaskID.Value)
-			}
-			key := fw.id + "/" + ex.ExecutorID.Value
-			if _, running := a.executors[key]; !running && !newExecutors[key] {
-				exRes, err := taskResources(ex.Resources)
-				if err != nil {
-					return api.Errorf(http.StatusBadRequest, "ACCEPT: executor %q: %v", ex.ExecutorID.Value, err)
-				}
-				need = need.Add(exRes)
-				newExecutors[key] = true
-			}
-		}
-		if !remaining.Contains(need) {
-			return api.Errorf(http.StatusBadRequest, "ACCEPT: task %q needs %s (with any new executor) but only %s remains of the offered resources",
-				t.TaskID.Value, need, remaining)
-		}
-		remaining = remaining.Sub(need)
-		return nil
-	}
-	for i := range acc.Operations {
-		op := &acc.Operations[i]
-		switch op.GetType() {
-		case mesos.Offer_Operation_LAUNCH:
-			if op.Launch == nil {
-				return api.Errorf(http.StatusBadRequest, "ACCEPT: LAUNCH operation without launch")
-			}
-			for j := range op.Launch.TaskInfos {
-				if err := checkTask(&op.Launch.TaskInfos[j], nil); err != nil {
-					return err
-				}
-			}
-			plans = append(plans, plannedLaunch{tasks: op.Launch.TaskInfos})
-		case mesos.Offer_Operation_LAUNCH_GROUP:
-			lg := op.LaunchGroup
-			if lg == nil || len(lg.TaskGroup.Tasks) == 0 {
-				return api.Errorf(http.StatusBadRequest, "ACCEPT: LAUNCH_GROUP operation without tasks")
-			}
-			for j := range lg.TaskGroup.Tasks {
-				t := &lg.TaskGroup.Tasks[j]
-				if t.Executor != nil {
-					return api.Errorf(http.StatusBadRequest, "ACCEPT: LAUNCH_GROUP task %q must not carry its own executor", t.TaskID.Value)
-				}
-				if err := checkTask(t, &lg.Executor); err != nil {
-					return err
-				}
-			}
-			ex := lg.Executor
-			plans = append(plans, plannedLaunch{tasks: lg.TaskGroup.Tasks, group: true, executor: &ex})
-		default:
-			return api.Errorf(http.StatusBadRequest, "ACCEPT: operation %s is not supported yet (only LAUNCH and LAUNCH_GROUP)", op.GetType())
-		}
-	}
-
-	// Valid: consume the offers, launch, and return what is left.
-	for _, oid := range acc.OfferIDs {
-		m.removeOffer(fw.offers[oid.Value], false, nil)
-	}
-	fwInfo, _ := fw.info.Marshal()
-	for _, p := range plans {
-		if p.group {
-			tg := mesos.TaskGroupInfo{Tasks: p.tasks}
-			exB, _ := p.executor.Marshal()
-			tgB, _ := tg.Marshal()
-			m.addExecutor(a, fw.id, p.executor)
-			for i := range p.tasks {
-				m.addTask(fw, a, &p.tasks[i], p.executor.ExecutorID.Value)
-			}
-			a.stream.SendProto(&api.AgentEvent{Type: api.AgentEventType_RUN, FrameworkId: fw.id, ExecutorId: p.executor.ExecutorID.Value,
-				FrameworkInfo: fwInfo, ExecutorInfo: exB, TaskGroup: tgB})
-			continue
-		}
-		for i := range p.tasks {
-			t := &p.tasks[i]
-			ev := &api.AgentEvent{Type: api.AgentEventType_RUN, FrameworkId: fw.id, FrameworkInfo: fwInfo}
-			exID := ""
-			if t.Executor != nil {
-				t.Executor.FrameworkID = &mesos.FrameworkID{Value: fw.id}
-				m.addExecutor(a, fw.id, t.Executor)
-				exID = t.Executor.ExecutorID.Value
-				ev.ExecutorId = exID
-				ev.ExecutorInfo, _ = t.Executor.Marshal()
-			}
-			ev.Task, _ = t.Marshal()
-			m.addTask(fw, a, t, exID)
-			a.stream.SendProto(ev)
-		}
-	}
-	if !remaining.IsEmpty() {
-		if err := m.alloc.Recover(fw.id, agentID, remaining, filterOf(acc.Filters)); err != nil {
-			m.log.Warn().Err(err).Msg("recovering unused offer resources")
-		}
-	}
-	m.triggerAllocation()
-	return nil
+// acceptPlan is an ACCEPT that passed validation (planAcceptLocked in
+// scheduler.go): the offers it consumes, their agent, the launches in call
+// order and what is left of the offered resources.
+type acceptPlan struct {
+	offers    []*offer
+	agent     *agentState
+	launches  []plannedLaunch
+	remaining resources.Resources
+	filter    *allocator.Filter
 }
 
-func (m *Master) addExecutor(a *agentState, fwID string, ex *mesos.ExecutorInfo) {
+// launchLocked carries out a validated ACCEPT: it consumes the offers,
+// records the tasks (registry and operator subscribers), tells the agent to
+// run them, and returns what is left to the allocator with the call's
+// filter. Caller holds m.mu.
+func (m *Master) launchLocked(fw *framework, p *acceptPlan) {
+	for _, o := range p.offers {
+		m.removeOfferLocked(o, false, nil)
+	}
+	fwInfo, _ := fw.info.Marshal()
+	for _, l := range p.launches {
+		if l.group {
+			m.launchGroupLocked(fw, p.agent, l, fwInfo)
+		} else {
+			m.launchTasksLocked(fw, p.agent, l.tasks, fwInfo)
+		}
+	}
+	if !p.remaining.IsEmpty() {
+		m.allocOK("recover", m.alloc.Recover(fw.id, p.agent.rec.Id, p.remaining, p.filter), "framework_id", fw.id, "agent_id", p.agent.rec.Id)
+	}
+	m.triggerAllocation()
+}
+
+// launchGroupLocked launches a task group under its executor in one RUN.
+// Caller holds m.mu.
+func (m *Master) launchGroupLocked(fw *framework, a *agentState, l plannedLaunch, fwInfo []byte) {
+	tg := mesos.TaskGroupInfo{Tasks: l.tasks}
+	exB, _ := l.executor.Marshal()
+	tgB, _ := tg.Marshal()
+	m.addExecutorLocked(a, fw.id, l.executor)
+	for i := range l.tasks {
+		m.addTaskLocked(fw, a, &l.tasks[i], l.executor.ExecutorID.Value)
+	}
+	a.stream.SendProto(&api.AgentEvent{Type: api.AgentEventType_RUN, FrameworkId: fw.id, ExecutorId: l.executor.ExecutorID.Value,
+		FrameworkInfo: fwInfo, ExecutorInfo: exB, TaskGroup: tgB})
+}
+
+// launchTasksLocked launches each task with its own RUN (command tasks, or
+// tasks naming their executor). Caller holds m.mu.
+func (m *Master) launchTasksLocked(fw *framework, a *agentState, tasks []mesos.TaskInfo, fwInfo []byte) {
+	for i := range tasks {
+		t := &tasks[i]
+		ev := &api.AgentEvent{Type: api.AgentEventType_RUN, FrameworkId: fw.id, FrameworkInfo: fwInfo}
+		exID := ""
+		if t.Executor != nil {
+			t.Executor.FrameworkID = &mesos.FrameworkID{Value: fw.id}
+			m.addExecutorLocked(a, fw.id, t.Executor)
+			exID = t.Executor.ExecutorID.Value
+			ev.ExecutorId = exID
+			ev.ExecutorInfo, _ = t.Executor.Marshal()
+		}
+		ev.Task, _ = t.Marshal()
+		m.addTaskLocked(fw, a, t, exID)
+		a.stream.SendProto(ev)
+	}
+}
+
+// addExecutorLocked records an executor the agent is about to start, once.
+// Caller holds m.mu.
+func (m *Master) addExecutorLocked(a *agentState, fwID string, ex *mesos.ExecutorInfo) {
 	key := fwID + "/" + ex.ExecutorID.Value
 	if _, ok := a.executors[key]; ok {
 		return
@@ -318,23 +287,13 @@ func (m *Master) addExecutor(a *agentState, fwID string, ex *mesos.ExecutorInfo)
 	a.executors[key] = res
 }
 
-func (m *Master) addTask(fw *framework, a *agentState, ti *mesos.TaskInfo, exID string) {
+// addTaskLocked records a task being launched (STAGING) in the framework,
+// the registry and for operator subscribers. Caller holds m.mu.
+func (m *Master) addTaskLocked(fw *framework, a *agentState, ti *mesos.TaskInfo, exID string) {
 	res, _ := taskResources(ti.Resources)
 	t := &task{id: ti.TaskID.Value, fw: fw.id, agent: a.rec.Id, executor: exID, info: *ti, res: res, state: mesos.TASK_STAGING}
 	fw.tasks[t.id] = t
 	m.m.tasksLaunched.Inc()
 	m.rep.propose(&api.Command{Type: api.CommandType_TASK_UPSERT, Task: taskRecord(t)})
-	m.publishTask(evTaskAdded, t)
-}
-
-func validTaskID(id string) error {
-	switch {
-	case id == "":
-		return fmt.Errorf("task_id is empty")
-	case id == "." || id == "..":
-		return fmt.Errorf("task_id %q is not allowed", id)
-	case strings.ContainsAny(id, "/\x00"):
-		return fmt.Errorf("task_id %q contains '/' or NUL", id)
-	}
-	return nil
+	m.publishTaskLocked(evTaskAdded, t)
 }

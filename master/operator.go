@@ -131,17 +131,17 @@ func (m *Master) operatorCall(call *mmaster.Call) (*mmaster.Response, error) {
 	defer m.mu.Unlock()
 	switch call.Type {
 	case mmaster.Call_GET_STATE:
-		return &mmaster.Response{Type: mmaster.Response_GET_STATE, GetState: m.getState()}, nil
+		return &mmaster.Response{Type: mmaster.Response_GET_STATE, GetState: m.getStateLocked()}, nil
 	case mmaster.Call_GET_AGENTS:
-		return &mmaster.Response{Type: mmaster.Response_GET_AGENTS, GetAgents: m.getAgents()}, nil
+		return &mmaster.Response{Type: mmaster.Response_GET_AGENTS, GetAgents: m.getAgentsLocked()}, nil
 	case mmaster.Call_GET_FRAMEWORKS:
-		return &mmaster.Response{Type: mmaster.Response_GET_FRAMEWORKS, GetFrameworks: m.getFrameworks()}, nil
+		return &mmaster.Response{Type: mmaster.Response_GET_FRAMEWORKS, GetFrameworks: m.getFrameworksLocked()}, nil
 	case mmaster.Call_GET_EXECUTORS:
-		return &mmaster.Response{Type: mmaster.Response_GET_EXECUTORS, GetExecutors: m.getExecutors()}, nil
+		return &mmaster.Response{Type: mmaster.Response_GET_EXECUTORS, GetExecutors: m.getExecutorsLocked()}, nil
 	case mmaster.Call_GET_TASKS:
-		return &mmaster.Response{Type: mmaster.Response_GET_TASKS, GetTasks: m.getTasks()}, nil
+		return &mmaster.Response{Type: mmaster.Response_GET_TASKS, GetTasks: m.getTasksLocked()}, nil
 	case mmaster.Call_GET_ROLES:
-		return &mmaster.Response{Type: mmaster.Response_GET_ROLES, GetRoles: m.getRoles()}, nil
+		return &mmaster.Response{Type: mmaster.Response_GET_ROLES, GetRoles: m.getRolesLocked()}, nil
 	case mmaster.Call_GET_WEIGHTS:
 		var wi []mesos.WeightInfo
 		for role, w := range m.weights {
@@ -200,7 +200,7 @@ func (m *Master) agentInfo(a *agentState) mesos.AgentInfo {
 		Resources: resources.ToMesos(a.total, "", "")}
 }
 
-func (m *Master) agentEntry(a *agentState) mmaster.Response_GetAgents_Agent {
+func (m *Master) agentEntryLocked(a *agentState) mmaster.Response_GetAgents_Agent {
 	e := mmaster.Response_GetAgents_Agent{AgentInfo: m.agentInfo(a), Active: a.stream != nil, Version: Version,
 		PID: strPtr("slave(1)@" + a.rec.Address), RegisteredTime: timeInfo(time.Unix(0, a.rec.RegisteredUnixNano)),
 		TotalResources: resources.ToMesos(a.total, "", "")}
@@ -214,15 +214,15 @@ func (m *Master) agentEntry(a *agentState) mmaster.Response_GetAgents_Agent {
 	return e
 }
 
-func (m *Master) getAgents() *mmaster.Response_GetAgents {
+func (m *Master) getAgentsLocked() *mmaster.Response_GetAgents {
 	out := &mmaster.Response_GetAgents{}
 	for _, id := range sortedKeys(m.agents) {
-		out.Agents = append(out.Agents, m.agentEntry(m.agents[id]))
+		out.Agents = append(out.Agents, m.agentEntryLocked(m.agents[id]))
 	}
 	return out
 }
 
-func (m *Master) frameworkEntry(fw *framework) mmaster.Response_GetFrameworks_Framework {
+func (m *Master) frameworkEntryLocked(fw *framework) mmaster.Response_GetFrameworks_Framework {
 	e := mmaster.Response_GetFrameworks_Framework{FrameworkInfo: fw.info, Active: fw.stream != nil && !fw.suppressed,
 		Connected: fw.stream != nil, RegisteredTime: timeInfo(fw.registered), UnregisteredTime: timeInfo(fw.disconnectedAt)}
 	if st, err := m.alloc.Framework(fw.id); err == nil {
@@ -231,21 +231,21 @@ func (m *Master) frameworkEntry(fw *framework) mmaster.Response_GetFrameworks_Fr
 	for _, id := range sortedKeys(fw.offers) {
 		o := fw.offers[id]
 		if a := m.agents[o.agent]; a != nil {
-			e.Offers = append(e.Offers, m.mesosOffer(fw, a, o))
+			e.Offers = append(e.Offers, m.mesosOfferLocked(fw, a, o))
 		}
 	}
 	return e
 }
 
-func (m *Master) getFrameworks() *mmaster.Response_GetFrameworks {
+func (m *Master) getFrameworksLocked() *mmaster.Response_GetFrameworks {
 	out := &mmaster.Response_GetFrameworks{}
 	for _, id := range sortedKeys(m.frameworks) {
-		out.Frameworks = append(out.Frameworks, m.frameworkEntry(m.frameworks[id]))
+		out.Frameworks = append(out.Frameworks, m.frameworkEntryLocked(m.frameworks[id]))
 	}
 	return out
 }
 
-func (m *Master) getExecutors() *mmaster.Response_GetExecutors {
+func (m *Master) getExecutorsLocked() *mmaster.Response_GetExecutors {
 	out := &mmaster.Response_GetExecutors{}
 	for _, aid := range sortedKeys(m.agents) {
 		a := m.agents[aid]
@@ -275,7 +275,7 @@ func (m *Master) mesosTask(t *task) mesos.Task {
 	return mt
 }
 
-func (m *Master) getTasks() *mmaster.Response_GetTasks {
+func (m *Master) getTasksLocked() *mmaster.Response_GetTasks {
 	out := &mmaster.Response_GetTasks{}
 	for _, fid := range sortedKeys(m.frameworks) {
 		fw := m.frameworks[fid]
@@ -294,7 +294,7 @@ func (m *Master) getTasks() *mmaster.Response_GetTasks {
 	return out
 }
 
-func (m *Master) getRoles() *mmaster.Response_GetRoles {
+func (m *Master) getRolesLocked() *mmaster.Response_GetRoles {
 	roles := map[string]*mesos.Role{}
 	for _, fid := range sortedKeys(m.frameworks) {
 		fw := m.frameworks[fid]
@@ -320,9 +320,9 @@ func (m *Master) getRoles() *mmaster.Response_GetRoles {
 	return out
 }
 
-func (m *Master) getState() *mmaster.Response_GetState {
-	return &mmaster.Response_GetState{GetTasks: m.getTasks(), GetExecutors: m.getExecutors(),
-		GetFrameworks: m.getFrameworks(), GetAgents: m.getAgents()}
+func (m *Master) getStateLocked() *mmaster.Response_GetState {
+	return &mmaster.Response_GetState{GetTasks: m.getTasksLocked(), GetExecutors: m.getExecutorsLocked(),
+		GetFrameworks: m.getFrameworksLocked(), GetAgents: m.getAgentsLocked()}
 }
 
 // handleState serves a Mesos-shaped /state JSON document.

@@ -13,7 +13,7 @@ import (
 // request declares the framework's per-task demand (characterized mode):
 // the first request's resources are the task vector; its quantity may be
 // given as a scalar resource named "tasks" (unlimited when absent).
-func (m *Master) request(fw *framework, rq *scheduler.Call_Request) error {
+func (m *Master) requestLocked(fw *framework, rq *scheduler.Call_Request) error {
 	if len(rq.Requests) == 0 {
 		return m.alloc.SetDemand(fw.id, allocator.Demand{})
 	}

@@ -14,7 +14,7 @@ type agentState struct {
 	total     resources.Resources
 	stream    *api.Stream // nil while disconnected
 	inAlloc   bool
-	lostTimer *time.Timer
+	lostTimer Timer
 	// executors running on the agent with the resources they hold, keyed
 	// "framework/executor".
 	executors map[string]resources.Resources
@@ -31,7 +31,7 @@ type framework struct {
 	tasks          map[string]*task
 	registered     time.Time
 	disconnectedAt time.Time
-	failoverTimer  *time.Timer
+	failoverTimer  Timer
 	suppressed     bool
 }
 
@@ -47,7 +47,7 @@ type task struct {
 type offer struct {
 	id, fw, agent string
 	res           resources.Resources
-	timer         *time.Timer
+	timer         Timer
 }
 
 func (m *Master) newFramework(id string, info mesos.FrameworkInfo) *framework {
@@ -74,7 +74,7 @@ func (fw *framework) setInfo(info mesos.FrameworkInfo) {
 	}
 }
 
-func (m *Master) frameworkRecord(fw *framework) *api.FrameworkRecord {
+func (m *Master) frameworkRecordLocked(fw *framework) *api.FrameworkRecord {
 	b, _ := fw.info.Marshal()
 	rec := &api.FrameworkRecord{Id: fw.id, Info: b, RegisteredUnixNano: fw.registered.UnixNano(), Suppressed: fw.suppressed}
 	if fw.stream == nil && !fw.disconnectedAt.IsZero() {
@@ -101,7 +101,7 @@ func taskRecord(t *task) *api.TaskRecord {
 const maxCompleted = 1000
 
 // addCompleted remembers a finished task. Caller holds m.mu.
-func (m *Master) addCompleted(t *task) {
+func (m *Master) addCompletedLocked(t *task) {
 	m.completed = append(m.completed, t)
 	if len(m.completed) > 2*maxCompleted {
 		m.completed = append([]*task(nil), m.completed[len(m.completed)-maxCompleted:]...)
