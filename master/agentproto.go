@@ -278,6 +278,7 @@ func (m *Master) taskLostLocked(fw *framework, t *task, reason mesos.TaskStatus_
 	m.sendFrameworkLocked(fw, &schedEvent{Type: evUpdate, Update: &scheduler.Event_Update{Status: st}})
 }
 
+// agentCall applies an update from a registered agent. Takes m.mu.
 func (m *Master) agentCall(call *api.AgentCall) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -354,6 +355,7 @@ func (m *Master) statusUpdateLocked(a *agentState, fwID string, st *mesos.TaskSt
 	m.sendFrameworkLocked(fw, &schedEvent{Type: evUpdate, Update: &scheduler.Event_Update{Status: *st}})
 }
 
+// pingLoop pings every connected agent each PingInterval. Takes m.mu.
 func (m *Master) pingLoop() {
 	t := time.NewTicker(PingInterval)
 	defer t.Stop()

@@ -10,6 +10,7 @@ import (
 	"github.com/allot-sched/allot/api"
 )
 
+// Takes m.mu.
 func (m *Master) operatorSubscribe(w http.ResponseWriter, r *http.Request, req *api.Request) {
 	stream := api.NewStream(req.Out, 16384)
 	m.mu.Lock()

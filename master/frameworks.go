@@ -67,7 +67,7 @@ func (m *Master) removeFrameworkLocked(fw *framework, why string) {
 }
 
 // disconnected handles the end of a framework's subscription: its offers go
-// back, it gets no more, and its failover timeout starts.
+// back, it gets no more, and its failover timeout starts. Takes m.mu.
 func (m *Master) disconnected(id string, stream *api.Stream) {
 	m.mu.Lock()
 	defer m.mu.Unlock()

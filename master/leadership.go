@@ -39,7 +39,7 @@ func (m *Master) watchLeadership() {
 // becomeLeader rebuilds the allocator and live state from the registry.
 // Agents get --agent-reregister-timeout to come back; frameworks their
 // failover timeout. Offers made by any earlier leader are void: this
-// master's offer table starts empty.
+// master's offer table starts empty. Takes m.mu.
 func (m *Master) becomeLeader() {
 	m.mu.Lock()
 	if m.leader.Load() {
@@ -63,6 +63,7 @@ func (m *Master) becomeLeader() {
 
 // becomeFollower stops allocating and closes every stream, so schedulers,
 // agents and operator subscribers reconnect and find the new leader.
+// Takes m.mu.
 func (m *Master) becomeFollower() {
 	m.mu.Lock()
 	was := m.leader.Swap(false)
@@ -120,6 +121,10 @@ func (m *Master) resetLiveLocked(why string) error {
 	return nil
 }
 
+// recoverLocked rebuilds live state from the registry after an election:
+// agents wait to re-register, frameworks to re-subscribe within their
+// failover timeout, and tasks are known again with their latest status.
+// Caller holds m.mu.
 func (m *Master) recoverLocked() {
 	if cfg := m.reg.Config(); len(cfg.Weights) > 0 {
 		if m.allocOK("set_weights", m.alloc.SetWeights(cfg.Weights)) {

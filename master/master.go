@@ -300,7 +300,7 @@ func (m *Master) Start() error {
 // Addr is the address the master listens on.
 func (m *Master) Addr() string { return m.ln.Addr().String() }
 
-// Stop closes every stream, stops serving and closes raft.
+// Stop closes every stream, stops serving and closes raft. Takes m.mu.
 func (m *Master) Stop(ctx context.Context) error {
 	close(m.stop)
 	m.mu.Lock()

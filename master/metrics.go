@@ -85,6 +85,7 @@ func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- descOpSubs
 }
 
+// Collect reads live state at scrape time. Takes m.mu.
 func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 	m := c.m
 	m.mu.Lock()

@@ -73,6 +73,8 @@ func (m *Master) handleOperator(w http.ResponseWriter, r *http.Request) {
 	w.Write(b)
 }
 
+// operatorCall answers every operator call but SUBSCRIBE. Takes m.mu for
+// those that read live state.
 func (m *Master) operatorCall(call *mmaster.Call) (*mmaster.Response, error) {
 	switch call.Type {
 	case mmaster.Call_GET_HEALTH:
@@ -92,31 +94,9 @@ func (m *Master) operatorCall(call *mmaster.Call) (*mmaster.Response, error) {
 		}
 		return &mmaster.Response{Type: mmaster.Response_GET_FLAGS, GetFlags: &mmaster.Response_GetFlags{Flags: flags}}, nil
 	case mmaster.Call_GET_METRICS:
-		mfs, err := m.m.reg.Gather()
+		out, err := m.mesosMetrics()
 		if err != nil {
 			return nil, err
-		}
-		var out []mesos.Metric
-		for _, mf := range mfs {
-			for _, mm := range mf.Metric {
-				var v float64
-				switch {
-				case mm.Counter != nil:
-					v = mm.Counter.GetValue()
-				case mm.Gauge != nil:
-					v = mm.Gauge.GetValue()
-				case mm.Histogram != nil:
-					v = float64(mm.Histogram.GetSampleCount())
-				default:
-					continue
-				}
-				name := mf.GetName()
-				for _, l := range mm.Label {
-					name += "/" + l.GetValue()
-				}
-				vv := v
-				out = append(out, mesos.Metric{Name: name, Value: &vv})
-			}
 		}
 		return &mmaster.Response{Type: mmaster.Response_GET_METRICS, GetMetrics: &mmaster.Response_GetMetrics{Metrics: out}}, nil
 	case mmaster.Call_GET_MASTER:
@@ -149,37 +129,7 @@ func (m *Master) operatorCall(call *mmaster.Call) (*mmaster.Response, error) {
 		}
 		return &mmaster.Response{Type: mmaster.Response_GET_WEIGHTS, GetWeights: &mmaster.Response_GetWeights{WeightInfos: wi}}, nil
 	case mmaster.Call_UPDATE_WEIGHTS:
-		if call.UpdateWeights == nil {
-			return nil, api.Errorf(http.StatusBadRequest, "UPDATE_WEIGHTS call without update_weights")
-		}
-		next := map[string]float64{}
-		for _, wi := range call.UpdateWeights.WeightInfos {
-			if wi.GetRole() == "" {
-				return nil, api.Errorf(http.StatusBadRequest, "UPDATE_WEIGHTS: weight_info without a role")
-			}
-			next[wi.GetRole()] = wi.Weight
-		}
-		if err := m.alloc.SetWeights(next); err != nil {
-			return nil, api.Errorf(http.StatusBadRequest, "UPDATE_WEIGHTS: %v", err)
-		}
-		for k, v := range next {
-			m.weights[k] = v
-		}
-		cfg := m.reg.Config()
-		cfg.Weights = map[string]float64{}
-		for k, v := range m.weights {
-			cfg.Weights[k] = v
-		}
-		m.triggerAllocation()
-		// Answer only once the weights are durable; do not hold the lock
-		// through the disk write.
-		m.mu.Unlock()
-		err := m.rep.proposeWait(&api.Command{Type: api.CommandType_CONFIG_SET, Config: cfg})
-		m.mu.Lock()
-		if err != nil {
-			return nil, api.Errorf(http.StatusServiceUnavailable, "UPDATE_WEIGHTS: registry: %v", err)
-		}
-		return nil, nil
+		return m.updateWeightsLocked(call.UpdateWeights)
 	}
 	return nil, api.Errorf(http.StatusBadRequest, "operator call %s is not supported", call.Type)
 }
@@ -191,6 +141,7 @@ func timeInfo(t time.Time) *mesos.TimeInfo {
 	return &mesos.TimeInfo{Nanoseconds: t.UnixNano()}
 }
 
+// agentInfo is a as Mesos describes agents. Caller holds m.mu.
 func (m *Master) agentInfo(a *agentState) mesos.AgentInfo {
 	port := int32(0)
 	if _, p, err := splitHostPort(a.rec.Address); err == nil {
@@ -260,6 +211,7 @@ func (m *Master) getExecutorsLocked() *mmaster.Response_GetExecutors {
 	return out
 }
 
+// mesosTask is t as the Mesos API shows it. Caller holds m.mu.
 func (m *Master) mesosTask(t *task) mesos.Task {
 	mt := mesos.Task{Name: t.info.Name, TaskID: mesos.TaskID{Value: t.id}, FrameworkID: mesos.FrameworkID{Value: t.fw},
 		AgentID: mesos.AgentID{Value: t.agent}, State: t.state.Enum(), Resources: resources.ToMesos(t.res, "", ""),
@@ -325,90 +277,107 @@ func (m *Master) getStateLocked() *mmaster.Response_GetState {
 		GetFrameworks: m.getFrameworksLocked(), GetAgents: m.getAgentsLocked()}
 }
 
-// handleState serves a Mesos-shaped /state JSON document.
+// stateTask, stateFramework and stateAgent are /state's JSON records.
+type stateTask struct {
+	ID          string             `json:"id"`
+	Name        string             `json:"name"`
+	FrameworkID string             `json:"framework_id"`
+	ExecutorID  string             `json:"executor_id"`
+	SlaveID     string             `json:"slave_id"`
+	State       string             `json:"state"`
+	Resources   map[string]float64 `json:"resources"`
+}
+type stateFramework struct {
+	ID             string             `json:"id"`
+	Name           string             `json:"name"`
+	Role           string             `json:"role"`
+	Active         bool               `json:"active"`
+	Connected      bool               `json:"connected"`
+	FailoverTO     float64            `json:"failover_timeout"`
+	UsedResources  map[string]float64 `json:"used_resources"`
+	Tasks          []stateTask        `json:"tasks"`
+	CompletedTasks []stateTask        `json:"completed_tasks"`
+	OfferCount     int                `json:"offers"`
+}
+type stateAgent struct {
+	ID        string             `json:"id"`
+	Hostname  string             `json:"hostname"`
+	PID       string             `json:"pid"`
+	Active    bool               `json:"active"`
+	Resources map[string]float64 `json:"resources"`
+	Used      map[string]float64 `json:"used_resources"`
+	Usage     *api.Usage         `json:"usage,omitempty"`
+}
+
+// stateScalars is r as /state shows it: scalar name -> value.
+func stateScalars(r resources.Resources) map[string]float64 {
+	out := map[string]float64{}
+	for k, q := range r.Scalars {
+		if q != 0 {
+			out[resources.KindNames[k]] = q.Units()
+		}
+	}
+	for _, e := range r.Extra {
+		out[e.Name] = e.Value.Units()
+	}
+	return out
+}
+
+// Caller holds m.mu.
+func stateTaskOf(t *task) stateTask {
+	return stateTask{ID: t.id, Name: t.info.Name, FrameworkID: t.fw, ExecutorID: t.executor, SlaveID: t.agent, State: t.state.String(), Resources: stateScalars(t.res)}
+}
+
+// handleState serves a Mesos-shaped /state JSON document. Takes m.mu.
 func (m *Master) handleState(w http.ResponseWriter, r *http.Request) {
 	m.mu.Lock()
-	type jsonTask struct {
-		ID          string             `json:"id"`
-		Name        string             `json:"name"`
-		FrameworkID string             `json:"framework_id"`
-		ExecutorID  string             `json:"executor_id"`
-		SlaveID     string             `json:"slave_id"`
-		State       string             `json:"state"`
-		Resources   map[string]float64 `json:"resources"`
-	}
-	type jsonFw struct {
-		ID             string             `json:"id"`
-		Name           string             `json:"name"`
-		Role           string             `json:"role"`
-		Active         bool               `json:"active"`
-		Connected      bool               `json:"connected"`
-		FailoverTO     float64            `json:"failover_timeout"`
-		UsedResources  map[string]float64 `json:"used_resources"`
-		Tasks          []jsonTask         `json:"tasks"`
-		CompletedTasks []jsonTask         `json:"completed_tasks"`
-		OfferCount     int                `json:"offers"`
-	}
-	type jsonAgent struct {
-		ID        string             `json:"id"`
-		Hostname  string             `json:"hostname"`
-		PID       string             `json:"pid"`
-		Active    bool               `json:"active"`
-		Resources map[string]float64 `json:"resources"`
-		Used      map[string]float64 `json:"used_resources"`
-		Usage     *api.Usage         `json:"usage,omitempty"`
-	}
-	scal := func(r resources.Resources) map[string]float64 {
-		out := map[string]float64{}
-		for k, q := range r.Scalars {
-			if q != 0 {
-				out[resources.KindNames[k]] = q.Units()
-			}
-		}
-		for _, e := range r.Extra {
-			out[e.Name] = e.Value.Units()
-		}
-		return out
-	}
-	jt := func(t *task) jsonTask {
-		return jsonTask{ID: t.id, Name: t.info.Name, FrameworkID: t.fw, ExecutorID: t.executor, SlaveID: t.agent, State: t.state.String(), Resources: scal(t.res)}
-	}
 	doc := map[string]any{"version": Version, "id": m.id, "pid": "master@" + m.ln.Addr().String(),
 		"hostname": m.info.GetHostname(), "start_time": float64(m.start.UnixNano()) / 1e9, "leader": "master@" + m.ln.Addr().String()}
-	var fws []jsonFw
-	for _, id := range sortedKeys(m.frameworks) {
-		fw := m.frameworks[id]
-		f := jsonFw{ID: id, Name: fw.info.Name, Role: fw.role, Active: fw.stream != nil && !fw.suppressed, Connected: fw.stream != nil,
-			FailoverTO: fw.info.GetFailoverTimeout(), OfferCount: len(fw.offers), Tasks: []jsonTask{}, CompletedTasks: []jsonTask{}}
-		if st, err := m.alloc.Framework(id); err == nil {
-			f.UsedResources = scal(st.Allocated)
-		}
-		for _, tid := range sortedKeys(fw.tasks) {
-			f.Tasks = append(f.Tasks, jt(fw.tasks[tid]))
-		}
-		for _, t := range m.completed {
-			if t.fw == id {
-				f.CompletedTasks = append(f.CompletedTasks, jt(t))
-			}
-		}
-		fws = append(fws, f)
-	}
-	var agents []jsonAgent
-	for _, id := range sortedKeys(m.agents) {
-		a := m.agents[id]
-		ja := jsonAgent{ID: id, Hostname: a.rec.Hostname, PID: "slave(1)@" + a.rec.Address, Active: a.stream != nil, Resources: scal(a.total), Usage: m.usage[id]}
-		if st, err := m.alloc.Agent(id); err == nil {
-			ja.Used = scal(st.Total.Sub(st.Available))
-		}
-		agents = append(agents, ja)
-	}
-	doc["frameworks"], doc["slaves"] = fws, agents
+	agents := m.stateAgentsLocked()
+	doc["frameworks"], doc["slaves"] = m.stateFrameworksLocked(), agents
 	doc["activated_slaves"] = len(agents)
 	m.mu.Unlock()
 	w.Header().Set("Content-Type", "application/json")
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	enc.Encode(doc)
+}
+
+// stateFrameworksLocked lists the frameworks for /state. Caller holds m.mu.
+func (m *Master) stateFrameworksLocked() []stateFramework {
+	var fws []stateFramework
+	for _, id := range sortedKeys(m.frameworks) {
+		fw := m.frameworks[id]
+		f := stateFramework{ID: id, Name: fw.info.Name, Role: fw.role, Active: fw.stream != nil && !fw.suppressed, Connected: fw.stream != nil,
+			FailoverTO: fw.info.GetFailoverTimeout(), OfferCount: len(fw.offers), Tasks: []stateTask{}, CompletedTasks: []stateTask{}}
+		if st, err := m.alloc.Framework(id); err == nil {
+			f.UsedResources = stateScalars(st.Allocated)
+		}
+		for _, tid := range sortedKeys(fw.tasks) {
+			f.Tasks = append(f.Tasks, stateTaskOf(fw.tasks[tid]))
+		}
+		for _, t := range m.completed {
+			if t.fw == id {
+				f.CompletedTasks = append(f.CompletedTasks, stateTaskOf(t))
+			}
+		}
+		fws = append(fws, f)
+	}
+	return fws
+}
+
+// stateAgentsLocked lists the agents for /state. Caller holds m.mu.
+func (m *Master) stateAgentsLocked() []stateAgent {
+	var agents []stateAgent
+	for _, id := range sortedKeys(m.agents) {
+		a := m.agents[id]
+		ja := stateAgent{ID: id, Hostname: a.rec.Hostname, PID: "slave(1)@" + a.rec.Address, Active: a.stream != nil, Resources: stateScalars(a.total), Usage: m.usage[id]}
+		if st, err := m.alloc.Agent(id); err == nil {
+			ja.Used = stateScalars(st.Total.Sub(st.Available))
+		}
+		agents = append(agents, ja)
+	}
+	return agents
 }
 
 func sortedKeys[V any](mp map[string]V) []string {
@@ -427,4 +396,71 @@ func splitKey(k string) (string, string) {
 		}
 	}
 	return k, ""
+}
+
+// updateWeightsLocked applies UPDATE_WEIGHTS and answers once the weights
+// are durable. Caller holds m.mu; it is released while the registry writes.
+func (m *Master) updateWeightsLocked(uw *mmaster.Call_UpdateWeights) (*mmaster.Response, error) {
+	if uw == nil {
+		return nil, api.Errorf(http.StatusBadRequest, "UPDATE_WEIGHTS call without update_weights")
+	}
+	next := map[string]float64{}
+	for _, wi := range uw.WeightInfos {
+		if wi.GetRole() == "" {
+			return nil, api.Errorf(http.StatusBadRequest, "UPDATE_WEIGHTS: weight_info without a role")
+		}
+		next[wi.GetRole()] = wi.Weight
+	}
+	if err := m.alloc.SetWeights(next); err != nil {
+		return nil, api.Errorf(http.StatusBadRequest, "UPDATE_WEIGHTS: %v", err)
+	}
+	for k, v := range next {
+		m.weights[k] = v
+	}
+	cfg := m.reg.Config()
+	cfg.Weights = map[string]float64{}
+	for k, v := range m.weights {
+		cfg.Weights[k] = v
+	}
+	m.triggerAllocation()
+	// Answer only once the weights are durable; do not hold the lock
+	// through the disk write.
+	m.mu.Unlock()
+	err := m.rep.proposeWait(&api.Command{Type: api.CommandType_CONFIG_SET, Config: cfg})
+	m.mu.Lock()
+	if err != nil {
+		return nil, api.Errorf(http.StatusServiceUnavailable, "UPDATE_WEIGHTS: registry: %v", err)
+	}
+	return nil, nil
+}
+
+// mesosMetrics is the Prometheus registry as GET_METRICS reports it.
+func (m *Master) mesosMetrics() ([]mesos.Metric, error) {
+	mfs, err := m.m.reg.Gather()
+	if err != nil {
+		return nil, err
+	}
+	var out []mesos.Metric
+	for _, mf := range mfs {
+		for _, mm := range mf.Metric {
+			var v float64
+			switch {
+			case mm.Counter != nil:
+				v = mm.Counter.GetValue()
+			case mm.Gauge != nil:
+				v = mm.Gauge.GetValue()
+			case mm.Histogram != nil:
+				v = float64(mm.Histogram.GetSampleCount())
+			default:
+				continue
+			}
+			name := mf.GetName()
+			for _, l := range mm.Label {
+				name += "/" + l.GetValue()
+			}
+			vv := v
+			out = append(out, mesos.Metric{Name: name, Value: &vv})
+		}
+	}
+	return out, nil
 }

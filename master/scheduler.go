@@ -431,6 +431,7 @@ type taskChecker struct {
 }
 
 // operations validates LAUNCH and LAUNCH_GROUP operations into launches.
+// Under m.mu.
 func (c *taskChecker) operations(ops []mesos.Offer_Operation) ([]plannedLaunch, error) {
 	var plans []plannedLaunch
 	for i := range ops {
@@ -470,7 +471,7 @@ func (c *taskChecker) operations(ops []mesos.Offer_Operation) ([]plannedLaunch, 
 }
 
 // check validates one task (ex is its group's executor, nil for LAUNCH)
-// and takes what it needs from remaining.
+// and takes what it needs from remaining. Under m.mu.
 func (c *taskChecker) check(t *mesos.TaskInfo, ex *mesos.ExecutorInfo) error {
 	agentID := c.a.rec.Id
 	if err := validTaskID(t.TaskID.Value); err != nil {
@@ -514,6 +515,7 @@ func (c *taskChecker) check(t *mesos.TaskInfo, ex *mesos.ExecutorInfo) error {
 
 // executor returns what task t's executor ex needs on top of the task: its
 // resources if it neither runs on the agent nor starts earlier in this call.
+// Under m.mu.
 func (c *taskChecker) executor(t *mesos.TaskInfo, ex *mesos.ExecutorInfo) (resources.Resources, error) {
 	if ex == nil {
 		return resources.Resources{}, nil

@@ -50,12 +50,15 @@ type offer struct {
 	timer         Timer
 }
 
+// newFramework builds the live state of a framework, not yet in m.frameworks.
 func (m *Master) newFramework(id string, info mesos.FrameworkInfo) *framework {
 	fw := &framework{id: id, offers: map[string]*offer{}, tasks: map[string]*task{}}
 	fw.setInfo(info)
 	return fw
 }
 
+// setInfo sets the framework's info and the role it allocates in. Caller
+// holds m.mu once fw is in m.frameworks.
 func (fw *framework) setInfo(info mesos.FrameworkInfo) {
 	info.ID = &mesos.FrameworkID{Value: fw.id}
 	fw.info = info
@@ -83,6 +86,8 @@ func (m *Master) frameworkRecordLocked(fw *framework) *api.FrameworkRecord {
 	return rec
 }
 
+// taskRecord is t as the registry stores it (it caches the encoded info in
+// t). Caller holds m.mu.
 func taskRecord(t *task) *api.TaskRecord {
 	if t.infoBytes == nil {
 		t.infoBytes, _ = t.info.Marshal()
