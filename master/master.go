@@ -264,21 +264,16 @@ func (m *Master) Start() error {
 		tcp = a
 	}
 	m.info = masterInfo(m.id, tcp)
-	rep, err := openRaft(filepath.Join(m.cfg.WorkDir, "raft"), m.reg, raftOptions{
-		Self: m.self, Bind: m.cfg.RaftBind, SnapshotThreshold: m.cfg.RaftSnapshotThreshold, TrailingLogs: m.cfg.RaftTrailingLogs, Peers: m.cfg.Peers, Multiplier: m.cfg.RaftMultiplier, LogLevel: "error", Notify: m.notify})
-	if err != nil {
+	if err := m.openReplication(); err != nil {
 		ln.Close()
 		return err
 	}
-	m.rep = rep
-	rep.commitObs = func(d time.Duration) { m.m.commitLatency.Observe(d.Seconds()) }
 	if m.cfg.RaftAddr == "" {
-		if err := rep.waitLeader(30 * time.Second); err != nil {
-			rep.close()
+		if err := m.leadAlone(); err != nil {
+			m.rep.close()
 			ln.Close()
 			return err
 		}
-		m.becomeLeader()
 	}
 	m.srv = &http.Server{Handler: m.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	m.wg.Add(4)
@@ -294,6 +289,30 @@ func (m *Master) Start() error {
 	m.log.Info().Str("addr", ln.Addr().String()).Str("http", m.self.HTTP).Str("raft", m.self.Raft).Str("master_id", m.id).
 		Int("agents", len(m.reg.Agents())).Int("frameworks", len(m.reg.Frameworks())).
 		Msg("master started")
+	return nil
+}
+
+// openReplication opens the registry's raft in the work directory: a
+// cluster member over TCP, or a lone master in process (no RaftAddr).
+func (m *Master) openReplication() error {
+	rep, err := openRaft(filepath.Join(m.cfg.WorkDir, "raft"), m.reg, raftOptions{
+		Self: m.self, Bind: m.cfg.RaftBind, SnapshotThreshold: m.cfg.RaftSnapshotThreshold, TrailingLogs: m.cfg.RaftTrailingLogs,
+		Peers: m.cfg.Peers, Multiplier: m.cfg.RaftMultiplier, LogLevel: "error", Notify: m.notify})
+	if err != nil {
+		return err
+	}
+	m.rep = rep
+	rep.commitObs = func(d time.Duration) { m.m.commitLatency.Observe(d.Seconds()) }
+	return nil
+}
+
+// leadAlone waits for a lone master's raft to elect it, then rebuilds live
+// state from the registry.
+func (m *Master) leadAlone() error {
+	if err := m.rep.waitLeader(30 * time.Second); err != nil {
+		return err
+	}
+	m.becomeLeader()
 	return nil
 }
 
