@@ -324,7 +324,7 @@ func (m *Master) agentCallLocked(a *agentState, call *api.AgentCall, depth int) 
 		m.sendFrameworkLocked(m.frameworks[call.FrameworkId], &schedEvent{Type: scheduler.Event_FAILURE, Failure: &scheduler.Event_Failure{
 			AgentID: &mesos.AgentID{Value: a.rec.Id}, ExecutorID: &mesos.ExecutorID{Value: call.ExecutorId}, Status: &status}})
 	case api.AgentCallType_USAGE:
-		m.usage[a.rec.Id] = call.Usage
+		m.usageLocked(a, call.Usage)
 	default:
 		return api.Errorf(http.StatusBadRequest, "unknown agent call type %d", call.Type)
 	}

@@ -10,9 +10,16 @@ import (
 	"github.com/allot-sched/allot/api"
 )
 
-// request declares the framework's per-task demand (characterized mode):
-// the first request's resources are the task vector; its quantity may be
-// given as a scalar resource named "tasks" (unlimited when absent).
+// Signals: wire data that informs allocation, turned into allocator events
+// (DESIGN.md, "the seam"). Today that is REQUEST (a framework's per-task
+// demand) and agents' usage reports, which are kept for /state and not yet
+// given to the allocator; FrameworkInfo labels (job size, job type) belong
+// here too. Every function here runs under m.mu.
+
+// requestLocked declares the framework's per-task demand (characterized
+// mode): the first request's resources are the task vector; its quantity
+// may be given as a scalar resource named "tasks" (unlimited when absent).
+// Caller holds m.mu.
 func (m *Master) requestLocked(fw *framework, rq *scheduler.Call_Request) error {
 	if len(rq.Requests) == 0 {
 		return m.alloc.SetDemand(fw.id, allocator.Demand{})
@@ -37,4 +44,9 @@ func (m *Master) requestLocked(fw *framework, rq *scheduler.Call_Request) error 
 	}
 	m.triggerAllocation()
 	return nil
+}
+
+// usageLocked records an agent's usage report. Caller holds m.mu.
+func (m *Master) usageLocked(a *agentState, u *api.Usage) {
+	m.usage[a.rec.Id] = u
 }
