@@ -224,7 +224,7 @@ func (m *Master) agentDisconnected(id string, stream *api.Stream) {
 	m.startAgentLostTimerLocked(a, m.cfg.AgentPingTimeout)
 }
 
-// startAgentLostTimer removes a if it has not reconnected after d.
+// startAgentLostTimerLocked removes a if it has not reconnected after d.
 func (m *Master) startAgentLostTimerLocked(a *agentState, d time.Duration) {
 	id := a.rec.Id
 	mine := a
@@ -239,7 +239,7 @@ func (m *Master) startAgentLostTimerLocked(a *agentState, d time.Duration) {
 	})
 }
 
-// removeAgent declares an agent gone: its tasks are lost. Caller holds m.mu.
+// removeAgentLocked declares an agent gone: its tasks are lost. Caller holds m.mu.
 func (m *Master) removeAgentLocked(a *agentState, why string) {
 	id := a.rec.Id
 	for _, fw := range m.frameworks {
@@ -258,7 +258,7 @@ func (m *Master) removeAgentLocked(a *agentState, why string) {
 	m.log.Warn().Str("agent_id", id).Str("why", why).Msg("agent removed")
 }
 
-// taskLost marks a task lost and tells its framework. The update carries no
+// taskLostLocked marks a task lost and tells its framework. The update carries no
 // uuid (nothing on an agent waits for its acknowledgement).
 func (m *Master) taskLostLocked(fw *framework, t *task, reason mesos.TaskStatus_Reason, msg string) {
 	now := float64(m.clock.Now().UnixNano()) / 1e9
@@ -289,6 +289,8 @@ func (m *Master) agentCall(call *api.AgentCall) error {
 	return m.agentCallLocked(a, call, 0)
 }
 
+// agentCallLocked applies one agent call (a batch nests once). Caller holds
+// m.mu.
 func (m *Master) agentCallLocked(a *agentState, call *api.AgentCall, depth int) error {
 	switch call.Type {
 	case api.AgentCallType_AGENT_BATCH:
@@ -331,6 +333,9 @@ func (m *Master) agentCallLocked(a *agentState, call *api.AgentCall, depth int) 
 	return nil
 }
 
+// statusUpdateLocked records a task's status from its agent, returns the
+// resources of a task that ended, and forwards the update. Caller holds
+// m.mu.
 func (m *Master) statusUpdateLocked(a *agentState, fwID string, st *mesos.TaskStatus) {
 	st.AgentID = &mesos.AgentID{Value: a.rec.Id}
 	fw := m.frameworks[fwID]

@@ -38,7 +38,7 @@ func (m *Master) operatorSubscribe(w http.ResponseWriter, r *http.Request, req *
 	m.mu.Unlock()
 }
 
-// publish sends an operator event to every operator subscriber. Caller
+// publishLocked sends an operator event to every operator subscriber. Caller
 // holds m.mu.
 func (m *Master) publishLocked(ev *mmaster.Event) {
 	for s := range m.opSubs {
@@ -46,6 +46,8 @@ func (m *Master) publishLocked(ev *mmaster.Event) {
 	}
 }
 
+// publishTaskLocked tells operator subscribers a task was added or updated.
+// Caller holds m.mu.
 func (m *Master) publishTaskLocked(typ mmaster.Event_Type, t *task) {
 	if len(m.opSubs) == 0 {
 		return
@@ -61,6 +63,8 @@ func (m *Master) publishTaskLocked(typ mmaster.Event_Type, t *task) {
 	m.publishLocked(&mmaster.Event{Type: typ, TaskUpdated: &mmaster.Event_TaskUpdated{FrameworkID: mesos.FrameworkID{Value: t.fw}, Status: st, State: t.state.Enum()}})
 }
 
+// publishAgentLocked tells operator subscribers an agent was added or
+// removed. Caller holds m.mu.
 func (m *Master) publishAgentLocked(typ mmaster.Event_Type, a *agentState) {
 	if len(m.opSubs) == 0 {
 		return
@@ -72,6 +76,8 @@ func (m *Master) publishAgentLocked(typ mmaster.Event_Type, a *agentState) {
 	m.publishLocked(&mmaster.Event{Type: typ, AgentRemoved: &mmaster.Event_AgentRemoved{AgentID: mesos.AgentID{Value: a.rec.Id}}})
 }
 
+// publishFrameworkLocked tells operator subscribers a framework was added,
+// updated or removed. Caller holds m.mu.
 func (m *Master) publishFrameworkLocked(typ mmaster.Event_Type, fw *framework) {
 	if len(m.opSubs) == 0 {
 		return

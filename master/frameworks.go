@@ -11,6 +11,8 @@ import (
 	"github.com/allot-sched/allot/api"
 )
 
+// startFailoverTimerLocked removes fw if it has not re-subscribed within its
+// failover timeout. Caller holds m.mu.
 func (m *Master) startFailoverTimerLocked(fw *framework) {
 	if fw.failoverTimer != nil {
 		fw.failoverTimer.Stop()
@@ -29,7 +31,7 @@ func (m *Master) startFailoverTimerLocked(fw *framework) {
 	})
 }
 
-// removeFramework kills the framework's tasks, returns its resources and
+// removeFrameworkLocked kills the framework's tasks, returns its resources and
 // forgets it. Caller holds m.mu.
 func (m *Master) removeFrameworkLocked(fw *framework, why string) {
 	if fw.failoverTimer != nil {

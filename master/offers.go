@@ -194,14 +194,6 @@ func (m *Master) declineLocked(fw *framework, dec *scheduler.Call_Decline) {
 	m.triggerAllocation()
 }
 
-func filterOf(f *mesos.Filters) *allocator.Filter {
-	rs := allocator.DefaultRefuseSeconds
-	if f != nil && f.RefuseSeconds != nil {
-		rs = *f.RefuseSeconds
-	}
-	return &allocator.Filter{RefuseSeconds: rs}
-}
-
 // plannedLaunch is one validated LAUNCH or LAUNCH_GROUP operation.
 type plannedLaunch struct {
 	tasks    []mesos.TaskInfo

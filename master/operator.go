@@ -151,6 +151,7 @@ func (m *Master) agentInfo(a *agentState) mesos.AgentInfo {
 		Resources: resources.ToMesos(a.total, "", "")}
 }
 
+// agentEntryLocked is a as GET_AGENTS lists it. Caller holds m.mu.
 func (m *Master) agentEntryLocked(a *agentState) mmaster.Response_GetAgents_Agent {
 	e := mmaster.Response_GetAgents_Agent{AgentInfo: m.agentInfo(a), Active: a.stream != nil, Version: Version,
 		PID: strPtr("slave(1)@" + a.rec.Address), RegisteredTime: timeInfo(time.Unix(0, a.rec.RegisteredUnixNano)),
@@ -165,6 +166,7 @@ func (m *Master) agentEntryLocked(a *agentState) mmaster.Response_GetAgents_Agen
 	return e
 }
 
+// getAgentsLocked answers GET_AGENTS. Caller holds m.mu.
 func (m *Master) getAgentsLocked() *mmaster.Response_GetAgents {
 	out := &mmaster.Response_GetAgents{}
 	for _, id := range sortedKeys(m.agents) {
@@ -173,6 +175,7 @@ func (m *Master) getAgentsLocked() *mmaster.Response_GetAgents {
 	return out
 }
 
+// frameworkEntryLocked is fw as GET_FRAMEWORKS lists it. Caller holds m.mu.
 func (m *Master) frameworkEntryLocked(fw *framework) mmaster.Response_GetFrameworks_Framework {
 	e := mmaster.Response_GetFrameworks_Framework{FrameworkInfo: fw.info, Active: fw.stream != nil && !fw.suppressed,
 		Connected: fw.stream != nil, RegisteredTime: timeInfo(fw.registered), UnregisteredTime: timeInfo(fw.disconnectedAt)}
@@ -188,6 +191,7 @@ func (m *Master) frameworkEntryLocked(fw *framework) mmaster.Response_GetFramewo
 	return e
 }
 
+// getFrameworksLocked answers GET_FRAMEWORKS. Caller holds m.mu.
 func (m *Master) getFrameworksLocked() *mmaster.Response_GetFrameworks {
 	out := &mmaster.Response_GetFrameworks{}
 	for _, id := range sortedKeys(m.frameworks) {
@@ -196,6 +200,7 @@ func (m *Master) getFrameworksLocked() *mmaster.Response_GetFrameworks {
 	return out
 }
 
+// getExecutorsLocked answers GET_EXECUTORS. Caller holds m.mu.
 func (m *Master) getExecutorsLocked() *mmaster.Response_GetExecutors {
 	out := &mmaster.Response_GetExecutors{}
 	for _, aid := range sortedKeys(m.agents) {
@@ -227,6 +232,7 @@ func (m *Master) mesosTask(t *task) mesos.Task {
 	return mt
 }
 
+// getTasksLocked answers GET_TASKS. Caller holds m.mu.
 func (m *Master) getTasksLocked() *mmaster.Response_GetTasks {
 	out := &mmaster.Response_GetTasks{}
 	for _, fid := range sortedKeys(m.frameworks) {
@@ -246,6 +252,7 @@ func (m *Master) getTasksLocked() *mmaster.Response_GetTasks {
 	return out
 }
 
+// getRolesLocked answers GET_ROLES. Caller holds m.mu.
 func (m *Master) getRolesLocked() *mmaster.Response_GetRoles {
 	roles := map[string]*mesos.Role{}
 	for _, fid := range sortedKeys(m.frameworks) {
@@ -272,6 +279,7 @@ func (m *Master) getRolesLocked() *mmaster.Response_GetRoles {
 	return out
 }
 
+// getStateLocked answers GET_STATE. Caller holds m.mu.
 func (m *Master) getStateLocked() *mmaster.Response_GetState {
 	return &mmaster.Response_GetState{GetTasks: m.getTasksLocked(), GetExecutors: m.getExecutorsLocked(),
 		GetFrameworks: m.getFrameworksLocked(), GetAgents: m.getAgentsLocked()}

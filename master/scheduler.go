@@ -262,6 +262,8 @@ func validateCallBody(call *scheduler.Call) error {
 	return nil
 }
 
+// killLocked asks the task's agent to kill it; an unknown or finished task
+// is answered with its state (TASK_LOST if unknown). Caller holds m.mu.
 func (m *Master) killLocked(fw *framework, k *scheduler.Call_Kill) error {
 	t := fw.tasks[k.TaskID.Value]
 	if t == nil || isTerminal(t.state) {
@@ -288,6 +290,9 @@ func (m *Master) killLocked(fw *framework, k *scheduler.Call_Kill) error {
 	return nil
 }
 
+// acknowledgeLocked forwards a status acknowledgement to the agent; a
+// terminal task's is forwarded only once the registry forgot the task.
+// Caller holds m.mu.
 func (m *Master) acknowledgeLocked(fw *framework, ack *scheduler.Call_Acknowledge) error {
 	a := m.agents[ack.AgentID.Value]
 	if a == nil {
@@ -321,6 +326,8 @@ func (m *Master) acknowledgeLocked(fw *framework, ack *scheduler.Call_Acknowledg
 	return nil
 }
 
+// reconcileLocked answers RECONCILE with the state of the named tasks (all,
+// if none are named). Caller holds m.mu.
 func (m *Master) reconcileLocked(fw *framework, rc *scheduler.Call_Reconcile) {
 	send := func(t *task) {
 		st := mesos.TaskStatus{TaskID: mesos.TaskID{Value: t.id}, State: t.state.Enum(), AgentID: &mesos.AgentID{Value: t.agent},
@@ -357,7 +364,7 @@ func (m *Master) reconcileLocked(fw *framework, rc *scheduler.Call_Reconcile) {
 	}
 }
 
-// awaitingAgent reports whether the named agent (any agent, if none is
+// awaitingAgentLocked reports whether the named agent (any agent, if none is
 // named) is in the registry but has not re-registered since this master
 // took over. Caller holds m.mu.
 func (m *Master) awaitingAgentLocked(id *mesos.AgentID) bool {

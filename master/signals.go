@@ -12,9 +12,9 @@ import (
 
 // Signals: wire data that informs allocation, turned into allocator events
 // (DESIGN.md, "the seam"). Today that is REQUEST (a framework's per-task
-// demand) and agents' usage reports, which are kept for /state and not yet
-// given to the allocator; FrameworkInfo labels (job size, job type) belong
-// here too. Every function here runs under m.mu.
+// demand), the refuse filters of DECLINE and ACCEPT, and agents' usage
+// reports (kept for /state, not yet given to the allocator). FrameworkInfo
+// labels (job size, job type) belong here too.
 
 // requestLocked declares the framework's per-task demand (characterized
 // mode): the first request's resources are the task vector; its quantity
@@ -49,4 +49,14 @@ func (m *Master) requestLocked(fw *framework, rq *scheduler.Call_Request) error 
 // usageLocked records an agent's usage report. Caller holds m.mu.
 func (m *Master) usageLocked(a *agentState, u *api.Usage) {
 	m.usage[a.rec.Id] = u
+}
+
+// filterOf is the allocator filter a DECLINE or ACCEPT asks for:
+// refuse_seconds, Mesos's default 5 s when absent.
+func filterOf(f *mesos.Filters) *allocator.Filter {
+	rs := allocator.DefaultRefuseSeconds
+	if f != nil && f.RefuseSeconds != nil {
+		rs = *f.RefuseSeconds
+	}
+	return &allocator.Filter{RefuseSeconds: rs}
 }

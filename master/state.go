@@ -77,6 +77,7 @@ func (fw *framework) setInfo(info mesos.FrameworkInfo) {
 	}
 }
 
+// frameworkRecordLocked is fw as the registry stores it. Caller holds m.mu.
 func (m *Master) frameworkRecordLocked(fw *framework) *api.FrameworkRecord {
 	b, _ := fw.info.Marshal()
 	rec := &api.FrameworkRecord{Id: fw.id, Info: b, RegisteredUnixNano: fw.registered.UnixNano(), Suppressed: fw.suppressed}
@@ -105,7 +106,7 @@ func taskRecord(t *task) *api.TaskRecord {
 // Mesos's --max_completed_tasks_per_framework does (for all frameworks).
 const maxCompleted = 1000
 
-// addCompleted remembers a finished task. Caller holds m.mu.
+// addCompletedLocked remembers a finished task. Caller holds m.mu.
 func (m *Master) addCompletedLocked(t *task) {
 	m.completed = append(m.completed, t)
 	if len(m.completed) > 2*maxCompleted {
