@@ -45,29 +45,67 @@ func (m *Master) handleAgent(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusAccepted)
 }
 
+// registerAgent serves REGISTER: it admits the agent and then streams its
+// commands until the connection ends.
 func (m *Master) registerAgent(w http.ResponseWriter, r *http.Request, call *api.AgentCall) {
+	stream := api.NewStream(api.Protobuf, 65536)
+	id, err := m.admitAgent(call, stream)
+	if err != nil {
+		api.WriteError(w, err)
+		return
+	}
+	stream.Serve(w, r, false, nil)
+	m.agentDisconnected(id, stream)
+}
+
+// admitAgent registers (or re-registers) the agent of a REGISTER call on
+// stream, takes the tasks it reports as the truth, adds it to the
+// allocator and answers REGISTERED on the stream. Takes m.mu.
+func (m *Master) admitAgent(call *api.AgentCall, stream *api.Stream) (string, error) {
 	rec := call.GetAgent()
 	if rec == nil || rec.Address == "" {
-		api.WriteError(w, api.Errorf(http.StatusBadRequest, "REGISTER without agent.address"))
-		return
+		return "", api.Errorf(http.StatusBadRequest, "REGISTER without agent.address")
 	}
 	total, err := resources.Parse(rec.Resources)
 	if err != nil {
-		api.WriteError(w, api.Errorf(http.StatusBadRequest, "REGISTER: agent.resources: %v", err))
-		return
+		return "", api.Errorf(http.StatusBadRequest, "REGISTER: agent.resources: %v", err)
 	}
-	stream := api.NewStream(api.Protobuf, 65536)
-
 	m.mu.Lock()
+	a, readd := m.resetAgentLocked(rec, total, stream)
+	id := a.rec.Id
+	used, unknownFw := m.adoptReportedTasksLocked(a, call.Tasks)
+	if m.allocOK("add_agent", m.alloc.AddAgent(id, allocator.AgentInfo{Total: total, Attributes: rec.Attributes, Used: used}), "agent_id", id) {
+		a.inAlloc = true
+	}
+	for fwID := range unknownFw {
+		stream.SendProto(&api.AgentEvent{Type: api.AgentEventType_SHUTDOWN_FRAMEWORK, FrameworkId: fwID})
+	}
+	m.publishAgentLocked(evAgentAdded, a)
+	m.mu.Unlock()
+
+	m.rep.propose(&api.Command{Type: api.CommandType_AGENT_UPSERT, Agent: rec})
+	stream.SendProto(&api.AgentEvent{Type: api.AgentEventType_REGISTERED, AgentId: id, GraceNanos: int64(PingInterval)})
+	m.log.Info().Str("agent_id", id).Str("address", rec.Address).Str("resources", total.String()).
+		Int("tasks", len(call.Tasks)).Bool("reregistered", readd).Msg("agent registered")
+	m.triggerAllocation()
+	return id, nil
+}
+
+// resetAgentLocked gives rec an id if it has none and starts the agent's
+// live state afresh on stream: an earlier connection is closed, its offers
+// return (without RESCIND: the agent's own frameworks learn of the agent
+// anew) and it leaves the allocator until re-added. readd is true if the
+// master knew the agent. Caller holds m.mu.
+func (m *Master) resetAgentLocked(rec *api.AgentRecord, total resources.Resources, stream *api.Stream) (a *agentState, readd bool) {
 	id := rec.Id
 	if id == "" {
 		m.seq++
 		id = m.id + "-S" + itoa(m.seq)
 		rec.Id = id
 	}
-	rec.RegisteredUnixNano = time.Now().UnixNano()
-	a := m.agents[id]
-	readd := a != nil
+	rec.RegisteredUnixNano = m.clock.Now().UnixNano()
+	a = m.agents[id]
+	readd = a != nil
 	if a == nil {
 		a = &agentState{executors: map[string]resources.Resources{}}
 		m.agents[id] = a
@@ -79,23 +117,27 @@ func (m *Master) registerAgent(w http.ResponseWriter, r *http.Request, call *api
 		a.lostTimer.Stop()
 		a.lostTimer = nil
 	}
-	for _, o := range m.offers {
-		if o.agent == id {
-			m.removeOffer(o, true, nil)
-		}
-	}
+	m.removeAgentOffersLocked(id, false)
 	if a.inAlloc {
-		m.alloc.RemoveAgent(id)
+		m.allocOK("remove_agent", m.alloc.RemoveAgent(id), "agent_id", id)
 		a.inAlloc = false
 	}
 	a.rec, a.total, a.stream = rec, total, stream
 	a.executors = map[string]resources.Resources{}
+	return a, readd
+}
 
-	// The agent's report is the truth about what runs there.
+// adoptReportedTasksLocked takes the agent's report as the truth about
+// what runs there: reported tasks are (re)recorded, tasks the master placed
+// there that the agent no longer has are lost. It returns what each
+// framework uses on the agent and the reported frameworks the master does
+// not know. Caller holds m.mu.
+func (m *Master) adoptReportedTasksLocked(a *agentState, reports []*api.TaskRecord) (map[string]resources.Resources, map[string]bool) {
+	id, total := a.rec.Id, a.total
 	used := map[string]resources.Resources{}
 	reported := map[string]bool{}
 	unknownFw := map[string]bool{}
-	for _, tr := range call.Tasks {
+	for _, tr := range reports {
 		fw := m.frameworks[tr.FrameworkId]
 		if fw == nil {
 			unknownFw[tr.FrameworkId] = true
@@ -140,7 +182,7 @@ func (m *Master) registerAgent(w http.ResponseWriter, r *http.Request, call *api
 			if t.agent != id || reported[taskKey(fw.id, t.id)] || taskstate.IsTerminal(t.state) {
 				continue
 			}
-			m.taskLost(fw, t, mesos.REASON_AGENT_RESTARTED, "the agent re-registered without this task")
+			m.taskLostLocked(fw, t, mesos.REASON_AGENT_RESTARTED, "the agent re-registered without this task")
 		}
 	}
 	for u := range used {
@@ -150,24 +192,7 @@ func (m *Master) registerAgent(w http.ResponseWriter, r *http.Request, call *api
 			delete(used, u)
 		}
 	}
-	if err := m.alloc.AddAgent(id, allocator.AgentInfo{Total: total, Attributes: rec.Attributes, Used: used}); err != nil {
-		m.log.Error().Err(err).Str("agent_id", id).Msg("adding agent to the allocator")
-	} else {
-		a.inAlloc = true
-	}
-	for fwID := range unknownFw {
-		stream.SendProto(&api.AgentEvent{Type: api.AgentEventType_SHUTDOWN_FRAMEWORK, FrameworkId: fwID})
-	}
-	m.publishAgent(evAgentAdded, a)
-	m.mu.Unlock()
-
-	m.rep.propose(&api.Command{Type: api.CommandType_AGENT_UPSERT, Agent: rec})
-	stream.SendProto(&api.AgentEvent{Type: api.AgentEventType_REGISTERED, AgentId: id, GraceNanos: int64(PingInterval)})
-	m.log.Info().Str("agent_id", id).Str("address", rec.Address).Str("resources", total.String()).
-		Int("tasks", len(call.Tasks)).Bool("reregistered", readd).Msg("agent registered")
-	m.triggerAllocation()
-	stream.Serve(w, r, false, nil)
-	m.agentDisconnected(id, stream)
+	return used, unknownFw
 }
 
 func itoa(n uint64) string {
@@ -185,8 +210,8 @@ func itoa(n uint64) string {
 }
 
 // agentDisconnected starts the clock on an agent whose stream ended: its
-// offers go back at once; if it does not come back within
-// --agent-ping-timeout its tasks are lost and it is removed.
+// offers are rescinded at once; if it does not come back within
+// --agent-ping-timeout its tasks are lost and it is removed. Takes m.mu.
 func (m *Master) agentDisconnected(id string, stream *api.Stream) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -195,70 +220,66 @@ func (m *Master) agentDisconnected(id string, stream *api.Stream) {
 		return
 	}
 	a.stream = nil
-	for _, o := range m.offers {
-		if o.agent == id {
-			m.removeOffer(o, true, nil)
-			m.sendFramework(m.frameworks[o.fw], &schedEvent{Type: evRescind, Rescind: &schedRescind{OfferID: mesos.OfferID{Value: o.id}}})
-		}
-	}
+	m.removeAgentOffersLocked(id, true)
 	m.log.Warn().Str("agent_id", id).Dur("agent_ping_timeout", m.cfg.AgentPingTimeout).Msg("agent disconnected")
-	m.startAgentLostTimer(a, m.cfg.AgentPingTimeout)
+	m.startAgentLostTimerLocked(a, m.cfg.AgentPingTimeout)
 }
 
-// startAgentLostTimer removes a if it has not reconnected after d.
-func (m *Master) startAgentLostTimer(a *agentState, d time.Duration) {
+// startAgentLostTimerLocked removes a if it has not reconnected after d.
+func (m *Master) startAgentLostTimerLocked(a *agentState, d time.Duration) {
 	id := a.rec.Id
 	mine := a
-	a.lostTimer = time.AfterFunc(d, func() {
+	a.lostTimer = m.clock.AfterFunc(d, func() {
 		m.mu.Lock()
 		defer m.mu.Unlock()
 		a := m.agents[id]
 		if a == nil || a != mine || a.stream != nil {
 			return
 		}
-		m.removeAgent(a, "did not reconnect within --agent-ping-timeout")
+		m.removeAgentLocked(a, "did not reconnect within --agent-ping-timeout")
 	})
 }
 
-// removeAgent declares an agent gone: its tasks are lost. Caller holds m.mu.
-func (m *Master) removeAgent(a *agentState, why string) {
+// removeAgentLocked declares an agent gone: its tasks are lost. Caller holds m.mu.
+func (m *Master) removeAgentLocked(a *agentState, why string) {
 	id := a.rec.Id
 	for _, fw := range m.frameworks {
 		for _, t := range fw.tasks {
 			if t.agent == id && !taskstate.IsTerminal(t.state) {
-				m.taskLost(fw, t, mesos.REASON_AGENT_REMOVED, "agent removed: "+why)
+				m.taskLostLocked(fw, t, mesos.REASON_AGENT_REMOVED, "agent removed: "+why)
 			}
 		}
 	}
 	if a.inAlloc {
-		m.alloc.RemoveAgent(id)
+		m.allocOK("remove_agent", m.alloc.RemoveAgent(id), "agent_id", id)
 	}
 	delete(m.agents, id)
 	m.rep.propose(&api.Command{Type: api.CommandType_AGENT_REMOVE, Id: id})
-	m.publishAgent(evAgentRemoved, a)
+	m.publishAgentLocked(evAgentRemoved, a)
 	m.log.Warn().Str("agent_id", id).Str("why", why).Msg("agent removed")
 }
 
-// taskLost marks a task lost and tells its framework. The update carries no
+// taskLostLocked marks a task lost and tells its framework. The update carries no
 // uuid (nothing on an agent waits for its acknowledgement).
-func (m *Master) taskLost(fw *framework, t *task, reason mesos.TaskStatus_Reason, msg string) {
-	now := float64(time.Now().UnixNano()) / 1e9
+func (m *Master) taskLostLocked(fw *framework, t *task, reason mesos.TaskStatus_Reason, msg string) {
+	now := float64(m.clock.Now().UnixNano()) / 1e9
 	st := mesos.TaskStatus{TaskID: mesos.TaskID{Value: t.id}, State: mesos.TASK_LOST.Enum(), AgentID: &mesos.AgentID{Value: t.agent},
 		Source: mesos.SOURCE_MASTER.Enum(), Reason: reason.Enum(), Message: &msg, Timestamp: &now}
 	wasTerminal := taskstate.IsTerminal(t.state)
 	t.state, t.status = mesos.TASK_LOST, &st
 	if !wasTerminal {
 		if a := m.agents[t.agent]; a != nil && a.inAlloc {
-			m.alloc.Recover(fw.id, t.agent, t.res, nil)
+			m.allocOK("recover", m.alloc.Recover(fw.id, t.agent, t.res, nil), "framework_id", fw.id, "agent_id", t.agent, "task_id", t.id)
 		}
 	}
 	delete(fw.tasks, t.id)
-	m.addCompleted(t)
+	m.addCompletedLocked(t)
 	m.rep.propose(&api.Command{Type: api.CommandType_TASK_REMOVE, Id: taskKey(fw.id, t.id)})
-	m.publishTask(evTaskUpdated, t)
-	m.sendFramework(fw, &schedEvent{Type: evUpdate, Update: &scheduler.Event_Update{Status: st}})
+	m.publishTaskLocked(evTaskUpdated, t)
+	m.sendFrameworkLocked(fw, &schedEvent{Type: evUpdate, Update: &scheduler.Event_Update{Status: st}})
 }
 
+// agentCall applies an update from a registered agent. Takes m.mu.
 func (m *Master) agentCall(call *api.AgentCall) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -269,6 +290,8 @@ func (m *Master) agentCall(call *api.AgentCall) error {
 	return m.agentCallLocked(a, call, 0)
 }
 
+// agentCallLocked applies one agent call (a batch nests once). Caller holds
+// m.mu.
 func (m *Master) agentCallLocked(a *agentState, call *api.AgentCall, depth int) error {
 	switch call.Type {
 	case api.AgentCallType_AGENT_BATCH:
@@ -285,32 +308,36 @@ func (m *Master) agentCallLocked(a *agentState, call *api.AgentCall, depth int) 
 		if err := st.Unmarshal(call.Status); err != nil {
 			return api.Errorf(http.StatusBadRequest, "STATUS_UPDATE: status is not a mesos.TaskStatus: %v", err)
 		}
-		m.statusUpdate(a, call.FrameworkId, &st)
+		m.statusUpdateLocked(a, call.FrameworkId, &st)
 	case api.AgentCallType_EXECUTOR_MESSAGE:
 		fw := m.frameworks[call.FrameworkId]
-		m.sendFramework(fw, &schedEvent{Type: scheduler.Event_MESSAGE, Message: &scheduler.Event_Message{
+		m.sendFrameworkLocked(fw, &schedEvent{Type: scheduler.Event_MESSAGE, Message: &scheduler.Event_Message{
 			AgentID: mesos.AgentID{Value: a.rec.Id}, ExecutorID: mesos.ExecutorID{Value: call.ExecutorId}, Data: call.Data}})
 	case api.AgentCallType_EXECUTOR_EXITED:
 		key := call.FrameworkId + "/" + call.ExecutorId
 		if res, ok := a.executors[key]; ok {
 			delete(a.executors, key)
 			if !res.IsEmpty() && a.inAlloc && m.frameworks[call.FrameworkId] != nil {
-				m.alloc.Recover(call.FrameworkId, a.rec.Id, res, nil)
+				m.allocOK("recover", m.alloc.Recover(call.FrameworkId, a.rec.Id, res, nil),
+					"framework_id", call.FrameworkId, "agent_id", a.rec.Id, "executor_id", call.ExecutorId)
 				m.triggerAllocation()
 			}
 		}
 		status := call.ExitStatus
-		m.sendFramework(m.frameworks[call.FrameworkId], &schedEvent{Type: scheduler.Event_FAILURE, Failure: &scheduler.Event_Failure{
+		m.sendFrameworkLocked(m.frameworks[call.FrameworkId], &schedEvent{Type: scheduler.Event_FAILURE, Failure: &scheduler.Event_Failure{
 			AgentID: &mesos.AgentID{Value: a.rec.Id}, ExecutorID: &mesos.ExecutorID{Value: call.ExecutorId}, Status: &status}})
 	case api.AgentCallType_USAGE:
-		m.usage[a.rec.Id] = call.Usage
+		m.usageLocked(a, call.Usage)
 	default:
 		return api.Errorf(http.StatusBadRequest, "unknown agent call type %d", call.Type)
 	}
 	return nil
 }
 
-func (m *Master) statusUpdate(a *agentState, fwID string, st *mesos.TaskStatus) {
+// statusUpdateLocked records a task's status from its agent, returns the
+// resources of a task that ended, and forwards the update. Caller holds
+// m.mu.
+func (m *Master) statusUpdateLocked(a *agentState, fwID string, st *mesos.TaskStatus) {
 	st.AgentID = &mesos.AgentID{Value: a.rec.Id}
 	fw := m.frameworks[fwID]
 	if fw == nil {
@@ -325,17 +352,16 @@ func (m *Master) statusUpdate(a *agentState, fwID string, st *mesos.TaskStatus) 
 		was := taskstate.IsTerminal(t.state)
 		t.state, t.status = st.GetState(), st
 		if !was && taskstate.IsTerminal(t.state) && a.inAlloc {
-			if err := m.alloc.Recover(fw.id, a.rec.Id, t.res, nil); err != nil {
-				m.log.Warn().Err(err).Str("task_id", t.id).Msg("recovering task resources")
-			}
+			m.allocOK("recover", m.alloc.Recover(fw.id, a.rec.Id, t.res, nil), "framework_id", fw.id, "agent_id", a.rec.Id, "task_id", t.id)
 			m.triggerAllocation()
 		}
 		m.rep.propose(&api.Command{Type: api.CommandType_TASK_UPSERT, Task: taskRecord(t)})
-		m.publishTask(evTaskUpdated, t)
+		m.publishTaskLocked(evTaskUpdated, t)
 	}
-	m.sendFramework(fw, &schedEvent{Type: evUpdate, Update: &scheduler.Event_Update{Status: *st}})
+	m.sendFrameworkLocked(fw, &schedEvent{Type: evUpdate, Update: &scheduler.Event_Update{Status: *st}})
 }
 
+// pingLoop pings every connected agent each PingInterval. Takes m.mu.
 func (m *Master) pingLoop() {
 	t := time.NewTicker(PingInterval)
 	defer t.Stop()

@@ -213,6 +213,7 @@ func (m *Master) handleRaftChange(w http.ResponseWriter, r *http.Request) {
 // handleRestore replaces the registry with the snapshot in the body. It goes
 // through raft (raft.Restore), so every master installs the same state; the
 // leader then rebuilds its live state from it as after an election.
+// Takes m.mu.
 func (m *Master) handleRestore(w http.ResponseWriter, r *http.Request) {
 	body := http.MaxBytesReader(w, r.Body, 1<<30)
 	// Validate before touching raft: a bad file must not replace a good

@@ -10,7 +10,28 @@
 // under it: events to frameworks and agents are queued on per-connection
 // streams (api.Stream) whose own goroutines write them, and registry
 // commands are proposed to raft without waiting except where the caller's
-// answer depends on durability (a framework's SUBSCRIBED).
+// answer depends on durability (a framework's SUBSCRIBED). A function that
+// needs m.mu held ends in Locked or says "Caller holds m.mu"; one that takes
+// it says "Takes m.mu".
+//
+// Allocator calls whose error no client sees go through allocOK, which logs
+// the error with the ids involved and counts it in
+// allot_master_allocator_errors_total{op}.
+//
+// Files follow the lifecycle of what they manage:
+//
+//	master.go      Config, New, Start/Stop, the Clock
+//	leadership.go  election, rebuilding live state from the registry
+//	state.go       live-state types (agents, frameworks, tasks, offers)
+//	scheduler.go   the scheduler API: HTTP, call validation (ACCEPT's plan)
+//	frameworks.go  subscribe, failover, update and removal of frameworks
+//	offers.go      allocation cycle, offer table, rescind, ACCEPT's launch
+//	signals.go     wire data -> allocator events (REQUEST, usage reports)
+//	agentproto.go  the agent protocol: registration, updates, agent loss
+//	events.go      operator API subscribers and the event fan-out
+//	operator.go    the operator API and /state
+//	metrics.go     Prometheus series
+//	registry.go, raft.go, cluster.go  the replicated registry and redirects
 //
 // Offers are leader-local and never replicated; after a restart the master
 // rebuilds its allocator from the registry, agents re-register with the

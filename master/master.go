@@ -16,13 +16,11 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/hashicorp/raft"
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	"github.com/rs/zerolog"
 
 	"github.com/allot-sched/allot/allocator"
 	"github.com/allot-sched/allot/api"
-	"github.com/allot-sched/allot/resources"
 	"github.com/allot-sched/allot/sorter"
 )
 
@@ -66,11 +64,14 @@ type Config struct {
 	Log            zerolog.Logger
 	// Flags is what GET_FLAGS reports (name -> value as given).
 	Flags map[string]string
+	// Clock is the master's and the allocator's time; nil: the wall clock.
+	Clock Clock
 }
 
 // Master is one running master. Create it with New, then Start.
 type Master struct {
 	cfg   Config
+	clock Clock
 	log   zerolog.Logger
 	id    string
 	start time.Time
@@ -106,47 +107,6 @@ type Master struct {
 	wg   sync.WaitGroup
 }
 
-type agentState struct {
-	rec       *api.AgentRecord
-	total     resources.Resources
-	stream    *api.Stream // nil while disconnected
-	inAlloc   bool
-	lostTimer *time.Timer
-	// executors running on the agent with the resources they hold, keyed
-	// "framework/executor".
-	executors map[string]resources.Resources
-}
-
-type framework struct {
-	id             string
-	info           mesos.FrameworkInfo
-	role           string
-	multiRole      bool
-	stream         *api.Stream
-	streamID       string
-	offers         map[string]*offer
-	tasks          map[string]*task
-	registered     time.Time
-	disconnectedAt time.Time
-	failoverTimer  *time.Timer
-	suppressed     bool
-}
-
-type task struct {
-	id, fw, agent, executor string
-	info                    mesos.TaskInfo
-	infoBytes               []byte // info in protobuf, for registry records
-	res                     resources.Resources
-	state                   mesos.TaskState
-	status                  *mesos.TaskStatus
-}
-
-type offer struct {
-	id, fw, agent string
-	res           resources.Resources
-	timer         *time.Timer
-}
-
 // New opens the registry in cfg.WorkDir and builds the master; it does not
 // listen yet.
 func New(cfg Config) (*Master, error) {
@@ -174,6 +134,9 @@ func New(cfg Config) (*Master, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--mode: %w", err)
 	}
+	if cfg.Clock == nil {
+		cfg.Clock = wallClock{}
+	}
 	seed := make([]byte, 8)
 	rand.Read(seed)
 	if cfg.AgentReregisterTimeout <= 0 {
@@ -183,7 +146,7 @@ func New(cfg Config) (*Master, error) {
 		Sorter: crit, AgentSelection: sel, Mode: mode,
 		AllocationInterval: cfg.AllocationInterval,
 		Seed:               binary.LittleEndian.Uint64(seed),
-		Clock:              wallClock{},
+		Clock:              cfg.Clock,
 	}
 	alloc, err := newAllocator(allocCfg, cfg.Weights)
 	if err != nil {
@@ -193,7 +156,7 @@ func New(cfg Config) (*Master, error) {
 		return nil, err
 	}
 	m := &Master{
-		cfg: cfg, log: cfg.Log, start: time.Now(),
+		cfg: cfg, log: cfg.Log, clock: cfg.Clock, start: cfg.Clock.Now(),
 		reg:               NewRegistry(),
 		alloc:             alloc,
 		allocCfg:          allocCfg,
@@ -239,9 +202,23 @@ func orDefault(s, d string) string {
 	return s
 }
 
+// Clock is the master's time: Now stamps registrations, disconnections and
+// lost tasks and is the allocator's clock (filters expire by it); AfterFunc
+// runs the offer, failover and agent-lost timeouts. Tests pass a manual one.
+type Clock interface {
+	Now() time.Time
+	AfterFunc(d time.Duration, f func()) Timer
+}
+
+// Timer is a pending AfterFunc; Stop reports whether it stopped the call.
+type Timer interface{ Stop() bool }
+
+// wallClock is the real clock, the default.
 type wallClock struct{}
 
 func (wallClock) Now() time.Time { return time.Now() }
+
+func (wallClock) AfterFunc(d time.Duration, f func()) Timer { return time.AfterFunc(d, f) }
 
 func newID() string {
 	b := make([]byte, 16)
@@ -287,21 +264,16 @@ func (m *Master) Start() error {
 		tcp = a
 	}
 	m.info = masterInfo(m.id, tcp)
-	rep, err := openRaft(filepath.Join(m.cfg.WorkDir, "raft"), m.reg, raftOptions{
-		Self: m.self, Bind: m.cfg.RaftBind, SnapshotThreshold: m.cfg.RaftSnapshotThreshold, TrailingLogs: m.cfg.RaftTrailingLogs, Peers: m.cfg.Peers, Multiplier: m.cfg.RaftMultiplier, LogLevel: "error", Notify: m.notify})
-	if err != nil {
+	if err := m.openReplication(); err != nil {
 		ln.Close()
 		return err
 	}
-	m.rep = rep
-	rep.commitObs = func(d time.Duration) { m.m.commitLatency.Observe(d.Seconds()) }
 	if m.cfg.RaftAddr == "" {
-		if err := rep.waitLeader(30 * time.Second); err != nil {
-			rep.close()
+		if err := m.leadAlone(); err != nil {
+			m.rep.close()
 			ln.Close()
 			return err
 		}
-		m.becomeLeader()
 	}
 	m.srv = &http.Server{Handler: m.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	m.wg.Add(4)
@@ -320,120 +292,34 @@ func (m *Master) Start() error {
 	return nil
 }
 
-// watchLeadership follows raft's leadership notifications. On gaining
-// leadership it first waits on a barrier so the registry holds every entry
-// the previous leader committed, then rebuilds live state from it; on losing
-// it drops live state so that nothing is allocated or acknowledged by a
-// master that can no longer commit.
-func (m *Master) watchLeadership() {
-	for {
-		select {
-		case <-m.stop:
-			return
-		case lead := <-m.notify:
-			if !lead {
-				m.becomeFollower()
-				continue
-			}
-			if err := m.rep.raft.Barrier(30 * time.Second).Error(); err != nil {
-				m.log.Warn().Err(err).Msg("elected, but the registry barrier failed; waiting for the next election")
-				continue
-			}
-			if m.rep.raft.State() == raft.Leader {
-				m.becomeLeader()
-			}
-		}
-	}
-}
-
-// becomeLeader rebuilds the allocator and live state from the registry.
-// Agents get --agent-reregister-timeout to come back; frameworks their
-// failover timeout. Offers made by any earlier leader are void: this
-// master's offer table starts empty.
-func (m *Master) becomeLeader() {
-	m.mu.Lock()
-	if m.leader.Load() {
-		m.mu.Unlock()
-		return
-	}
-	if err := m.resetLiveLocked("leadership changed"); err != nil {
-		m.mu.Unlock()
-		m.log.Error().Err(err).Msg("rebuilding the allocator")
-		return
-	}
-	m.recoverLocked()
-	m.elected = time.Now()
-	m.leader.Store(true)
-	agents, fws := len(m.agents), len(m.frameworks)
-	m.mu.Unlock()
-	m.m.leaderChanges.Inc()
-	m.log.Info().Int("agents", agents).Int("frameworks", fws).Msg("elected leading master; live state rebuilt from the registry")
-	m.triggerAllocation()
-}
-
-// becomeFollower stops allocating and closes every stream, so schedulers,
-// agents and operator subscribers reconnect and find the new leader.
-func (m *Master) becomeFollower() {
-	m.mu.Lock()
-	was := m.leader.Swap(false)
-	m.resetLiveLocked("this master is no longer the leader")
-	m.mu.Unlock()
-	if was {
-		m.log.Warn().Msg("lost leadership; stopped allocating and closed all streams")
-	}
-}
-
-// resetLiveLocked closes every stream, stops every timer and starts an
-// empty allocator. Timers that already fired find different objects in the
-// maps and do nothing. Caller holds m.mu.
-func (m *Master) resetLiveLocked(why string) error {
-	for _, fw := range m.frameworks {
-		if fw.failoverTimer != nil {
-			fw.failoverTimer.Stop()
-		}
-		if fw.stream != nil {
-			fw.stream.Close(why)
-		}
-	}
-	for _, a := range m.agents {
-		if a.lostTimer != nil {
-			a.lostTimer.Stop()
-		}
-		if a.stream != nil {
-			a.stream.Close(why)
-		}
-	}
-	for _, o := range m.offers {
-		if o.timer != nil {
-			o.timer.Stop()
-		}
-	}
-	for s := range m.opSubs {
-		s.Close(why)
-	}
-	alloc, err := newAllocator(m.allocCfg, m.cfg.Weights)
+// openReplication opens the registry's raft in the work directory: a
+// cluster member over TCP, or a lone master in process (no RaftAddr).
+func (m *Master) openReplication() error {
+	rep, err := openRaft(filepath.Join(m.cfg.WorkDir, "raft"), m.reg, raftOptions{
+		Self: m.self, Bind: m.cfg.RaftBind, SnapshotThreshold: m.cfg.RaftSnapshotThreshold, TrailingLogs: m.cfg.RaftTrailingLogs,
+		Peers: m.cfg.Peers, Multiplier: m.cfg.RaftMultiplier, LogLevel: "error", Notify: m.notify})
 	if err != nil {
 		return err
 	}
-	m.alloc = alloc
-	m.agents = map[string]*agentState{}
-	m.frameworks = map[string]*framework{}
-	m.removedFrameworks = map[string]bool{}
-	m.completed = nil
-	m.offers = map[string]*offer{}
-	m.opSubs = map[*api.Stream]bool{}
-	m.usage = map[string]*api.Usage{}
-	m.weights = map[string]float64{}
-	for k, v := range m.cfg.Weights {
-		m.weights[k] = v
+	m.rep = rep
+	rep.commitObs = func(d time.Duration) { m.m.commitLatency.Observe(d.Seconds()) }
+	return nil
+}
+
+// leadAlone waits for a lone master's raft to elect it, then rebuilds live
+// state from the registry.
+func (m *Master) leadAlone() error {
+	if err := m.rep.waitLeader(30 * time.Second); err != nil {
+		return err
 	}
+	m.becomeLeader()
 	return nil
 }
 
 // Addr is the address the master listens on.
 func (m *Master) Addr() string { return m.ln.Addr().String() }
 
-// Stop closes every stream, stops serving and closes raft.
+// Stop closes every stream, stops serving and closes raft. Takes m.mu.
 func (m *Master) Stop(ctx context.Context) error {
 	close(m.stop)
 	m.mu.Lock()
@@ -486,291 +372,6 @@ func masterInfo(id string, addr *net.TCPAddr) mesos.MasterInfo {
 
 func strPtr(s string) *string { return &s }
 
-// recover rebuilds live state from the registry after a (re)start: agents
-// wait to re-register, frameworks to re-subscribe within their failover
-// timeout, and tasks are known again with their latest status.
-func (m *Master) recover() {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.recoverLocked()
-}
-
-func (m *Master) recoverLocked() {
-	if cfg := m.reg.Config(); len(cfg.Weights) > 0 {
-		if err := m.alloc.SetWeights(cfg.Weights); err == nil {
-			for k, v := range cfg.Weights {
-				m.weights[k] = v
-			}
-		}
-	}
-	for _, rec := range m.reg.Agents() {
-		total, err := resources.Parse(rec.Resources)
-		if err != nil {
-			m.log.Warn().Str("agent_id", rec.Id).Err(err).Msg("registry agent has bad resources; dropped")
-			continue
-		}
-		a := &agentState{rec: rec, total: total, executors: map[string]resources.Resources{}}
-		m.agents[rec.Id] = a
-		m.startAgentLostTimer(a, m.cfg.AgentReregisterTimeout)
-	}
-	now := time.Now()
-	for _, rec := range m.reg.Frameworks() {
-		var info mesos.FrameworkInfo
-		if err := info.Unmarshal(rec.Info); err != nil {
-			continue
-		}
-		fw := m.newFramework(rec.Id, info)
-		fw.registered = time.Unix(0, rec.RegisteredUnixNano)
-		fw.disconnectedAt = now
-		m.frameworks[rec.Id] = fw
-		m.alloc.AddFramework(fw.id, fw.role)
-		m.alloc.DeactivateFramework(fw.id)
-		m.startFailoverTimer(fw)
-	}
-	for _, rec := range m.reg.Tasks() {
-		fw := m.frameworks[rec.FrameworkId]
-		if fw == nil {
-			continue
-		}
-		t := &task{id: rec.TaskId, fw: rec.FrameworkId, agent: rec.AgentId, executor: rec.ExecutorId, state: mesos.TaskState(rec.State)}
-		t.info.Unmarshal(rec.Info)
-		t.res, _ = resources.Parse(rec.Resources)
-		if len(rec.Status) > 0 {
-			var st mesos.TaskStatus
-			if st.Unmarshal(rec.Status) == nil {
-				t.status = &st
-			}
-		}
-		fw.tasks[t.id] = t
-	}
-}
-
-func (m *Master) newFramework(id string, info mesos.FrameworkInfo) *framework {
-	fw := &framework{id: id, offers: map[string]*offer{}, tasks: map[string]*task{}}
-	fw.setInfo(info)
-	return fw
-}
-
-func (fw *framework) setInfo(info mesos.FrameworkInfo) {
-	info.ID = &mesos.FrameworkID{Value: fw.id}
-	fw.info = info
-	fw.multiRole = false
-	for _, c := range info.Capabilities {
-		if c.GetType() == mesos.FrameworkInfo_Capability_MULTI_ROLE {
-			fw.multiRole = true
-		}
-	}
-	fw.role = info.GetRole()
-	if fw.multiRole && len(info.Roles) > 0 {
-		fw.role = info.Roles[0]
-	}
-	if fw.role == "" {
-		fw.role = resources.Unreserved
-	}
-}
-
-// triggerAllocation asks the allocation loop for a cycle soon; calls
-// coalesce.
-func (m *Master) triggerAllocation() {
-	select {
-	case m.kick <- struct{}{}:
-	default:
-	}
-}
-
-func (m *Master) allocationLoop() {
-	t := time.NewTicker(m.cfg.AllocationInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-m.stop:
-			return
-		case <-t.C:
-		case <-m.kick:
-		}
-		if m.leader.Load() {
-			m.allocate()
-		}
-	}
-}
-
-func (m *Master) allocate() {
-	start := time.Now()
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	decisions := m.alloc.Allocate()
-	byFw := map[string][]mesos.Offer{}
-	for _, d := range decisions {
-		fw := m.frameworks[d.Framework]
-		a := m.agents[d.Agent]
-		if fw == nil || fw.stream == nil || a == nil || a.stream == nil {
-			m.alloc.Recover(d.Framework, d.Agent, d.Resources, nil)
-			continue
-		}
-		m.seq++
-		o := &offer{id: m.id + "-O" + strconv.FormatUint(m.seq, 10), fw: fw.id, agent: a.rec.Id, res: d.Resources}
-		m.offers[o.id] = o
-		fw.offers[o.id] = o
-		if m.cfg.OfferTimeout > 0 {
-			id := o.id
-			o.timer = time.AfterFunc(m.cfg.OfferTimeout, func() { m.rescindOffer(id, "offer timed out") })
-		}
-		byFw[fw.id] = append(byFw[fw.id], m.mesosOffer(fw, a, o))
-		m.m.offers.Inc()
-		m.log.Debug().Str("framework_id", fw.id).Str("agent_id", a.rec.Id).Str("resources", d.Resources.String()).
-			Str("reason", d.Reason.String()).Msg("offer")
-	}
-	for fwID, offers := range byFw {
-		m.sendFramework(m.frameworks[fwID], &schedEvent{Type: evOffers, Offers: &schedOffers{Offers: offers}})
-	}
-	m.m.allocCycle.Observe(time.Since(start).Seconds())
-}
-
-func (m *Master) mesosOffer(fw *framework, a *agentState, o *offer) mesos.Offer {
-	allocRole := ""
-	if fw.multiRole {
-		allocRole = fw.role
-	}
-	host := a.rec.Hostname
-	mo := mesos.Offer{
-		ID:          mesos.OfferID{Value: o.id},
-		FrameworkID: mesos.FrameworkID{Value: fw.id},
-		AgentID:     mesos.AgentID{Value: a.rec.Id},
-		Hostname:    host,
-		Resources:   resources.ToMesos(o.res, "", allocRole),
-	}
-	if allocRole != "" {
-		mo.AllocationInfo = &mesos.Resource_AllocationInfo{Role: strPtr(allocRole)}
-	}
-	for k, v := range a.rec.Attributes {
-		t := mesos.TEXT
-		mo.Attributes = append(mo.Attributes, mesos.Attribute{Name: k, Type: t, Text: &mesos.Value_Text{Value: v}})
-	}
-	if h, p, err := net.SplitHostPort(a.rec.Address); err == nil {
-		port, _ := strconv.Atoi(p)
-		mo.URL = &mesos.URL{Scheme: "http", Address: mesos.Address{Hostname: &h, Port: int32(port)}, Path: strPtr("/slave(1)")}
-	}
-	return mo
-}
-
-// rescindOffer withdraws an outstanding offer and returns its resources.
-func (m *Master) rescindOffer(id, why string) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	o := m.offers[id]
-	if o == nil {
-		return
-	}
-	m.removeOffer(o, true, nil)
-	if fw := m.frameworks[o.fw]; fw != nil {
-		m.sendFramework(fw, &schedEvent{Type: evRescind, Rescind: &schedRescind{OfferID: mesos.OfferID{Value: id}}})
-	}
-	m.log.Info().Str("offer_id", id).Str("why", why).Msg("offer rescinded")
-	m.triggerAllocation()
-}
-
-// removeOffer forgets o; with recover its resources go back to the
-// allocator (with filter fl).
-func (m *Master) removeOffer(o *offer, recoverRes bool, fl *allocator.Filter) {
-	if o.timer != nil {
-		o.timer.Stop()
-	}
-	delete(m.offers, o.id)
-	if fw := m.frameworks[o.fw]; fw != nil {
-		delete(fw.offers, o.id)
-	}
-	if recoverRes {
-		if err := m.alloc.Recover(o.fw, o.agent, o.res, fl); err != nil {
-			m.log.Warn().Err(err).Str("offer_id", o.id).Msg("recovering offer")
-		}
-	}
-}
-
-// sendFramework queues an event on the framework's stream, if connected.
-func (m *Master) sendFramework(fw *framework, ev *schedEvent) {
-	if fw == nil || fw.stream == nil {
-		return
-	}
-	fw.stream.Send(ev)
-}
-
-func (m *Master) startFailoverTimer(fw *framework) {
-	if fw.failoverTimer != nil {
-		fw.failoverTimer.Stop()
-	}
-	d := time.Duration(fw.info.GetFailoverTimeout() * float64(time.Second))
-	id := fw.id
-	fw.failoverTimer = time.AfterFunc(d, func() {
-		m.mu.Lock()
-		defer m.mu.Unlock()
-		f := m.frameworks[id]
-		if f == nil || f != fw || f.stream != nil {
-			return
-		}
-		m.log.Info().Str("framework_id", id).Dur("failover_timeout", d).Msg("framework did not re-subscribe in time; removing it")
-		m.removeFramework(f, "failover timeout expired")
-	})
-}
-
-// removeFramework kills the framework's tasks, returns its resources and
-// forgets it. Caller holds m.mu.
-func (m *Master) removeFramework(fw *framework, why string) {
-	if fw.failoverTimer != nil {
-		fw.failoverTimer.Stop()
-	}
-	for _, o := range fw.offers {
-		m.removeOffer(o, true, nil)
-	}
-	hosts := map[string]bool{}
-	for _, t := range fw.tasks {
-		hosts[t.agent] = true
-	}
-	for id := range hosts {
-		if a := m.agents[id]; a != nil && a.stream != nil {
-			a.stream.SendProto(&api.AgentEvent{Type: api.AgentEventType_SHUTDOWN_FRAMEWORK, FrameworkId: fw.id})
-		}
-	}
-	for _, a := range m.agents {
-		for k := range a.executors {
-			if len(k) > len(fw.id) && k[:len(fw.id)+1] == fw.id+"/" {
-				delete(a.executors, k)
-			}
-		}
-	}
-	m.alloc.RemoveFramework(fw.id)
-	delete(m.frameworks, fw.id)
-	m.removedFrameworks[fw.id] = true
-	if fw.stream != nil {
-		fw.stream.Close("framework removed: " + why)
-	}
-	m.rep.propose(&api.Command{Type: api.CommandType_FRAMEWORK_REMOVE, Id: fw.id})
-	m.publishFramework(evFrameworkRemoved, fw)
-	m.log.Info().Str("framework_id", fw.id).Str("why", why).Msg("framework removed")
-	m.triggerAllocation()
-}
-
-func (m *Master) frameworkRecord(fw *framework) *api.FrameworkRecord {
-	b, _ := fw.info.Marshal()
-	rec := &api.FrameworkRecord{Id: fw.id, Info: b, RegisteredUnixNano: fw.registered.UnixNano(), Suppressed: fw.suppressed}
-	if fw.stream == nil && !fw.disconnectedAt.IsZero() {
-		rec.DisconnectedUnixNano = fw.disconnectedAt.UnixNano()
-	}
-	return rec
-}
-
-func taskRecord(t *task) *api.TaskRecord {
-	if t.infoBytes == nil {
-		t.infoBytes, _ = t.info.Marshal()
-	}
-	info := t.infoBytes
-	rec := &api.TaskRecord{FrameworkId: t.fw, TaskId: t.id, AgentId: t.agent, ExecutorId: t.executor,
-		Info: info, State: int32(t.state), Resources: t.res.String()}
-	if t.status != nil {
-		rec.Status, _ = t.status.Marshal()
-	}
-	return rec
-}
-
 func splitHostPort(addr string) (string, int, error) {
 	h, p, err := net.SplitHostPort(addr)
 	if err != nil {
@@ -778,16 +379,4 @@ func splitHostPort(addr string) (string, int, error) {
 	}
 	n, err := strconv.Atoi(p)
 	return h, n, err
-}
-
-// maxCompleted bounds the terminal tasks kept for /state and GET_TASKS, as
-// Mesos's --max_completed_tasks_per_framework does (for all frameworks).
-const maxCompleted = 1000
-
-// addCompleted remembers a finished task. Caller holds m.mu.
-func (m *Master) addCompleted(t *task) {
-	m.completed = append(m.completed, t)
-	if len(m.completed) > 2*maxCompleted {
-		m.completed = append([]*task(nil), m.completed[len(m.completed)-maxCompleted:]...)
-	}
 }

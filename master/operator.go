@@ -9,22 +9,11 @@ import (
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	mmaster "github.com/mesos/mesos-go/api/v1/lib/master"
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/allot-sched/allot/api"
 	"github.com/allot-sched/allot/api/taskstate"
 	"github.com/allot-sched/allot/resources"
-)
-
-const (
-	evTaskAdded        = mmaster.Event_TASK_ADDED
-	evTaskUpdated      = mmaster.Event_TASK_UPDATED
-	evAgentAdded       = mmaster.Event_AGENT_ADDED
-	evAgentRemoved     = mmaster.Event_AGENT_REMOVED
-	evFrameworkAdded   = mmaster.Event_FRAMEWORK_ADDED
-	evFrameworkUpdated = mmaster.Event_FRAMEWORK_UPDATED
-	evFrameworkRemoved = mmaster.Event_FRAMEWORK_REMOVED
 )
 
 // Handler returns the master's HTTP routes.
@@ -47,129 +36,6 @@ func (m *Master) Handler() http.Handler {
 	})
 	mux.Handle("/metrics", promhttp.HandlerFor(m.m.reg, promhttp.HandlerOpts{}))
 	return mux
-}
-
-// metrics are the master's Prometheus series, on a registry of its own so
-// that several masters in one test process do not collide.
-type metrics struct {
-	reg           *prometheus.Registry
-	offers        prometheus.Counter
-	tasksLaunched prometheus.Counter
-	statusUpdates *prometheus.CounterVec
-	calls         *prometheus.CounterVec
-	badRequests   *prometheus.CounterVec
-	allocCycle    prometheus.Histogram
-	leaderChanges prometheus.Counter
-	commitLatency prometheus.Histogram
-	applyLatency  prometheus.Histogram
-}
-
-func newMetrics(m *Master) *metrics {
-	x := &metrics{
-		reg:           prometheus.NewRegistry(),
-		offers:        prometheus.NewCounter(prometheus.CounterOpts{Name: "allot_master_offers_total", Help: "Offers made."}),
-		tasksLaunched: prometheus.NewCounter(prometheus.CounterOpts{Name: "allot_master_tasks_launched_total", Help: "Tasks launched."}),
-		statusUpdates: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "allot_master_status_updates_total", Help: "Task status updates by state."}, []string{"state"}),
-		calls:         prometheus.NewCounterVec(prometheus.CounterOpts{Name: "allot_master_scheduler_calls_total", Help: "Scheduler calls by type."}, []string{"type"}),
-		badRequests:   prometheus.NewCounterVec(prometheus.CounterOpts{Name: "allot_master_bad_requests_total", Help: "Requests answered 4xx by API."}, []string{"api"}),
-		allocCycle: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "allot_master_allocation_cycle_seconds", Help: "Duration of one allocation cycle.",
-			Buckets: prometheus.ExponentialBuckets(1e-5, 4, 10)}),
-		leaderChanges: prometheus.NewCounter(prometheus.CounterOpts{Name: "allot_master_leader_elections_total", Help: "Times this master became the leader."}),
-		commitLatency: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "allot_master_registry_commit_seconds",
-			Help:    "From proposing a batch of registry commands to raft until it is committed and applied on the leader.",
-			Buckets: prometheus.ExponentialBuckets(1e-4, 3, 12)}),
-	}
-	x.applyLatency = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "allot_master_registry_apply_seconds",
-		Help:    "Time to apply one raft log entry (a batch of registry commands) to the registry, on every master.",
-		Buckets: prometheus.ExponentialBuckets(1e-6, 4, 10)})
-	x.reg.MustRegister(x.offers, x.tasksLaunched, x.statusUpdates, x.calls, x.badRequests, x.allocCycle, x.leaderChanges, x.commitLatency, x.applyLatency)
-	x.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "allot_master_is_leader", Help: "1 while this master leads and serves."},
-		func() float64 {
-			if m.leader.Load() {
-				return 1
-			}
-			return 0
-		}))
-	x.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "allot_master_raft_state",
-		Help: "Raft state: 0 follower, 1 candidate, 2 leader, 3 shutdown."},
-		func() float64 {
-			if m.rep == nil {
-				return 0
-			}
-			return float64(m.rep.raft.State())
-		}))
-	x.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "allot_master_registry_records",
-		Help: "Records in the registry (agents, frameworks, tasks, config)."},
-		func() float64 { return float64(m.reg.Size()) }))
-	x.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "allot_master_raft_applied_index",
-		Help: "Last raft log index applied to the registry."},
-		func() float64 {
-			if m.rep == nil {
-				return 0
-			}
-			return float64(m.rep.raft.AppliedIndex())
-		}))
-	x.reg.MustRegister(&stateCollector{m: m})
-	return x
-}
-
-// stateCollector reports gauges read from live state at scrape time.
-type stateCollector struct{ m *Master }
-
-var (
-	descAgents     = prometheus.NewDesc("allot_master_agents", "Agents by connection state.", []string{"state"}, nil)
-	descFrameworks = prometheus.NewDesc("allot_master_frameworks", "Frameworks by connection state.", []string{"state"}, nil)
-	descTasks      = prometheus.NewDesc("allot_master_tasks", "Tasks by state.", []string{"state"}, nil)
-	descShare      = prometheus.NewDesc("allot_master_role_dominant_share", "Weighted dominant share per role.", []string{"role"}, nil)
-	descOffers     = prometheus.NewDesc("allot_master_outstanding_offers", "Offers not yet accepted, declined or rescinded.", nil, nil)
-	descOpSubs     = prometheus.NewDesc("allot_master_operator_subscribers", "Live operator API subscriptions.", nil, nil)
-)
-
-func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) {
-	ch <- descAgents
-	ch <- descFrameworks
-	ch <- descTasks
-	ch <- descShare
-	ch <- descOffers
-	ch <- descOpSubs
-}
-
-func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
-	m := c.m
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	conn, disc := 0, 0
-	for _, a := range m.agents {
-		if a.stream != nil {
-			conn++
-		} else {
-			disc++
-		}
-	}
-	ch <- prometheus.MustNewConstMetric(descAgents, prometheus.GaugeValue, float64(conn), "connected")
-	ch <- prometheus.MustNewConstMetric(descAgents, prometheus.GaugeValue, float64(disc), "disconnected")
-	conn, disc = 0, 0
-	tasks := map[string]int{}
-	for _, fw := range m.frameworks {
-		if fw.stream != nil {
-			conn++
-		} else {
-			disc++
-		}
-		for _, t := range fw.tasks {
-			tasks[t.state.String()]++
-		}
-	}
-	ch <- prometheus.MustNewConstMetric(descFrameworks, prometheus.GaugeValue, float64(conn), "connected")
-	ch <- prometheus.MustNewConstMetric(descFrameworks, prometheus.GaugeValue, float64(disc), "disconnected")
-	for s, n := range tasks {
-		ch <- prometheus.MustNewConstMetric(descTasks, prometheus.GaugeValue, float64(n), s)
-	}
-	for role, s := range m.alloc.RoleShares() {
-		ch <- prometheus.MustNewConstMetric(descShare, prometheus.GaugeValue, s, role)
-	}
-	ch <- prometheus.MustNewConstMetric(descOffers, prometheus.GaugeValue, float64(len(m.offers)))
-	ch <- prometheus.MustNewConstMetric(descOpSubs, prometheus.GaugeValue, float64(len(m.opSubs)))
 }
 
 func (m *Master) handleOperator(w http.ResponseWriter, r *http.Request) {
@@ -208,6 +74,8 @@ func (m *Master) handleOperator(w http.ResponseWriter, r *http.Request) {
 	w.Write(b)
 }
 
+// operatorCall answers every operator call but SUBSCRIBE. Takes m.mu for
+// those that read live state.
 func (m *Master) operatorCall(call *mmaster.Call) (*mmaster.Response, error) {
 	switch call.Type {
 	case mmaster.Call_GET_HEALTH:
@@ -227,31 +95,9 @@ func (m *Master) operatorCall(call *mmaster.Call) (*mmaster.Response, error) {
 		}
 		return &mmaster.Response{Type: mmaster.Response_GET_FLAGS, GetFlags: &mmaster.Response_GetFlags{Flags: flags}}, nil
 	case mmaster.Call_GET_METRICS:
-		mfs, err := m.m.reg.Gather()
+		out, err := m.mesosMetrics()
 		if err != nil {
 			return nil, err
-		}
-		var out []mesos.Metric
-		for _, mf := range mfs {
-			for _, mm := range mf.Metric {
-				var v float64
-				switch {
-				case mm.Counter != nil:
-					v = mm.Counter.GetValue()
-				case mm.Gauge != nil:
-					v = mm.Gauge.GetValue()
-				case mm.Histogram != nil:
-					v = float64(mm.Histogram.GetSampleCount())
-				default:
-					continue
-				}
-				name := mf.GetName()
-				for _, l := range mm.Label {
-					name += "/" + l.GetValue()
-				}
-				vv := v
-				out = append(out, mesos.Metric{Name: name, Value: &vv})
-			}
 		}
 		return &mmaster.Response{Type: mmaster.Response_GET_METRICS, GetMetrics: &mmaster.Response_GetMetrics{Metrics: out}}, nil
 	case mmaster.Call_GET_MASTER:
@@ -266,17 +112,17 @@ func (m *Master) operatorCall(call *mmaster.Call) (*mmaster.Response, error) {
 	defer m.mu.Unlock()
 	switch call.Type {
 	case mmaster.Call_GET_STATE:
-		return &mmaster.Response{Type: mmaster.Response_GET_STATE, GetState: m.getState()}, nil
+		return &mmaster.Response{Type: mmaster.Response_GET_STATE, GetState: m.getStateLocked()}, nil
 	case mmaster.Call_GET_AGENTS:
-		return &mmaster.Response{Type: mmaster.Response_GET_AGENTS, GetAgents: m.getAgents()}, nil
+		return &mmaster.Response{Type: mmaster.Response_GET_AGENTS, GetAgents: m.getAgentsLocked()}, nil
 	case mmaster.Call_GET_FRAMEWORKS:
-		return &mmaster.Response{Type: mmaster.Response_GET_FRAMEWORKS, GetFrameworks: m.getFrameworks()}, nil
+		return &mmaster.Response{Type: mmaster.Response_GET_FRAMEWORKS, GetFrameworks: m.getFrameworksLocked()}, nil
 	case mmaster.Call_GET_EXECUTORS:
-		return &mmaster.Response{Type: mmaster.Response_GET_EXECUTORS, GetExecutors: m.getExecutors()}, nil
+		return &mmaster.Response{Type: mmaster.Response_GET_EXECUTORS, GetExecutors: m.getExecutorsLocked()}, nil
 	case mmaster.Call_GET_TASKS:
-		return &mmaster.Response{Type: mmaster.Response_GET_TASKS, GetTasks: m.getTasks()}, nil
+		return &mmaster.Response{Type: mmaster.Response_GET_TASKS, GetTasks: m.getTasksLocked()}, nil
 	case mmaster.Call_GET_ROLES:
-		return &mmaster.Response{Type: mmaster.Response_GET_ROLES, GetRoles: m.getRoles()}, nil
+		return &mmaster.Response{Type: mmaster.Response_GET_ROLES, GetRoles: m.getRolesLocked()}, nil
 	case mmaster.Call_GET_WEIGHTS:
 		var wi []mesos.WeightInfo
 		for role, w := range m.weights {
@@ -284,37 +130,7 @@ func (m *Master) operatorCall(call *mmaster.Call) (*mmaster.Response, error) {
 		}
 		return &mmaster.Response{Type: mmaster.Response_GET_WEIGHTS, GetWeights: &mmaster.Response_GetWeights{WeightInfos: wi}}, nil
 	case mmaster.Call_UPDATE_WEIGHTS:
-		if call.UpdateWeights == nil {
-			return nil, api.Errorf(http.StatusBadRequest, "UPDATE_WEIGHTS call without update_weights")
-		}
-		next := map[string]float64{}
-		for _, wi := range call.UpdateWeights.WeightInfos {
-			if wi.GetRole() == "" {
-				return nil, api.Errorf(http.StatusBadRequest, "UPDATE_WEIGHTS: weight_info without a role")
-			}
-			next[wi.GetRole()] = wi.Weight
-		}
-		if err := m.alloc.SetWeights(next); err != nil {
-			return nil, api.Errorf(http.StatusBadRequest, "UPDATE_WEIGHTS: %v", err)
-		}
-		for k, v := range next {
-			m.weights[k] = v
-		}
-		cfg := m.reg.Config()
-		cfg.Weights = map[string]float64{}
-		for k, v := range m.weights {
-			cfg.Weights[k] = v
-		}
-		m.triggerAllocation()
-		// Answer only once the weights are durable; do not hold the lock
-		// through the disk write.
-		m.mu.Unlock()
-		err := m.rep.proposeWait(&api.Command{Type: api.CommandType_CONFIG_SET, Config: cfg})
-		m.mu.Lock()
-		if err != nil {
-			return nil, api.Errorf(http.StatusServiceUnavailable, "UPDATE_WEIGHTS: registry: %v", err)
-		}
-		return nil, nil
+		return m.updateWeightsLocked(call.UpdateWeights)
 	}
 	return nil, api.Errorf(http.StatusBadRequest, "operator call %s is not supported", call.Type)
 }
@@ -326,6 +142,7 @@ func timeInfo(t time.Time) *mesos.TimeInfo {
 	return &mesos.TimeInfo{Nanoseconds: t.UnixNano()}
 }
 
+// agentInfo is a as Mesos describes agents. Caller holds m.mu.
 func (m *Master) agentInfo(a *agentState) mesos.AgentInfo {
 	port := int32(0)
 	if _, p, err := splitHostPort(a.rec.Address); err == nil {
@@ -335,7 +152,8 @@ func (m *Master) agentInfo(a *agentState) mesos.AgentInfo {
 		Resources: resources.ToMesos(a.total, "", "")}
 }
 
-func (m *Master) agentEntry(a *agentState) mmaster.Response_GetAgents_Agent {
+// agentEntryLocked is a as GET_AGENTS lists it. Caller holds m.mu.
+func (m *Master) agentEntryLocked(a *agentState) mmaster.Response_GetAgents_Agent {
 	e := mmaster.Response_GetAgents_Agent{AgentInfo: m.agentInfo(a), Active: a.stream != nil, Version: Version,
 		PID: strPtr("slave(1)@" + a.rec.Address), RegisteredTime: timeInfo(time.Unix(0, a.rec.RegisteredUnixNano)),
 		TotalResources: resources.ToMesos(a.total, "", "")}
@@ -349,15 +167,17 @@ func (m *Master) agentEntry(a *agentState) mmaster.Response_GetAgents_Agent {
 	return e
 }
 
-func (m *Master) getAgents() *mmaster.Response_GetAgents {
+// getAgentsLocked answers GET_AGENTS. Caller holds m.mu.
+func (m *Master) getAgentsLocked() *mmaster.Response_GetAgents {
 	out := &mmaster.Response_GetAgents{}
 	for _, id := range sortedKeys(m.agents) {
-		out.Agents = append(out.Agents, m.agentEntry(m.agents[id]))
+		out.Agents = append(out.Agents, m.agentEntryLocked(m.agents[id]))
 	}
 	return out
 }
 
-func (m *Master) frameworkEntry(fw *framework) mmaster.Response_GetFrameworks_Framework {
+// frameworkEntryLocked is fw as GET_FRAMEWORKS lists it. Caller holds m.mu.
+func (m *Master) frameworkEntryLocked(fw *framework) mmaster.Response_GetFrameworks_Framework {
 	e := mmaster.Response_GetFrameworks_Framework{FrameworkInfo: fw.info, Active: fw.stream != nil && !fw.suppressed,
 		Connected: fw.stream != nil, RegisteredTime: timeInfo(fw.registered), UnregisteredTime: timeInfo(fw.disconnectedAt)}
 	if st, err := m.alloc.Framework(fw.id); err == nil {
@@ -366,21 +186,23 @@ func (m *Master) frameworkEntry(fw *framework) mmaster.Response_GetFrameworks_Fr
 	for _, id := range sortedKeys(fw.offers) {
 		o := fw.offers[id]
 		if a := m.agents[o.agent]; a != nil {
-			e.Offers = append(e.Offers, m.mesosOffer(fw, a, o))
+			e.Offers = append(e.Offers, m.mesosOfferLocked(fw, a, o))
 		}
 	}
 	return e
 }
 
-func (m *Master) getFrameworks() *mmaster.Response_GetFrameworks {
+// getFrameworksLocked answers GET_FRAMEWORKS. Caller holds m.mu.
+func (m *Master) getFrameworksLocked() *mmaster.Response_GetFrameworks {
 	out := &mmaster.Response_GetFrameworks{}
 	for _, id := range sortedKeys(m.frameworks) {
-		out.Frameworks = append(out.Frameworks, m.frameworkEntry(m.frameworks[id]))
+		out.Frameworks = append(out.Frameworks, m.frameworkEntryLocked(m.frameworks[id]))
 	}
 	return out
 }
 
-func (m *Master) getExecutors() *mmaster.Response_GetExecutors {
+// getExecutorsLocked answers GET_EXECUTORS. Caller holds m.mu.
+func (m *Master) getExecutorsLocked() *mmaster.Response_GetExecutors {
 	out := &mmaster.Response_GetExecutors{}
 	for _, aid := range sortedKeys(m.agents) {
 		a := m.agents[aid]
@@ -395,6 +217,7 @@ func (m *Master) getExecutors() *mmaster.Response_GetExecutors {
 	return out
 }
 
+// mesosTask is t as the Mesos API shows it. Caller holds m.mu.
 func (m *Master) mesosTask(t *task) mesos.Task {
 	mt := mesos.Task{Name: t.info.Name, TaskID: mesos.TaskID{Value: t.id}, FrameworkID: mesos.FrameworkID{Value: t.fw},
 		AgentID: mesos.AgentID{Value: t.agent}, State: t.state.Enum(), Resources: resources.ToMesos(t.res, "", ""),
@@ -410,7 +233,8 @@ func (m *Master) mesosTask(t *task) mesos.Task {
 	return mt
 }
 
-func (m *Master) getTasks() *mmaster.Response_GetTasks {
+// getTasksLocked answers GET_TASKS. Caller holds m.mu.
+func (m *Master) getTasksLocked() *mmaster.Response_GetTasks {
 	out := &mmaster.Response_GetTasks{}
 	for _, fid := range sortedKeys(m.frameworks) {
 		fw := m.frameworks[fid]
@@ -429,7 +253,8 @@ func (m *Master) getTasks() *mmaster.Response_GetTasks {
 	return out
 }
 
-func (m *Master) getRoles() *mmaster.Response_GetRoles {
+// getRolesLocked answers GET_ROLES. Caller holds m.mu.
+func (m *Master) getRolesLocked() *mmaster.Response_GetRoles {
 	roles := map[string]*mesos.Role{}
 	for _, fid := range sortedKeys(m.frameworks) {
 		fw := m.frameworks[fid]
@@ -455,170 +280,113 @@ func (m *Master) getRoles() *mmaster.Response_GetRoles {
 	return out
 }
 
-func (m *Master) getState() *mmaster.Response_GetState {
-	return &mmaster.Response_GetState{GetTasks: m.getTasks(), GetExecutors: m.getExecutors(),
-		GetFrameworks: m.getFrameworks(), GetAgents: m.getAgents()}
+// getStateLocked answers GET_STATE. Caller holds m.mu.
+func (m *Master) getStateLocked() *mmaster.Response_GetState {
+	return &mmaster.Response_GetState{GetTasks: m.getTasksLocked(), GetExecutors: m.getExecutorsLocked(),
+		GetFrameworks: m.getFrameworksLocked(), GetAgents: m.getAgentsLocked()}
 }
 
-func (m *Master) operatorSubscribe(w http.ResponseWriter, r *http.Request, req *api.Request) {
-	stream := api.NewStream(req.Out, 16384)
-	m.mu.Lock()
-	hb := m.cfg.HeartbeatInterval.Seconds()
-	stream.Send(&mmaster.Event{Type: mmaster.Event_SUBSCRIBED, Subscribed: &mmaster.Event_Subscribed{GetState: m.getState(), HeartbeatIntervalSeconds: &hb}})
-	m.opSubs[stream] = true
-	m.mu.Unlock()
-	done := make(chan struct{})
-	go func() {
-		t := time.NewTicker(m.cfg.HeartbeatInterval)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-				stream.Send(&mmaster.Event{Type: mmaster.Event_HEARTBEAT})
-			}
+// stateTask, stateFramework and stateAgent are /state's JSON records.
+type stateTask struct {
+	ID          string             `json:"id"`
+	Name        string             `json:"name"`
+	FrameworkID string             `json:"framework_id"`
+	ExecutorID  string             `json:"executor_id"`
+	SlaveID     string             `json:"slave_id"`
+	State       string             `json:"state"`
+	Resources   map[string]float64 `json:"resources"`
+}
+type stateFramework struct {
+	ID             string             `json:"id"`
+	Name           string             `json:"name"`
+	Role           string             `json:"role"`
+	Active         bool               `json:"active"`
+	Connected      bool               `json:"connected"`
+	FailoverTO     float64            `json:"failover_timeout"`
+	UsedResources  map[string]float64 `json:"used_resources"`
+	Tasks          []stateTask        `json:"tasks"`
+	CompletedTasks []stateTask        `json:"completed_tasks"`
+	OfferCount     int                `json:"offers"`
+}
+type stateAgent struct {
+	ID        string             `json:"id"`
+	Hostname  string             `json:"hostname"`
+	PID       string             `json:"pid"`
+	Active    bool               `json:"active"`
+	Resources map[string]float64 `json:"resources"`
+	Used      map[string]float64 `json:"used_resources"`
+	Usage     *api.Usage         `json:"usage,omitempty"`
+}
+
+// stateScalars is r as /state shows it: scalar name -> value.
+func stateScalars(r resources.Resources) map[string]float64 {
+	out := map[string]float64{}
+	for k, q := range r.Scalars {
+		if q != 0 {
+			out[resources.KindNames[k]] = q.Units()
 		}
-	}()
-	stream.Serve(w, r, req.RecordIO, nil)
-	close(done)
-	m.mu.Lock()
-	delete(m.opSubs, stream)
-	m.mu.Unlock()
+	}
+	for _, e := range r.Extra {
+		out[e.Name] = e.Value.Units()
+	}
+	return out
 }
 
-// publish sends an operator event to every operator subscriber. Caller
-// holds m.mu.
-func (m *Master) publish(ev *mmaster.Event) {
-	for s := range m.opSubs {
-		s.Send(ev)
-	}
+// Caller holds m.mu.
+func stateTaskOf(t *task) stateTask {
+	return stateTask{ID: t.id, Name: t.info.Name, FrameworkID: t.fw, ExecutorID: t.executor, SlaveID: t.agent, State: t.state.String(), Resources: stateScalars(t.res)}
 }
 
-func (m *Master) publishTask(typ mmaster.Event_Type, t *task) {
-	if len(m.opSubs) == 0 {
-		return
-	}
-	if typ == evTaskAdded {
-		m.publish(&mmaster.Event{Type: typ, TaskAdded: &mmaster.Event_TaskAdded{Task: m.mesosTask(t)}})
-		return
-	}
-	st := mesos.TaskStatus{TaskID: mesos.TaskID{Value: t.id}, State: t.state.Enum()}
-	if t.status != nil {
-		st = *t.status
-	}
-	m.publish(&mmaster.Event{Type: typ, TaskUpdated: &mmaster.Event_TaskUpdated{FrameworkID: mesos.FrameworkID{Value: t.fw}, Status: st, State: t.state.Enum()}})
-}
-
-func (m *Master) publishAgent(typ mmaster.Event_Type, a *agentState) {
-	if len(m.opSubs) == 0 {
-		return
-	}
-	if typ == evAgentAdded {
-		m.publish(&mmaster.Event{Type: typ, AgentAdded: &mmaster.Event_AgentAdded{Agent: m.agentEntry(a)}})
-		return
-	}
-	m.publish(&mmaster.Event{Type: typ, AgentRemoved: &mmaster.Event_AgentRemoved{AgentID: mesos.AgentID{Value: a.rec.Id}}})
-}
-
-func (m *Master) publishFramework(typ mmaster.Event_Type, fw *framework) {
-	if len(m.opSubs) == 0 {
-		return
-	}
-	switch typ {
-	case evFrameworkAdded:
-		m.publish(&mmaster.Event{Type: typ, FrameworkAdded: &mmaster.Event_FrameworkAdded{Framework: m.frameworkEntry(fw)}})
-	case evFrameworkUpdated:
-		m.publish(&mmaster.Event{Type: typ, FrameworkUpdated: &mmaster.Event_FrameworkUpdated{Framework: m.frameworkEntry(fw)}})
-	default:
-		m.publish(&mmaster.Event{Type: typ, FrameworkRemoved: &mmaster.Event_FrameworkRemoved{FrameworkInfo: fw.info}})
-	}
-}
-
-// handleState serves a Mesos-shaped /state JSON document.
+// handleState serves a Mesos-shaped /state JSON document. Takes m.mu.
 func (m *Master) handleState(w http.ResponseWriter, r *http.Request) {
 	m.mu.Lock()
-	type jsonTask struct {
-		ID          string             `json:"id"`
-		Name        string             `json:"name"`
-		FrameworkID string             `json:"framework_id"`
-		ExecutorID  string             `json:"executor_id"`
-		SlaveID     string             `json:"slave_id"`
-		State       string             `json:"state"`
-		Resources   map[string]float64 `json:"resources"`
-	}
-	type jsonFw struct {
-		ID             string             `json:"id"`
-		Name           string             `json:"name"`
-		Role           string             `json:"role"`
-		Active         bool               `json:"active"`
-		Connected      bool               `json:"connected"`
-		FailoverTO     float64            `json:"failover_timeout"`
-		UsedResources  map[string]float64 `json:"used_resources"`
-		Tasks          []jsonTask         `json:"tasks"`
-		CompletedTasks []jsonTask         `json:"completed_tasks"`
-		OfferCount     int                `json:"offers"`
-	}
-	type jsonAgent struct {
-		ID        string             `json:"id"`
-		Hostname  string             `json:"hostname"`
-		PID       string             `json:"pid"`
-		Active    bool               `json:"active"`
-		Resources map[string]float64 `json:"resources"`
-		Used      map[string]float64 `json:"used_resources"`
-		Usage     *api.Usage         `json:"usage,omitempty"`
-	}
-	scal := func(r resources.Resources) map[string]float64 {
-		out := map[string]float64{}
-		for k, q := range r.Scalars {
-			if q != 0 {
-				out[resources.KindNames[k]] = q.Units()
-			}
-		}
-		for _, e := range r.Extra {
-			out[e.Name] = e.Value.Units()
-		}
-		return out
-	}
-	jt := func(t *task) jsonTask {
-		return jsonTask{ID: t.id, Name: t.info.Name, FrameworkID: t.fw, ExecutorID: t.executor, SlaveID: t.agent, State: t.state.String(), Resources: scal(t.res)}
-	}
 	doc := map[string]any{"version": Version, "id": m.id, "pid": "master@" + m.ln.Addr().String(),
 		"hostname": m.info.GetHostname(), "start_time": float64(m.start.UnixNano()) / 1e9, "leader": "master@" + m.ln.Addr().String()}
-	var fws []jsonFw
-	for _, id := range sortedKeys(m.frameworks) {
-		fw := m.frameworks[id]
-		f := jsonFw{ID: id, Name: fw.info.Name, Role: fw.role, Active: fw.stream != nil && !fw.suppressed, Connected: fw.stream != nil,
-			FailoverTO: fw.info.GetFailoverTimeout(), OfferCount: len(fw.offers), Tasks: []jsonTask{}, CompletedTasks: []jsonTask{}}
-		if st, err := m.alloc.Framework(id); err == nil {
-			f.UsedResources = scal(st.Allocated)
-		}
-		for _, tid := range sortedKeys(fw.tasks) {
-			f.Tasks = append(f.Tasks, jt(fw.tasks[tid]))
-		}
-		for _, t := range m.completed {
-			if t.fw == id {
-				f.CompletedTasks = append(f.CompletedTasks, jt(t))
-			}
-		}
-		fws = append(fws, f)
-	}
-	var agents []jsonAgent
-	for _, id := range sortedKeys(m.agents) {
-		a := m.agents[id]
-		ja := jsonAgent{ID: id, Hostname: a.rec.Hostname, PID: "slave(1)@" + a.rec.Address, Active: a.stream != nil, Resources: scal(a.total), Usage: m.usage[id]}
-		if st, err := m.alloc.Agent(id); err == nil {
-			ja.Used = scal(st.Total.Sub(st.Available))
-		}
-		agents = append(agents, ja)
-	}
-	doc["frameworks"], doc["slaves"] = fws, agents
+	agents := m.stateAgentsLocked()
+	doc["frameworks"], doc["slaves"] = m.stateFrameworksLocked(), agents
 	doc["activated_slaves"] = len(agents)
 	m.mu.Unlock()
 	w.Header().Set("Content-Type", "application/json")
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	enc.Encode(doc)
+}
+
+// stateFrameworksLocked lists the frameworks for /state. Caller holds m.mu.
+func (m *Master) stateFrameworksLocked() []stateFramework {
+	var fws []stateFramework
+	for _, id := range sortedKeys(m.frameworks) {
+		fw := m.frameworks[id]
+		f := stateFramework{ID: id, Name: fw.info.Name, Role: fw.role, Active: fw.stream != nil && !fw.suppressed, Connected: fw.stream != nil,
+			FailoverTO: fw.info.GetFailoverTimeout(), OfferCount: len(fw.offers), Tasks: []stateTask{}, CompletedTasks: []stateTask{}}
+		if st, err := m.alloc.Framework(id); err == nil {
+			f.UsedResources = stateScalars(st.Allocated)
+		}
+		for _, tid := range sortedKeys(fw.tasks) {
+			f.Tasks = append(f.Tasks, stateTaskOf(fw.tasks[tid]))
+		}
+		for _, t := range m.completed {
+			if t.fw == id {
+				f.CompletedTasks = append(f.CompletedTasks, stateTaskOf(t))
+			}
+		}
+		fws = append(fws, f)
+	}
+	return fws
+}
+
+// stateAgentsLocked lists the agents for /state. Caller holds m.mu.
+func (m *Master) stateAgentsLocked() []stateAgent {
+	var agents []stateAgent
+	for _, id := range sortedKeys(m.agents) {
+		a := m.agents[id]
+		ja := stateAgent{ID: id, Hostname: a.rec.Hostname, PID: "slave(1)@" + a.rec.Address, Active: a.stream != nil, Resources: stateScalars(a.total), Usage: m.usage[id]}
+		if st, err := m.alloc.Agent(id); err == nil {
+			ja.Used = stateScalars(st.Total.Sub(st.Available))
+		}
+		agents = append(agents, ja)
+	}
+	return agents
 }
 
 func sortedKeys[V any](mp map[string]V) []string {
@@ -637,4 +405,71 @@ func splitKey(k string) (string, string) {
 		}
 	}
 	return k, ""
+}
+
+// updateWeightsLocked applies UPDATE_WEIGHTS and answers once the weights
+// are durable. Caller holds m.mu; it is released while the registry writes.
+func (m *Master) updateWeightsLocked(uw *mmaster.Call_UpdateWeights) (*mmaster.Response, error) {
+	if uw == nil {
+		return nil, api.Errorf(http.StatusBadRequest, "UPDATE_WEIGHTS call without update_weights")
+	}
+	next := map[string]float64{}
+	for _, wi := range uw.WeightInfos {
+		if wi.GetRole() == "" {
+			return nil, api.Errorf(http.StatusBadRequest, "UPDATE_WEIGHTS: weight_info without a role")
+		}
+		next[wi.GetRole()] = wi.Weight
+	}
+	if err := m.alloc.SetWeights(next); err != nil {
+		return nil, api.Errorf(http.StatusBadRequest, "UPDATE_WEIGHTS: %v", err)
+	}
+	for k, v := range next {
+		m.weights[k] = v
+	}
+	cfg := m.reg.Config()
+	cfg.Weights = map[string]float64{}
+	for k, v := range m.weights {
+		cfg.Weights[k] = v
+	}
+	m.triggerAllocation()
+	// Answer only once the weights are durable; do not hold the lock
+	// through the disk write.
+	m.mu.Unlock()
+	err := m.rep.proposeWait(&api.Command{Type: api.CommandType_CONFIG_SET, Config: cfg})
+	m.mu.Lock()
+	if err != nil {
+		return nil, api.Errorf(http.StatusServiceUnavailable, "UPDATE_WEIGHTS: registry: %v", err)
+	}
+	return nil, nil
+}
+
+// mesosMetrics is the Prometheus registry as GET_METRICS reports it.
+func (m *Master) mesosMetrics() ([]mesos.Metric, error) {
+	mfs, err := m.m.reg.Gather()
+	if err != nil {
+		return nil, err
+	}
+	var out []mesos.Metric
+	for _, mf := range mfs {
+		for _, mm := range mf.Metric {
+			var v float64
+			switch {
+			case mm.Counter != nil:
+				v = mm.Counter.GetValue()
+			case mm.Gauge != nil:
+				v = mm.Gauge.GetValue()
+			case mm.Histogram != nil:
+				v = float64(mm.Histogram.GetSampleCount())
+			default:
+				continue
+			}
+			name := mf.GetName()
+			for _, l := range mm.Label {
+				name += "/" + l.GetValue()
+			}
+			vv := v
+			out = append(out, mesos.Metric{Name: name, Value: &vv})
+		}
+	}
+	return out, nil
 }

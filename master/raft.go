@@ -124,6 +124,40 @@ type proposal struct {
 const loneID = "master-1"
 
 func openRaft(dir string, fsm raft.FSM, o raftOptions) (*replicator, error) {
+	st, err := openRaftStores(dir)
+	if err != nil {
+		return nil, err
+	}
+	cfg := raftConfig(o)
+	trans, addr, err := raftTransport(cfg, &o)
+	if err != nil {
+		st.bolt.Close()
+		return nil, err
+	}
+	if err := bootstrapIfNew(cfg, st, trans, addr, o); err != nil {
+		st.bolt.Close()
+		return nil, err
+	}
+	r, err := raft.NewRaft(cfg, fsm, st.logs, st.bolt, st.snaps, trans)
+	if err != nil {
+		st.bolt.Close()
+		return nil, err
+	}
+	d := time.Duration(max(o.Multiplier, 1))
+	rep := &replicator{raft: r, store: st.bolt, trans: trans, self: o.Self, queue: make(chan proposal, 1<<16), done: make(chan struct{}),
+		leaderWait: 4 * time.Second * d, staleAfter: cfg.HeartbeatTimeout}
+	go rep.loop()
+	return rep, nil
+}
+
+// raftStores are raft's log, stable and snapshot stores in one directory.
+type raftStores struct {
+	bolt  *raftboltdb.BoltStore
+	logs  raft.LogStore
+	snaps raft.SnapshotStore
+}
+
+func openRaftStores(dir string) (*raftStores, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -143,11 +177,12 @@ func openRaft(dir string, fsm raft.FSM, o raftOptions) (*replicator, error) {
 		bolt.Close()
 		return nil, err
 	}
-	mult := o.Multiplier
-	if mult < 1 {
-		mult = 1
-	}
-	d := time.Duration(mult)
+	return &raftStores{bolt: bolt, logs: logs, snaps: snaps}, nil
+}
+
+// raftConfig is raft's configuration for o (timeouts, compaction, logging).
+func raftConfig(o raftOptions) *raft.Config {
+	d := time.Duration(max(o.Multiplier, 1))
 	cfg := raft.DefaultConfig()
 	// Timeouts: a follower starts an election after 1-2 heartbeat timeouts
 	// of silence, so failover takes about 0.5-1 s plus one election round at
@@ -167,33 +202,41 @@ func openRaft(dir string, fsm raft.FSM, o raftOptions) (*replicator, error) {
 	}
 	cfg.NotifyCh = o.Notify
 	cfg.Logger = hclog.New(&hclog.LoggerOptions{Name: "raft", Level: hclog.LevelFromString(o.LogLevel), Output: os.Stderr, JSONFormat: true})
-	var trans raft.Transport
-	var addr raft.ServerAddress
+	return cfg
+}
+
+// raftTransport sets cfg's server id and returns the transport: in memory
+// for a lone master (which also fixes o's peers to itself), TCP otherwise.
+func raftTransport(cfg *raft.Config, o *raftOptions) (raft.Transport, raft.ServerAddress, error) {
 	if o.Self.Raft == "" {
 		cfg.LocalID = loneID
 		cfg.HeartbeatTimeout = 300 * time.Millisecond
 		cfg.ElectionTimeout = 300 * time.Millisecond
 		cfg.LeaderLeaseTimeout = 200 * time.Millisecond
-		addr, trans = raft.NewInmemTransport(raft.ServerAddress(cfg.LocalID))
+		addr, trans := raft.NewInmemTransport(raft.ServerAddress(cfg.LocalID))
 		o.Peers = []Peer{{HTTP: loneID}}
 		o.Self.HTTP = loneID
-	} else {
-		cfg.LocalID = raft.ServerID(o.Self.HTTP)
-		bind := o.Bind
-		if bind == "" {
-			bind = o.Self.Raft
-		}
-		layer, err := newTCPLayer(bind, o.Self.Raft)
-		if err != nil {
-			bolt.Close()
-			return nil, fmt.Errorf("raft transport on %s: %w", bind, err)
-		}
-		trans, addr = raft.NewNetworkTransport(layer, 4, 5*time.Second*d, os.Stderr), raft.ServerAddress(o.Self.Raft)
+		return trans, addr, nil
 	}
-	has, err := raft.HasExistingState(logs, bolt, snaps)
+	cfg.LocalID = raft.ServerID(o.Self.HTTP)
+	bind := o.Bind
+	if bind == "" {
+		bind = o.Self.Raft
+	}
+	layer, err := newTCPLayer(bind, o.Self.Raft)
 	if err != nil {
-		bolt.Close()
-		return nil, err
+		return nil, "", fmt.Errorf("raft transport on %s: %w", bind, err)
+	}
+	d := time.Duration(max(o.Multiplier, 1))
+	return raft.NewNetworkTransport(layer, 4, 5*time.Second*d, os.Stderr), raft.ServerAddress(o.Self.Raft), nil
+}
+
+// bootstrapIfNew bootstraps a fresh cluster from o.Peers if this node's
+// store is empty and it is one of them.
+func bootstrapIfNew(cfg *raft.Config, st *raftStores, trans raft.Transport, addr raft.ServerAddress, o raftOptions) error {
+	has, err := raft.HasExistingState(st.logs, st.bolt, st.snaps)
+	if err != nil {
+		return err
 	}
 	inPeers := false
 	var servers []raft.Server
@@ -205,20 +248,11 @@ func openRaft(dir string, fsm raft.FSM, o raftOptions) (*replicator, error) {
 		servers = append(servers, raft.Server{ID: raft.ServerID(p.HTTP), Address: a, Suffrage: raft.Voter})
 	}
 	if !has && inPeers {
-		if err := raft.BootstrapCluster(cfg, logs, bolt, snaps, trans, raft.Configuration{Servers: servers}); err != nil {
-			bolt.Close()
-			return nil, fmt.Errorf("bootstrapping raft: %w", err)
+		if err := raft.BootstrapCluster(cfg, st.logs, st.bolt, st.snaps, trans, raft.Configuration{Servers: servers}); err != nil {
+			return fmt.Errorf("bootstrapping raft: %w", err)
 		}
 	}
-	r, err := raft.NewRaft(cfg, fsm, logs, bolt, snaps, trans)
-	if err != nil {
-		bolt.Close()
-		return nil, err
-	}
-	rep := &replicator{raft: r, store: bolt, trans: trans, self: o.Self, queue: make(chan proposal, 1<<16), done: make(chan struct{}),
-		leaderWait: 4 * time.Second * d, staleAfter: cfg.HeartbeatTimeout}
-	go rep.loop()
-	return rep, nil
+	return nil
 }
 
 // leader returns the HTTP address of the current leader ("" while none is

@@ -1,0 +1,153 @@
+package master
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// metrics are the master's Prometheus series, on a registry of its own so
+// that several masters in one test process do not collide.
+type metrics struct {
+	reg           *prometheus.Registry
+	offers        prometheus.Counter
+	tasksLaunched prometheus.Counter
+	statusUpdates *prometheus.CounterVec
+	calls         *prometheus.CounterVec
+	badRequests   *prometheus.CounterVec
+	allocCycle    prometheus.Histogram
+	leaderChanges prometheus.Counter
+	commitLatency prometheus.Histogram
+	applyLatency  prometheus.Histogram
+	allocErrors   *prometheus.CounterVec
+}
+
+func newMetrics(m *Master) *metrics {
+	x := &metrics{
+		reg:           prometheus.NewRegistry(),
+		offers:        prometheus.NewCounter(prometheus.CounterOpts{Name: "allot_master_offers_total", Help: "Offers made."}),
+		tasksLaunched: prometheus.NewCounter(prometheus.CounterOpts{Name: "allot_master_tasks_launched_total", Help: "Tasks launched."}),
+		statusUpdates: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "allot_master_status_updates_total", Help: "Task status updates by state."}, []string{"state"}),
+		calls:         prometheus.NewCounterVec(prometheus.CounterOpts{Name: "allot_master_scheduler_calls_total", Help: "Scheduler calls by type."}, []string{"type"}),
+		badRequests:   prometheus.NewCounterVec(prometheus.CounterOpts{Name: "allot_master_bad_requests_total", Help: "Requests answered 4xx by API."}, []string{"api"}),
+		allocCycle: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "allot_master_allocation_cycle_seconds", Help: "Duration of one allocation cycle.",
+			Buckets: prometheus.ExponentialBuckets(1e-5, 4, 10)}),
+		leaderChanges: prometheus.NewCounter(prometheus.CounterOpts{Name: "allot_master_leader_elections_total", Help: "Times this master became the leader."}),
+		commitLatency: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "allot_master_registry_commit_seconds",
+			Help:    "From proposing a batch of registry commands to raft until it is committed and applied on the leader.",
+			Buckets: prometheus.ExponentialBuckets(1e-4, 3, 12)}),
+	}
+	x.applyLatency = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "allot_master_registry_apply_seconds",
+		Help:    "Time to apply one raft log entry (a batch of registry commands) to the registry, on every master.",
+		Buckets: prometheus.ExponentialBuckets(1e-6, 4, 10)})
+	x.allocErrors = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "allot_master_allocator_errors_total",
+		Help: "Allocator calls that failed where no caller could be told (by call); each is a place where the master's and the allocator's view disagreed."},
+		[]string{"op"})
+	x.reg.MustRegister(x.allocErrors)
+	x.reg.MustRegister(x.offers, x.tasksLaunched, x.statusUpdates, x.calls, x.badRequests, x.allocCycle, x.leaderChanges, x.commitLatency, x.applyLatency)
+	x.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "allot_master_is_leader", Help: "1 while this master leads and serves."},
+		func() float64 {
+			if m.leader.Load() {
+				return 1
+			}
+			return 0
+		}))
+	x.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "allot_master_raft_state",
+		Help: "Raft state: 0 follower, 1 candidate, 2 leader, 3 shutdown."},
+		func() float64 {
+			if m.rep == nil {
+				return 0
+			}
+			return float64(m.rep.raft.State())
+		}))
+	x.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "allot_master_registry_records",
+		Help: "Records in the registry (agents, frameworks, tasks, config)."},
+		func() float64 { return float64(m.reg.Size()) }))
+	x.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "allot_master_raft_applied_index",
+		Help: "Last raft log index applied to the registry."},
+		func() float64 {
+			if m.rep == nil {
+				return 0
+			}
+			return float64(m.rep.raft.AppliedIndex())
+		}))
+	x.reg.MustRegister(&stateCollector{m: m})
+	return x
+}
+
+// stateCollector reports gauges read from live state at scrape time.
+type stateCollector struct{ m *Master }
+
+func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- descAgents
+	ch <- descFrameworks
+	ch <- descTasks
+	ch <- descShare
+	ch <- descOffers
+	ch <- descOpSubs
+}
+
+// Collect reads live state at scrape time. Takes m.mu.
+func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
+	m := c.m
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	conn, disc := 0, 0
+	for _, a := range m.agents {
+		if a.stream != nil {
+			conn++
+		} else {
+			disc++
+		}
+	}
+	ch <- prometheus.MustNewConstMetric(descAgents, prometheus.GaugeValue, float64(conn), "connected")
+	ch <- prometheus.MustNewConstMetric(descAgents, prometheus.GaugeValue, float64(disc), "disconnected")
+	conn, disc = 0, 0
+	tasks := map[string]int{}
+	for _, fw := range m.frameworks {
+		if fw.stream != nil {
+			conn++
+		} else {
+			disc++
+		}
+		for _, t := range fw.tasks {
+			tasks[t.state.String()]++
+		}
+	}
+	ch <- prometheus.MustNewConstMetric(descFrameworks, prometheus.GaugeValue, float64(conn), "connected")
+	ch <- prometheus.MustNewConstMetric(descFrameworks, prometheus.GaugeValue, float64(disc), "disconnected")
+	for s, n := range tasks {
+		ch <- prometheus.MustNewConstMetric(descTasks, prometheus.GaugeValue, float64(n), s)
+	}
+	for role, s := range m.alloc.RoleShares() {
+		ch <- prometheus.MustNewConstMetric(descShare, prometheus.GaugeValue, s, role)
+	}
+	ch <- prometheus.MustNewConstMetric(descOffers, prometheus.GaugeValue, float64(len(m.offers)))
+	ch <- prometheus.MustNewConstMetric(descOpSubs, prometheus.GaugeValue, float64(len(m.opSubs)))
+}
+
+var (
+	descAgents     = prometheus.NewDesc("allot_master_agents", "Agents by connection state.", []string{"state"}, nil)
+	descFrameworks = prometheus.NewDesc("allot_master_frameworks", "Frameworks by connection state.", []string{"state"}, nil)
+	descTasks      = prometheus.NewDesc("allot_master_tasks", "Tasks by state.", []string{"state"}, nil)
+	descShare      = prometheus.NewDesc("allot_master_role_dominant_share", "Weighted dominant share per role.", []string{"role"}, nil)
+	descOffers     = prometheus.NewDesc("allot_master_outstanding_offers", "Offers not yet accepted, declined or rescinded.", nil, nil)
+	descOpSubs     = prometheus.NewDesc("allot_master_operator_subscribers", "Live operator API subscriptions.", nil, nil)
+)
+
+// allocOK reports whether err, what the allocator's call op answered, is
+// nil. If not, it logs the error with the ids involved (key, value pairs:
+// "framework_id", id, ...) and counts it in
+// allot_master_allocator_errors_total{op}. It is for allocator calls whose
+// error no client will see: an event the allocator refuses means its state
+// and the master's disagree, which must not pass silently.
+func (m *Master) allocOK(op string, err error, ids ...string) bool {
+	if err == nil {
+		return true
+	}
+	m.m.allocErrors.WithLabelValues(op).Inc()
+	ev := m.log.Warn().Err(err).Str("op", op)
+	for i := 0; i+1 < len(ids); i += 2 {
+		ev = ev.Str(ids[i], ids[i+1])
+	}
+	ev.Msg("allocator refused an event")
+	return false
+}

@@ -1,0 +1,291 @@
+package master
+
+import (
+	"net"
+	"strconv"
+	"time"
+
+	mesos "github.com/mesos/mesos-go/api/v1/lib"
+	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
+
+	"github.com/allot-sched/allot/allocator"
+	"github.com/allot-sched/allot/api"
+	"github.com/allot-sched/allot/resources"
+)
+
+// Offers: the allocation cycle, the offer table (m.offers and each
+// framework's fw.offers), rescinding, and the launch half of ACCEPT (the
+// call is validated in scheduler.go). The allocator is called to allocate
+// in exactly one place, allocateLocked.
+
+// triggerAllocation asks the allocation loop for a cycle soon; calls
+// coalesce. It needs no lock.
+func (m *Master) triggerAllocation() {
+	select {
+	case m.kick <- struct{}{}:
+	default:
+	}
+}
+
+// allocationLoop runs a cycle every allocation interval and whenever
+// triggerAllocation asks, while this master leads.
+func (m *Master) allocationLoop() {
+	t := time.NewTicker(m.cfg.AllocationInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-m.stop:
+			return
+		case <-t.C:
+		case <-m.kick:
+		}
+		if m.leader.Load() {
+			m.allocate()
+		}
+	}
+}
+
+// allocate runs one allocation cycle. Takes m.mu.
+func (m *Master) allocate() {
+	start := time.Now()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.allocateLocked()
+	m.m.allocCycle.Observe(time.Since(start).Seconds())
+}
+
+// allocateLocked asks the allocator for its decisions and sends each
+// framework its offers in one OFFERS event. A decision for a framework or
+// agent that is not connected goes straight back to the allocator. Caller
+// holds m.mu.
+func (m *Master) allocateLocked() {
+	decisions := m.alloc.Allocate()
+	byFw := map[string][]mesos.Offer{}
+	for _, d := range decisions {
+		if mo, ok := m.makeOfferLocked(d); ok {
+			byFw[d.Framework] = append(byFw[d.Framework], mo)
+		}
+	}
+	for fwID, offers := range byFw {
+		m.sendFrameworkLocked(m.frameworks[fwID], &schedEvent{Type: evOffers, Offers: &schedOffers{Offers: offers}})
+	}
+}
+
+// makeOfferLocked records decision d in the offer table, with its timeout,
+// and returns it as a Mesos offer; false if d cannot be offered (its
+// resources are then recovered). Caller holds m.mu.
+func (m *Master) makeOfferLocked(d allocator.Offer) (mesos.Offer, bool) {
+	fw := m.frameworks[d.Framework]
+	a := m.agents[d.Agent]
+	if fw == nil || fw.stream == nil || a == nil || a.stream == nil {
+		m.allocOK("recover", m.alloc.Recover(d.Framework, d.Agent, d.Resources, nil), "framework_id", d.Framework, "agent_id", d.Agent)
+		return mesos.Offer{}, false
+	}
+	m.seq++
+	o := &offer{id: m.id + "-O" + strconv.FormatUint(m.seq, 10), fw: fw.id, agent: a.rec.Id, res: d.Resources}
+	m.offers[o.id] = o
+	fw.offers[o.id] = o
+	if m.cfg.OfferTimeout > 0 {
+		id := o.id
+		o.timer = m.clock.AfterFunc(m.cfg.OfferTimeout, func() { m.rescindOffer(id, "offer timed out") })
+	}
+	m.m.offers.Inc()
+	m.log.Debug().Str("framework_id", fw.id).Str("agent_id", a.rec.Id).Str("resources", d.Resources.String()).
+		Str("reason", d.Reason.String()).Msg("offer")
+	return m.mesosOfferLocked(fw, a, o), true
+}
+
+// mesosOfferLocked is offer o as the Mesos API shows it. Caller holds m.mu.
+func (m *Master) mesosOfferLocked(fw *framework, a *agentState, o *offer) mesos.Offer {
+	allocRole := ""
+	if fw.multiRole {
+		allocRole = fw.role
+	}
+	host := a.rec.Hostname
+	mo := mesos.Offer{
+		ID:          mesos.OfferID{Value: o.id},
+		FrameworkID: mesos.FrameworkID{Value: fw.id},
+		AgentID:     mesos.AgentID{Value: a.rec.Id},
+		Hostname:    host,
+		Resources:   resources.ToMesos(o.res, "", allocRole),
+	}
+	if allocRole != "" {
+		mo.AllocationInfo = &mesos.Resource_AllocationInfo{Role: strPtr(allocRole)}
+	}
+	for k, v := range a.rec.Attributes {
+		t := mesos.TEXT
+		mo.Attributes = append(mo.Attributes, mesos.Attribute{Name: k, Type: t, Text: &mesos.Value_Text{Value: v}})
+	}
+	if h, p, err := net.SplitHostPort(a.rec.Address); err == nil {
+		port, _ := strconv.Atoi(p)
+		mo.URL = &mesos.URL{Scheme: "http", Address: mesos.Address{Hostname: &h, Port: int32(port)}, Path: strPtr("/slave(1)")}
+	}
+	return mo
+}
+
+// rescindOffer withdraws an outstanding offer and returns its resources.
+// Takes m.mu (it runs from the offer's timer).
+func (m *Master) rescindOffer(id, why string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	o := m.offers[id]
+	if o == nil {
+		return
+	}
+	m.removeOfferLocked(o, true, nil)
+	if fw := m.frameworks[o.fw]; fw != nil {
+		m.sendFrameworkLocked(fw, rescindEvent(id))
+	}
+	m.log.Info().Str("offer_id", id).Str("why", why).Msg("offer rescinded")
+	m.triggerAllocation()
+}
+
+// removeAgentOffersLocked forgets every offer on agent id and returns its
+// resources; with rescind each framework is told (RESCIND). Caller holds
+// m.mu.
+func (m *Master) removeAgentOffersLocked(id string, rescind bool) {
+	for _, o := range m.offers {
+		if o.agent == id {
+			m.removeOfferLocked(o, true, nil)
+			if rescind {
+				m.sendFrameworkLocked(m.frameworks[o.fw], rescindEvent(o.id))
+			}
+		}
+	}
+}
+
+func rescindEvent(offerID string) *schedEvent {
+	return &schedEvent{Type: evRescind, Rescind: &schedRescind{OfferID: mesos.OfferID{Value: offerID}}}
+}
+
+// removeOfferLocked forgets o; with recoverRes its resources go back to the
+// allocator (with filter fl). Caller holds m.mu.
+func (m *Master) removeOfferLocked(o *offer, recoverRes bool, fl *allocator.Filter) {
+	if o.timer != nil {
+		o.timer.Stop()
+	}
+	delete(m.offers, o.id)
+	if fw := m.frameworks[o.fw]; fw != nil {
+		delete(fw.offers, o.id)
+	}
+	if recoverRes {
+		m.allocOK("recover", m.alloc.Recover(o.fw, o.agent, o.res, fl), "framework_id", o.fw, "agent_id", o.agent, "offer_id", o.id)
+	}
+}
+
+// sendFrameworkLocked queues an event on the framework's stream, if
+// connected. Caller holds m.mu.
+func (m *Master) sendFrameworkLocked(fw *framework, ev *schedEvent) {
+	if fw == nil || fw.stream == nil {
+		return
+	}
+	fw.stream.Send(ev)
+}
+
+// declineLocked returns the named offers of fw with the decline's filter.
+// Caller holds m.mu.
+func (m *Master) declineLocked(fw *framework, dec *scheduler.Call_Decline) {
+	fl := filterOf(dec.Filters)
+	for _, id := range dec.OfferIDs {
+		if o := fw.offers[id.Value]; o != nil {
+			m.removeOfferLocked(o, true, fl)
+		}
+	}
+	m.triggerAllocation()
+}
+
+// plannedLaunch is one validated LAUNCH or LAUNCH_GROUP operation.
+type plannedLaunch struct {
+	tasks    []mesos.TaskInfo
+	group    bool
+	executor *mesos.ExecutorInfo
+}
+
+// acceptPlan is an ACCEPT that passed validation (planAcceptLocked in
+// scheduler.go): the offers it consumes, their agent, the launches in call
+// order and what is left of the offered resources.
+type acceptPlan struct {
+	offers    []*offer
+	agent     *agentState
+	launches  []plannedLaunch
+	remaining resources.Resources
+	filter    *allocator.Filter
+}
+
+// launchLocked carries out a validated ACCEPT: it consumes the offers,
+// records the tasks (registry and operator subscribers), tells the agent to
+// run them, and returns what is left to the allocator with the call's
+// filter. Caller holds m.mu.
+func (m *Master) launchLocked(fw *framework, p *acceptPlan) {
+	for _, o := range p.offers {
+		m.removeOfferLocked(o, false, nil)
+	}
+	fwInfo, _ := fw.info.Marshal()
+	for _, l := range p.launches {
+		if l.group {
+			m.launchGroupLocked(fw, p.agent, l, fwInfo)
+		} else {
+			m.launchTasksLocked(fw, p.agent, l.tasks, fwInfo)
+		}
+	}
+	if !p.remaining.IsEmpty() {
+		m.allocOK("recover", m.alloc.Recover(fw.id, p.agent.rec.Id, p.remaining, p.filter), "framework_id", fw.id, "agent_id", p.agent.rec.Id)
+	}
+	m.triggerAllocation()
+}
+
+// launchGroupLocked launches a task group under its executor in one RUN.
+// Caller holds m.mu.
+func (m *Master) launchGroupLocked(fw *framework, a *agentState, l plannedLaunch, fwInfo []byte) {
+	tg := mesos.TaskGroupInfo{Tasks: l.tasks}
+	exB, _ := l.executor.Marshal()
+	tgB, _ := tg.Marshal()
+	m.addExecutorLocked(a, fw.id, l.executor)
+	for i := range l.tasks {
+		m.addTaskLocked(fw, a, &l.tasks[i], l.executor.ExecutorID.Value)
+	}
+	a.stream.SendProto(&api.AgentEvent{Type: api.AgentEventType_RUN, FrameworkId: fw.id, ExecutorId: l.executor.ExecutorID.Value,
+		FrameworkInfo: fwInfo, ExecutorInfo: exB, TaskGroup: tgB})
+}
+
+// launchTasksLocked launches each task with its own RUN (command tasks, or
+// tasks naming their executor). Caller holds m.mu.
+func (m *Master) launchTasksLocked(fw *framework, a *agentState, tasks []mesos.TaskInfo, fwInfo []byte) {
+	for i := range tasks {
+		t := &tasks[i]
+		ev := &api.AgentEvent{Type: api.AgentEventType_RUN, FrameworkId: fw.id, FrameworkInfo: fwInfo}
+		exID := ""
+		if t.Executor != nil {
+			t.Executor.FrameworkID = &mesos.FrameworkID{Value: fw.id}
+			m.addExecutorLocked(a, fw.id, t.Executor)
+			exID = t.Executor.ExecutorID.Value
+			ev.ExecutorId = exID
+			ev.ExecutorInfo, _ = t.Executor.Marshal()
+		}
+		ev.Task, _ = t.Marshal()
+		m.addTaskLocked(fw, a, t, exID)
+		a.stream.SendProto(ev)
+	}
+}
+
+// addExecutorLocked records an executor the agent is about to start, once.
+// Caller holds m.mu.
+func (m *Master) addExecutorLocked(a *agentState, fwID string, ex *mesos.ExecutorInfo) {
+	key := fwID + "/" + ex.ExecutorID.Value
+	if _, ok := a.executors[key]; ok {
+		return
+	}
+	res, _ := taskResources(ex.Resources)
+	a.executors[key] = res
+}
+
+// addTaskLocked records a task being launched (STAGING) in the framework,
+// the registry and for operator subscribers. Caller holds m.mu.
+func (m *Master) addTaskLocked(fw *framework, a *agentState, ti *mesos.TaskInfo, exID string) {
+	res, _ := taskResources(ti.Resources)
+	t := &task{id: ti.TaskID.Value, fw: fw.id, agent: a.rec.Id, executor: exID, info: *ti, res: res, state: mesos.TASK_STAGING}
+	fw.tasks[t.id] = t
+	m.m.tasksLaunched.Inc()
+	m.rep.propose(&api.Command{Type: api.CommandType_TASK_UPSERT, Task: taskRecord(t)})
+	m.publishTaskLocked(evTaskAdded, t)
+}

@@ -1,0 +1,128 @@
+package master
+
+import (
+	"time"
+
+	mesos "github.com/mesos/mesos-go/api/v1/lib"
+
+	"github.com/allot-sched/allot/api"
+	"github.com/allot-sched/allot/resources"
+)
+
+type agentState struct {
+	rec       *api.AgentRecord
+	total     resources.Resources
+	stream    *api.Stream // nil while disconnected
+	inAlloc   bool
+	lostTimer Timer
+	// executors running on the agent with the resources they hold, keyed
+	// "framework/executor".
+	executors map[string]resources.Resources
+}
+
+type framework struct {
+	id             string
+	info           mesos.FrameworkInfo
+	role           string
+	multiRole      bool
+	stream         *api.Stream
+	streamID       string
+	offers         map[string]*offer
+	tasks          map[string]*task
+	registered     time.Time
+	disconnectedAt time.Time
+	failoverTimer  Timer
+	suppressed     bool
+}
+
+type task struct {
+	id, fw, agent, executor string
+	info                    mesos.TaskInfo
+	infoBytes               []byte // info in protobuf, for registry records
+	res                     resources.Resources
+	state                   mesos.TaskState
+	status                  *mesos.TaskStatus
+}
+
+type offer struct {
+	id, fw, agent string
+	res           resources.Resources
+	timer         Timer
+}
+
+// newFramework builds the live state of a framework, not yet in m.frameworks.
+func (m *Master) newFramework(id string, info mesos.FrameworkInfo) *framework {
+	fw := &framework{id: id, offers: map[string]*offer{}, tasks: map[string]*task{}}
+	fw.setInfo(info)
+	return fw
+}
+
+// setInfo sets the framework's info and the role it allocates in. Caller
+// holds m.mu once fw is in m.frameworks.
+func (fw *framework) setInfo(info mesos.FrameworkInfo) {
+	info.ID = &mesos.FrameworkID{Value: fw.id}
+	fw.info = info
+	fw.multiRole = false
+	for _, c := range info.Capabilities {
+		if c.GetType() == mesos.FrameworkInfo_Capability_MULTI_ROLE {
+			fw.multiRole = true
+		}
+	}
+	fw.role = info.GetRole()
+	if fw.multiRole && len(info.Roles) > 0 {
+		fw.role = info.Roles[0]
+	}
+	if fw.role == "" {
+		fw.role = resources.Unreserved
+	}
+}
+
+// frameworkRecordLocked is fw as the registry stores it. Caller holds m.mu.
+func (m *Master) frameworkRecordLocked(fw *framework) *api.FrameworkRecord {
+	b, _ := fw.info.Marshal()
+	rec := &api.FrameworkRecord{Id: fw.id, Info: b, RegisteredUnixNano: fw.registered.UnixNano(), Suppressed: fw.suppressed}
+	if fw.stream == nil && !fw.disconnectedAt.IsZero() {
+		rec.DisconnectedUnixNano = fw.disconnectedAt.UnixNano()
+	}
+	return rec
+}
+
+// taskRecord is t as the registry stores it (it caches the encoded info in
+// t). Caller holds m.mu.
+func taskRecord(t *task) *api.TaskRecord {
+	if t.infoBytes == nil {
+		t.infoBytes, _ = t.info.Marshal()
+	}
+	info := t.infoBytes
+	rec := &api.TaskRecord{FrameworkId: t.fw, TaskId: t.id, AgentId: t.agent, ExecutorId: t.executor,
+		Info: info, State: int32(t.state), Resources: t.res.String()}
+	if t.status != nil {
+		rec.Status, _ = t.status.Marshal()
+	}
+	return rec
+}
+
+// maxCompleted bounds the terminal tasks kept for /state and GET_TASKS, as
+// Mesos's --max_completed_tasks_per_framework does (for all frameworks).
+const maxCompleted = 1000
+
+// addCompletedLocked remembers a finished task. Caller holds m.mu.
+func (m *Master) addCompletedLocked(t *task) {
+	m.completed = append(m.completed, t)
+	if len(m.completed) > 2*maxCompleted {
+		m.completed = append([]*task(nil), m.completed[len(m.completed)-maxCompleted:]...)
+	}
+}
+
+// taskResources sums a mesos resource list over all roles.
+func taskResources(list []mesos.Resource) (resources.Resources, error) {
+	byRole, err := resources.FromMesos(list)
+	if err != nil {
+		return resources.Resources{}, err
+	}
+	var sum resources.Resources
+	for _, r := range byRole {
+		sum = sum.Add(r)
+	}
+	return sum, nil
+}
