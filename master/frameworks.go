@@ -78,6 +78,7 @@ func (m *Master) disconnected(id string, stream *api.Stream) {
 		return
 	}
 	fw.stream = nil
+	fw.subscribing, fw.held = false, nil
 	fw.disconnectedAt = m.clock.Now()
 	for _, o := range fw.offers {
 		m.removeOfferLocked(o, true, nil)
@@ -128,6 +129,7 @@ func (m *Master) admitFramework(id string, info mesos.FrameworkInfo, suppressedR
 	}
 	id = fw.id
 	fw.stream, fw.streamID = stream, streamID
+	fw.subscribing, fw.held = true, nil
 	fw.disconnectedAt = time.Time{}
 	fw.suppressed = false
 	if len(suppressedRoles) > 0 {
@@ -150,12 +152,33 @@ func (m *Master) admitFramework(id string, info mesos.FrameworkInfo, suppressedR
 		m.disconnected(id, stream)
 		return "", "", api.Errorf(http.StatusServiceUnavailable, "registry unavailable: %v", err)
 	}
-	hb := m.cfg.HeartbeatInterval.Seconds()
-	stream.Send(&scheduler.Event{Type: scheduler.Event_SUBSCRIBED, Subscribed: &scheduler.Event_Subscribed{
-		FrameworkID: &mesos.FrameworkID{Value: id}, HeartbeatIntervalSeconds: &hb, MasterInfo: &m.info}})
+	if m.hookBeforeSubscribed != nil {
+		m.hookBeforeSubscribed()
+	}
+	m.mu.Lock()
+	m.sendSubscribedLocked(fw, stream)
+	m.mu.Unlock()
 	m.log.Info().Str("framework_id", id).Str("name", info.Name).Str("role", fw.role).Bool("failover", failover).Msg("framework subscribed")
 	m.triggerAllocation()
 	return id, streamID, nil
+}
+
+// sendSubscribedLocked answers SUBSCRIBED on stream, then the events held
+// for the framework while its id was being committed, unless a newer
+// subscription replaced stream meanwhile (it was closed then). Caller holds
+// m.mu.
+func (m *Master) sendSubscribedLocked(fw *framework, stream *api.Stream) {
+	if fw.stream != stream {
+		return
+	}
+	hb := m.cfg.HeartbeatInterval.Seconds()
+	stream.Send(&scheduler.Event{Type: scheduler.Event_SUBSCRIBED, Subscribed: &scheduler.Event_Subscribed{
+		FrameworkID: &mesos.FrameworkID{Value: fw.id}, HeartbeatIntervalSeconds: &hb, MasterInfo: &m.info}})
+	held := fw.held
+	fw.subscribing, fw.held = false, nil
+	for _, ev := range held {
+		stream.Send(ev)
+	}
 }
 
 // attachFrameworkLocked finds the subscribing framework (failover: it was

@@ -70,6 +70,11 @@ type Config struct {
 
 // Master is one running master. Create it with New, then Start.
 type Master struct {
+	// hookBeforeSubscribed, when a test sets it, runs after a subscribing
+	// framework's id is committed and before SUBSCRIBED is sent: the
+	// window in which other goroutines may act on the framework.
+	hookBeforeSubscribed func()
+
 	cfg   Config
 	clock Clock
 	log   zerolog.Logger

@@ -179,6 +179,10 @@ func (m *Master) sendFrameworkLocked(fw *framework, ev *schedEvent) {
 	if fw == nil || fw.stream == nil {
 		return
 	}
+	if fw.subscribing {
+		fw.held = append(fw.held, ev)
+		return
+	}
 	fw.stream.Send(ev)
 }
 

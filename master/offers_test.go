@@ -227,3 +227,29 @@ func TestOfferRescind(t *testing.T) {
 		})
 	}
 }
+
+// An allocation cycle that runs while a subscribing framework's id is being
+// committed (m.mu is free then) must not put OFFERS on the stream before
+// SUBSCRIBED: mesos-go's clients answer such an offer with an ACCEPT that
+// has no framework id. The offer is held and follows SUBSCRIBED.
+func TestSubscribedPrecedesOffers(t *testing.T) {
+	h := newHarness(t, nil)
+	h.agent("cpus:4;mem:4096")
+	h.m.hookBeforeSubscribed = func() { h.allocate() }
+	s := newFakeStream(t, api.JSON)
+	ft := 60.0
+	id, _, err := h.m.admitFramework("", mesos.FrameworkInfo{User: "test", Name: "early", FailoverTimeout: &ft}, nil, s.Stream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var first scheduler.Event
+	s.take(t, "first event", func(b []byte) bool {
+		return s.Codec.Unmarshal(b, &first) == nil
+	})
+	if first.Type != scheduler.Event_SUBSCRIBED {
+		t.Fatalf("first event on the stream is %s, want SUBSCRIBED", first.Type)
+	}
+	if ev := s.nextEvent(t, scheduler.Event_OFFERS); ev.Offers.Offers[0].FrameworkID.Value != id {
+		t.Fatalf("held offer is for %q, want %q", ev.Offers.Offers[0].FrameworkID.Value, id)
+	}
+}

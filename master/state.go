@@ -33,6 +33,15 @@ type framework struct {
 	disconnectedAt time.Time
 	failoverTimer  Timer
 	suppressed     bool
+	// subscribing is true from the moment a SUBSCRIBE attaches stream
+	// until SUBSCRIBED is on it (the framework id must be durable first,
+	// and m.mu is released while raft commits it). Events for the
+	// framework in that window wait in held, so that nothing (an offer
+	// from a periodic allocation, say) reaches the stream before
+	// SUBSCRIBED: mesos-go's clients reject calls they make on an offer
+	// seen before they know their framework id.
+	subscribing bool
+	held        []*schedEvent
 }
 
 type task struct {
