@@ -24,6 +24,7 @@ import (
 	"github.com/mesos/mesos-go/api/v1/lib/httpcli"
 	"github.com/mesos/mesos-go/api/v1/lib/httpcli/httpexec"
 
+	"github.com/allot-sched/allot/framework/eventlog"
 	"github.com/allot-sched/allot/framework/sched"
 )
 
@@ -60,6 +61,8 @@ type mesosBackend struct {
 	cancel context.CancelFunc
 	done   chan struct{}
 
+	// mu guards next, want, tasks and failures. It is never held while
+	// calling the driver (events excepted: the event log's lock is a leaf).
 	mu       sync.Mutex
 	next     int
 	want     int
@@ -93,7 +96,7 @@ func newMesosBackend(c *Context) (*mesosBackend, error) {
 	cl, err := sched.New(sched.Config{Masters: strings.Split(cfg.Master, ","), Framework: mesos.FrameworkInfo{Name: cfg.App, Role: &role, Hostname: &host},
 		FailoverTimeout: cfg.FailoverTimeout, RefuseSeconds: cfg.RefuseAfter, Demand: demand, Logf: cfg.Logf,
 		OnDecline: func(n int, refuse, held time.Duration) {
-			c.elog.emit(map[string]any{"event": "offers_declined", "time": now(), "offers": n, "refuse_seconds": refuse.Seconds(), "held_s": held.Seconds()})
+			c.emit(&eventlog.OffersDeclined{Time: c.now(), Offers: n, RefuseSeconds: refuse.Seconds(), HeldS: held.Seconds()})
 		}}, b)
 	if err != nil {
 		return nil, err
@@ -165,7 +168,7 @@ func (b *mesosBackend) Offers(offers []mesos.Offer) []sched.Launch {
 				byOffer[i] = &sched.Launch{Offer: o.ID}
 			}
 			byOffer[i].Tasks = append(byOffer[i].Tasks, b.taskInfo(id, o))
-			b.c.elog.emit(map[string]any{"event": "executor_launched", "time": now(), "executor": id, "agent": o.AgentID.Value, "host": o.Hostname})
+			b.c.emit(&eventlog.ExecutorLaunched{Time: b.c.now(), Executor: id, Agent: o.AgentID.Value, Host: o.Hostname})
 		}
 	}
 	var out []sched.Launch
@@ -209,15 +212,11 @@ func (b *mesosBackend) Update(st mesos.TaskStatus) {
 	terminal := sched.IsTerminal(t.state)
 	released := t.released
 	b.mu.Unlock()
-	// Lock order is c.mu before b.mu (the driver asks the backend for
-	// executors while holding c.mu), so look at the driver with b.mu released.
+	// The backend never holds b.mu while calling the driver (see backend),
+	// so look at the driver with b.mu released.
 	var abort error
 	if terminal && !released {
-		b.c.mu.Lock()
-		registered := b.c.execs[id] != nil
-		ever := b.c.everExec
-		b.c.mu.Unlock()
-		if !registered && !ever {
+		if registered, ever := b.c.registration(id); !registered && !ever {
 			b.mu.Lock()
 			b.failures++
 			if b.failures >= b.c.cfg.ExecutorStartFailures {
@@ -228,7 +227,7 @@ func (b *mesosBackend) Update(st mesos.TaskStatus) {
 		}
 	}
 	if terminal {
-		b.c.elog.emit(map[string]any{"event": "executor_task_ended", "time": now(), "executor": id, "state": t.state.String(), "message": st.GetMessage(), "released": released})
+		b.c.emit(&eventlog.ExecutorTaskEnded{Time: b.c.now(), Executor: id, State: t.state.String(), Message: st.GetMessage(), Released: released})
 		if !released {
 			b.c.executorLost(id, fmt.Sprintf("Mesos task %s: %s", t.state, st.GetMessage()))
 		}
