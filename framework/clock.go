@@ -4,9 +4,12 @@ import "time"
 
 // Clock is the driver's source of time: when tasks were queued, how long an
 // executor has been idle or a backlog has lasted, stage and job times, and
-// the ticks of the job and scaling loops. The driver never reads time.Now
-// for a decision; a test or a simulator injects its own Clock through
-// Config.Clock.
+// the ticks of the job and scaling loops, and the event log's times. The
+// driver reads no other clock for a decision (the one exception is the
+// Mesos backend's limit on how long subscribing may take, a real-world
+// startup timeout); a test or a simulator injects its own Clock through
+// Config.Clock. Executors measure with the wall clock: their samples and
+// task metrics are measurements of real use, not decisions.
 type Clock interface {
 	Now() time.Time
 	NewTicker(d time.Duration) Ticker
