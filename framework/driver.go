@@ -25,6 +25,8 @@ import (
 //	scaling.go   dynamic allocation (the shell around an elastic.Policy)
 //	usage.go     per-stage executor usage for the event log
 //	local.go, mesos.go  the backends that start executors
+//	mesos_executor.go   the executor process's side of a Mesos agent
+//	executor.go, plan.go, blocks.go  the executor: tasks, lineage, blocks
 
 // backend gets executors from somewhere: in-process, or Mesos offers.
 //
