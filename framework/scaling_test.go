@@ -194,6 +194,9 @@ func TestEventLogReadsBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The job may finish on the first executor alone: wait for both, so the
+	// log's count of executor_added is known.
+	eventually(t, "2 executors", func() bool { n, _, _, _ := ctx.poolState(); return n == 2 })
 	if _, err := ctx.Range(20, 4).Map("test.mod", int64(3)).ReduceByKey("test.sum", 2).Collect(); err != nil {
 		t.Fatal(err)
 	}
