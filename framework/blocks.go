@@ -13,6 +13,10 @@ import (
 // stays under the limit; beyond it the least recently used are spilled to
 // files in dir and read back from there on demand.
 type blockManager struct {
+	// mu guards used, mem, lru, disk and spills; limit, dir and stats are
+	// set at creation (stats is atomics). Spills to disk happen under it;
+	// a spilled block is read back outside it (removed meanwhile, it reads
+	// as missing and is recomputed).
 	mu     sync.Mutex
 	limit  int64
 	used   int64

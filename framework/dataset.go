@@ -19,9 +19,9 @@ type Dataset struct {
 func (c *Context) newNode(n *node) *Dataset {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.nextID++
-	n.ID = c.nextID
-	c.nodes[n.ID] = n
+	c.dag.nextID++
+	n.ID = c.dag.nextID
+	c.dag.nodes[n.ID] = n
 	return &Dataset{ctx: c, n: n}
 }
 
@@ -51,7 +51,7 @@ func (c *Context) TextFile(path string, parts int) *Dataset {
 		n.Splits = append(n.Splits, span{lo, hi - lo})
 	}
 	c.mu.Lock()
-	c.inputBytes += size
+	c.dag.inputBytes += size
 	c.mu.Unlock()
 	return c.newNode(n)
 }
@@ -129,17 +129,19 @@ func (d *Dataset) Cache() *Dataset {
 	return d
 }
 
-func (d *Dataset) shuffle(parts int, combine string, bounds []byte) (int, error) {
+// shuffle declares a shuffle of d into parts buckets (0: as many as d has)
+// and returns its id and bucket count.
+func (d *Dataset) shuffle(parts int, combine string, bounds []byte) (sid, buckets int) {
 	c := d.ctx
 	if parts <= 0 {
 		parts = d.n.Parts
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.nextShuffle++
-	s := &shuffleDep{ID: c.nextShuffle, Parent: d.n.ID, Parts: parts, Combine: combine, Bounds: bounds}
-	c.shuffles[s.ID] = s
-	return s.ID, nil
+	c.dag.nextShuffle++
+	s := &shuffleDep{ID: c.dag.nextShuffle, Parent: d.n.ID, Parts: parts, Combine: combine, Bounds: bounds}
+	c.dag.shuffles[s.ID] = s
+	return s.ID, parts
 }
 
 // ReduceByKey merges the values of each key with the registered reduce
@@ -151,8 +153,8 @@ func (d *Dataset) ReduceByKey(fn string, parts int) *Dataset {
 	if err := checkFunc(fn, "reduce"); err != nil {
 		return d.ctx.failed(fmt.Errorf("reduceByKey: %w", err))
 	}
-	sid, _ := d.shuffle(parts, fn, nil)
-	return d.ctx.newNode(&node{Op: "shuffled", Agg: "reduce", Fn: fn, Shuffle: []int{sid}, Parts: d.ctx.shuffles[sid].Parts, Name: "reduceByKey " + fn})
+	sid, parts := d.shuffle(parts, fn, nil)
+	return d.ctx.newNode(&node{Op: "shuffled", Agg: "reduce", Fn: fn, Shuffle: []int{sid}, Parts: parts, Name: "reduceByKey " + fn})
 }
 
 // GroupByKey gathers each key's values into a []any.
@@ -160,8 +162,8 @@ func (d *Dataset) GroupByKey(parts int) *Dataset {
 	if d.err != nil {
 		return d
 	}
-	sid, _ := d.shuffle(parts, "", nil)
-	return d.ctx.newNode(&node{Op: "shuffled", Agg: "group", Shuffle: []int{sid}, Parts: d.ctx.shuffles[sid].Parts, Name: "groupByKey"})
+	sid, parts := d.shuffle(parts, "", nil)
+	return d.ctx.newNode(&node{Op: "shuffled", Agg: "group", Shuffle: []int{sid}, Parts: parts, Name: "groupByKey"})
 }
 
 // Join pairs the values of equal keys: KV{key, []any{left, right}}.
@@ -206,11 +208,8 @@ func (d *Dataset) SortByKey(parts int) *Dataset {
 	if len(bounds) == 0 {
 		parts = 1
 	}
+	// bounds hold parts-1 keys; one bucket more for keys above the last.
 	sid, _ := d.shuffle(parts, "", bounds)
-	if bounds != nil {
-		// bounds hold parts-1 keys; one bucket more for keys above the last.
-		d.ctx.shuffles[sid].Parts = parts
-	}
 	return d.ctx.newNode(&node{Op: "shuffled", Agg: "sort", Shuffle: []int{sid}, Parts: parts, Name: "sortByKey"})
 }
 

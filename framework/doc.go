@@ -31,5 +31,13 @@
 // and network use every second from /proc and their sockets. The driver
 // places tasks with locality, retries failures, recomputes lost partitions
 // from lineage when an executor dies, scales executors dynamically, and
-// writes a JSON-lines event log per application run (see eventlog.go).
+// writes a JSON-lines event log per application run (its schema, writer and
+// reader are package framework/eventlog).
+//
+// The decisions the driver makes are pure policies in their own packages,
+// so a test or the simulator can drive them without processes or clocks:
+// where a task runs (framework/dispatch: a Dispatcher, today LocalityWait)
+// and how the executor pool scales (framework/elastic: a Policy, today
+// IdleBacklog). The driver is the shell around them: it snapshots its state
+// under its lock, asks, and acts. Time comes from an injected Clock.
 package framework

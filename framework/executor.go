@@ -42,6 +42,8 @@ type Executor struct {
 	srv     *http.Server
 	client  *http.Client
 
+	// mu guards running and active (task handlers write them, the
+	// heartbeat reads and resets active). Nothing else is taken under it.
 	mu      sync.Mutex
 	running map[int64]int // task id -> stage
 	active  map[int]bool  // stages with a task running since the last sample

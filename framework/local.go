@@ -9,7 +9,9 @@ import (
 // to the driver and each other over loopback HTTP, so local mode exercises
 // the same paths as a cluster.
 type localBackend struct {
-	c     *Context
+	c *Context
+	// mu guards next, execs, want and stopd. It is never held while calling
+	// the driver (see backend).
 	mu    sync.Mutex
 	next  int
 	execs map[string]*Executor
@@ -45,17 +47,19 @@ func (b *localBackend) setTarget(n int) {
 			cfg := b.c.cfg
 			e, err := StartExecutor(ExecutorConfig{ID: id, Driver: b.c.url, Cores: cfg.Cores, BlockMem: int64(cfg.BlockMemMB) << 20})
 			b.mu.Lock()
-			defer b.mu.Unlock()
 			if err != nil {
 				delete(b.execs, id)
+				b.mu.Unlock()
 				b.c.fail(fmt.Errorf("starting local executor %s: %w", id, err))
 				return
 			}
 			if b.stopd {
+				b.mu.Unlock()
 				e.Stop()
 				return
 			}
 			b.execs[id] = e
+			b.mu.Unlock()
 		}(id)
 	}
 }

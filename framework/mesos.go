@@ -2,13 +2,7 @@ package framework
 
 import (
 	"context"
-	"crypto/rand"
 	"fmt"
-	"io"
-	"log"
-	"net"
-	nethttp "net/http"
-	"net/url"
 	"os"
 	"path"
 	"strconv"
@@ -17,42 +11,11 @@ import (
 	"time"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
-	"github.com/mesos/mesos-go/api/v1/lib/encoding/codecs"
-	mexec "github.com/mesos/mesos-go/api/v1/lib/executor"
-	ecalls "github.com/mesos/mesos-go/api/v1/lib/executor/calls"
-	"github.com/mesos/mesos-go/api/v1/lib/executor/config"
-	"github.com/mesos/mesos-go/api/v1/lib/httpcli"
-	"github.com/mesos/mesos-go/api/v1/lib/httpcli/httpexec"
 
 	"github.com/allot-sched/allot/api/taskstate"
+	"github.com/allot-sched/allot/framework/eventlog"
 	"github.com/allot-sched/allot/framework/sched"
 )
-
-// Environment switching the application binary into executor mode.
-const (
-	envExecutor = "ALLOT_FRAMEWORK_EXECUTOR"
-	envDriver   = "ALLOT_FRAMEWORK_DRIVER"
-	envCores    = "ALLOT_FRAMEWORK_CORES"
-	envBlockMem = "ALLOT_FRAMEWORK_BLOCK_MEM"
-)
-
-// executorOverhead is the ExecutorInfo's own resources (Mesos charges the
-// executor separately from its task).
-const executorCPUs, executorMem = 0.1, 32
-
-// Main must be called first thing in an application's main: in a process
-// started as an executor it runs the executor and exits; in the driver it
-// returns at once.
-func Main() {
-	if os.Getenv(envExecutor) != "1" {
-		return
-	}
-	if err := runMesosExecutor(); err != nil {
-		log.Printf("executor: %v", err)
-		os.Exit(1)
-	}
-	os.Exit(0)
-}
 
 // mesosBackend launches executors from Mesos offers through sched.Client.
 type mesosBackend struct {
@@ -61,6 +24,8 @@ type mesosBackend struct {
 	cancel context.CancelFunc
 	done   chan struct{}
 
+	// mu guards next, want, tasks and failures. It is never held while
+	// calling the driver (events excepted: the event log's lock is a leaf).
 	mu       sync.Mutex
 	next     int
 	want     int
@@ -94,7 +59,7 @@ func newMesosBackend(c *Context) (*mesosBackend, error) {
 	cl, err := sched.New(sched.Config{Masters: strings.Split(cfg.Master, ","), Framework: mesos.FrameworkInfo{Name: cfg.App, Role: &role, Hostname: &host},
 		FailoverTimeout: cfg.FailoverTimeout, RefuseSeconds: cfg.RefuseAfter, Demand: demand, Logf: cfg.Logf,
 		OnDecline: func(n int, refuse, held time.Duration) {
-			c.elog.emit(map[string]any{"event": "offers_declined", "time": now(), "offers": n, "refuse_seconds": refuse.Seconds(), "held_s": held.Seconds()})
+			c.emit(&eventlog.OffersDeclined{Time: c.now(), Offers: n, RefuseSeconds: refuse.Seconds(), HeldS: held.Seconds()})
 		}}, b)
 	if err != nil {
 		return nil, err
@@ -166,7 +131,7 @@ func (b *mesosBackend) Offers(offers []mesos.Offer) []sched.Launch {
 				byOffer[i] = &sched.Launch{Offer: o.ID}
 			}
 			byOffer[i].Tasks = append(byOffer[i].Tasks, b.taskInfo(id, o))
-			b.c.elog.emit(map[string]any{"event": "executor_launched", "time": now(), "executor": id, "agent": o.AgentID.Value, "host": o.Hostname})
+			b.c.emit(&eventlog.ExecutorLaunched{Time: b.c.now(), Executor: id, Agent: o.AgentID.Value, Host: o.Hostname})
 		}
 	}
 	var out []sched.Launch
@@ -210,15 +175,11 @@ func (b *mesosBackend) Update(st mesos.TaskStatus) {
 	terminal := taskstate.IsTerminal(t.state)
 	released := t.released
 	b.mu.Unlock()
-	// Lock order is c.mu before b.mu (the driver asks the backend for
-	// executors while holding c.mu), so look at the driver with b.mu released.
+	// The backend never holds b.mu while calling the driver (see backend),
+	// so look at the driver with b.mu released.
 	var abort error
 	if terminal && !released {
-		b.c.mu.Lock()
-		registered := b.c.execs[id] != nil
-		ever := b.c.everExec
-		b.c.mu.Unlock()
-		if !registered && !ever {
+		if registered, ever := b.c.registration(id); !registered && !ever {
 			b.mu.Lock()
 			b.failures++
 			if b.failures >= b.c.cfg.ExecutorStartFailures {
@@ -229,7 +190,7 @@ func (b *mesosBackend) Update(st mesos.TaskStatus) {
 		}
 	}
 	if terminal {
-		b.c.elog.emit(map[string]any{"event": "executor_task_ended", "time": now(), "executor": id, "state": t.state.String(), "message": st.GetMessage(), "released": released})
+		b.c.emit(&eventlog.ExecutorTaskEnded{Time: b.c.now(), Executor: id, State: t.state.String(), Message: st.GetMessage(), Released: released})
 		if !released {
 			b.c.executorLost(id, fmt.Sprintf("Mesos task %s: %s", t.state, st.GetMessage()))
 		}
@@ -305,102 +266,3 @@ func (b *mesosBackend) stop() {
 }
 
 func strp(s string) *string { return &s }
-
-// runMesosExecutor is the executor process: a mesos-go executor on the
-// agent's /api/v1/executor whose one task is "be an executor of the driver
-// at $ALLOT_FRAMEWORK_DRIVER until killed".
-func runMesosExecutor() error {
-	cfg, err := config.FromEnv()
-	if err != nil {
-		return fmt.Errorf("not started by a Mesos agent: %w", err)
-	}
-	driver := os.Getenv(envDriver)
-	cores, _ := strconv.Atoi(os.Getenv(envCores))
-	blockMem, _ := strconv.ParseInt(os.Getenv(envBlockMem), 10, 64)
-	u := url.URL{Scheme: "http", Host: cfg.AgentEndpoint, Path: "/api/v1/executor"}
-	hc := httpcli.New(httpcli.Endpoint(u.String()), httpcli.Codec(codecs.ByMediaType[codecs.MediaTypeProtobuf]),
-		httpcli.Do(httpcli.With(httpcli.Timeout(10*time.Second), httpcli.Transport(func(t *nethttp.Transport) { t.MaxIdleConnsPerHost = 4 }))))
-	opts := mexec.CallOptions{ecalls.Framework(cfg.FrameworkID), ecalls.Executor(cfg.ExecutorID)}
-	cli := ecalls.SenderWith(httpexec.NewSender(hc.Send), opts...)
-	sub := ecalls.SenderWith(httpexec.NewSender(hc.Send, httpcli.Close(true)), opts...)
-	update := func(task mesos.TaskID, s mesos.TaskState, msg string) {
-		uuid := make([]byte, 16)
-		rand.Read(uuid)
-		st := mesos.TaskStatus{TaskID: task, State: s.Enum(), Source: mesos.SOURCE_EXECUTOR.Enum(), UUID: uuid, Message: &msg}
-		r, err := cli.Send(context.Background(), ecalls.NonStreaming(ecalls.Update(st)))
-		if r != nil {
-			r.Close()
-		}
-		if err != nil {
-			log.Printf("executor: update %s: %v", s, err)
-		}
-	}
-	resp, err := sub.Send(context.Background(), ecalls.NonStreaming(ecalls.Subscribe(nil, nil)))
-	if err != nil {
-		return fmt.Errorf("subscribing to agent %s: %w", cfg.AgentEndpoint, err)
-	}
-	defer resp.Close()
-	host, _, _ := net.SplitHostPort(cfg.AgentEndpoint)
-	var ex *Executor
-	var task mesos.TaskID
-	events := make(chan mexec.Event)
-	errc := make(chan error, 1)
-	go func() {
-		for {
-			var e mexec.Event
-			if err := resp.Decode(&e); err != nil {
-				errc <- err
-				return
-			}
-			events <- e
-		}
-	}()
-	var lost <-chan struct{}
-	for {
-		select {
-		case err := <-errc:
-			if ex != nil {
-				ex.Stop()
-			}
-			if err == io.EOF {
-				return nil
-			}
-			return fmt.Errorf("agent connection: %w", err)
-		case <-lost:
-			update(task, mesos.TASK_FAILED, "driver "+driver+" stopped answering; executor exits")
-			ex.Stop()
-			return nil
-		case e := <-events:
-			switch e.Type {
-			case mexec.Event_LAUNCH:
-				if ex != nil {
-					update(e.Launch.Task.TaskID, mesos.TASK_ERROR, "this executor already runs "+task.Value)
-					continue
-				}
-				task = e.Launch.Task.TaskID
-				ex, err = StartExecutor(ExecutorConfig{ID: cfg.ExecutorID, Driver: driver, Cores: cores, BlockMem: blockMem,
-					Dir: cfg.Sandbox + "/blocks", Listen: net.JoinHostPort(host, "0"), Advertise: host})
-				if err != nil {
-					update(task, mesos.TASK_FAILED, err.Error())
-					return err
-				}
-				lost = ex.DriverLost()
-				update(task, mesos.TASK_RUNNING, "serving tasks at "+ex.URL())
-			case mexec.Event_KILL:
-				update(e.Kill.TaskID, mesos.TASK_KILLED, "released by the driver")
-				if ex != nil {
-					ex.Stop()
-				}
-				return nil
-			case mexec.Event_SHUTDOWN:
-				if ex != nil {
-					update(task, mesos.TASK_KILLED, "executor shut down")
-					ex.Stop()
-				}
-				return nil
-			case mexec.Event_ERROR:
-				return fmt.Errorf("agent error: %s", e.Error.GetMessage())
-			}
-		}
-	}
-}

@@ -328,17 +328,25 @@ func (r *taskRun) computeBytes(n *node, p int, emit func([]byte)) error {
 // readShuffle fetches partition p's buckets of every map output of the
 // node's shuffles and aggregates them.
 func (r *taskRun) readShuffle(n *node, p int, emit func(any)) error {
-	var reduce ReduceFunc
-	var reduce64 Int64ReduceFunc
+	blocks := r.shuffleBlocks(n, p)
 	if n.Agg == "reduce" {
-		var err error
-		if reduce, reduce64, err = reducer(n.Fn, n.Arg); err != nil {
+		reduce, reduce64, err := reducer(n.Fn, n.Arg)
+		if err != nil {
 			return err
 		}
+		if reduce64 != nil {
+			return r.reduceInt64(blocks, n.Fn, reduce64, emit)
+		}
+		return aggregate(n.Agg, eachKV(blocks), reduce, emit)
 	}
-	// blocks calls f with each fetched map output of side i of the shuffle
-	// list (a join has two).
-	blocks := func(side int, f func(sid int, b []byte) error) error {
+	return aggregate(n.Agg, eachKV(blocks), nil, emit)
+}
+
+// shuffleBlocks returns a function that calls f with each map output's
+// bucket p of side i of the node's shuffle list (a join has two), from
+// this executor's block manager or fetched from the executor holding it.
+func (r *taskRun) shuffleBlocks(n *node, p int) func(side int, f func(sid int, b []byte) error) error {
+	return func(side int, f func(sid int, b []byte) error) error {
 		sid := n.Shuffle[side]
 		locs := r.spec.Fetch[sid]
 		for m, l := range locs {
@@ -361,7 +369,11 @@ func (r *taskRun) readShuffle(n *node, p int, emit func(any)) error {
 		}
 		return nil
 	}
-	each := func(side int, f func(KV)) error {
+}
+
+// eachKV decodes the blocks of one side into KV records.
+func eachKV(blocks func(int, func(int, []byte) error) error) func(side int, f func(KV)) error {
+	return func(side int, f func(KV)) error {
 		return blocks(side, func(sid int, b []byte) error {
 			var bad error
 			if err := decodeAll(b, func(v any) {
@@ -376,11 +388,13 @@ func (r *taskRun) readShuffle(n *node, p int, emit func(any)) error {
 			return bad
 		})
 	}
-	switch n.Agg {
+}
+
+// aggregate is the reduce side of a shuffle: agg says how records of equal
+// keys combine (reduce with the given function, group, sort, join).
+func aggregate(agg string, each func(int, func(KV)) error, reduce ReduceFunc, emit func(any)) error {
+	switch agg {
 	case "reduce":
-		if reduce64 != nil {
-			return r.reduceInt64(blocks, n.Fn, reduce64, emit)
-		}
 		acc := map[any]any{}
 		if err := each(0, func(kv KV) {
 			if old, ok := acc[kv.Key]; ok {
@@ -412,23 +426,29 @@ func (r *taskRun) readShuffle(n *node, p int, emit func(any)) error {
 			emit(v)
 		}
 	case "join":
-		left := map[any][]any{}
-		if err := each(0, func(kv KV) { left[kv.Key] = append(left[kv.Key], kv.Value) }); err != nil {
-			return err
-		}
-		var out []any
-		if err := each(1, func(kv KV) {
-			for _, a := range left[kv.Key] {
-				out = append(out, KV{kv.Key, []any{a, kv.Value}})
-			}
-		}); err != nil {
-			return err
-		}
-		for _, v := range out {
-			emit(v)
-		}
+		return join(each, emit)
 	default:
-		return fmt.Errorf("unknown shuffle aggregation %q", n.Agg)
+		return fmt.Errorf("unknown shuffle aggregation %q", agg)
+	}
+	return nil
+}
+
+// join pairs each right-side record with every left-side value of its key.
+func join(each func(int, func(KV)) error, emit func(any)) error {
+	left := map[any][]any{}
+	if err := each(0, func(kv KV) { left[kv.Key] = append(left[kv.Key], kv.Value) }); err != nil {
+		return err
+	}
+	var out []any
+	if err := each(1, func(kv KV) {
+		for _, a := range left[kv.Key] {
+			out = append(out, KV{kv.Key, []any{a, kv.Value}})
+		}
+	}); err != nil {
+		return err
+	}
+	for _, v := range out {
+		emit(v)
 	}
 	return nil
 }

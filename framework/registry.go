@@ -38,6 +38,8 @@ type (
 )
 
 var (
+	// regMu guards funcs: written by Register (init time), read by every
+	// task that looks a function up.
 	regMu sync.RWMutex
 	funcs = map[string]any{}
 )

@@ -185,22 +185,29 @@ type Client struct {
 	cfg     Config
 	planner Planner
 
+	// mu guards id, caller, suppressed, session, reported and stopping
+	// (and so who closes subscribed: the SUBSCRIBED that finds id empty).
+	// It is held only for those reads and writes, never across a call to
+	// the master or the Planner.
 	mu         sync.Mutex
 	id         string
 	caller     calls.Caller // the current subscription's caller (nil when disconnected)
 	suppressed bool
 	session    int // incremented on every SUBSCRIBED
 	reported   map[string]bool
+	// stopping is set by Teardown: the stream's end is then expected and
+	// Run returns instead of re-subscribing.
+	stopping   bool
 	subscribed chan struct{} // closed at the first SUBSCRIBED
+
 	// callMu serialises suppress/revive decisions with the calls that
 	// implement them, so that Wake from another goroutine and the event
 	// loop do not race each other into REVIVE, SUPPRESS in the wrong order.
+	// It guards no field; it is held across those calls and takes mu
+	// inside. Lock order: callMu, then mu.
 	callMu sync.Mutex
 
 	acks chan *scheduler.Call
-	// stopping is set by Teardown: the stream's end is then expected and
-	// Run returns instead of re-subscribing.
-	stopping bool
 	// reconcileDone, if set (tests), hears when a reconciliation finishes.
 	reconcileDone chan struct{}
 }

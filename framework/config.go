@@ -1,0 +1,113 @@
+package framework
+
+import (
+	"log"
+	"os"
+	"time"
+
+	"github.com/allot-sched/allot/framework/dispatch"
+	"github.com/allot-sched/allot/framework/elastic"
+)
+
+// Config configures an application's driver.
+type Config struct {
+	App string
+	// Master is the Mesos master, host:port[,host:port...]. Ignored with Local.
+	Master string
+	// Local runs the executors inside this process (still over HTTP).
+	Local bool
+	// Executors is how many executors to ask for (the initial number with
+	// Dynamic); Cores and MemMB size each.
+	Executors, Cores, MemMB int
+	// BlockMemMB caps each block manager's memory (default MemMB/2).
+	BlockMemMB int
+	// Dynamic allocation: scale up on a task backlog lasting BacklogTimeout,
+	// release executors idle for IdleTimeout that hold no cached data, within
+	// [MinExecutors, MaxExecutors].
+	Dynamic                      bool
+	MinExecutors, MaxExecutors   int
+	IdleTimeout, BacklogTimeout  time.Duration
+	ExecutorBinary, ExecutorURI  string // default os.Executable(); a URI the agent fetches instead
+	EventLogDir                  string // default $TMPDIR/allot-events
+	Listen                       string // the driver's HTTP address for executors (default 127.0.0.1:0)
+	MaxTaskFailures              int    // default 4
+	LocalityWait                 time.Duration
+	Role                         string
+	FailoverTimeout, RefuseAfter time.Duration
+	// ExecutorStartFailures aborts the application after this many executor
+	// launch failures while no executor has ever registered (default 3).
+	ExecutorStartFailures int
+	Logf                  func(format string, args ...any)
+
+	// Clock drives every timing decision (default RealClock).
+	Clock Clock
+	// Dispatcher places pending tasks on executors (default
+	// dispatch.LocalityWait{Wait: LocalityWait}); wrap it to add a policy
+	// such as a backoff.
+	Dispatcher dispatch.Dispatcher
+	// Scaling decides dynamic allocation when Dynamic is set (default
+	// elastic.IdleBacklog from MinExecutors, MaxExecutors, IdleTimeout and
+	// BacklogTimeout).
+	Scaling elastic.Policy
+}
+
+func (c *Config) setDefaults() {
+	if c.App == "" {
+		c.App = "app"
+	}
+	if c.Executors <= 0 {
+		c.Executors = 2
+	}
+	if c.Cores <= 0 {
+		c.Cores = 1
+	}
+	if c.MemMB <= 0 {
+		c.MemMB = 512
+	}
+	if c.BlockMemMB <= 0 {
+		c.BlockMemMB = c.MemMB / 2
+	}
+	if c.MinExecutors <= 0 {
+		c.MinExecutors = 1
+	}
+	if c.MaxExecutors < c.Executors {
+		c.MaxExecutors = c.Executors
+		if c.Dynamic {
+			c.MaxExecutors = 2 * c.Executors
+		}
+	}
+	if c.IdleTimeout == 0 {
+		c.IdleTimeout = 10 * time.Second
+	}
+	if c.BacklogTimeout == 0 {
+		c.BacklogTimeout = time.Second
+	}
+	if c.MaxTaskFailures <= 0 {
+		c.MaxTaskFailures = 4
+	}
+	if c.LocalityWait == 0 {
+		c.LocalityWait = 500 * time.Millisecond
+	}
+	if c.Listen == "" {
+		c.Listen = "127.0.0.1:0"
+	}
+	if c.ExecutorStartFailures <= 0 {
+		c.ExecutorStartFailures = 3
+	}
+	if c.EventLogDir == "" {
+		c.EventLogDir = os.TempDir() + "/allot-events"
+	}
+	if c.Logf == nil {
+		l := log.New(os.Stderr, "driver: ", log.LstdFlags|log.Lmicroseconds)
+		c.Logf = l.Printf
+	}
+	if c.Clock == nil {
+		c.Clock = RealClock{}
+	}
+	if c.Dispatcher == nil {
+		c.Dispatcher = dispatch.LocalityWait{Wait: c.LocalityWait}
+	}
+	if c.Scaling == nil {
+		c.Scaling = elastic.IdleBacklog{Min: c.MinExecutors, Max: c.MaxExecutors, IdleTimeout: c.IdleTimeout, BacklogTimeout: c.BacklogTimeout}
+	}
+}

@@ -1,0 +1,181 @@
+package framework
+
+import "time"
+
+// dag is the lineage: the datasets (nodes) and shuffles the application
+// built, the stages cut from them, and where computed partitions live.
+// Every field is guarded by Context.mu.
+type dag struct {
+	nodes       map[int]*node
+	shuffles    map[int]*shuffleDep
+	nextID      int
+	nextShuffle int
+	nextStage   int
+	nextTask    int64
+	inputBytes  int64 // bytes of the text files read, for application_end
+
+	shStages  map[int]*stage      // shuffle id -> its map stage (kept across jobs)
+	outputs   map[int][]loc       // shuffle id -> map partition -> where its output is
+	cacheLocs map[int]map[int]loc // node id -> partition -> holder
+}
+
+func newDAG() dag {
+	return dag{nodes: map[int]*node{}, shuffles: map[int]*shuffleDep{}, shStages: map[int]*stage{},
+		outputs: map[int][]loc{}, cacheLocs: map[int]map[int]loc{}}
+}
+
+// stage is a set of tasks computing one node's partitions: a shuffle-map
+// stage writes a shuffle; the result stage runs the action.
+type stage struct {
+	id      int
+	top     *node
+	write   *shuffleDep
+	parents []*stage
+	nodes   []*node
+	name    string
+	// Per job run: written by the running job (one at a time, jobMu) under
+	// Context.mu.
+	submitted  bool
+	start, end time.Time
+	windows    map[string]*usageWindow
+	fetchFails int
+}
+
+// buildStage collects the stage's lineage (narrow ancestors of top up to
+// and including shuffle reads) and its parent stages.
+func (d *dag) buildStage(top *node, write *shuffleDep) *stage {
+	d.nextStage++
+	s := &stage{id: d.nextStage, top: top, write: write, name: top.Name}
+	seen := map[int]bool{}
+	var walk func(n *node)
+	walk = func(n *node) {
+		if seen[n.ID] {
+			return
+		}
+		seen[n.ID] = true
+		s.nodes = append(s.nodes, n)
+		switch n.Op {
+		case "shuffled":
+			for _, sid := range n.Shuffle {
+				s.parents = append(s.parents, d.shuffleStage(sid))
+			}
+		case "text", "range", "slice":
+		default:
+			walk(d.nodes[n.Parent])
+		}
+	}
+	walk(top)
+	return s
+}
+
+// shuffleStage is the map stage writing shuffle sid, built once.
+func (d *dag) shuffleStage(sid int) *stage {
+	if s := d.shStages[sid]; s != nil {
+		return s
+	}
+	dep := d.shuffles[sid]
+	s := d.buildStage(d.nodes[dep.Parent], dep)
+	d.shStages[sid] = s
+	if d.outputs[sid] == nil {
+		d.outputs[sid] = make([]loc, s.top.Parts)
+	}
+	return s
+}
+
+// stageOrder lists final and its ancestors, parents before children.
+func stageOrder(final *stage) []*stage {
+	var order []*stage
+	seen := map[*stage]bool{}
+	var visit func(s *stage)
+	visit = func(s *stage) {
+		if seen[s] {
+			return
+		}
+		seen[s] = true
+		for _, p := range s.parents {
+			visit(p)
+		}
+		order = append(order, s)
+	}
+	visit(final)
+	return order
+}
+
+// preferred is the executor holding a cached partition a task of s on
+// partition part reads, or "".
+func (d *dag) preferred(s *stage, part int) string {
+	for _, n := range s.nodes {
+		if n.Cached {
+			if l, ok := d.cacheLocs[n.ID][part]; ok {
+				return l.Exec
+			}
+		}
+	}
+	return ""
+}
+
+// forgetExecutor drops every shuffle output and cached partition held by
+// executor id; they are recomputed from lineage when needed. It returns how
+// many cached partitions were lost.
+func (d *dag) forgetExecutor(id string) (lostCached int) {
+	for sid, locs := range d.outputs {
+		for m, l := range locs {
+			if l.Exec == id {
+				d.outputs[sid][m] = loc{}
+			}
+		}
+	}
+	for _, parts := range d.cacheLocs {
+		for p, l := range parts {
+			if l.Exec == id {
+				delete(parts, p)
+				lostCached++
+			}
+		}
+	}
+	return lostCached
+}
+
+// cachedBy counts, per executor, the cached partitions the driver would
+// read from it.
+func (d *dag) cachedBy() map[string]int {
+	out := map[string]int{}
+	for _, parts := range d.cacheLocs {
+		for _, l := range parts {
+			out[l.Exec]++
+		}
+	}
+	return out
+}
+
+// missingLocked lists the partitions stage s still has to compute: result
+// partitions without a result, or map outputs that were never written or
+// whose executor is gone. Caller holds c.mu.
+func (c *Context) missingLocked(s *stage, results []*taskResult) []int {
+	var out []int
+	if s.write == nil {
+		for p, r := range results {
+			if r == nil {
+				out = append(out, p)
+			}
+		}
+		return out
+	}
+	for p, l := range c.dag.outputs[s.write.ID] {
+		if l.Exec == "" || c.pool.execs[l.Exec] == nil {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// parentsReadyLocked says whether every parent stage of s has all its
+// outputs. Caller holds c.mu.
+func (c *Context) parentsReadyLocked(s *stage) bool {
+	for _, p := range s.parents {
+		if len(c.missingLocked(p, nil)) > 0 {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,139 @@
+package elastic
+
+import (
+	"fmt"
+	"sort"
+	"time"
+)
+
+// Policy decides one round of scaling.
+type Policy interface {
+	Decide(now time.Time, p Pool) Decision
+}
+
+// Executor is a registered executor as the driver sees it.
+type Executor struct {
+	ID      string
+	Cores   int
+	Running int // tasks running on it
+	// IdleSince is when its last task ended (or it registered).
+	IdleSince time.Time
+	// CachedBlocks is how many blocks it last reported holding (cached
+	// partitions and shuffle outputs); CachedPartitions how many cached
+	// partitions the driver would read from it.
+	CachedBlocks, CachedPartitions int
+}
+
+// Pool is the snapshot a policy decides on.
+type Pool struct {
+	Executors []Executor
+	Pending   int // tasks waiting for a free slot
+	Target    int // executors currently asked for
+	Backlog   Backlog
+}
+
+// Backlog is IdleBacklog's memory between decisions. The zero value means
+// no backlog is being timed.
+type Backlog struct {
+	Since time.Time // when the current backlog started (or last scaled up)
+	Step  int       // executors the next scale-up adds (0 means 1)
+}
+
+// Release asks to stop one executor.
+type Release struct {
+	Executor string
+	Reason   string
+}
+
+// Move asks to hand cached partitions from one executor to another before
+// the first is released (iSpark's givers and receivers).
+type Move struct {
+	From, To   string
+	Partitions []Partition
+}
+
+// Partition names a cached partition: a dataset node and a partition index.
+type Partition struct{ Node, Part int }
+
+// Decision is what the pool should do now.
+type Decision struct {
+	// Releases are executors to stop, in order; the target drops by one
+	// for each, not below the policy's minimum.
+	Releases []Release
+	// Moves run before the releases they make safe.
+	Moves []Move
+	// Additions is how many executors the target grows by.
+	Additions int
+	// Target is the executor target after this decision.
+	Target int
+	// Backlog is carried into the next decision's Pool.
+	Backlog Backlog
+}
+
+// IdleBacklog is today's dynamic allocation rule.
+//
+// Scale up: while tasks are pending and no executor has a free core, time
+// the backlog; once it has lasted BacklogTimeout and the target is below
+// Max, add Step executors (1, then 2, 4, ... while the backlog lasts, as
+// Spark does) and time again from now. A free core or no pending task
+// resets the backlog and the step.
+//
+// Scale down: with no pending task, release each executor that runs
+// nothing, holds no cached data (reported blocks or partitions the driver
+// would read from it), and has been idle for IdleTimeout, while more than
+// Min executors remain. Executors holding cache are kept so that cached
+// datasets are not recomputed.
+type IdleBacklog struct {
+	Min, Max                    int
+	IdleTimeout, BacklogTimeout time.Duration
+}
+
+var _ Policy = IdleBacklog{}
+
+// Decide applies the rule. Executors are considered in id order, so the
+// same pool gives the same releases.
+func (r IdleBacklog) Decide(now time.Time, p Pool) Decision {
+	d := Decision{Target: p.Target, Backlog: p.Backlog}
+	r.scaleUp(now, p, &d)
+	r.releaseIdle(now, p, &d)
+	return d
+}
+
+func (r IdleBacklog) scaleUp(now time.Time, p Pool, d *Decision) {
+	free := 0
+	for _, e := range p.Executors {
+		free += e.Cores - e.Running
+	}
+	if p.Pending == 0 || free != 0 {
+		d.Backlog = Backlog{Step: 1}
+		return
+	}
+	if p.Backlog.Since.IsZero() {
+		d.Backlog.Since = now
+		return
+	}
+	if now.Sub(p.Backlog.Since) < r.BacklogTimeout || p.Target >= r.Max {
+		return
+	}
+	step := max(p.Backlog.Step, 1)
+	d.Target = min(r.Max, p.Target+step)
+	d.Additions = d.Target - p.Target
+	d.Backlog = Backlog{Since: now, Step: step * 2}
+}
+
+func (r IdleBacklog) releaseIdle(now time.Time, p Pool, d *Decision) {
+	if p.Pending != 0 {
+		return
+	}
+	execs := append([]Executor(nil), p.Executors...)
+	sort.Slice(execs, func(i, j int) bool { return execs[i].ID < execs[j].ID })
+	live := len(execs)
+	for _, e := range execs {
+		if e.Running != 0 || e.CachedBlocks != 0 || e.CachedPartitions != 0 || now.Sub(e.IdleSince) < r.IdleTimeout || live <= r.Min {
+			continue
+		}
+		live--
+		d.Target = max(r.Min, d.Target-1)
+		d.Releases = append(d.Releases, Release{Executor: e.ID, Reason: fmt.Sprintf("idle for %v with no cached data (dynamic allocation)", r.IdleTimeout)})
+	}
+}

@@ -1,0 +1,87 @@
+package framework
+
+import (
+	"time"
+
+	"github.com/allot-sched/allot/framework/elastic"
+	"github.com/allot-sched/allot/framework/eventlog"
+)
+
+// scaleEvery is how often dynamic allocation looks at the pool.
+const scaleEvery = 250 * time.Millisecond
+
+// scaleLoop runs dynamic allocation until Close.
+func (c *Context) scaleLoop() {
+	t := c.clock.NewTicker(scaleEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-c.stopBg:
+			return
+		case <-t.C():
+		}
+		if c.cfg.Dynamic {
+			c.scaleOnce()
+		}
+	}
+}
+
+// scaleOnce asks the scaling policy about the pool as it is now and acts on
+// the decision.
+func (c *Context) scaleOnce() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := c.clock.Now()
+	snap := c.poolSnapshotLocked()
+	c.applyLocked(now, snap, c.scaling.Decide(now, snap))
+}
+
+// poolSnapshotLocked is the pool as a scaling policy sees it. Caller holds
+// c.mu.
+func (c *Context) poolSnapshotLocked() elastic.Pool {
+	cached := c.dag.cachedBy()
+	p := elastic.Pool{Pending: c.pool.pending, Target: c.pool.target, Backlog: c.pool.backlog,
+		Executors: make([]elastic.Executor, 0, len(c.pool.execs))}
+	for id, e := range c.pool.execs {
+		p.Executors = append(p.Executors, elastic.Executor{ID: id, Cores: e.cores, Running: e.running, IdleSince: e.idleSince,
+			CachedBlocks: e.cached, CachedPartitions: cached[id]})
+	}
+	return p
+}
+
+// applyLocked carries out a scaling decision: a new target for the
+// backend, and releases. Executors cannot hand cached partitions to each
+// other yet, so a decision with moves is not acted on; the rule in use
+// (elastic.IdleBacklog) never moves. Caller holds c.mu.
+func (c *Context) applyLocked(now time.Time, before elastic.Pool, d elastic.Decision) {
+	c.pool.backlog = d.Backlog
+	if len(d.Moves) > 0 {
+		c.cfg.Logf("scaling policy asked for %d partition moves, which executors do not support yet: decision ignored", len(d.Moves))
+		return
+	}
+	c.pool.target = d.Target
+	if d.Additions > 0 {
+		c.cfg.Logf("backlog of %d tasks for %v: asking for %d executors", before.Pending, now.Sub(before.Backlog.Since).Round(time.Millisecond), d.Target)
+		c.emit(&eventlog.ExecutorsRequested{Time: unixSeconds(now), Target: d.Target, Backlog: before.Pending})
+		go c.pushTarget()
+	}
+	for _, r := range d.Releases {
+		c.executorLostLocked(r.Executor, r.Reason)
+		go func(id string) { c.backend.release(id); c.pushTarget() }(r.Executor)
+	}
+}
+
+// pushTarget tells the backend the current target. Pushes are serialized
+// and each reads the target when it runs, so the last one carries the
+// latest value: passing the value captured when the goroutine started let
+// an older, larger target (releasing two idle executors one after the
+// other) overwrite a newer one, and the backend launched a replacement for
+// an executor it had just released.
+func (c *Context) pushTarget() {
+	c.targetMu.Lock()
+	defer c.targetMu.Unlock()
+	c.mu.Lock()
+	n := c.pool.target
+	c.mu.Unlock()
+	c.backend.setTarget(n)
+}
