@@ -119,18 +119,14 @@ func groupStats(root int) procStats {
 	return st
 }
 
-// hostStats reads host-wide CPU time, memory and network counters.
+// hostStats reads host-wide CPU time by mode, memory, and network and disk
+// counters of the physical devices (procfs.go says which count and why).
 func hostStats() *api.Usage {
 	u := &api.Usage{TimestampUnixNano: time.Now().UnixNano()}
 	if b, err := os.ReadFile("/proc/stat"); err == nil {
-		for _, line := range strings.Split(string(b), "\n") {
-			f := strings.Fields(line)
-			if len(f) > 4 && f[0] == "cpu" {
-				user, _ := strconv.ParseFloat(f[1], 64)
-				sys, _ := strconv.ParseFloat(f[3], 64)
-				u.CpusUserSeconds, u.CpusSystemSeconds = user/clockTicks, sys/clockTicks
-				break
-			}
+		if c, ok := parseCPUStat(b); ok {
+			u.CpusUserSeconds, u.CpusSystemSeconds = c.user, c.system
+			u.CpusTotalSeconds, u.CpusIdleSeconds, u.CpusIowaitSeconds = c.total, c.idle, c.iowait
 		}
 	}
 	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
@@ -150,31 +146,12 @@ func hostStats() *api.Usage {
 		u.MemTotalBytes, u.MemRssBytes = total, total-avail
 	}
 	if b, err := os.ReadFile("/proc/net/dev"); err == nil {
-		for _, line := range strings.Split(string(b), "\n")[2:] {
-			name, rest, ok := strings.Cut(line, ":")
-			if !ok || strings.TrimSpace(name) == "lo" {
-				continue
-			}
-			f := strings.Fields(rest)
-			if len(f) >= 9 {
-				rx, _ := strconv.ParseUint(f[0], 10, 64)
-				tx, _ := strconv.ParseUint(f[8], 10, 64)
-				u.NetRxBytes += rx
-				u.NetTxBytes += tx
-			}
-		}
+		u.NetRxBytes, u.NetTxBytes = parseNetDev(b, physicalNICs("/sys/class/net"))
 	}
 	if b, err := os.ReadFile("/proc/diskstats"); err == nil {
-		for _, line := range strings.Split(string(b), "\n") {
-			f := strings.Fields(line)
-			// whole devices only (sda, vda, nvme0n1), sectors of 512 bytes
-			if len(f) >= 10 && (len(f[2]) == 3 && (strings.HasPrefix(f[2], "sd") || strings.HasPrefix(f[2], "vd")) || strings.HasPrefix(f[2], "nvme") && !strings.Contains(f[2], "p")) {
-				r, _ := strconv.ParseUint(f[5], 10, 64)
-				w, _ := strconv.ParseUint(f[9], 10, 64)
-				u.DiskReadBytes += r * 512
-				u.DiskWriteBytes += w * 512
-			}
-		}
+		d := parseDiskstats(b, physicalDisks("/sys/block", b))
+		u.DiskReadBytes, u.DiskWriteBytes = d.readBytes, d.writeBytes
+		u.DiskBusySeconds, u.DiskDevices = d.busySeconds, d.devices
 	}
 	return u
 }
@@ -203,6 +180,12 @@ func (a *Agent) usageLoop(interval time.Duration) {
 		}
 		a.mu.Unlock()
 		for _, e := range list {
+			// Network bytes stay 0 with NetMeasured false: executors run in
+			// the agent's network namespace, whose counters are the whole
+			// host's, and the kernel keeps none per process (see
+			// api.ExecutorUsage). Disk bytes are the processes' own
+			// (/proc/<pid>/io read_bytes, write_bytes: storage I/O, not
+			// page-cache hits or sockets).
 			s := groupStats(e.pid)
 			u.Executors = append(u.Executors, &api.ExecutorUsage{FrameworkId: e.fw, ExecutorId: e.id, CpusUserSeconds: s.CpusUserTimeSecs,
 				CpusSystemSeconds: s.CpusSysTimeSecs, MemRssBytes: s.MemRSSBytes, DiskReadBytes: s.DiskReadBytes, DiskWriteBytes: s.DiskWriteBytes})
