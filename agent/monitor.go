@@ -90,17 +90,24 @@ func killTree(root int, sig syscall.Signal) {
 }
 
 // groupStats sums CPU time, RSS and disk I/O over an executor's processes.
+// CPU time includes each process's reaped children (cutime, cstime), as
+// /proc/<pid>/io's bytes already do: otherwise a task that runs short
+// commands would see its CPU time fall every time one of them exits, and a
+// cumulative counter that falls cannot become a rate.
 func groupStats(root int) procStats {
 	st := procStats{Timestamp: float64(time.Now().UnixNano()) / 1e9}
 	procs := readProcs()
 	page := uint64(os.Getpagesize())
-	for _, pid := range treePids(root, procs) {
+	tick := func(f []string, i int) float64 {
+		n, _ := strconv.ParseUint(f[i], 10, 64)
+		return float64(n) / clockTicks
+	}
+	pids := treePids(root, procs)
+	for _, pid := range pids {
 		p := procs[pid]
-		ut, _ := strconv.ParseUint(p.f[11], 10, 64)
-		stt, _ := strconv.ParseUint(p.f[12], 10, 64)
 		rss, _ := strconv.ParseUint(p.f[21], 10, 64)
-		st.CpusUserTimeSecs += float64(ut) / clockTicks
-		st.CpusSysTimeSecs += float64(stt) / clockTicks
+		st.CpusUserTimeSecs += tick(p.f, 11) + tick(p.f, 13)
+		st.CpusSysTimeSecs += tick(p.f, 12) + tick(p.f, 14)
 		st.MemRSSBytes += rss * page
 		st.Processes++
 		if io, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/io"); err == nil {
@@ -116,7 +123,52 @@ func groupStats(root int) procStats {
 			}
 		}
 	}
+	st.NetRxBytes, st.NetTxBytes, st.NetMeasured = executorNet(pids)
 	return st
+}
+
+// executorNet returns an executor's network bytes when they are its own:
+// every process of its tree in one network namespace that is not the
+// agent's, whose interfaces then carry only the executor's traffic.
+// Otherwise (allot's containerizer starts executors in the agent's
+// namespace) interface counters are shared with the whole host, the kernel
+// keeps none per process, and the bytes are reported as not measured.
+func executorNet(pids []int) (rx, tx uint64, measured bool) {
+	host, err := os.Readlink("/proc/self/ns/net")
+	if err != nil || len(pids) == 0 {
+		return 0, 0, false
+	}
+	ns := make([]string, 0, len(pids))
+	for _, pid := range pids {
+		l, err := os.Readlink("/proc/" + strconv.Itoa(pid) + "/ns/net")
+		if err != nil {
+			return 0, 0, false
+		}
+		ns = append(ns, l)
+	}
+	if !ownNamespace(host, ns) {
+		return 0, 0, false
+	}
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pids[0]) + "/net/dev")
+	if err != nil {
+		return 0, 0, false
+	}
+	rx, tx = parseNetDev(b, func(string) bool { return true })
+	return rx, tx, true
+}
+
+// ownNamespace reports whether the namespaces of an executor's processes
+// are one and the same, and not the agent's (host).
+func ownNamespace(host string, ns []string) bool {
+	if len(ns) == 0 {
+		return false
+	}
+	for _, n := range ns {
+		if n != ns[0] {
+			return false
+		}
+	}
+	return ns[0] != host
 }
 
 // hostStats reads host-wide CPU time by mode, memory, and network and disk
@@ -180,15 +232,14 @@ func (a *Agent) usageLoop(interval time.Duration) {
 		}
 		a.mu.Unlock()
 		for _, e := range list {
-			// Network bytes stay 0 with NetMeasured false: executors run in
-			// the agent's network namespace, whose counters are the whole
-			// host's, and the kernel keeps none per process (see
-			// api.ExecutorUsage). Disk bytes are the processes' own
-			// (/proc/<pid>/io read_bytes, write_bytes: storage I/O, not
-			// page-cache hits or sockets).
+			// Disk bytes are the processes' own (/proc/<pid>/io read_bytes,
+			// write_bytes: storage I/O, not page-cache hits or sockets).
+			// Network bytes are 0 and NetMeasured false unless the executor
+			// has a network namespace of its own (executorNet).
 			s := groupStats(e.pid)
 			u.Executors = append(u.Executors, &api.ExecutorUsage{FrameworkId: e.fw, ExecutorId: e.id, CpusUserSeconds: s.CpusUserTimeSecs,
-				CpusSystemSeconds: s.CpusSysTimeSecs, MemRssBytes: s.MemRSSBytes, DiskReadBytes: s.DiskReadBytes, DiskWriteBytes: s.DiskWriteBytes})
+				CpusSystemSeconds: s.CpusSysTimeSecs, MemRssBytes: s.MemRSSBytes, DiskReadBytes: s.DiskReadBytes, DiskWriteBytes: s.DiskWriteBytes,
+				NetRxBytes: s.NetRxBytes, NetTxBytes: s.NetTxBytes, NetMeasured: s.NetMeasured})
 		}
 		a.send(&api.AgentCall{Type: api.AgentCallType_USAGE, Usage: u})
 	}

@@ -3,8 +3,10 @@ package agent
 import (
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 func fixture(t *testing.T, name string) []byte {
@@ -141,5 +143,83 @@ func TestHostStatsLive(t *testing.T) {
 	}
 	if u.DiskDevices == 0 && (u.DiskReadBytes != 0 || u.DiskBusySeconds != 0) {
 		t.Errorf("disk bytes or busy time without a counted device: %+v", u)
+	}
+}
+
+func TestOwnNamespace(t *testing.T) {
+	const host, other = "net:[4026531840]", "net:[4026532999]"
+	tests := []struct {
+		name string
+		ns   []string
+		want bool
+	}{
+		{"no processes", nil, false},
+		{"host namespace", []string{host, host}, false},
+		{"own namespace", []string{other, other}, true},
+		// A child left in the host's namespace makes the tree's traffic
+		// inseparable from everyone else's.
+		{"split tree", []string{other, host}, false},
+	}
+	for _, tc := range tests {
+		if got := ownNamespace(host, tc.ns); got != tc.want {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestExecutorNetLive: a process in the agent's namespace is not measured;
+// one started by `unshare -n` (needs root) is, and its fresh namespace has
+// moved no bytes.
+func TestExecutorNetLive(t *testing.T) {
+	if _, _, ok := executorNet([]int{os.Getpid()}); ok {
+		t.Error("a process in the agent's own namespace counted as measured")
+	}
+	cmd := exec.Command("unshare", "-n", "sleep", "30")
+	if err := cmd.Start(); err != nil {
+		t.Skipf("unshare: %v", err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	// unshare execs sleep in the same process once the namespace exists.
+	var rx, tx uint64
+	var ok bool
+	for i := 0; i < 200 && !ok; i++ {
+		rx, tx, ok = executorNet([]int{cmd.Process.Pid})
+		if !ok {
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	if !ok {
+		t.Skip("process never left the agent's namespace (unshare not permitted here)")
+	}
+	if rx != 0 || tx != 0 {
+		t.Errorf("fresh namespace moved %d, %d bytes", rx, tx)
+	}
+}
+
+// TestGroupStatsKeepsReapedChildren: an executor's CPU time must not fall
+// when one of its processes exits and is reaped (cutime, cstime), or the
+// master could not turn successive reports into a rate.
+func TestGroupStatsKeepsReapedChildren(t *testing.T) {
+	cmd := exec.Command("sh", "-c", `sh -c 'i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done'; exec sleep 30`)
+	if err := cmd.Start(); err != nil {
+		t.Skipf("sh: %v", err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	var last float64
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		st := groupStats(cmd.Process.Pid)
+		cpu := st.CpusUserTimeSecs + st.CpusSysTimeSecs
+		if cpu < last {
+			t.Fatalf("CPU time fell from %g to %g s", last, cpu)
+		}
+		last = cpu
+		if st.Processes == 1 && cpu > 0 {
+			return // the loop was reaped and the shell became sleep: its time stayed
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("loop never finished: %+v", st)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }

@@ -1099,7 +1099,9 @@ type ExecutorUsage struct {
 	// /proc/<pid>/net/dev is the whole host's traffic. Per-executor bytes are
 	// then not measurable without a namespace, a cgroup classifier or eBPF:
 	// the agent reports 0 and net_measured false rather than a share it made
-	// up. net_measured is true only when the numbers are the executor's own.
+	// up. net_measured is true only when the numbers are the executor's own:
+	// every process of its tree sits in one network namespace that is not
+	// the agent's, and these are that namespace's interface counters.
 	NetRxBytes    uint64 `protobuf:"varint,9,opt,name=net_rx_bytes,json=netRxBytes,proto3" json:"net_rx_bytes,omitempty"`
 	NetTxBytes    uint64 `protobuf:"varint,10,opt,name=net_tx_bytes,json=netTxBytes,proto3" json:"net_tx_bytes,omitempty"`
 	NetMeasured   bool   `protobuf:"varint,11,opt,name=net_measured,json=netMeasured,proto3" json:"net_measured,omitempty"`
