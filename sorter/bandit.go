@@ -292,6 +292,9 @@ func (p *Preferences) ensure(t string) int {
 	if i, ok := p.index[t]; ok {
 		return i
 	}
+	if p.index == nil { // the zero Preferences is usable
+		p.index = map[string]int{}
+	}
 	i := len(p.types)
 	p.types = append(p.types, t)
 	p.index[t] = i

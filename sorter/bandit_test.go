@@ -230,6 +230,16 @@ func TestBaselineScope(t *testing.T) {
 	}
 }
 
+func TestZeroValueUsable(t *testing.T) {
+	var p Preferences
+	p.Step = 1
+	p.Update([]string{"R"}, []string{"A", "B"}, "A", 1)
+	p.Update([]string{"R"}, []string{"A", "B"}, "A", 3) // Gbar 2: A +0.5
+	if !close9(p.H("R", "A"), 0.5) {
+		t.Errorf("H = %g, want 0.5", p.H("R", "A"))
+	}
+}
+
 func TestStepZeroFreezes(t *testing.T) {
 	p := NewPreferences(0, BaselinePerRow)
 	for i := 0; i < 10; i++ {
