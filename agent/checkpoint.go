@@ -186,6 +186,10 @@ type procStats struct {
 	DiskReadBytes    uint64  `json:"disk_read_bytes"`
 	DiskWriteBytes   uint64  `json:"disk_write_bytes"`
 	Processes        int     `json:"processes"`
+	// Network bytes, Mesos's names; only when NetMeasured (see executorNet).
+	NetRxBytes  uint64 `json:"net_rx_bytes"`
+	NetTxBytes  uint64 `json:"net_tx_bytes"`
+	NetMeasured bool   `json:"net_measured"`
 }
 
 // handleStatistics serves /monitor/statistics: per executor CPU time and

@@ -11,6 +11,14 @@
 // API through mesos-go's client, so command tasks, task groups and custom
 // executors all travel the same path.
 //
+// The usage monitor (monitor.go, procfs.go) reports cumulative counters to
+// the master every UsageInterval: host CPU time by mode, memory, and the
+// bytes and busy time of physical disks and NICs only (stacked devices such
+// as md, dm, loop, bridges and ifb would count the same bytes twice), and
+// per executor its process tree's CPU time, RSS and storage bytes.
+// Per-executor network bytes are not measurable in the host's network
+// namespace and are reported as not measured.
+//
 // Concurrency: Agent.mu guards executors, tasks and pending updates. Events
 // to executors are queued on per-subscription streams; calls to the master
 // are made by sender goroutines, never under the lock.

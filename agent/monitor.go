@@ -90,17 +90,24 @@ func killTree(root int, sig syscall.Signal) {
 }
 
 // groupStats sums CPU time, RSS and disk I/O over an executor's processes.
+// CPU time includes each process's reaped children (cutime, cstime), as
+// /proc/<pid>/io's bytes already do: otherwise a task that runs short
+// commands would see its CPU time fall every time one of them exits, and a
+// cumulative counter that falls cannot become a rate.
 func groupStats(root int) procStats {
 	st := procStats{Timestamp: float64(time.Now().UnixNano()) / 1e9}
 	procs := readProcs()
 	page := uint64(os.Getpagesize())
-	for _, pid := range treePids(root, procs) {
+	tick := func(f []string, i int) float64 {
+		n, _ := strconv.ParseUint(f[i], 10, 64)
+		return float64(n) / clockTicks
+	}
+	pids := treePids(root, procs)
+	for _, pid := range pids {
 		p := procs[pid]
-		ut, _ := strconv.ParseUint(p.f[11], 10, 64)
-		stt, _ := strconv.ParseUint(p.f[12], 10, 64)
 		rss, _ := strconv.ParseUint(p.f[21], 10, 64)
-		st.CpusUserTimeSecs += float64(ut) / clockTicks
-		st.CpusSysTimeSecs += float64(stt) / clockTicks
+		st.CpusUserTimeSecs += tick(p.f, 11) + tick(p.f, 13)
+		st.CpusSysTimeSecs += tick(p.f, 12) + tick(p.f, 14)
 		st.MemRSSBytes += rss * page
 		st.Processes++
 		if io, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/io"); err == nil {
@@ -116,21 +123,62 @@ func groupStats(root int) procStats {
 			}
 		}
 	}
+	st.NetRxBytes, st.NetTxBytes, st.NetMeasured = executorNet(pids)
 	return st
 }
 
-// hostStats reads host-wide CPU time, memory and network counters.
+// executorNet returns an executor's network bytes when they are its own:
+// every process of its tree in one network namespace that is not the
+// agent's, whose interfaces then carry only the executor's traffic.
+// Otherwise (allot's containerizer starts executors in the agent's
+// namespace) interface counters are shared with the whole host, the kernel
+// keeps none per process, and the bytes are reported as not measured.
+func executorNet(pids []int) (rx, tx uint64, measured bool) {
+	host, err := os.Readlink("/proc/self/ns/net")
+	if err != nil || len(pids) == 0 {
+		return 0, 0, false
+	}
+	ns := make([]string, 0, len(pids))
+	for _, pid := range pids {
+		l, err := os.Readlink("/proc/" + strconv.Itoa(pid) + "/ns/net")
+		if err != nil {
+			return 0, 0, false
+		}
+		ns = append(ns, l)
+	}
+	if !ownNamespace(host, ns) {
+		return 0, 0, false
+	}
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pids[0]) + "/net/dev")
+	if err != nil {
+		return 0, 0, false
+	}
+	rx, tx = parseNetDev(b, func(string) bool { return true })
+	return rx, tx, true
+}
+
+// ownNamespace reports whether the namespaces of an executor's processes
+// are one and the same, and not the agent's (host).
+func ownNamespace(host string, ns []string) bool {
+	if len(ns) == 0 {
+		return false
+	}
+	for _, n := range ns {
+		if n != ns[0] {
+			return false
+		}
+	}
+	return ns[0] != host
+}
+
+// hostStats reads host-wide CPU time by mode, memory, and network and disk
+// counters of the physical devices (procfs.go says which count and why).
 func hostStats() *api.Usage {
 	u := &api.Usage{TimestampUnixNano: time.Now().UnixNano()}
 	if b, err := os.ReadFile("/proc/stat"); err == nil {
-		for _, line := range strings.Split(string(b), "\n") {
-			f := strings.Fields(line)
-			if len(f) > 4 && f[0] == "cpu" {
-				user, _ := strconv.ParseFloat(f[1], 64)
-				sys, _ := strconv.ParseFloat(f[3], 64)
-				u.CpusUserSeconds, u.CpusSystemSeconds = user/clockTicks, sys/clockTicks
-				break
-			}
+		if c, ok := parseCPUStat(b); ok {
+			u.CpusUserSeconds, u.CpusSystemSeconds = c.user, c.system
+			u.CpusTotalSeconds, u.CpusIdleSeconds, u.CpusIowaitSeconds = c.total, c.idle, c.iowait
 		}
 	}
 	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
@@ -150,31 +198,12 @@ func hostStats() *api.Usage {
 		u.MemTotalBytes, u.MemRssBytes = total, total-avail
 	}
 	if b, err := os.ReadFile("/proc/net/dev"); err == nil {
-		for _, line := range strings.Split(string(b), "\n")[2:] {
-			name, rest, ok := strings.Cut(line, ":")
-			if !ok || strings.TrimSpace(name) == "lo" {
-				continue
-			}
-			f := strings.Fields(rest)
-			if len(f) >= 9 {
-				rx, _ := strconv.ParseUint(f[0], 10, 64)
-				tx, _ := strconv.ParseUint(f[8], 10, 64)
-				u.NetRxBytes += rx
-				u.NetTxBytes += tx
-			}
-		}
+		u.NetRxBytes, u.NetTxBytes = parseNetDev(b, physicalNICs("/sys/class/net"))
 	}
 	if b, err := os.ReadFile("/proc/diskstats"); err == nil {
-		for _, line := range strings.Split(string(b), "\n") {
-			f := strings.Fields(line)
-			// whole devices only (sda, vda, nvme0n1), sectors of 512 bytes
-			if len(f) >= 10 && (len(f[2]) == 3 && (strings.HasPrefix(f[2], "sd") || strings.HasPrefix(f[2], "vd")) || strings.HasPrefix(f[2], "nvme") && !strings.Contains(f[2], "p")) {
-				r, _ := strconv.ParseUint(f[5], 10, 64)
-				w, _ := strconv.ParseUint(f[9], 10, 64)
-				u.DiskReadBytes += r * 512
-				u.DiskWriteBytes += w * 512
-			}
-		}
+		d := parseDiskstats(b, physicalDisks("/sys/block", b))
+		u.DiskReadBytes, u.DiskWriteBytes = d.readBytes, d.writeBytes
+		u.DiskBusySeconds, u.DiskDevices = d.busySeconds, d.devices
 	}
 	return u
 }
@@ -203,9 +232,14 @@ func (a *Agent) usageLoop(interval time.Duration) {
 		}
 		a.mu.Unlock()
 		for _, e := range list {
+			// Disk bytes are the processes' own (/proc/<pid>/io read_bytes,
+			// write_bytes: storage I/O, not page-cache hits or sockets).
+			// Network bytes are 0 and NetMeasured false unless the executor
+			// has a network namespace of its own (executorNet).
 			s := groupStats(e.pid)
 			u.Executors = append(u.Executors, &api.ExecutorUsage{FrameworkId: e.fw, ExecutorId: e.id, CpusUserSeconds: s.CpusUserTimeSecs,
-				CpusSystemSeconds: s.CpusSysTimeSecs, MemRssBytes: s.MemRSSBytes, DiskReadBytes: s.DiskReadBytes, DiskWriteBytes: s.DiskWriteBytes})
+				CpusSystemSeconds: s.CpusSysTimeSecs, MemRssBytes: s.MemRSSBytes, DiskReadBytes: s.DiskReadBytes, DiskWriteBytes: s.DiskWriteBytes,
+				NetRxBytes: s.NetRxBytes, NetTxBytes: s.NetTxBytes, NetMeasured: s.NetMeasured})
 		}
 		a.send(&api.AgentCall{Type: api.AgentCallType_USAGE, Usage: u})
 	}

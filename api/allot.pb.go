@@ -918,8 +918,27 @@ type Usage struct {
 	NetRxBytes     uint64 `protobuf:"varint,9,opt,name=net_rx_bytes,json=netRxBytes,proto3" json:"net_rx_bytes,omitempty"`
 	NetTxBytes     uint64 `protobuf:"varint,10,opt,name=net_tx_bytes,json=netTxBytes,proto3" json:"net_tx_bytes,omitempty"`
 	MemTotalBytes  uint64 `protobuf:"varint,11,opt,name=mem_total_bytes,json=memTotalBytes,proto3" json:"mem_total_bytes,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// Host CPU time from the "cpu" line of /proc/stat, in seconds summed over
+	// all CPUs since boot. cpus_total_seconds adds every mode (user, nice,
+	// system, idle, iowait, irq, softirq, steal; guest time is already inside
+	// user and nice, so it is not added again). The master turns two reports
+	// into fractions of the host's CPU time without knowing its CPU count:
+	// busy = 1 - (d idle + d iowait) / d total, iowait = d iowait / d total
+	// (api.RatesBetween). All three are 0 from agents older than these
+	// fields.
+	CpusTotalSeconds  float64 `protobuf:"fixed64,12,opt,name=cpus_total_seconds,json=cpusTotalSeconds,proto3" json:"cpus_total_seconds,omitempty"`
+	CpusIdleSeconds   float64 `protobuf:"fixed64,13,opt,name=cpus_idle_seconds,json=cpusIdleSeconds,proto3" json:"cpus_idle_seconds,omitempty"`
+	CpusIowaitSeconds float64 `protobuf:"fixed64,14,opt,name=cpus_iowait_seconds,json=cpusIowaitSeconds,proto3" json:"cpus_iowait_seconds,omitempty"`
+	// disk_busy_seconds is the time the counted disks had I/O in flight
+	// (io_ticks of /proc/diskstats), summed over the disk_devices devices
+	// that disk_read_bytes and disk_write_bytes also count: the physical whole
+	// disks, never partitions, md, dm, loop, zram or nbd devices (see
+	// agent/procfs.go for why). d busy / (d t x disk_devices) is the mean
+	// fraction of time the host's disks were busy.
+	DiskBusySeconds float64 `protobuf:"fixed64,15,opt,name=disk_busy_seconds,json=diskBusySeconds,proto3" json:"disk_busy_seconds,omitempty"`
+	DiskDevices     uint32  `protobuf:"varint,16,opt,name=disk_devices,json=diskDevices,proto3" json:"disk_devices,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *Usage) Reset() {
@@ -1029,6 +1048,41 @@ func (x *Usage) GetMemTotalBytes() uint64 {
 	return 0
 }
 
+func (x *Usage) GetCpusTotalSeconds() float64 {
+	if x != nil {
+		return x.CpusTotalSeconds
+	}
+	return 0
+}
+
+func (x *Usage) GetCpusIdleSeconds() float64 {
+	if x != nil {
+		return x.CpusIdleSeconds
+	}
+	return 0
+}
+
+func (x *Usage) GetCpusIowaitSeconds() float64 {
+	if x != nil {
+		return x.CpusIowaitSeconds
+	}
+	return 0
+}
+
+func (x *Usage) GetDiskBusySeconds() float64 {
+	if x != nil {
+		return x.DiskBusySeconds
+	}
+	return 0
+}
+
+func (x *Usage) GetDiskDevices() uint32 {
+	if x != nil {
+		return x.DiskDevices
+	}
+	return 0
+}
+
 type ExecutorUsage struct {
 	state             protoimpl.MessageState `protogen:"open.v1"`
 	FrameworkId       string                 `protobuf:"bytes,1,opt,name=framework_id,json=frameworkId,proto3" json:"framework_id,omitempty"`
@@ -1039,8 +1093,20 @@ type ExecutorUsage struct {
 	DiskUsedBytes     uint64                 `protobuf:"varint,6,opt,name=disk_used_bytes,json=diskUsedBytes,proto3" json:"disk_used_bytes,omitempty"`
 	DiskReadBytes     uint64                 `protobuf:"varint,7,opt,name=disk_read_bytes,json=diskReadBytes,proto3" json:"disk_read_bytes,omitempty"`
 	DiskWriteBytes    uint64                 `protobuf:"varint,8,opt,name=disk_write_bytes,json=diskWriteBytes,proto3" json:"disk_write_bytes,omitempty"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// Network bytes of the executor's processes, cumulative. Linux keeps
+	// interface counters per network namespace, not per process, and allot's
+	// containerizer starts executors in the host's namespace, where
+	// /proc/<pid>/net/dev is the whole host's traffic. Per-executor bytes are
+	// then not measurable without a namespace, a cgroup classifier or eBPF:
+	// the agent reports 0 and net_measured false rather than a share it made
+	// up. net_measured is true only when the numbers are the executor's own:
+	// every process of its tree sits in one network namespace that is not
+	// the agent's, and these are that namespace's interface counters.
+	NetRxBytes    uint64 `protobuf:"varint,9,opt,name=net_rx_bytes,json=netRxBytes,proto3" json:"net_rx_bytes,omitempty"`
+	NetTxBytes    uint64 `protobuf:"varint,10,opt,name=net_tx_bytes,json=netTxBytes,proto3" json:"net_tx_bytes,omitempty"`
+	NetMeasured   bool   `protobuf:"varint,11,opt,name=net_measured,json=netMeasured,proto3" json:"net_measured,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ExecutorUsage) Reset() {
@@ -1127,6 +1193,27 @@ func (x *ExecutorUsage) GetDiskWriteBytes() uint64 {
 		return x.DiskWriteBytes
 	}
 	return 0
+}
+
+func (x *ExecutorUsage) GetNetRxBytes() uint64 {
+	if x != nil {
+		return x.NetRxBytes
+	}
+	return 0
+}
+
+func (x *ExecutorUsage) GetNetTxBytes() uint64 {
+	if x != nil {
+		return x.NetTxBytes
+	}
+	return 0
+}
+
+func (x *ExecutorUsage) GetNetMeasured() bool {
+	if x != nil {
+		return x.NetMeasured
+	}
+	return false
 }
 
 type AgentEvent struct {
@@ -1489,7 +1576,7 @@ const file_allot_proto_rawDesc = "" +
 	"exitStatus\x12%\n" +
 	"\x05usage\x18\n" +
 	" \x01(\v2\x0f.allot.v1.UsageR\x05usage\x12)\n" +
-	"\x05batch\x18\v \x03(\v2\x13.allot.v1.AgentCallR\x05batch\"\xd4\x03\n" +
+	"\x05batch\x18\v \x03(\v2\x13.allot.v1.AgentCallR\x05batch\"\xad\x05\n" +
 	"\x05Usage\x12*\n" +
 	"\x11cpus_user_seconds\x18\x01 \x01(\x01R\x0fcpusUserSeconds\x12.\n" +
 	"\x13cpus_system_seconds\x18\x02 \x01(\x01R\x11cpusSystemSeconds\x12\"\n" +
@@ -1504,7 +1591,12 @@ const file_allot_proto_rawDesc = "" +
 	"\fnet_tx_bytes\x18\n" +
 	" \x01(\x04R\n" +
 	"netTxBytes\x12&\n" +
-	"\x0fmem_total_bytes\x18\v \x01(\x04R\rmemTotalBytes\"\xcd\x02\n" +
+	"\x0fmem_total_bytes\x18\v \x01(\x04R\rmemTotalBytes\x12,\n" +
+	"\x12cpus_total_seconds\x18\f \x01(\x01R\x10cpusTotalSeconds\x12*\n" +
+	"\x11cpus_idle_seconds\x18\r \x01(\x01R\x0fcpusIdleSeconds\x12.\n" +
+	"\x13cpus_iowait_seconds\x18\x0e \x01(\x01R\x11cpusIowaitSeconds\x12*\n" +
+	"\x11disk_busy_seconds\x18\x0f \x01(\x01R\x0fdiskBusySeconds\x12!\n" +
+	"\fdisk_devices\x18\x10 \x01(\rR\vdiskDevices\"\xb4\x03\n" +
 	"\rExecutorUsage\x12!\n" +
 	"\fframework_id\x18\x01 \x01(\tR\vframeworkId\x12\x1f\n" +
 	"\vexecutor_id\x18\x02 \x01(\tR\n" +
@@ -1514,7 +1606,13 @@ const file_allot_proto_rawDesc = "" +
 	"\rmem_rss_bytes\x18\x05 \x01(\x04R\vmemRssBytes\x12&\n" +
 	"\x0fdisk_used_bytes\x18\x06 \x01(\x04R\rdiskUsedBytes\x12&\n" +
 	"\x0fdisk_read_bytes\x18\a \x01(\x04R\rdiskReadBytes\x12(\n" +
-	"\x10disk_write_bytes\x18\b \x01(\x04R\x0ediskWriteBytes\"\xfa\x02\n" +
+	"\x10disk_write_bytes\x18\b \x01(\x04R\x0ediskWriteBytes\x12 \n" +
+	"\fnet_rx_bytes\x18\t \x01(\x04R\n" +
+	"netRxBytes\x12 \n" +
+	"\fnet_tx_bytes\x18\n" +
+	" \x01(\x04R\n" +
+	"netTxBytes\x12!\n" +
+	"\fnet_measured\x18\v \x01(\bR\vnetMeasured\"\xfa\x02\n" +
 	"\n" +
 	"AgentEvent\x12,\n" +
 	"\x04type\x18\x01 \x01(\x0e2\x18.allot.v1.AgentEventTypeR\x04type\x12\x19\n" +

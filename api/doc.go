@@ -10,6 +10,12 @@
 // SplitAppDemand), and converts to and from the pure profile package's
 // types here, so that profile stays a leaf without protobuf or mesos-go.
 //
+// Usage is an agent's report of cumulative counters (CPU time by mode, disk
+// and network bytes, disk busy time, per executor CPU and I/O);
+// RatesBetween (rates.go) turns two successive reports into fractions and
+// MB/s, refusing rather than guessing when no time passed or a host
+// counter went backwards.
+//
 // Regenerate allot.pb.go with:
 //
 //	protoc --go_out=. --go_opt=paths=source_relative allot.proto

@@ -17,6 +17,13 @@
 //   - PerAgent: a score that depends on the agent (PS-DSF, rPS-DSF, Tetris);
 //   - Sampler: a weighted random pick (Mesos's random sorter).
 //
+// The co-location bandit's math lives in bandit.go: Goodness (the paper's
+// eq. 1 over a node's measured usage), Preferences (the matrix H(a | a')
+// with its softmax Policy, gradient-bandit Update and Snapshot/Restore for
+// replication) and Draw, which maps a uniform number from the allocator's
+// seeded source to a choice. The allocator owns a Preferences as a model;
+// its doc comment states the choices the paper leaves open.
+//
 // PS-DSF and rPS-DSF are also Separable (score = framework factor x agent
 // factor), which lets the allocator select framework and agent jointly in
 // O(shapes x log agents) per task rather than scoring every pair.
