@@ -198,15 +198,13 @@ type framework struct {
 
 // Allocator is the offer machine. Create it with New.
 type Allocator struct {
-	cfg       Config
-	crit      sorter.Criterion
-	ordering  sorter.Ordering
-	perAgent  sorter.PerAgent
-	separable sorter.Separable
-	sampler   sorter.Sampler
-	minAlloc  []resources.Resources
-	rng       *rand.Rand
-	clock     Clock
+	cfg      Config
+	crit     sorter.Criterion
+	rank     ranking // the criterion's shape, chosen in New (paths.go)
+	path     filler  // the fill path, chosen in New (paths.go)
+	minAlloc []resources.Resources
+	rng      *rand.Rand
+	clock    Clock
 
 	agents     []*agent // by index; nil once removed
 	agentByID  map[string]int32
@@ -223,16 +221,16 @@ type Allocator struct {
 	shapeByVec map[resources.Vector]int32
 	keysDirty  bool // cluster totals changed: every key must be recomputed
 	// classes keeps one framework order per agent capacity for
-	// CapacityScored criteria in coarse offers (nil when off).
-	classes map[resources.Vector]*classOrder
+	// CapacityScored criteria in coarse rrr offers (nil when off);
+	// classCrit is that criterion, nil when the path does not use them.
+	classes   map[resources.Vector]*classOrder
+	classCrit sorter.CapacityScored
 
 	// scratch reused across cycles
-	perm       []int32
-	touched    []int32 // agents with pending placements this cycle
-	out        []Offer
-	sampPrefix []float64 // prefix sums of sampler weights over global.items
-	sampDirty  bool
-	exhausted  []bool // per framework, within one cycle (bestfit)
+	perm      []int32
+	touched   []int32 // agents with pending placements this cycle
+	out       []Offer
+	sampDirty bool // the global set changed: a sampler's prefix sums are stale
 }
 
 // New returns an allocator for cfg. It fails on a missing clock or a
@@ -262,23 +260,8 @@ func New(cfg Config) (*Allocator, error) {
 	if a.minAlloc == nil {
 		a.minAlloc = DefaultMinAllocatable()
 	}
-	switch c := cfg.Sorter.(type) {
-	case sorter.Ordering:
-		a.ordering = c
-	case sorter.Separable:
-		a.perAgent, a.separable = c, c
-	case sorter.PerAgent:
-		a.perAgent = c
-	case sorter.Sampler:
-		a.sampler = c
-	default:
-		return nil, fmt.Errorf("allocator: sorter %q has no known shape", cfg.Sorter.Name())
-	}
-	if cfg.AgentSelection == sorter.BestFit && a.ordering == nil {
-		return nil, fmt.Errorf("allocator: bestfit agent selection picks the framework first and needs an agent-independent sorter (drf, tsf, fifo, capacity), not %q", a.crit.Name())
-	}
-	if cfg.AgentSelection == sorter.Joint && a.sampler != nil {
-		return nil, fmt.Errorf("allocator: joint agent selection scores framework x agent pairs; sorter %q has no score", a.crit.Name())
+	if err := a.choosePath(cfg.Sorter); err != nil {
+		return nil, err
 	}
 	a.global.keyOf = func(n int32) float64 { return a.fws[n].key }
 	return a, nil
