@@ -3,12 +3,13 @@ package allocator
 import "time"
 
 // Allocate runs one allocation cycle at the clock's current time and
-// returns the offers it makes (at most one per framework and agent). The
-// caller owns the returned slice.
+// returns its decisions: the offers it makes (at most one per framework
+// and agent) and the inverse offers it asks for. The caller owns the
+// returned slices.
 //
 // A cycle drops expired filters, re-sorts the frameworks if the cluster's
 // totals changed, and runs the fill path chosen in New (paths.go).
-func (a *Allocator) Allocate() []Offer {
+func (a *Allocator) Allocate() Decisions {
 	now := a.clock.Now()
 	a.pruneFilters(now)
 	if a.keysDirty {
@@ -16,7 +17,7 @@ func (a *Allocator) Allocate() []Offer {
 	}
 	a.out = nil // sized on first use: most cycles in a busy cluster offer little
 	a.path.fill()
-	return a.out
+	return Decisions{Offers: a.out}
 }
 
 // pruneFilters drops expired filters; a sweep per cycle keeps every

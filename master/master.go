@@ -598,7 +598,7 @@ func (m *Master) allocate() {
 	start := time.Now()
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	decisions := m.alloc.Allocate()
+	decisions := m.alloc.Allocate().Offers
 	byFw := map[string][]mesos.Offer{}
 	for _, d := range decisions {
 		fw := m.frameworks[d.Framework]

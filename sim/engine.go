@@ -566,7 +566,7 @@ func (e *engine) cycle() error {
 	e.clock.T = e.at(e.now)
 	e.dirty = false
 	e.lastCycle = e.now
-	offers := e.al.Allocate()
+	offers := e.al.Allocate().Offers
 	e.m.cycles++
 	launched := false
 	for i := range offers {
