@@ -205,6 +205,7 @@ type Allocator struct {
 	minAlloc []resources.Resources
 	rng      *rand.Rand
 	clock    Clock
+	models   []model // stateful policies' state (model.go)
 
 	agents     []*agent // by index; nil once removed
 	agentByID  map[string]int32
@@ -306,6 +307,9 @@ func (a *Allocator) AddAgent(id string, info AgentInfo) error {
 	a.capClasses[ag.total.Scalars]++
 	ag.view = sorter.Agent{Index: int(ag.idx), Capacity: ag.total.Scalars, Available: ag.avail.Scalars}
 	a.keysDirty = true
+	if len(a.models) > 0 {
+		a.tell(event{kind: evAgentAdded, agent: id, res: ag.total})
+	}
 	return nil
 }
 
@@ -334,6 +338,9 @@ func (a *Allocator) RemoveAgent(id string) error {
 	delete(a.agentByID, id)
 	a.nAgents--
 	a.keysDirty = true
+	if len(a.models) > 0 {
+		a.tell(event{kind: evAgentRemoved, agent: id})
+	}
 	return nil
 }
 
@@ -357,6 +364,9 @@ func (a *Allocator) UpdateAgent(id string, total resources.Resources) error {
 	ag.avail = total.Sub(held)
 	ag.view.Capacity, ag.view.Available = ag.total.Scalars, ag.avail.Scalars
 	a.keysDirty = true
+	if len(a.models) > 0 {
+		a.tell(event{kind: evAgentUpdated, agent: id, res: ag.total})
+	}
 	return nil
 }
 
@@ -376,6 +386,9 @@ func (a *Allocator) AddFramework(id, role string) error {
 	a.fws = append(a.fws, f)
 	a.fwByID[id] = f.idx
 	a.frameworkChanged(f)
+	if len(a.models) > 0 {
+		a.tell(event{kind: evFrameworkAdded, framework: id})
+	}
 	return nil
 }
 
@@ -403,6 +416,9 @@ func (a *Allocator) RemoveFramework(id string) error {
 	}
 	a.fws[f.idx] = nil
 	delete(a.fwByID, id)
+	if len(a.models) > 0 {
+		a.tell(event{kind: evFrameworkRemoved, framework: id})
+	}
 	return nil
 }
 
@@ -420,6 +436,13 @@ func (a *Allocator) setActive(id string, on bool) error {
 	}
 	f.active = on
 	a.frameworkChanged(f)
+	if len(a.models) > 0 {
+		kind := evFrameworkDeactivated
+		if on {
+			kind = evFrameworkActivated
+		}
+		a.tell(event{kind: kind, framework: id})
+	}
 	return nil
 }
 
@@ -431,6 +454,9 @@ func (a *Allocator) Suppress(id string) error {
 	}
 	f.suppressed = true
 	a.frameworkChanged(f)
+	if len(a.models) > 0 {
+		a.tell(event{kind: evSuppressed, framework: id})
+	}
 	return nil
 }
 
@@ -449,6 +475,9 @@ func (a *Allocator) Revive(id string) error {
 		}
 	}
 	a.frameworkChanged(f)
+	if len(a.models) > 0 {
+		a.tell(event{kind: evRevived, framework: id})
+	}
 	return nil
 }
 
@@ -478,6 +507,9 @@ func (a *Allocator) SetDemand(id string, d Demand) error {
 		f.want = -1
 	}
 	a.frameworkChanged(f)
+	if len(a.models) > 0 {
+		a.tell(event{kind: evDemandSet, framework: id, res: f.demand, tasks: d.Tasks})
+	}
 	return nil
 }
 
@@ -498,6 +530,9 @@ func (a *Allocator) SetWeights(w map[string]float64) error {
 			f.view.Weight = a.weight(f.role)
 			a.frameworkChanged(f)
 		}
+	}
+	if len(a.models) > 0 {
+		a.tell(event{kind: evWeightsSet})
 	}
 	return nil
 }
@@ -574,6 +609,9 @@ func (a *Allocator) Recover(fwID, agentID string, r resources.Resources, fl *Fil
 		}
 		ag.filters = append(ag.filters, filter{fw: f.idx, until: a.clock.Now().Add(d), res: r})
 		f.nfilters++
+	}
+	if len(a.models) > 0 {
+		a.tell(event{kind: evRecovered, framework: fwID, agent: agentID, res: r})
 	}
 	return nil
 }

@@ -7,16 +7,26 @@ import "time"
 // and agent) and the inverse offers it asks for. The caller owns the
 // returned slices.
 //
-// A cycle drops expired filters, re-sorts the frameworks if the cluster's
-// totals changed, and runs the fill path chosen in New (paths.go).
+// A cycle refreshes the policy models (model.go), drops expired filters,
+// re-sorts the frameworks if the cluster's totals changed, and runs the
+// fill path chosen in New (paths.go).
 func (a *Allocator) Allocate() Decisions {
 	now := a.clock.Now()
+	if a.refreshModels(now) {
+		a.keysDirty = true
+	}
 	a.pruneFilters(now)
 	if a.keysDirty {
 		a.rebuildKeys()
 	}
 	a.out = nil // sized on first use: most cycles in a busy cluster offer little
 	a.path.fill()
+	if len(a.models) > 0 {
+		for i := range a.out {
+			o := &a.out[i]
+			a.tell(event{kind: evOffered, framework: o.Framework, agent: o.Agent, res: o.Resources, tasks: o.Tasks})
+		}
+	}
 	return Decisions{Offers: a.out}
 }
 

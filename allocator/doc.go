@@ -67,4 +67,15 @@
 // (Prophet: E executors on distinct agents, all or none) would be gang.go,
 // a filler chosen when the criterion implements a gang interface, run in
 // characterized{} before the progressive path.
+//
+// # Decisions and policy models
+//
+// Allocate returns Decisions: offers, and inverse offers (give-back
+// requests), which nothing produces yet; iSpark's reclaim.go will.
+// Stateful policies (FSP's virtual cluster, Prophet's timelines, the
+// bandit's preferences) keep their state in models the allocator owns
+// (model.go): they observe every change, stamped with the allocator's
+// clock, refresh the criteria's views once before each cycle, and
+// snapshot and restore through SnapshotPolicies and RestorePolicies so
+// the master can replicate them. model.go states who calls what, when.
 package allocator
