@@ -169,7 +169,9 @@ func (a *Allocator) taskPath() filler {
 	}
 	p := &progRRR{a: a}
 	switch r := a.rank.(type) {
-	case byKey, byFactors:
+	case byKey:
+		p.pick, p.keyScores = p.firstOnAgent, true
+	case byFactors:
 		p.pick = p.firstOnAgent
 	case byDraw:
 		p.sampler = r.s

@@ -10,9 +10,13 @@ import (
 // could still take a task; each visit places one task, of the framework
 // pick chooses. New sets pick from the criterion's shape.
 type progRRR struct {
-	a       *Allocator
-	pick    func(ag *agent) candidate
-	sampler sorter.Sampler // drawOnAgent's criterion
+	a    *Allocator
+	pick func(ag *agent) candidate
+	// keyScores: the score on every agent is the framework's key (an
+	// Ordering), read from f.skey; an interface call per shape and visit
+	// cost this hot loop several percent
+	keyScores bool
+	sampler   sorter.Sampler // drawOnAgent's criterion
 }
 
 func (p *progRRR) fill() {
@@ -57,7 +61,11 @@ func (p *progRRR) onAgent(ag *agent, firstOnly bool) candidate {
 			if a.blocked(f, ag, task) {
 				continue
 			}
-			if c := (candidate{f, ag, a.rank.score(f, ag, &a.cluster)}); c.better(best) {
+			score := f.skey
+			if !p.keyScores {
+				score = a.rank.score(f, ag, &a.cluster)
+			}
+			if c := (candidate{f, ag, score}); c.better(best) {
 				best = c
 			}
 			if firstOnly {
