@@ -198,15 +198,14 @@ type framework struct {
 
 // Allocator is the offer machine. Create it with New.
 type Allocator struct {
-	cfg       Config
-	crit      sorter.Criterion
-	ordering  sorter.Ordering
-	perAgent  sorter.PerAgent
-	separable sorter.Separable
-	sampler   sorter.Sampler
-	minAlloc  []resources.Resources
-	rng       *rand.Rand
-	clock     Clock
+	cfg      Config
+	crit     sorter.Criterion
+	rank     ranking // the criterion's shape, chosen in New (paths.go)
+	path     filler  // the fill path, chosen in New (paths.go)
+	minAlloc []resources.Resources
+	rng      *rand.Rand
+	clock    Clock
+	models   []model // stateful policies' state (model.go)
 
 	agents     []*agent // by index; nil once removed
 	agentByID  map[string]int32
@@ -223,16 +222,16 @@ type Allocator struct {
 	shapeByVec map[resources.Vector]int32
 	keysDirty  bool // cluster totals changed: every key must be recomputed
 	// classes keeps one framework order per agent capacity for
-	// CapacityScored criteria in coarse offers (nil when off).
-	classes map[resources.Vector]*classOrder
+	// CapacityScored criteria in coarse rrr offers (nil when off);
+	// classCrit is that criterion, nil when the path does not use them.
+	classes   map[resources.Vector]*classOrder
+	classCrit sorter.CapacityScored
 
 	// scratch reused across cycles
-	perm       []int32
-	touched    []int32 // agents with pending placements this cycle
-	out        []Offer
-	sampPrefix []float64 // prefix sums of sampler weights over global.items
-	sampDirty  bool
-	exhausted  []bool // per framework, within one cycle (bestfit)
+	perm      []int32
+	touched   []int32 // agents with pending placements this cycle
+	out       []Offer
+	sampDirty bool // the global set changed: a sampler's prefix sums are stale
 }
 
 // New returns an allocator for cfg. It fails on a missing clock or a
@@ -262,23 +261,8 @@ func New(cfg Config) (*Allocator, error) {
 	if a.minAlloc == nil {
 		a.minAlloc = DefaultMinAllocatable()
 	}
-	switch c := cfg.Sorter.(type) {
-	case sorter.Ordering:
-		a.ordering = c
-	case sorter.Separable:
-		a.perAgent, a.separable = c, c
-	case sorter.PerAgent:
-		a.perAgent = c
-	case sorter.Sampler:
-		a.sampler = c
-	default:
-		return nil, fmt.Errorf("allocator: sorter %q has no known shape", cfg.Sorter.Name())
-	}
-	if cfg.AgentSelection == sorter.BestFit && a.ordering == nil {
-		return nil, fmt.Errorf("allocator: bestfit agent selection picks the framework first and needs an agent-independent sorter (drf, tsf, fifo, capacity), not %q", a.crit.Name())
-	}
-	if cfg.AgentSelection == sorter.Joint && a.sampler != nil {
-		return nil, fmt.Errorf("allocator: joint agent selection scores framework x agent pairs; sorter %q has no score", a.crit.Name())
+	if err := a.choosePath(cfg.Sorter); err != nil {
+		return nil, err
 	}
 	a.global.keyOf = func(n int32) float64 { return a.fws[n].key }
 	return a, nil
@@ -323,6 +307,9 @@ func (a *Allocator) AddAgent(id string, info AgentInfo) error {
 	a.capClasses[ag.total.Scalars]++
 	ag.view = sorter.Agent{Index: int(ag.idx), Capacity: ag.total.Scalars, Available: ag.avail.Scalars}
 	a.keysDirty = true
+	if len(a.models) > 0 {
+		a.tell(event{kind: evAgentAdded, agent: id, res: ag.total})
+	}
 	return nil
 }
 
@@ -351,6 +338,9 @@ func (a *Allocator) RemoveAgent(id string) error {
 	delete(a.agentByID, id)
 	a.nAgents--
 	a.keysDirty = true
+	if len(a.models) > 0 {
+		a.tell(event{kind: evAgentRemoved, agent: id})
+	}
 	return nil
 }
 
@@ -374,6 +364,9 @@ func (a *Allocator) UpdateAgent(id string, total resources.Resources) error {
 	ag.avail = total.Sub(held)
 	ag.view.Capacity, ag.view.Available = ag.total.Scalars, ag.avail.Scalars
 	a.keysDirty = true
+	if len(a.models) > 0 {
+		a.tell(event{kind: evAgentUpdated, agent: id, res: ag.total})
+	}
 	return nil
 }
 
@@ -393,6 +386,9 @@ func (a *Allocator) AddFramework(id, role string) error {
 	a.fws = append(a.fws, f)
 	a.fwByID[id] = f.idx
 	a.frameworkChanged(f)
+	if len(a.models) > 0 {
+		a.tell(event{kind: evFrameworkAdded, framework: id})
+	}
 	return nil
 }
 
@@ -420,6 +416,9 @@ func (a *Allocator) RemoveFramework(id string) error {
 	}
 	a.fws[f.idx] = nil
 	delete(a.fwByID, id)
+	if len(a.models) > 0 {
+		a.tell(event{kind: evFrameworkRemoved, framework: id})
+	}
 	return nil
 }
 
@@ -437,6 +436,13 @@ func (a *Allocator) setActive(id string, on bool) error {
 	}
 	f.active = on
 	a.frameworkChanged(f)
+	if len(a.models) > 0 {
+		kind := evFrameworkDeactivated
+		if on {
+			kind = evFrameworkActivated
+		}
+		a.tell(event{kind: kind, framework: id})
+	}
 	return nil
 }
 
@@ -448,6 +454,9 @@ func (a *Allocator) Suppress(id string) error {
 	}
 	f.suppressed = true
 	a.frameworkChanged(f)
+	if len(a.models) > 0 {
+		a.tell(event{kind: evSuppressed, framework: id})
+	}
 	return nil
 }
 
@@ -466,6 +475,9 @@ func (a *Allocator) Revive(id string) error {
 		}
 	}
 	a.frameworkChanged(f)
+	if len(a.models) > 0 {
+		a.tell(event{kind: evRevived, framework: id})
+	}
 	return nil
 }
 
@@ -495,6 +507,9 @@ func (a *Allocator) SetDemand(id string, d Demand) error {
 		f.want = -1
 	}
 	a.frameworkChanged(f)
+	if len(a.models) > 0 {
+		a.tell(event{kind: evDemandSet, framework: id, res: f.demand, tasks: d.Tasks})
+	}
 	return nil
 }
 
@@ -515,6 +530,9 @@ func (a *Allocator) SetWeights(w map[string]float64) error {
 			f.view.Weight = a.weight(f.role)
 			a.frameworkChanged(f)
 		}
+	}
+	if len(a.models) > 0 {
+		a.tell(event{kind: evWeightsSet})
 	}
 	return nil
 }
@@ -591,6 +609,9 @@ func (a *Allocator) Recover(fwID, agentID string, r resources.Resources, fl *Fil
 		}
 		ag.filters = append(ag.filters, filter{fw: f.idx, until: a.clock.Now().Add(d), res: r})
 		f.nfilters++
+	}
+	if len(a.models) > 0 {
+		a.tell(event{kind: evRecovered, framework: fwID, agent: agentID, res: r})
 	}
 	return nil
 }

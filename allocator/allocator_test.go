@@ -244,6 +244,7 @@ func TestNewRejectsMeaninglessPolicies(t *testing.T) {
 		{"no clock", Config{}, "Clock is required"},
 		{"bestfit with a per-agent criterion", Config{Clock: &ManualClock{}, Sorter: sorter.PSDSF{}, AgentSelection: sorter.BestFit}, "agent-independent"},
 		{"joint with the random sorter", Config{Clock: &ManualClock{}, Sorter: sorter.Random{}, AgentSelection: sorter.Joint}, "no score"},
+		{"unknown agent selection", Config{Clock: &ManualClock{}, AgentSelection: sorter.AgentSelection(7)}, "unknown agent selection"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -51,7 +51,7 @@ func BenchmarkAllocationCycle(b *testing.B) {
 					b.ReportAllocs()
 					b.ResetTimer()
 					for i := 0; i < b.N; i++ {
-						out := a.Allocate()
+						out := a.Allocate().Offers
 						offers += len(out)
 						b.StopTimer()
 						for _, o := range out {
@@ -109,7 +109,7 @@ func BenchmarkProgressiveFilling(b *testing.B) {
 						runtime.GC()
 						b.StartTimer()
 						start := time.Now()
-						for _, o := range a.Allocate() {
+						for _, o := range a.Allocate().Offers {
 							placements += o.Tasks
 						}
 						elapsed += time.Since(start)

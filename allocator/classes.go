@@ -28,10 +28,11 @@ func (co *classOrder) key(n int32) float64 {
 }
 
 // rebuildClasses recreates the class orders from scratch after agents
-// changed; a no-op unless the criterion is CapacityScored.
+// changed; a no-op unless the whole-agent path reads them (a.classCrit
+// set by choosePath: rrr with a CapacityScored criterion).
 func (a *Allocator) rebuildClasses() {
 	a.classes = nil
-	if _, ok := a.crit.(sorter.CapacityScored); !ok || a.cfg.bruteForce || len(a.capClasses) > maxClassOrders {
+	if a.classCrit == nil || len(a.capClasses) > maxClassOrders {
 		return
 	}
 	a.classes = make(map[resources.Vector]*classOrder, len(a.capClasses))
@@ -40,7 +41,7 @@ func (a *Allocator) rebuildClasses() {
 		co.set.keyOf = co.key
 		co.keys = make([]float64, len(a.fws))
 		for _, n := range a.global.items {
-			co.keys[n] = a.perAgent.Score(&a.fws[n].view, &co.view, &a.cluster)
+			co.keys[n] = a.classCrit.Score(&a.fws[n].view, &co.view, &a.cluster)
 			co.set.items = append(co.set.items, n)
 		}
 		co.set.rebuild()
@@ -49,7 +50,7 @@ func (a *Allocator) rebuildClasses() {
 }
 
 func (a *Allocator) classScore(co *classOrder, f *framework) float64 {
-	return a.perAgent.Score(&f.view, &co.view, &a.cluster)
+	return a.classCrit.Score(&f.view, &co.view, &a.cluster)
 }
 
 // classJoin, classLeave and classMove mirror the global set's changes.

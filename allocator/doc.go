@@ -26,4 +26,56 @@
 //
 // Ties are always broken the same way: lower score, then lower agent index
 // (registration order), then lower framework index.
+//
+// # Fill paths
+//
+// How a cycle places resources is decided once, in New, by choosePath in
+// paths.go, from the mode, the agent selection and the criterion's shape
+// (the sorter interface it implements). Nothing else branches on them.
+// choosePath sets two things:
+//
+//   - a ranking (paths.go): the criterion as the paths read it, the keys
+//     the framework sets are sorted by and a framework's score on an
+//     agent: byKey (Ordering), byFactors (Separable), byScore (other
+//     PerAgent), byDraw (Sampler);
+//   - a filler, the path Allocate runs. In oblivious mode it is one
+//     whole-agent path; in characterized mode it is characterized{tasks,
+//     wholeAgents}: a progressive path for the frameworks that declared a
+//     demand, then a whole-agent path for those that did not.
+//
+// Each path is its own file:
+//
+//	coarse_rrr.go      whole agents, random agent order; the framework per
+//	                   agent by the first in order (Ordering), per capacity
+//	                   class (CapacityScored), a scan (PerAgent) or a draw
+//	                   (Sampler)
+//	coarse_bestfit.go  whole agents, framework first, best-fitting agent
+//	coarse_joint.go    whole agents, best (framework, agent) pair
+//	prog_rrr.go        one task's worth per agent visit, random rounds
+//	prog_bestfit.go    one task's worth, framework first, best-fitting agent
+//	prog_joint.go      best pair by per-shape agent heaps: jointOrdered
+//	                   (Ordering) and jointSeparable (Separable)
+//	prog_brute.go      best pair by scoring every pair: the joint path of
+//	                   criteria that do not factor, and the oracle the heap
+//	                   paths and class orders are tested against
+//	                   (Config.bruteForce)
+//	fill.go            what the paths share: candidates, recording
+//	                   placements as offers, agent orders, weighted draws
+//
+// A new placement shape is a new file beside these and a case in
+// choosePath, not a branch inside an existing path. Gang placement
+// (Prophet: E executors on distinct agents, all or none) would be gang.go,
+// a filler chosen when the criterion implements a gang interface, run in
+// characterized{} before the progressive path.
+//
+// # Decisions and policy models
+//
+// Allocate returns Decisions: offers, and inverse offers (give-back
+// requests), which nothing produces yet; iSpark's reclaim.go will.
+// Stateful policies (FSP's virtual cluster, Prophet's timelines, the
+// bandit's preferences) keep their state in models the allocator owns
+// (model.go): they observe every change, stamped with the allocator's
+// clock, refresh the criteria's views once before each cycle, and
+// snapshot and restore through SnapshotPolicies and RestorePolicies so
+// the master can replicate them. model.go states who calls what, when.
 package allocator

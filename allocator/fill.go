@@ -1,11 +1,12 @@
 package allocator
 
 import (
-	"math"
-
 	"github.com/allot-sched/allot/resources"
 	"github.com/allot-sched/allot/sorter"
 )
+
+// Helpers shared by the fill paths (coarse_*.go, prog_*.go): recording
+// placements, agent orders, weighted draws.
 
 // candidate is a (framework, agent) pair under consideration, compared by
 // (score, agent index, framework index).
@@ -31,35 +32,17 @@ func (c candidate) better(o candidate) bool {
 	return c.f.idx < o.f.idx
 }
 
-// fill is progressive filling in characterized mode: one task's worth at a
-// time, until no framework with outstanding demand fits anywhere it is not
-// filtered.
-func (a *Allocator) fill() {
-	// shapes only lose members during a fill, so the active list gathered
-	// here stays a superset; empty ones are skipped where they are met
+// gatherShapes lists the shapes with members in a.active and reports
+// whether there are any. Shapes only lose members during a fill, so the
+// list stays a superset; empty ones are skipped where they are met.
+func (a *Allocator) gatherShapes() bool {
 	a.active = a.active[:0]
 	for _, s := range a.shapes {
 		if len(s.set.items) > 0 {
 			a.active = append(a.active, s)
 		}
 	}
-	if len(a.active) == 0 {
-		return
-	}
-	switch a.cfg.AgentSelection {
-	case sorter.RRR:
-		a.fillRRR()
-	case sorter.BestFit:
-		a.fillBestFit()
-	case sorter.Joint:
-		if a.separable != nil || a.ordering != nil {
-			if !a.cfg.bruteForce {
-				a.fillJoint()
-				return
-			}
-		}
-		a.fillBrute()
-	}
+	return len(a.active) > 0
 }
 
 // place grants one task's worth of c.f's demand on c.ag.
@@ -68,250 +51,128 @@ func (a *Allocator) place(c candidate) {
 	a.emitTask(c.f, c.ag, hi, c.score)
 }
 
-// pairScore is the criterion's score of f on ag.
-func (a *Allocator) pairScore(f *framework, ag *agent) float64 {
-	if a.ordering != nil {
-		return f.skey
-	}
-	return a.perAgent.Score(&f.view, &ag.view, &a.cluster)
+// grantWhole gives f all of offer on ag and records the offer.
+func (a *Allocator) grantWhole(f *framework, ag *agent, offer resources.Resources, score float64) {
+	a.grant(f, ag, offer, 0)
+	a.emit(f, ag, offer, score)
 }
 
-// bestOnAgent picks the framework to serve on ag, or none.
-func (a *Allocator) bestOnAgent(ag *agent) candidate {
-	var best candidate
-	if a.sampler != nil {
-		var pool []int32
-		for _, s := range a.active {
-			if len(s.set.items) > 0 && ag.avail.Scalars.Contains(s.d) {
-				pool = append(pool, s.set.items...)
-			}
-		}
-		f, _ := a.sampleExact(pool, func(f *framework) bool {
-			return !a.blocked(f, ag, resources.Resources{Scalars: f.task})
-		})
-		if f != nil {
-			best = candidate{f: f, ag: ag}
-		}
-		return best
+// emit records a whole-agent placement as an offer: an agent is offered
+// whole at most once per cycle, so these are never merged.
+func (a *Allocator) emit(f *framework, ag *agent, res resources.Resources, score float64) {
+	a.trace(f, ag, res, score)
+	a.out = append(a.out, Offer{
+		Framework: f.id, Agent: ag.id, Resources: res.Clone(),
+		Reason: a.reason(score),
+	})
+}
+
+func (a *Allocator) reason(score float64) Reason {
+	return Reason{Criterion: a.crit.Name(), Selection: a.cfg.AgentSelection, Mode: a.cfg.Mode, Score: score}
+}
+
+func (a *Allocator) trace(f *framework, ag *agent, res resources.Resources, score float64) {
+	if a.cfg.Trace != nil {
+		a.cfg.Trace(Placement{Framework: f.id, Agent: ag.id, FrameworkIndex: int(f.idx), AgentIndex: int(ag.idx), Resources: res.Clone(), Score: score})
 	}
-	for _, s := range a.active {
-		if len(s.set.items) == 0 || !ag.avail.Scalars.Contains(s.d) {
-			continue
-		}
-		task := resources.Resources{Scalars: s.d}
-		first := a.ordering != nil || a.separable != nil
-		for _, n := range s.set.items {
-			f := a.fws[n]
-			if a.blocked(f, ag, task) {
+}
+
+// emitTask records one task's worth placed during progressive filling on
+// holding hi of ag. Pending counts live on the holdings themselves, so
+// building an offer per (framework, agent) costs no extra allocation; they
+// turn into offers once, at the end of the fill.
+func (a *Allocator) emitTask(f *framework, ag *agent, hi int, score float64) {
+	if a.cfg.Trace != nil {
+		a.trace(f, ag, resources.Resources{Scalars: f.task}, score)
+	}
+	if ag.npend == 0 {
+		a.touched = append(a.touched, ag.idx)
+	}
+	h := &ag.holds[hi]
+	if h.pend == 0 {
+		ag.npend++
+		h.pscore = score
+	}
+	h.pend++
+}
+
+// flushPending turns the fill's pending placements into offers, agents in
+// the order they were first served, frameworks in holding order.
+func (a *Allocator) flushPending() {
+	n := 0
+	for _, ai := range a.touched {
+		n += int(a.agents[ai].npend)
+	}
+	if cap(a.out)-len(a.out) < n {
+		out := make([]Offer, len(a.out), len(a.out)+n)
+		copy(out, a.out)
+		a.out = out
+	}
+	for _, ai := range a.touched {
+		ag := a.agents[ai]
+		for i := range ag.holds {
+			h := &ag.holds[i]
+			if h.pend == 0 {
 				continue
 			}
-			if c := (candidate{f, ag, a.pairScore(f, ag)}); c.better(best) {
-				best = c
-			}
-			if first {
-				// members are sorted by a key that orders their scores on
-				// any one agent: the first unfiltered member is the best
-				break
-			}
+			f := a.fws[h.fw]
+			a.out = append(a.out, Offer{
+				Framework: f.id, Agent: ag.id, Tasks: int(h.pend),
+				Resources: resources.Resources{Scalars: f.task.Times(int64(h.pend))},
+				Reason:    a.reason(h.pscore),
+			})
+			h.pend = 0
 		}
+		ag.npend = 0
 	}
-	return best
+	a.touched = a.touched[:0]
 }
 
-// fillRRR visits agents in rounds, each a fresh random permutation of the
-// agents that could still take a task; each visit places one task.
-func (a *Allocator) fillRRR() {
-	active := a.liveAgents()
-	for len(active) > 0 {
-		a.shuffle(active)
-		w := 0
-		for _, ai := range active {
-			ag := a.agents[ai]
-			c := a.bestOnAgent(ag)
-			if c.f == nil {
-				continue // nothing fits or everything is filtered: it stays so this cycle
-			}
-			a.place(c)
-			active[w] = ai
-			w++
+// liveAgents fills a.perm with the indices of live agents.
+func (a *Allocator) liveAgents() []int32 {
+	a.perm = a.perm[:0]
+	for _, ag := range a.agents {
+		if ag != nil {
+			a.perm = append(a.perm, ag.idx)
 		}
-		active = active[:w]
 	}
+	return a.perm
 }
 
-// fillBestFit picks the framework by the criterion, then the agent with the
-// smallest best-fit distance to its demand.
-func (a *Allocator) fillBestFit() {
-	if cap(a.exhausted) < len(a.fws) {
-		a.exhausted = make([]bool, len(a.fws))
-	}
-	a.exhausted = a.exhausted[:len(a.fws)]
-	clear(a.exhausted)
-	live := a.liveAgents()
-	for {
-		var f *framework
-		for _, s := range a.active {
-			for _, n := range s.set.items {
-				if !a.exhausted[n] {
-					if g := a.fws[n]; f == nil || g.skey < f.skey || (g.skey == f.skey && g.idx < f.idx) {
-						f = g
-					}
-					break
-				}
-			}
-		}
-		if f == nil {
-			return
-		}
-		task := resources.Resources{Scalars: f.task}
-		var bag *agent
-		bd := math.Inf(1)
-		for _, ai := range live {
-			ag := a.agents[ai]
-			if !ag.avail.Scalars.Contains(task.Scalars) || a.blocked(f, ag, task) {
-				continue
-			}
-			if d := sorter.BestFitDistance(task.Scalars, ag.avail.Scalars, a.cluster.Total); bag == nil || d < bd {
-				bag, bd = ag, d
-			}
-		}
-		if bag == nil {
-			a.exhausted[f.idx] = true
-			continue
-		}
-		a.place(candidate{f, bag, f.skey})
-	}
+func (a *Allocator) shuffle(p []int32) {
+	a.rng.Shuffle(len(p), func(i, j int) { p[i], p[j] = p[j], p[i] })
 }
 
-// fillBrute scores every (framework, agent) pair for every task placed:
-// O(frameworks x agents) per task. It is the reference the fast joint path
-// is tested against, and the joint path of criteria that do not factor
-// (Tetris).
-func (a *Allocator) fillBrute() {
-	for {
-		var best candidate
-		for _, ag := range a.agents {
-			if ag == nil {
-				continue
-			}
-			for _, s := range a.active {
-				if len(s.set.items) == 0 || !ag.avail.Scalars.Contains(s.d) {
-					continue
-				}
-				task := resources.Resources{Scalars: s.d}
-				for _, n := range s.set.items {
-					f := a.fws[n]
-					if a.blocked(f, ag, task) {
-						continue
-					}
-					if c := (candidate{f, ag, a.pairScore(f, ag)}); c.better(best) {
-						best = c
-					}
-				}
-			}
+// sampleExact draws a framework from items with probability proportional
+// to s's weight, among those ok accepts, in O(len(items)).
+func (a *Allocator) sampleExact(s sorter.Sampler, items []int32, ok func(*framework) bool) (*framework, float64) {
+	sum := 0.0
+	for _, n := range items {
+		if f := a.fws[n]; ok(f) {
+			sum += s.Weight(&f.view)
 		}
-		if best.f == nil {
-			return
-		}
-		a.place(best)
 	}
+	if sum == 0 {
+		return nil, 0
+	}
+	u := a.rng.Float64() * sum
+	var last *framework
+	for _, n := range items {
+		if f := a.fws[n]; ok(f) {
+			last = f
+			if u -= s.Weight(&f.view); u < 0 {
+				return f, 0
+			}
+		}
+	}
+	return last, 0 // rounding left u >= 0 at the end
 }
 
-// fillJoint is joint selection in O(shapes x log agents) per task for
-// criteria that factor as framework factor x agent factor (and for
-// agent-independent orderings, whose agent factor is constant). Per shape
-// it keeps agents in a heap by (agent factor, index); a framework with
-// factor zero scores zero everywhere, so it takes the lowest-index agent
-// that fits instead, kept in a second heap by index. Within a shape the
-// first unfiltered member (by framework factor) is the shape's best.
-func (a *Allocator) fillJoint() {
-	sep := a.separable
-	for _, s := range a.active {
-		s.gh.e, s.ih.e = s.gh.e[:0], s.ih.e[:0]
-		if len(s.set.items) == 0 {
-			continue
-		}
-		for _, ag := range a.agents {
-			if ag == nil || !ag.avail.Scalars.Contains(s.d) {
-				continue
-			}
-			key := 0.0
-			if sep != nil {
-				key = sep.AgentFactor(s.d, &ag.view)
-				s.ih.e = append(s.ih.e, heapEntry{agent: ag.idx})
-			}
-			s.gh.e = append(s.gh.e, heapEntry{key: key, agent: ag.idx, version: ag.version})
-		}
-		s.gh.heapify()
-		s.ih.heapify()
+// demandDirection is the vector best fit matches against: the declared
+// demand, else the allocation so far (the paper's inferred demand).
+func (f *framework) demandDirection() resources.Vector {
+	if f.hasDemand {
+		return f.demand.Scalars
 	}
-	for {
-		var best candidate
-		for _, s := range a.active {
-			if len(s.set.items) == 0 {
-				continue
-			}
-			if c := a.jointShapeBest(s); c.better(best) {
-				best = c
-			}
-		}
-		if best.f == nil {
-			return
-		}
-		a.place(best)
-		if sep == nil {
-			continue // ordering: agent keys are constant; fit is checked on use
-		}
-		ag := best.ag
-		for _, s := range a.active {
-			if len(s.set.items) > 0 && ag.avail.Scalars.Contains(s.d) {
-				s.gh.push(heapEntry{key: sep.AgentFactor(s.d, &ag.view), agent: ag.idx, version: ag.version})
-			}
-		}
-	}
-}
-
-// jointShapeBest returns the best (framework, agent) pair of shape s.
-func (a *Allocator) jointShapeBest(s *shape) candidate {
-	task := resources.Resources{Scalars: s.d}
-	fits := func(e heapEntry) bool { return a.agents[e.agent].avail.Scalars.Contains(s.d) }
-	current := fits
-	if a.separable != nil {
-		// agent factors may depend on what is left (rPS-DSF): only the
-		// entry pushed at the agent's latest version is current
-		current = func(e heapEntry) bool { return a.agents[e.agent].version == e.version }
-	}
-	var best candidate
-	for _, n := range s.set.items {
-		f := a.fws[n]
-		h, valid := &s.gh, current
-		if a.separable != nil && f.skey == 0 {
-			h, valid = &s.ih, fits
-		}
-		var e heapEntry
-		var ok bool
-		if f.nfilters == 0 {
-			e, ok = h.top(valid)
-		} else {
-			e, ok = h.first(valid, func(e heapEntry) bool { return !a.blocked(f, a.agents[e.agent], task) })
-		}
-		if ok {
-			ag := a.agents[e.agent]
-			score := f.skey
-			if a.separable != nil {
-				score = a.perAgent.Score(&f.view, &ag.view, &a.cluster)
-			}
-			if c := (candidate{f, ag, score}); c.better(best) {
-				best = c
-			}
-		}
-		if f.nfilters == 0 && ok {
-			// later members have larger factors: they cannot do better
-			break
-		}
-		if !ok && f.nfilters == 0 {
-			break // nothing fits this shape at all
-		}
-	}
-	return best
+	return f.alloc.Scalars
 }

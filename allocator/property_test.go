@@ -109,7 +109,7 @@ func (d *driver) step() {
 func (d *driver) cycle() {
 	now := d.fx.clk.Now()
 	d.dropFilters(func(f liveFilter) bool { return !now.Before(f.until) })
-	out := d.fx.a.Allocate()
+	out := d.fx.a.Allocate().Offers
 	for _, o := range out {
 		d.log = append(d.log, fmt.Sprintf("%s %s %s %d", o.Framework, o.Agent, o.Resources, o.Tasks))
 		if d.suppress[o.Framework] {

@@ -13,7 +13,7 @@ import (
 type shape struct {
 	d   resources.Vector
 	set orderedSet // members, by (skey, index)
-	// per cycle, joint selection only
+	// per cycle, the heap paths of joint selection only (prog_joint.go)
 	gh, ih agentHeap
 }
 
@@ -44,16 +44,7 @@ func (a *Allocator) syncView(f *framework) {
 	} else {
 		f.view.Demand = resources.Vector{}
 	}
-	switch {
-	case a.ordering != nil:
-		f.key = a.ordering.Key(&f.view, &a.cluster)
-		f.skey = f.key
-	case a.separable != nil:
-		f.key = float64(f.idx)
-		f.skey = a.separable.FrameworkFactor(&f.view)
-	default:
-		f.key, f.skey = float64(f.idx), float64(f.idx)
-	}
+	a.rank.keys(f, &a.cluster)
 }
 
 // computeMaxTasks sets N_n (TSF) from the agents' capacity classes.

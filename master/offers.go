@@ -59,7 +59,7 @@ func (m *Master) allocate() {
 // agent that is not connected goes straight back to the allocator. Caller
 // holds m.mu.
 func (m *Master) allocateLocked() {
-	decisions := m.alloc.Allocate()
+	decisions := m.alloc.Allocate().Offers
 	byFw := map[string][]mesos.Offer{}
 	for _, d := range decisions {
 		if mo, ok := m.makeOfferLocked(d); ok {

@@ -344,8 +344,8 @@ func (e *engine) loop() error {
 			e.dirty = false // nobody wants anything: a cycle would offer nothing
 		}
 		next := math.Inf(1)
-		if len(e.q.items) > 0 {
-			next = e.q.items[0].t
+		if e.q.len() > 0 {
+			next = e.q.next()
 		}
 		if e.dirty {
 			tick := math.Max(e.lastCycle+e.iv, math.Ceil(e.dirtyAt/e.iv-1e-9)*e.iv)
@@ -357,7 +357,7 @@ func (e *engine) loop() error {
 				continue
 			}
 		}
-		if len(e.q.items) == 0 {
+		if e.q.len() == 0 {
 			break
 		}
 		it := e.q.pop()
@@ -566,7 +566,7 @@ func (e *engine) cycle() error {
 	e.clock.T = e.at(e.now)
 	e.dirty = false
 	e.lastCycle = e.now
-	offers := e.al.Allocate()
+	offers := e.al.Allocate().Offers
 	e.m.cycles++
 	launched := false
 	for i := range offers {

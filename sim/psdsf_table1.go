@@ -90,7 +90,7 @@ func (s Table1Setup) Fill(crit sorter.Criterion, sel sorter.AgentSelection, seed
 			return x, err
 		}
 	}
-	for _, o := range al.Allocate() {
+	for _, o := range al.Allocate().Offers {
 		var n, i int
 		fmt.Sscanf(o.Framework, "f%d", &n)
 		fmt.Sscanf(o.Agent, "s%d", &i)

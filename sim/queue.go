@@ -1,5 +1,7 @@
 package sim
 
+import "github.com/allot-sched/allot/internal/heapq"
+
 // qItem is a scheduled event. seq breaks ties between simultaneous events
 // in the order they were scheduled, which keeps runs deterministic.
 type qItem struct {
@@ -10,67 +12,44 @@ type qItem struct {
 	kind uint8
 }
 
-// eventQueue is a binary min-heap by (t, seq). A hand-rolled heap rather
-// than container/heap: the replay pushes millions of small items, and the
+// qVal is what a queue entry carries besides its time and sequence number.
+type qVal struct {
+	ref  int32
+	ver  uint32
+	kind uint8
+}
+
+// eventQueue is a min-heap of events by (t, seq) on heapq, whose entries
+// are plain values: the replay pushes millions of small items, and the
 // interface boxing of container/heap would allocate on every push.
 type eventQueue struct {
-	items    []qItem
+	h        heapq.Heap[float64, uint64, qVal]
 	seq      uint64
 	arrivals int // evArrive items queued
 }
 
-func (q *eventQueue) less(i, j int) bool {
-	a, b := &q.items[i], &q.items[j]
-	if a.t != b.t {
-		return a.t < b.t
-	}
-	return a.seq < b.seq
-}
-
 func (q *eventQueue) push(it qItem) {
-	it.seq = q.seq
-	q.seq++
 	if it.kind == evArrive {
 		q.arrivals++
 	}
-	q.items = append(q.items, it)
-	i := len(q.items) - 1
-	for i > 0 {
-		p := (i - 1) / 2
-		if !q.less(i, p) {
-			break
-		}
-		q.items[i], q.items[p] = q.items[p], q.items[i]
-		i = p
-	}
+	q.h.Push(heapq.Entry[float64, uint64, qVal]{Key: it.t, Tie: q.seq, Val: qVal{ref: it.ref, ver: it.ver, kind: it.kind}})
+	q.seq++
 }
 
+// pop removes and returns the earliest event; the queue must not be empty.
 func (q *eventQueue) pop() qItem {
-	top := q.items[0]
-	n := len(q.items) - 1
-	q.items[0] = q.items[n]
-	q.items = q.items[:n]
-	i := 0
-	for {
-		l := 2*i + 1
-		if l >= n {
-			break
-		}
-		m := l
-		if r := l + 1; r < n && q.less(r, l) {
-			m = r
-		}
-		if !q.less(m, i) {
-			break
-		}
-		q.items[i], q.items[m] = q.items[m], q.items[i]
-		i = m
-	}
-	if top.kind == evArrive {
+	e := q.h.Pop()
+	if e.Val.kind == evArrive {
 		q.arrivals--
 	}
-	return top
+	return qItem{t: e.Key, seq: e.Tie, ref: e.Val.ref, ver: e.Val.ver, kind: e.Val.kind}
 }
+
+// len is the number of events queued.
+func (q *eventQueue) len() int { return q.h.Len() }
+
+// next is the time of the earliest event; the queue must not be empty.
+func (q *eventQueue) next() float64 { return q.h.Top().Key }
 
 // hasArrival reports whether a job arrival is still to come.
 func (q *eventQueue) hasArrival() bool { return q.arrivals > 0 }
