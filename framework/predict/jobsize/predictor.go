@@ -1,6 +1,10 @@
 package jobsize
 
-import "math"
+import (
+	"math"
+
+	"github.com/allot-sched/allot/internal/hashrand"
+)
 
 // Predictor estimates job sizes and may learn from finished jobs.
 type Predictor interface {
@@ -53,33 +57,11 @@ func (n *Noisy) Predict(f JobFeatures) (float64, bool) {
 	if !ok {
 		return 0, false
 	}
-	return s * math.Exp(n.Sigma*hashNormal(n.Seed, f.ID)), true
+	return s * math.Exp(n.Sigma*hashrand.Normal(n.Seed, f.ID)), true
 }
 
 // Observe passes the job on to Base.
 func (n *Noisy) Observe(f JobFeatures, a Actual) { n.Base.Observe(f, a) }
-
-// hashNormal is a standard normal deviate that is a pure function of
-// (seed, key): FNV-1a of the key mixed with the seed by SplitMix64 gives two
-// uniforms in (0, 1), and Box-Muller turns them into a normal.
-func hashNormal(seed uint64, key string) float64 {
-	h := uint64(14695981039346656037)
-	for i := 0; i < len(key); i++ {
-		h ^= uint64(key[i])
-		h *= 1099511628211
-	}
-	x := seed ^ h
-	next := func() float64 {
-		x += 0x9e3779b97f4a7c15
-		z := x
-		z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
-		z = (z ^ (z >> 27)) * 0x94d049bb133111eb
-		z ^= z >> 31
-		return (float64(z>>11) + 0.5) / (1 << 53)
-	}
-	u1, u2 := next(), next()
-	return math.Sqrt(-2*math.Log(u1)) * math.Cos(2*math.Pi*u2)
-}
 
 // R2 is the coefficient of determination of predicted against actual,
 // 1 - SS_res / SS_tot: 1 for perfect predictions, 0 for predicting the
