@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strconv"
 	"time"
 
+	"github.com/allot-sched/allot/internal/heapq"
 	"github.com/allot-sched/allot/profile"
 	"github.com/allot-sched/allot/resources"
 	"github.com/allot-sched/allot/sorter"
@@ -130,10 +132,18 @@ type gangPath struct {
 	lpeak  map[int][profile.NumResources]float64
 	apps   []gangApp
 	shapes map[gangShape]*shapeScores
+	// shapeList is shapes in first-met order (maps iterate at random);
+	// overdue the applications past their deadline, earliest first;
+	// cursor the first application not yet done; round counts rounds.
+	shapeList []*shapeScores
+	overdue   []*gangApp
+	cursor    int
+	round     uint64
 	// reasonText is the chosen application's Reason.Why
 	reasonText string
-	sel        []int32   // scratch: a filtered selection
-	selNorms   []float64 // its scores
+	sel        []int32     // scratch: a filtered selection
+	selNorms   []float64   // its scores
+	skipped    []gangEntry // scratch: entries popped and to be pushed back
 }
 
 var _ filler = (*gangPath)(nil)
@@ -155,20 +165,31 @@ type gangShape struct {
 	prof      string
 }
 
-// shapeScores caches a shape's score on each agent for one cycle; an
-// agent's entry is stale when its version changed (a placement this cycle).
+// shapeScores keeps a shape's fitting agents for one cycle in a lazy
+// min-heap by (score, position in p.ags), each entry stamped with the
+// agent's version when scored. A placement bumps the version of the E
+// agents it used, so a round rescores only the stale entries it meets
+// while taking the E best: O(E log A) per round after an O(A) build.
+// Within a cycle an agent's cpu/mem only shrink and its timeline and
+// peaks only grow, so an agent dropped as unfit never fits again in it.
 type shapeScores struct {
 	d     *profile.AppDemand
-	score []float64
-	fits  []bool
-	ver   []uint64
-	valid []bool
-	best  []int32 // the E best agents this round, by (score, index)
+	h     gangHeap
+	built bool
+	best  []int32 // the E best agents this round, by (score, position)
 	norms []float64
 	ok    bool
 	app   float64
 	fresh bool
+	// pending counts its applications not yet done this cycle; seen is the
+	// last round whose candidate walk met it.
+	pending int
+	seen    uint64
 }
+
+type gangHeap = heapq.Heap[float64, int32, uint32]
+
+type gangEntry = heapq.Entry[float64, int32, uint32]
 
 func (p *gangPath) fill() {
 	if p.collect() {
@@ -210,17 +231,26 @@ func (p *gangPath) collect() bool {
 	}
 	p.local, p.lpeak = map[int]*profile.Timeline{}, map[int][profile.NumResources]float64{}
 	p.shapes = map[gangShape]*shapeScores{}
+	p.shapeList, p.overdue, p.cursor = p.shapeList[:0], p.overdue[:0], 0
 	for i := range p.apps {
 		d := &p.apps[i].rec.Demand
-		k := gangShape{e: d.Executors, cpus: d.Cpus, mem: d.Mem, prof: fmt.Sprint(d.Profile.Stages)}
+		if p.apps[i].rec.shape == "" {
+			p.apps[i].rec.shape = fmt.Sprint(d.Profile.Stages)
+		}
+		k := gangShape{e: d.Executors, cpus: d.Cpus, mem: d.Mem, prof: p.apps[i].rec.shape}
 		s := p.shapes[k]
 		if s == nil {
-			n := len(p.ags)
-			s = &shapeScores{d: d, score: make([]float64, n), fits: make([]bool, n), ver: make([]uint64, n), valid: make([]bool, n)}
+			s = &shapeScores{d: d}
 			p.shapes[k] = s
+			p.shapeList = append(p.shapeList, s)
 		}
+		s.pending++
 		p.apps[i].sh = s
+		if r := p.apps[i].rec; p.rule == sorter.GangProphet && r.Deadline != 0 && p.now.UnixNano() >= r.Deadline {
+			p.overdue = append(p.overdue, &p.apps[i])
+		}
 	}
+	sort.SliceStable(p.overdue, func(i, j int) bool { return p.overdue[i].rec.Deadline < p.overdue[j].rec.Deadline })
 	return true
 }
 
@@ -228,7 +258,7 @@ func (p *gangPath) collect() bool {
 // best agents, choose among the candidates, place its gang.
 func (p *gangPath) place() {
 	for {
-		for _, s := range p.shapes {
+		for _, s := range p.shapeList {
 			s.fresh = false
 		}
 		best := p.choose()
@@ -243,89 +273,74 @@ func (p *gangPath) place() {
 // deadline), else the lowest score among the longest-waiting Fraction of
 // the pending applications that fit (ties: longer wait, then registration).
 // tetris-peak takes every fitting application as a candidate and has no
-// deadlines.
+// deadlines. Applications of one shape score alike, so the walk through
+// the candidates stops once it has met every fitting shape.
 func (p *gangPath) choose() *gangApp {
-	nFit := 0
-	for i := range p.apps {
-		g := &p.apps[i]
-		if !g.done && p.evaluate(g.sh).ok {
-			nFit++
+	nFit, okShapes := 0, 0
+	for _, s := range p.shapeList {
+		if s.pending > 0 && p.evaluate(s).ok {
+			nFit += s.pending
+			okShapes++
 		}
 	}
 	if nFit == 0 {
 		return nil
 	}
+	for _, g := range p.overdue {
+		if !g.done && g.sh.ok {
+			p.reasonText = fmt.Sprintf("deadline passed %v ago", time.Duration(p.now.UnixNano()-g.rec.Deadline))
+			return g
+		}
+	}
 	half := nFit
-	prophet := p.rule == sorter.GangProphet
-	if prophet {
+	if p.rule == sorter.GangProphet {
 		half = int(math.Ceil(p.p.Fraction * float64(nFit)))
 	}
+	for p.cursor < len(p.apps) && p.apps[p.cursor].done {
+		p.cursor++
+	}
+	p.round++
 	var best *gangApp
-	bestOver := false
-	rank := 0
-	nowNs := p.now.UnixNano()
-	for i := range p.apps {
+	rank, bestRank, seen := 0, 0, 0
+	for i := p.cursor; i < len(p.apps) && rank < half && seen < okShapes; i++ {
 		g := &p.apps[i]
 		if g.done || !g.sh.ok {
 			continue
 		}
 		rank++
-		over := prophet && g.rec.Deadline != 0 && nowNs >= g.rec.Deadline
-		if rank > half && !over {
-			continue
+		if g.sh.seen == p.round {
+			continue // an earlier application of its shape scores the same
 		}
-		switch {
-		case best == nil, over && !bestOver:
-		case bestOver && !over:
-			continue
-		case over: // both overdue: earliest deadline (apps are in arrival order)
-			if g.rec.Deadline >= best.rec.Deadline {
-				continue
-			}
-		default:
-			if g.sh.app >= best.sh.app {
-				continue
-			}
+		g.sh.seen = p.round
+		seen++
+		if best == nil || g.sh.app < best.sh.app {
+			best, bestRank = g, rank
 		}
-		best, bestOver = g, over
-		p.why(g, over, rank, half, nFit)
+	}
+	if p.rule == sorter.GangProphet {
+		p.reasonText = fmt.Sprintf("candidate half (%d of the %d longest-waiting of %d fitting)", bestRank, half, nFit)
+	} else {
+		p.reasonText = fmt.Sprintf("best alignment of %d fitting applications", nFit)
 	}
 	return best
 }
 
-// why records, on the chosen application's shape scratch, the reason text.
-func (p *gangPath) why(g *gangApp, over bool, rank, half, nFit int) {
-	switch {
-	case p.rule != sorter.GangProphet:
-		p.reasonText = fmt.Sprintf("tetris-peak: best alignment of %d fitting applications", nFit)
-	case over:
-		p.reasonText = fmt.Sprintf("deadline passed %v ago", time.Duration(p.now.UnixNano()-g.rec.Deadline))
-	default:
-		p.reasonText = fmt.Sprintf("candidate half (%d of the %d longest-waiting of %d fitting)", rank, half, nFit)
-	}
-}
-
-// evaluate brings s's per-agent scores up to date and selects its E best
-// fitting agents (lowest score, then lowest index), once per round.
+// evaluate selects s's E best fitting agents, once per round.
 func (p *gangPath) evaluate(s *shapeScores) *shapeScores {
 	if s.fresh {
 		return s
 	}
 	s.fresh = true
-	s.best, s.norms = s.best[:0], s.norms[:0]
-	for i, ag := range p.ags {
-		v := p.version(i)
-		if !s.valid[i] || s.ver[i] != v {
-			s.fits[i] = p.fits(s.d, ag, i)
-			if s.fits[i] {
-				s.score[i] = p.score(s.d, ag, i)
+	if !s.built {
+		s.built = true
+		for i, ag := range p.ags {
+			if p.fits(s.d, ag, i) {
+				s.h.Append(gangEntry{Key: p.score(s.d, ag, i), Tie: int32(i), Val: ag.version})
 			}
-			s.ver[i], s.valid[i] = v, true
 		}
-		if s.fits[i] {
-			s.best, s.norms = insertBest(s.best, s.norms, s.d.Executors, int32(i), s.score[i])
-		}
+		s.h.Init()
 	}
+	s.best, s.norms = p.selectE(s, nil, s.best[:0], s.norms[:0])
 	s.ok = len(s.best) == s.d.Executors
 	if s.ok {
 		s.app = p.appScore(s.norms)
@@ -333,14 +348,33 @@ func (p *gangPath) evaluate(s *shapeScores) *shapeScores {
 	return s
 }
 
-// version is agent i's state as the scores see it: its avail (allocator)
-// and its timeline (model, plus this cycle's placements).
-func (p *gangPath) version(i int) uint64 {
-	v := uint64(p.ags[i].version) << 32
-	if tl := p.tls[i]; tl != nil {
-		v += tl.ver
+// selectE appends to best and norms the E lowest-scored agents of s's
+// heap that accept takes (all, if nil), rescoring stale entries and
+// dropping agents that no longer fit; it leaves the heap holding every
+// fitting agent.
+func (p *gangPath) selectE(s *shapeScores, accept func(i int) bool, best []int32, norms []float64) ([]int32, []float64) {
+	e := s.d.Executors
+	p.skipped = p.skipped[:0]
+	for len(best) < e && s.h.Len() > 0 {
+		x := s.h.Pop()
+		i := int(x.Tie)
+		ag := p.ags[i]
+		if x.Val != ag.version {
+			if p.fits(s.d, ag, i) {
+				s.h.Push(gangEntry{Key: p.score(s.d, ag, i), Tie: x.Tie, Val: ag.version})
+			}
+			continue
+		}
+		p.skipped = append(p.skipped, x)
+		if accept != nil && !accept(i) {
+			continue
+		}
+		best, norms = append(best, x.Tie), append(norms, x.Key)
 	}
-	return v
+	for _, x := range p.skipped {
+		s.h.Push(x)
+	}
+	return best, norms
 }
 
 // appScore combines E per-agent scores. tetris-peak's are negated
@@ -350,22 +384,6 @@ func (p *gangPath) appScore(norms []float64) float64 {
 		return profile.AppScore(profile.CombineMean, norms)
 	}
 	return profile.AppScore(p.p.Combine, norms)
-}
-
-// insertBest keeps best (agent indices) and their scores sorted by (score,
-// index), at most e long.
-func insertBest(best []int32, sc []float64, e int, i int32, v float64) ([]int32, []float64) {
-	if len(best) == e && !(v < sc[e-1]) {
-		return best, sc // ties keep the lower index, met first
-	}
-	j := sort.Search(len(sc), func(k int) bool { return sc[k] > v })
-	if len(best) < e {
-		best, sc = append(best, 0), append(sc, 0)
-	}
-	copy(best[j+1:], best[j:len(best)-1])
-	copy(sc[j+1:], sc[j:len(sc)-1])
-	best[j], sc[j] = i, v
-	return best, sc
 }
 
 // exec is one executor's reservation: cpus and mem.
@@ -448,15 +466,12 @@ func (p *gangPath) score(d *profile.AppDemand, ag *agent, i int) float64 {
 func (p *gangPath) placeGang(g *gangApp) {
 	g.done = true
 	s := g.sh
+	s.pending--
 	best, norms := s.best, s.norms
 	if g.f.nfilters > 0 {
 		res := exec(s.d)
-		p.sel, p.selNorms = p.sel[:0], p.selNorms[:0]
-		for i, ag := range p.ags {
-			if s.fits[i] && !p.a.blocked(g.f, ag, res) {
-				p.sel, p.selNorms = insertBest(p.sel, p.selNorms, s.d.Executors, int32(i), s.score[i])
-			}
-		}
+		accept := func(i int) bool { return !p.a.blocked(g.f, p.ags[i], res) }
+		p.sel, p.selNorms = p.selectE(s, accept, p.sel[:0], p.selNorms[:0])
 		if len(p.sel) < s.d.Executors {
 			return
 		}
@@ -484,13 +499,10 @@ func (p *gangPath) note(i int, d *profile.AppDemand) {
 	}
 	l := p.local[i]
 	if l == nil {
-		l, _ = profile.NewTimeline(tl.tl.Capacity(profile.Disk), tl.tl.Capacity(profile.Net))
-		for _, x := range tl.execs {
-			_ = l.Add(x.Key, time.Unix(0, x.Launch), &x.Profile)
-		}
+		l = tl.tl.Clone()
 		p.local[i] = l
 	}
-	_ = l.Add(fmt.Sprintf("cycle/%d", l.Len()), p.now, &d.Profile)
+	_ = l.Add("cycle/"+strconv.Itoa(l.Len()), p.now, &d.Profile)
 	pk := p.lpeak[i]
 	for r := range pk {
 		pk[r] += peakOf(&d.Profile, profile.Resource(r))

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strconv"
 	"time"
 
 	"github.com/allot-sched/allot/profile"
@@ -39,7 +40,6 @@ type agentTL struct {
 	// peak is the sum of the placed executors' lifetime peaks per
 	// bandwidth, the reservation tetris-peak checks against capacity.
 	peak [profile.NumResources]float64
-	ver  uint64 // bumped on every change of tl
 }
 
 type execRec struct {
@@ -56,6 +56,9 @@ type appRec struct {
 	Arrival  int64 // Unix ns of the declaration
 	Deadline int64 // Unix ns; 0 = none (no application had been placed yet)
 	Pending  bool  // declared and not yet offered its gang
+	// shape is the profile as text, the gang path's key for applications
+	// that score alike; computed once, on first use (not snapshotted).
+	shape string
 }
 
 var _ model = (*timelines)(nil)
@@ -82,9 +85,7 @@ func (m *timelines) observe(e event) {
 	case evAgentUpdated:
 		if ag := m.agents[e.agent]; ag != nil {
 			d, n := bandwidths(e.res)
-			if ag.tl.SetCapacity(d, n) == nil {
-				ag.ver++
-			}
+			_ = ag.tl.SetCapacity(d, n) // beyond profile's caps: keep the old
 		}
 	case evAgentRemoved:
 		delete(m.agents, e.agent)
@@ -134,7 +135,7 @@ func (m *timelines) offered(e event) {
 	}
 	m.seq++
 	x := execRec{
-		Key: fmt.Sprintf("%s/%d", e.framework, m.seq), Framework: e.framework, Launch: e.at.UnixNano(),
+		Key: e.framework + "/" + strconv.FormatUint(m.seq, 10), Framework: e.framework, Launch: e.at.UnixNano(),
 		Cpus: e.res.Scalars[resources.CPUs].Units(), Mem: e.res.Scalars[resources.Mem].Units(),
 		Profile: cloneDemand(app.Demand).Profile,
 	}
@@ -149,7 +150,6 @@ func (ag *agentTL) add(x execRec) {
 		ag.peak[r] += peakOf(&x.Profile, r)
 	}
 	ag.execs = append(ag.execs, x)
-	ag.ver++
 }
 
 // recover takes res of framework fw back from its executors on the agent,
@@ -181,7 +181,6 @@ func (ag *agentTL) removeWhere(drop func(*execRec) bool) {
 		for r := profile.Resource(0); r < profile.NumResources; r++ {
 			ag.peak[r] -= peakOf(&x.Profile, r)
 		}
-		ag.ver++
 	}
 	clear(ag.execs[w:])
 	ag.execs = ag.execs[:w]
