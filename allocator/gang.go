@@ -396,8 +396,10 @@ func exec(d *profile.AppDemand) resources.Resources {
 
 // fits: the executor's cpus and mem fit on agent i; tetris-peak also needs
 // its lifetime bandwidth peaks to fit under the agent's capacity less the
-// peaks already placed there (an agent that advertises none of a
-// bandwidth takes no executor that needs it).
+// peaks already placed there. A peak above the agent's capacity reserves
+// the whole device (an executor can use no more), so it still fits an
+// idle agent; an agent that advertises none of a bandwidth takes no
+// executor that needs it.
 func (p *gangPath) fits(d *profile.AppDemand, ag *agent, i int) bool {
 	if !ag.avail.Scalars.Contains(exec(d).Scalars) {
 		return false
@@ -411,7 +413,11 @@ func (p *gangPath) fits(d *profile.AppDemand, ag *agent, i int) bool {
 	}
 	used := p.peaks(i)
 	for r := profile.Resource(0); r < profile.NumResources; r++ {
-		if pk := peakOf(&d.Profile, r); pk > 0 && used[r]+pk > tl.tl.Capacity(r)+1e-9 {
+		c := tl.tl.Capacity(r)
+		if pk := min(peakOf(&d.Profile, r), c); pk > 0 && used[r]+pk > c+1e-9 {
+			return false
+		}
+		if c == 0 && peakOf(&d.Profile, r) > 0 {
 			return false
 		}
 	}
@@ -453,7 +459,7 @@ func (p *gangPath) score(d *profile.AppDemand, ag *agent, i int) float64 {
 	}
 	for r := profile.Resource(0); r < profile.NumResources; r++ {
 		if c := tl.tl.Capacity(r); c > 0 {
-			s += peakOf(&d.Profile, r) / c * (c - used[r]) / c
+			s += min(peakOf(&d.Profile, r), c) / c * (c - used[r]) / c
 		}
 	}
 	return -s
@@ -505,7 +511,7 @@ func (p *gangPath) note(i int, d *profile.AppDemand) {
 	_ = l.Add("cycle/"+strconv.Itoa(l.Len()), p.now, &d.Profile)
 	pk := p.lpeak[i]
 	for r := range pk {
-		pk[r] += peakOf(&d.Profile, profile.Resource(r))
+		pk[r] += tl.reserve(&d.Profile, profile.Resource(r))
 	}
 	p.lpeak[i] = pk
 	// grant bumped the agent's version, so every shape rescores it

@@ -147,7 +147,7 @@ func (ag *agentTL) add(x execRec) {
 		return // an invalid profile never passes SetAppDemand
 	}
 	for r := profile.Resource(0); r < profile.NumResources; r++ {
-		ag.peak[r] += peakOf(&x.Profile, r)
+		ag.peak[r] += ag.reserve(&x.Profile, r)
 	}
 	ag.execs = append(ag.execs, x)
 }
@@ -179,11 +179,17 @@ func (ag *agentTL) removeWhere(drop func(*execRec) bool) {
 		}
 		ag.tl.Remove(x.Key)
 		for r := profile.Resource(0); r < profile.NumResources; r++ {
-			ag.peak[r] -= peakOf(&x.Profile, r)
+			ag.peak[r] -= ag.reserve(&x.Profile, r)
 		}
 	}
 	clear(ag.execs[w:])
 	ag.execs = ag.execs[:w]
+}
+
+// reserve is what tetris-peak reserves of r for an executor: its lifetime
+// peak, at most the agent's capacity.
+func (ag *agentTL) reserve(p *profile.Profile, r profile.Resource) float64 {
+	return min(peakOf(p, r), ag.tl.Capacity(r))
 }
 
 // peakOf is an executor's lifetime peak of r over its profile.
