@@ -3,6 +3,8 @@ package sim
 import (
 	"math"
 
+	"github.com/allot-sched/allot/allocator"
+	"github.com/allot-sched/allot/profile"
 	"github.com/allot-sched/allot/sorter"
 )
 
@@ -24,9 +26,26 @@ var ProphetPaper = map[string]float64{
 }
 
 // ProphetPolicies are the experiment's rows: the paper's CS (allot's
-// capacity), DRF, Tetris (tetris-peak) and Prophet. Task backoff is not
-// modelled, so the prophet row is the paper's "Prophet w/o backoff".
-var ProphetPolicies = []string{"capacity", "drf", "tetris-peak", "prophet"}
+// capacity), DRF, Tetris (tetris-peak) and Prophet, then two variants
+// beyond the paper: Prophet with F and O normalised by capacity
+// (prophet-capnorm) and Prophet with predictions twice as wrong as the
+// run's --pred-error (prophet-err2x). Task backoff is not modelled, so the
+// prophet row is the paper's "Prophet w/o backoff".
+var ProphetPolicies = []string{"capacity", "drf", "tetris-peak", "prophet", "prophet-capnorm", "prophet-err2x"}
+
+// prophetVariant maps a row to its policy name, gang parameters and
+// prediction error.
+func prophetVariant(row string, predErr float64) (string, *allocator.GangParams, float64) {
+	switch row {
+	case "prophet-capnorm":
+		p := allocator.DefaultGangParams()
+		p.Score.Normalize = profile.NormCapacity
+		return "prophet", &p, predErr
+	case "prophet-err2x":
+		return "prophet", nil, min(2*predErr, 0.9)
+	}
+	return row, nil, predErr
+}
 
 // ProphetOptions are the experiment's knobs.
 type ProphetOptions struct {
@@ -40,15 +59,16 @@ type ProphetOptions struct {
 func ProphetExperiment(o ProphetOptions) ([]ProphetRow, error) {
 	var rows []ProphetRow
 	for _, name := range ProphetPolicies {
-		p, err := ParsePolicy(name, sorter.RRR)
+		crit, gang, predErr := prophetVariant(name, o.PredError)
+		p, err := ParsePolicy(crit, sorter.RRR)
 		if err != nil {
 			return nil, err
 		}
 		row := ProphetRow{Policy: name}
 		var spans []float64
 		for seed := uint64(1); seed <= uint64(max(o.Seeds, 1)); seed++ {
-			apps, nodes := ProphetSetup(seed, o.PredError)
-			res, err := RunApps(apps, nodes, AppConfig{Policy: p, Seed: seed, Degrade: true, Beta: o.Beta})
+			apps, nodes := ProphetSetup(seed, predErr)
+			res, err := RunApps(apps, nodes, AppConfig{Policy: p, Seed: seed, Degrade: true, Beta: o.Beta, Gang: gang})
 			if err != nil {
 				return nil, err
 			}

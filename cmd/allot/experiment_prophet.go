@@ -18,7 +18,7 @@ import (
 func init() {
 	registerExperiment(experiment{
 		name:    "prophet",
-		summary: "the Prophet paper's 90 applications on 16 servers: capacity, drf, tetris-peak, prophet",
+		summary: "the Prophet paper's 90 applications on 16 servers: capacity, drf, tetris-peak, prophet (+2 variants)",
 		run:     runProphetExperiment,
 	})
 }
@@ -71,9 +71,13 @@ func runProphetExperiment(args []string, stdout, stderr io.Writer) error {
 	if *asJSON {
 		return json.NewEncoder(stdout).Encode(doc)
 	}
-	fmt.Fprintf(stdout, "%-12s %11s %8s %9s %9s %9s %8s %14s\n", "policy", "makespan_s", "sd", "exec_p50", "jct_p50", "overalloc", "bw_util", "paper_makespan")
+	fmt.Fprintf(stdout, "%-15s %11s %8s %9s %9s %9s %8s %14s\n", "policy", "makespan_s", "sd", "exec_p50", "jct_p50", "overalloc", "bw_util", "paper_makespan")
 	for _, r := range rows {
-		fmt.Fprintf(stdout, "%-12s %11.0f %8.0f %9.0f %9.0f %9.3f %8.3f %14.0f\n", r.Policy, r.Makespan, r.MakespanSD, r.ExecP50, r.JCTP50, r.OverallocFrac, r.BWUtil, sim.ProphetPaper[r.Policy])
+		paper := "-"
+		if v, ok := sim.ProphetPaper[r.Policy]; ok {
+			paper = fmt.Sprintf("%.0f", v)
+		}
+		fmt.Fprintf(stdout, "%-15s %11.0f %8.0f %9.0f %9.0f %9.3f %8.3f %14s\n", r.Policy, r.Makespan, r.MakespanSD, r.ExecP50, r.JCTP50, r.OverallocFrac, r.BWUtil, paper)
 	}
 	base := map[string]float64{}
 	for _, r := range rows {

@@ -40,7 +40,7 @@ func TestProphetExperimentCLI(t *testing.T) {
 	if err := json.Unmarshal(out.Bytes(), &doc); err != nil {
 		t.Fatal(err)
 	}
-	if len(doc.Rows) != 4 || doc.Paper["prophet"] != 11290 {
+	if len(doc.Rows) != 6 || doc.Paper["prophet"] != 11290 {
 		t.Fatalf("rows %v, paper %v", doc.Rows, doc.Paper)
 	}
 	for _, r := range doc.Rows {
