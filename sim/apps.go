@@ -98,6 +98,10 @@ type AppResult struct {
 	// Exec and JCT are per application: last executor's finish minus first
 	// executor's launch, and minus arrival.
 	Exec, JCT []float64
+	// LaunchSpread is per application the time between its first and its
+	// last executor's launch: 0 for every application under a gang
+	// criterion, which places all E in one cycle.
+	LaunchSpread []float64
 	// OverallocFrac is the fraction of agent-steps with some bandwidth
 	// demanded beyond capacity; BWUtil the bandwidth delivered over the
 	// bandwidth available, over both bandwidths, all agents, the makespan.
@@ -144,6 +148,7 @@ type appRun struct {
 	want   []int // executors still to place
 	live   []int // executors running
 	first  []float64
+	last   []float64 // last executor's launch
 	finish []float64
 	now    float64
 	// metrics
@@ -180,7 +185,7 @@ func newAppRun(apps []App, nodes []AppNode, cfg AppConfig) (*appRun, error) {
 	_, gang := cfg.Policy.Sorter.(sorter.Gang)
 	r := &appRun{cfg: cfg, apps: apps, nodes: nodes, al: al, clk: clk, gang: gang,
 		want: make([]int, len(apps)), live: make([]int, len(apps)),
-		first: make([]float64, len(apps)), finish: make([]float64, len(apps))}
+		first: make([]float64, len(apps)), last: make([]float64, len(apps)), finish: make([]float64, len(apps))}
 	for i, n := range nodes {
 		tot := fmt.Sprintf("cpus:%g;mem:%g;disk_bw:%g;net_bw:%g", n.Cpus, n.Mem, n.DiskBW, n.NetBW)
 		res, err := resources.Parse(tot)
@@ -268,6 +273,7 @@ func (r *appRun) allocate() error {
 		if math.IsNaN(r.first[i]) {
 			r.first[i] = r.now
 		}
+		r.last[i] = r.now
 		r.want[i] -= n
 		r.live[i] += n
 	}
@@ -379,6 +385,7 @@ func (r *appRun) result() AppResult {
 		res.Makespan = max(res.Makespan, r.finish[i])
 		res.Exec = append(res.Exec, r.finish[i]-r.first[i])
 		res.JCT = append(res.JCT, r.finish[i]-r.apps[i].Arrival)
+		res.LaunchSpread = append(res.LaunchSpread, r.last[i]-r.first[i])
 	}
 	if r.steps > 0 {
 		res.OverallocFrac = r.overSteps / r.steps

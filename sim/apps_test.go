@@ -94,10 +94,19 @@ func TestRunAppsPolicies(t *testing.T) {
 		if len(res.JCT) != 90 || !(res.Makespan > 1200) {
 			t.Errorf("%s: %d apps, makespan %v", name, len(res.JCT), res.Makespan)
 		}
+		spread := 0.0
 		for i, j := range res.JCT {
 			if !(j >= res.Exec[i]) || math.IsNaN(j) {
 				t.Errorf("%s: app %d jct %v exec %v", name, i, j, res.Exec[i])
 			}
+			spread = max(spread, res.LaunchSpread[i])
+		}
+		gang := name == "prophet" || name == "tetris-peak"
+		if gang && spread != 0 {
+			t.Errorf("%s: an application's executors launched %vs apart, want one cycle", name, spread)
+		}
+		if !gang && spread == 0 {
+			t.Errorf("%s: every application launched all its executors at once; the baselines place them one by one", name)
 		}
 		t.Logf("%-12s makespan %7.0f  exec p50 %6.0f  jct p50 %6.0f  overalloc %.3f  bw util %.3f", name, res.Makespan, median(res.Exec), median(res.JCT), res.OverallocFrac, res.BWUtil)
 	}
