@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/allot-sched/allot/profile"
 	"github.com/allot-sched/allot/resources"
 	"github.com/allot-sched/allot/sorter"
 )
@@ -77,6 +78,10 @@ type Config struct {
 	// characterized mode, one agent's resources in oblivious mode.
 	Trace func(Placement)
 
+	// Gang parameterises the gang criteria (prophet, tetris-peak); the
+	// zero value means DefaultGangParams, the paper's.
+	Gang *GangParams
+
 	// bruteForce turns off the fast paths (joint selection per shape,
 	// per-capacity-class orders) and scores every pair; tests compare.
 	bruteForce bool
@@ -101,9 +106,16 @@ type Reason struct {
 	// Score is the criterion's value for the framework when it was picked
 	// (for the first task's worth of a characterized offer); lower won.
 	Score float64
+	// Why says, for a gang placement (gang.go), which rule chose the
+	// application: "candidate half (3rd of 7 waiting)" or "deadline passed
+	// 12s ago". Empty for every other path.
+	Why string
 }
 
 func (r Reason) String() string {
+	if r.Why != "" {
+		return fmt.Sprintf("%s/%s/%s: %s, score %.6g", r.Criterion, r.Selection, r.Mode, r.Why, r.Score)
+	}
 	return fmt.Sprintf("%s/%s/%s: lowest score %.6g", r.Criterion, r.Selection, r.Mode, r.Score)
 }
 
@@ -194,6 +206,9 @@ type framework struct {
 	skey       float64 // key in its shape's order
 	inGlobal   bool
 	shape      int32 // shape index while in a shape set, else -1
+	// app is the application demand declared with SetAppDemand (gang.go),
+	// nil if none; only the gang path serves such a framework.
+	app *profile.AppDemand
 }
 
 // Allocator is the offer machine. Create it with New.

@@ -61,12 +61,17 @@
 //	                   (Config.bruteForce)
 //	fill.go            what the paths share: candidates, recording
 //	                   placements as offers, agent orders, weighted draws
+//	gang.go            applications, not tasks (sorter.Gang: prophet,
+//	                   tetris-peak): a framework that declared an
+//	                   application demand (SetAppDemand) gets its E
+//	                   executors on distinct agents in one cycle or none;
+//	                   it runs before the mode's path, which then serves
+//	                   the frameworks without one (by DRF) from what is left
+//	timeline.go        the gang criteria's model: one profile.Timeline per
+//	                   agent, applications' waits and deadlines
 //
 // A new placement shape is a new file beside these and a case in
-// choosePath, not a branch inside an existing path. Gang placement
-// (Prophet: E executors on distinct agents, all or none) would be gang.go,
-// a filler chosen when the criterion implements a gang interface, run in
-// characterized{} before the progressive path.
+// choosePath, not a branch inside an existing path.
 //
 // # Decisions and policy models
 //

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/allot-sched/allot/profile"
 	"github.com/allot-sched/allot/resources"
 	"github.com/allot-sched/allot/sorter"
 )
@@ -77,6 +78,7 @@ const (
 	evWeightsSet
 	evRecovered
 	evOffered
+	evAppDemandSet // an application demand declared or cleared (gang.go)
 )
 
 // event is one change as a model sees it. Fields a kind does not use are
@@ -91,6 +93,9 @@ type event struct {
 	res resources.Resources
 	// tasks is the tasks' worth demanded (negative: unlimited) or offered.
 	tasks int
+	// app is the application demand declared (evAppDemandSet); nil when
+	// the declaration was withdrawn. Models copy what they keep.
+	app *profile.AppDemand
 }
 
 // views is what refresh may write: the views criteria read. A model

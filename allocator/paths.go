@@ -116,9 +116,12 @@ func (a *Allocator) choosePath(crit sorter.Criterion) error {
 	whole := a.wholeAgentPath(crit)
 	if a.cfg.Mode != Characterized {
 		a.path = whole
-		return nil
+	} else {
+		a.path = characterized{a: a, tasks: a.taskPath(), wholeAgents: whole}
 	}
-	a.path = characterized{a: a, tasks: a.taskPath(), wholeAgents: whole}
+	if g, ok := crit.(sorter.Gang); ok {
+		return a.gangFirst(g)
+	}
 	return nil
 }
 

@@ -26,13 +26,14 @@ func (a *Allocator) keysOf(f *framework) oldKeys { return oldKeys{f.key, f.skey}
 // wantsGlobal and wantsShape say which set f belongs to: active and not
 // suppressed frameworks are served from the global (oblivious) set, or from
 // their shape's set in characterized mode when they declared a demand and
-// still want tasks.
+// still want tasks. A framework with an application demand (gang.go) is in
+// neither: only the gang path serves it.
 func (a *Allocator) wantsGlobal(f *framework) bool {
-	return f.active && !f.suppressed && !(a.cfg.Mode == Characterized && f.hasDemand)
+	return f.active && !f.suppressed && !(a.cfg.Mode == Characterized && f.hasDemand) && f.app == nil
 }
 
 func (a *Allocator) wantsShape(f *framework) bool {
-	return f.active && !f.suppressed && a.cfg.Mode == Characterized && f.hasDemand && f.want != 0
+	return f.active && !f.suppressed && a.cfg.Mode == Characterized && f.hasDemand && f.want != 0 && f.app == nil
 }
 
 // syncView refreshes what criteria see and recomputes both keys.

@@ -114,8 +114,11 @@ func (p *Profile) Validate() error {
 			return fieldErr(f("start"), "%v overlaps or precedes stages[%d] (ends %v); stages must be ordered and disjoint", s.Start, k-1, prevEnd)
 		}
 		for r := Resource(0); r < NumResources; r++ {
-			if err := checkAmount(f(r.String()), s.Peak(r), MaxBandwidth, true); err != nil {
-				return err
+			// name the field only on failure: the allocator validates every
+			// executor it anchors, and formatting the name each time cost
+			// more than the rest of an Add
+			if v := s.Peak(r); !(v >= 0 && v <= MaxBandwidth) {
+				return checkAmount(f(r.String()), v, MaxBandwidth, true)
 			}
 		}
 		prevEnd = s.End

@@ -260,3 +260,29 @@ func TestPropertyCanonical(t *testing.T) {
 		}
 	}
 }
+
+func TestCloneIsIndependent(t *testing.T) {
+	tl, _ := NewTimeline(100, 100)
+	p := &Profile{Stages: []Stage{{End: time.Minute, DiskBW: 40, NetBW: 10}}}
+	at := time.Unix(100, 0)
+	if err := tl.Add("a", at, p); err != nil {
+		t.Fatal(err)
+	}
+	c := tl.Clone()
+	if err := c.Add("b", at, p); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Reanchor("a", 0, at.Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if got := tl.At(at.Add(time.Second), Disk); got != 60 || tl.Len() != 1 {
+		t.Errorf("original changed: disk %v, %d executors", got, tl.Len())
+	}
+	if got := c.At(at.Add(time.Second), Disk); got != 60 || c.Len() != 2 {
+		t.Errorf("clone: disk %v (b only, a moved), %d executors", got, c.Len())
+	}
+	tl.Remove("a")
+	if c.Len() != 2 {
+		t.Error("removing from the original changed the clone")
+	}
+}

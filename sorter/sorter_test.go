@@ -528,7 +528,7 @@ func TestLookup(t *testing.T) {
 		}
 	}
 	choices := strings.Join(Names(), ", ")
-	for _, bad := range []string{"", "dfr", "bf-drf", "ps dsf", "prophet"} {
+	for _, bad := range []string{"", "dfr", "bf-drf", "ps dsf", "prophet2"} {
 		c, err := Lookup(bad)
 		if err == nil {
 			t.Errorf("Lookup(%q) = %v, want an error", bad, c)
@@ -549,7 +549,7 @@ func TestLookup(t *testing.T) {
 
 func TestNames(t *testing.T) {
 	got := Names()
-	want := []string{"capacity", "drf", "fifo", "psdsf", "random", "rpsdsf", "tetris", "tsf"}
+	want := []string{"capacity", "drf", "fifo", "prophet", "psdsf", "random", "rpsdsf", "tetris", "tetris-peak", "tsf"}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("Names() = %v, want %v", got, want)
 	}
@@ -578,7 +578,7 @@ func TestEveryNameHasOneShape(t *testing.T) {
 	wantShape := map[string]string{
 		"drf": "Ordering", "tsf": "Ordering", "fifo": "Ordering", "capacity": "Ordering",
 		"psdsf": "PerAgent", "rpsdsf": "PerAgent", "tetris": "PerAgent",
-		"random": "Sampler",
+		"random": "Sampler", "prophet": "Ordering", "tetris-peak": "Ordering",
 	}
 	for _, n := range Names() {
 		c, err := Lookup(n)

@@ -34,7 +34,7 @@ type masterFlags struct {
 func addMasterFlags(fs *flag.FlagSet, f *masterFlags) {
 	fs.StringVar(&f.listen, "listen", ":5050", "`host:port` for the scheduler API (/api/v1/scheduler), operator API (/api/v1), /state, /health and /metrics")
 	fs.StringVar(&f.workDir, "work-dir", "", "`dir`ectory for the registry's raft log and snapshots (required; keep it to keep the registry across restarts)")
-	fs.StringVar(&f.sorter, "sorter", "drf", "framework selection criterion: drf, tsf, psdsf, rpsdsf, fifo, capacity, tetris, random, ...")
+	fs.StringVar(&f.sorter, "sorter", "drf", "framework selection criterion: drf, tsf, psdsf, rpsdsf, fifo, capacity, tetris, random, prophet, tetris-peak, ...")
 	fs.StringVar(&f.selection, "agent-selection", "rrr", "agent selection: rrr (randomized round robin), bestfit or joint")
 	fs.StringVar(&f.mode, "mode", "oblivious", "oblivious (offer whole agents) or characterized (frameworks declare per-task demands with REQUEST)")
 	fs.DurationVar(&f.allocInterval, "allocation-interval", time.Second, "time between batch allocation cycles (events also trigger one)")

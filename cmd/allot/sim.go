@@ -31,7 +31,8 @@ Formats: allot (jobs CSV: job_id,submit_s,framework,tasks,duration_s,cpus,mem_mb
 (SWIM's Facebook samples), alibaba2017 (CloudSimPy's jobs.csv).
 Clusters: --nodes FILE (node_id,cpus,mem_mb[,gpus,disk_bw,net_bw,count]) or
 --cluster SPEC, e.g. "2xcpus=4,mem=14G+2xcpus=8,mem=8G", or a preset.
-Sorters: drf, tsf, psdsf, rpsdsf, fifo, capacity, tetris, random, and the
+Sorters: drf, tsf, psdsf, rpsdsf, fifo, capacity, tetris, random, prophet,
+tetris-peak (gangs of applications that declared an AppDemand), and the
 papers' names bf-drf (drf with best fit) and fair (drf); NAME/SELECTION picks
 an agent selection for one sorter.`
 

@@ -1,0 +1,518 @@
+package allocator
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/allot-sched/allot/internal/heapq"
+	"github.com/allot-sched/allot/profile"
+	"github.com/allot-sched/allot/resources"
+	"github.com/allot-sched/allot/sorter"
+)
+
+// GangParams parameterise the gang criteria (prophet, tetris-peak).
+type GangParams struct {
+	// Score holds eta and the normalisation across disk and network.
+	Score profile.Options
+	// Combine turns the E per-agent scores into the application's.
+	Combine profile.Combine
+	// Fraction is the longest-waiting fraction of the pending applications
+	// that fit which are candidates each round, in (0, 1].
+	Fraction float64
+	// DeadlineFactor: an application's deadline is its arrival plus this
+	// times the mean wait of the applications placed before it arrived.
+	DeadlineFactor float64
+}
+
+// DefaultGangParams are the paper's: eta 0.3, raw areas, the mean of the E
+// scores, the longest-waiting half, deadlines at 3x the mean wait.
+func DefaultGangParams() GangParams {
+	return GangParams{Score: profile.PaperOptions, Combine: profile.CombineMean, Fraction: 0.5, DeadlineFactor: 3}
+}
+
+// Validate reports a parameter out of range.
+func (p GangParams) Validate() error {
+	if err := p.Score.Validate(); err != nil {
+		return err
+	}
+	if p.Combine != profile.CombineMean && p.Combine != profile.CombineSum && p.Combine != profile.CombineMax {
+		return fmt.Errorf("gang: unknown combine %v", p.Combine)
+	}
+	if !(p.Fraction > 0 && p.Fraction <= 1) {
+		return fmt.Errorf("gang: fraction %v is not in (0, 1]", p.Fraction)
+	}
+	if !(p.DeadlineFactor >= 0) || math.IsInf(p.DeadlineFactor, 0) {
+		return fmt.Errorf("gang: deadline factor %v must be a finite number >= 0", p.DeadlineFactor)
+	}
+	return nil
+}
+
+// SetAppDemand declares framework's application: E executors of cpus/mem
+// each, following d.Profile from their launch. From then on only the gang
+// path serves the framework: one gang of E executor-sized offers on
+// distinct agents, after which it gets nothing until it declares again
+// (a framework whose gang was declined declares again to ask anew). The
+// zero AppDemand withdraws the declaration (as ClearAppDemand). It needs a
+// gang criterion (prophet, tetris-peak).
+func (a *Allocator) SetAppDemand(framework string, d profile.AppDemand) error {
+	if d.Executors == 0 && d.Cpus == 0 && d.Mem == 0 && len(d.Profile.Stages) == 0 {
+		return a.ClearAppDemand(framework)
+	}
+	f, err := a.framework(framework)
+	if err != nil {
+		return fmt.Errorf("set app demand: %w", err)
+	}
+	if _, ok := a.crit.(sorter.Gang); !ok {
+		return fmt.Errorf("set app demand for %q: sorter %q does not place applications; use prophet or tetris-peak", framework, a.crit.Name())
+	}
+	if err := d.Validate(); err != nil {
+		return fmt.Errorf("set app demand for %q: %w", framework, err)
+	}
+	c := cloneDemand(d)
+	a.leaveSets(f)
+	f.app = &c
+	a.frameworkChanged(f)
+	a.tell(event{kind: evAppDemandSet, framework: framework, app: &c})
+	return nil
+}
+
+// ClearAppDemand withdraws framework's application demand: it is served by
+// its declared task demand or whole agents again, and its pending gang, if
+// any, is forgotten. Executors already placed stay on their timelines until
+// their resources are recovered.
+func (a *Allocator) ClearAppDemand(framework string) error {
+	f, err := a.framework(framework)
+	if err != nil {
+		return fmt.Errorf("clear app demand: %w", err)
+	}
+	a.leaveSets(f)
+	f.app = nil
+	a.frameworkChanged(f)
+	if len(a.models) > 0 {
+		a.tell(event{kind: evAppDemandSet, framework: framework})
+	}
+	return nil
+}
+
+// gangFirst puts the gang path in front of the path choosePath chose, and
+// the timelines model beside it.
+func (a *Allocator) gangFirst(g sorter.Gang) error {
+	params := DefaultGangParams()
+	if a.cfg.Gang != nil {
+		params = *a.cfg.Gang
+	}
+	if err := params.Validate(); err != nil {
+		return fmt.Errorf("allocator: %s: %w", g.Name(), err)
+	}
+	m := newTimelines(params.DeadlineFactor)
+	a.addModel(m)
+	a.path = &gangPath{a: a, m: m, rule: g.Rule(), p: params, next: a.path}
+	return nil
+}
+
+// gangPath places applications' gangs, then runs the mode's usual path
+// (next) for the frameworks without an application demand, on what is
+// left: gangs go first because they need E agents at once and would
+// otherwise starve behind per-task and whole-agent offers.
+type gangPath struct {
+	a    *Allocator
+	m    *timelines
+	rule sorter.GangRule
+	p    GangParams
+	next filler
+
+	// per cycle
+	now    time.Time
+	ags    []*agent
+	tls    []*agentTL
+	local  map[int]*profile.Timeline // agents changed this cycle: model + this cycle's executors
+	lpeak  map[int][profile.NumResources]float64
+	apps   []gangApp
+	shapes map[gangShape]*shapeScores
+	// shapeList is shapes in first-met order (maps iterate at random);
+	// overdue the applications past their deadline, earliest first;
+	// cursor the first application not yet done; round counts rounds.
+	shapeList []*shapeScores
+	overdue   []*gangApp
+	cursor    int
+	round     uint64
+	// reasonText is the chosen application's Reason.Why
+	reasonText string
+	sel        []int32     // scratch: a filtered selection
+	selNorms   []float64   // its scores
+	skipped    []gangEntry // scratch: entries popped and to be pushed back
+}
+
+var _ filler = (*gangPath)(nil)
+
+// gangApp is one pending application this cycle.
+type gangApp struct {
+	f    *framework
+	rec  *appRec
+	sh   *shapeScores
+	done bool
+}
+
+// gangShape identifies applications that score alike on every agent: the
+// same E, cpus, mem and profile (the profile by its first stage's address
+// would be unsafe across declarations, so by value, as a string).
+type gangShape struct {
+	e         int
+	cpus, mem float64
+	prof      string
+}
+
+// shapeScores keeps a shape's fitting agents for one cycle in a lazy
+// min-heap by (score, position in p.ags), each entry stamped with the
+// agent's version when scored. A placement bumps the version of the E
+// agents it used, so a round rescores only the stale entries it meets
+// while taking the E best: O(E log A) per round after an O(A) build.
+// Within a cycle an agent's cpu/mem only shrink and its timeline and
+// peaks only grow, so an agent dropped as unfit never fits again in it.
+type shapeScores struct {
+	d     *profile.AppDemand
+	h     gangHeap
+	built bool
+	best  []int32 // the E best agents this round, by (score, position)
+	norms []float64
+	ok    bool
+	app   float64
+	fresh bool
+	// pending counts its applications not yet done this cycle; seen is the
+	// last round whose candidate walk met it.
+	pending int
+	seen    uint64
+}
+
+type gangHeap = heapq.Heap[float64, int32, uint32]
+
+type gangEntry = heapq.Entry[float64, int32, uint32]
+
+func (p *gangPath) fill() {
+	if p.collect() {
+		p.place()
+	}
+	p.next.fill()
+}
+
+// collect lists this cycle's pending applications, longest waiting first,
+// and the live agents; it reports whether there is anything to place.
+func (p *gangPath) collect() bool {
+	a := p.a
+	p.apps = p.apps[:0]
+	for _, f := range a.fws {
+		if f == nil || f.app == nil || !f.active || f.suppressed {
+			continue
+		}
+		if r := p.m.apps[f.id]; r != nil && r.Pending {
+			p.apps = append(p.apps, gangApp{f: f, rec: r})
+		}
+	}
+	if len(p.apps) == 0 {
+		return false
+	}
+	sort.SliceStable(p.apps, func(i, j int) bool {
+		x, y := p.apps[i], p.apps[j]
+		if x.rec.Arrival != y.rec.Arrival {
+			return x.rec.Arrival < y.rec.Arrival
+		}
+		return x.f.idx < y.f.idx
+	})
+	p.now = a.clock.Now()
+	p.ags, p.tls = p.ags[:0], p.tls[:0]
+	for _, ag := range a.agents {
+		if ag != nil {
+			p.ags = append(p.ags, ag)
+			p.tls = append(p.tls, p.m.agents[ag.id])
+		}
+	}
+	p.local, p.lpeak = map[int]*profile.Timeline{}, map[int][profile.NumResources]float64{}
+	p.shapes = map[gangShape]*shapeScores{}
+	p.shapeList, p.overdue, p.cursor = p.shapeList[:0], p.overdue[:0], 0
+	for i := range p.apps {
+		d := &p.apps[i].rec.Demand
+		if p.apps[i].rec.shape == "" {
+			p.apps[i].rec.shape = fmt.Sprint(d.Profile.Stages)
+		}
+		k := gangShape{e: d.Executors, cpus: d.Cpus, mem: d.Mem, prof: p.apps[i].rec.shape}
+		s := p.shapes[k]
+		if s == nil {
+			s = &shapeScores{d: d}
+			p.shapes[k] = s
+			p.shapeList = append(p.shapeList, s)
+		}
+		s.pending++
+		p.apps[i].sh = s
+		if r := p.apps[i].rec; p.rule == sorter.GangProphet && r.Deadline != 0 && p.now.UnixNano() >= r.Deadline {
+			p.overdue = append(p.overdue, &p.apps[i])
+		}
+	}
+	sort.SliceStable(p.overdue, func(i, j int) bool { return p.overdue[i].rec.Deadline < p.overdue[j].rec.Deadline })
+	return true
+}
+
+// place repeats rounds while an application fits: score every shape's E
+// best agents, choose among the candidates, place its gang.
+func (p *gangPath) place() {
+	for {
+		for _, s := range p.shapeList {
+			s.fresh = false
+		}
+		best := p.choose()
+		if best == nil {
+			return
+		}
+		p.placeGang(best)
+	}
+}
+
+// choose picks this round's application: an overdue one first (earliest
+// deadline), else the lowest score among the longest-waiting Fraction of
+// the pending applications that fit (ties: longer wait, then registration).
+// tetris-peak takes every fitting application as a candidate and has no
+// deadlines. Applications of one shape score alike, so the walk through
+// the candidates stops once it has met every fitting shape.
+func (p *gangPath) choose() *gangApp {
+	nFit, okShapes := 0, 0
+	for _, s := range p.shapeList {
+		if s.pending > 0 && p.evaluate(s).ok {
+			nFit += s.pending
+			okShapes++
+		}
+	}
+	if nFit == 0 {
+		return nil
+	}
+	for _, g := range p.overdue {
+		if !g.done && g.sh.ok {
+			p.reasonText = fmt.Sprintf("deadline passed %v ago", time.Duration(p.now.UnixNano()-g.rec.Deadline))
+			return g
+		}
+	}
+	half := nFit
+	if p.rule == sorter.GangProphet {
+		half = int(math.Ceil(p.p.Fraction * float64(nFit)))
+	}
+	for p.cursor < len(p.apps) && p.apps[p.cursor].done {
+		p.cursor++
+	}
+	p.round++
+	var best *gangApp
+	rank, bestRank, seen := 0, 0, 0
+	for i := p.cursor; i < len(p.apps) && rank < half && seen < okShapes; i++ {
+		g := &p.apps[i]
+		if g.done || !g.sh.ok {
+			continue
+		}
+		rank++
+		if g.sh.seen == p.round {
+			continue // an earlier application of its shape scores the same
+		}
+		g.sh.seen = p.round
+		seen++
+		if best == nil || g.sh.app < best.sh.app {
+			best, bestRank = g, rank
+		}
+	}
+	if p.rule == sorter.GangProphet {
+		p.reasonText = fmt.Sprintf("candidate half (%d of the %d longest-waiting of %d fitting)", bestRank, half, nFit)
+	} else {
+		p.reasonText = fmt.Sprintf("best alignment of %d fitting applications", nFit)
+	}
+	return best
+}
+
+// evaluate selects s's E best fitting agents, once per round.
+func (p *gangPath) evaluate(s *shapeScores) *shapeScores {
+	if s.fresh {
+		return s
+	}
+	s.fresh = true
+	if !s.built {
+		s.built = true
+		for i, ag := range p.ags {
+			if p.fits(s.d, ag, i) {
+				s.h.Append(gangEntry{Key: p.score(s.d, ag, i), Tie: int32(i), Val: ag.version})
+			}
+		}
+		s.h.Init()
+	}
+	s.best, s.norms = p.selectE(s, nil, s.best[:0], s.norms[:0])
+	s.ok = len(s.best) == s.d.Executors
+	if s.ok {
+		s.app = p.appScore(s.norms)
+	}
+	return s
+}
+
+// selectE appends to best and norms the E lowest-scored agents of s's
+// heap that accept takes (all, if nil), rescoring stale entries and
+// dropping agents that no longer fit; it leaves the heap holding every
+// fitting agent.
+func (p *gangPath) selectE(s *shapeScores, accept func(i int) bool, best []int32, norms []float64) ([]int32, []float64) {
+	e := s.d.Executors
+	p.skipped = p.skipped[:0]
+	for len(best) < e && s.h.Len() > 0 {
+		x := s.h.Pop()
+		i := int(x.Tie)
+		ag := p.ags[i]
+		if x.Val != ag.version {
+			if p.fits(s.d, ag, i) {
+				s.h.Push(gangEntry{Key: p.score(s.d, ag, i), Tie: x.Tie, Val: ag.version})
+			}
+			continue
+		}
+		p.skipped = append(p.skipped, x)
+		if accept != nil && !accept(i) {
+			continue
+		}
+		best, norms = append(best, x.Tie), append(norms, x.Key)
+	}
+	for _, x := range p.skipped {
+		s.h.Push(x)
+	}
+	return best, norms
+}
+
+// appScore combines E per-agent scores. tetris-peak's are negated
+// alignments, combined by the mean whatever Combine says.
+func (p *gangPath) appScore(norms []float64) float64 {
+	if p.rule != sorter.GangProphet {
+		return profile.AppScore(profile.CombineMean, norms)
+	}
+	return profile.AppScore(p.p.Combine, norms)
+}
+
+// exec is one executor's reservation: cpus and mem.
+func exec(d *profile.AppDemand) resources.Resources {
+	var v resources.Vector
+	v[resources.CPUs], _ = resources.QuantityFromFloat(d.Cpus)
+	v[resources.Mem], _ = resources.QuantityFromFloat(d.Mem)
+	return resources.Resources{Scalars: v}
+}
+
+// fits: the executor's cpus and mem fit on agent i; tetris-peak also needs
+// its lifetime bandwidth peaks to fit under the agent's capacity less the
+// peaks already placed there. A peak above the agent's capacity reserves
+// the whole device (an executor can use no more), so it still fits an
+// idle agent; an agent that advertises none of a bandwidth takes no
+// executor that needs it.
+func (p *gangPath) fits(d *profile.AppDemand, ag *agent, i int) bool {
+	if !ag.avail.Scalars.Contains(exec(d).Scalars) {
+		return false
+	}
+	if p.rule == sorter.GangProphet {
+		return true
+	}
+	tl := p.tls[i]
+	if tl == nil {
+		return false
+	}
+	used := p.peaks(i)
+	for r := profile.Resource(0); r < profile.NumResources; r++ {
+		c := tl.tl.Capacity(r)
+		if pk := min(peakOf(&d.Profile, r), c); pk > 0 && used[r]+pk > c+1e-9 {
+			return false
+		}
+		if c == 0 && peakOf(&d.Profile, r) > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+func (p *gangPath) peaks(i int) [profile.NumResources]float64 {
+	used := p.tls[i].peak
+	if l, ok := p.lpeak[i]; ok {
+		for r := range used {
+			used[r] += l[r]
+		}
+	}
+	return used
+}
+
+// score is the executor's score on agent i, lower better: Prophet's norm
+// against the timeline (0 on an agent the model does not know), or
+// tetris-peak's negated alignment of the four peaks with what is free.
+func (p *gangPath) score(d *profile.AppDemand, ag *agent, i int) float64 {
+	tl := p.tls[i]
+	if tl == nil {
+		return 0
+	}
+	if p.rule == sorter.GangProphet {
+		t := tl.tl
+		if l := p.local[i]; l != nil {
+			t = l
+		}
+		return t.Score(p.now, &d.Profile, p.p.Score).Norm
+	}
+	used := p.peaks(i)
+	var s float64
+	for _, k := range []resources.Kind{resources.CPUs, resources.Mem} {
+		if c := ag.total.Scalars[k].Units(); c > 0 {
+			dem := exec(d).Scalars[k].Units()
+			s += dem / c * ag.avail.Scalars[k].Units() / c
+		}
+	}
+	for r := profile.Resource(0); r < profile.NumResources; r++ {
+		if c := tl.tl.Capacity(r); c > 0 {
+			s += min(peakOf(&d.Profile, r), c) / c * (c - used[r]) / c
+		}
+	}
+	return -s
+}
+
+// placeGang offers the chosen application's E executors on its E best
+// agents. A framework with refuse filters gets its own selection that
+// skips the agents it filtered; if fewer than E remain it waits for the
+// next cycle.
+func (p *gangPath) placeGang(g *gangApp) {
+	g.done = true
+	s := g.sh
+	s.pending--
+	best, norms := s.best, s.norms
+	if g.f.nfilters > 0 {
+		res := exec(s.d)
+		accept := func(i int) bool { return !p.a.blocked(g.f, p.ags[i], res) }
+		p.sel, p.selNorms = p.selectE(s, accept, p.sel[:0], p.selNorms[:0])
+		if len(p.sel) < s.d.Executors {
+			return
+		}
+		best, norms = p.sel, p.selNorms
+	}
+	score := p.appScore(norms)
+	res := exec(s.d)
+	for _, i := range best {
+		ag := p.ags[i]
+		p.a.grant(g.f, ag, res, 1)
+		p.a.trace(g.f, ag, res, score)
+		r := p.a.reason(score)
+		r.Why = p.reasonText
+		p.a.out = append(p.a.out, Offer{Framework: g.f.id, Agent: ag.id, Resources: res.Clone(), Tasks: 1, Reason: r})
+		p.note(int(i), s.d)
+	}
+}
+
+// note adds an executor placed this cycle to agent i's scratch timeline
+// and peaks, so the rest of the cycle scores against it.
+func (p *gangPath) note(i int, d *profile.AppDemand) {
+	tl := p.tls[i]
+	if tl == nil {
+		return
+	}
+	l := p.local[i]
+	if l == nil {
+		l = tl.tl.Clone()
+		p.local[i] = l
+	}
+	_ = l.Add("cycle/"+strconv.Itoa(l.Len()), p.now, &d.Profile)
+	pk := p.lpeak[i]
+	for r := range pk {
+		pk[r] += tl.reserve(&d.Profile, profile.Resource(r))
+	}
+	p.lpeak[i] = pk
+	// grant bumped the agent's version, so every shape rescores it
+}

@@ -1,0 +1,279 @@
+package allocator
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/allot-sched/allot/profile"
+	"github.com/allot-sched/allot/resources"
+)
+
+// timelines is the model of the gang criteria (prophet, tetris-peak): one
+// profile.Timeline per agent, sized by the agent's advertised disk_bw and
+// net_bw, holding the predicted profiles of the executors placed there,
+// and the applications' declarations with their waits and deadlines.
+//
+// An executor's profile joins its agent's timeline when its resources are
+// offered (evOffered), anchored at the offer's time, and leaves when its
+// cpus or its memory are recovered in full (declined, or the executor
+// ended): an executor without either cannot run. The offer, not the
+// launch, anchors it because the allocator never sees launches; the
+// difference is the framework's accept latency.
+type timelines struct {
+	agents map[string]*agentTL
+	apps   map[string]*appRec
+	// waitSum and waitN are the waits (declaration to first offer) of the
+	// applications placed so far; an arriving application's deadline is
+	// DeadlineFactor x their mean after its arrival.
+	waitSum time.Duration
+	waitN   int64
+	seq     uint64 // names executors uniquely
+	factor  float64
+}
+
+type agentTL struct {
+	tl    *profile.Timeline
+	execs []execRec
+	// peak is the sum of the placed executors' lifetime peaks per
+	// bandwidth, the reservation tetris-peak checks against capacity.
+	peak [profile.NumResources]float64
+}
+
+type execRec struct {
+	Key       string
+	Framework string
+	Launch    int64 // Unix ns
+	Cpus, Mem float64
+	Profile   profile.Profile
+}
+
+// appRec is one application's declaration and where it stands.
+type appRec struct {
+	Demand   profile.AppDemand
+	Arrival  int64 // Unix ns of the declaration
+	Deadline int64 // Unix ns; 0 = none (no application had been placed yet)
+	Pending  bool  // declared and not yet offered its gang
+	// shape is the profile as text, the gang path's key for applications
+	// that score alike; computed once, on first use (not snapshotted).
+	shape string
+}
+
+var _ model = (*timelines)(nil)
+
+func newTimelines(deadlineFactor float64) *timelines {
+	return &timelines{agents: map[string]*agentTL{}, apps: map[string]*appRec{}, factor: deadlineFactor}
+}
+
+func (m *timelines) name() string { return "timelines" }
+
+func bandwidths(r resources.Resources) (disk, net float64) {
+	return r.Scalars[resources.DiskBW].Units(), r.Scalars[resources.NetBW].Units()
+}
+
+func (m *timelines) observe(e event) {
+	switch e.kind {
+	case evAgentAdded:
+		d, n := bandwidths(e.res)
+		tl, err := profile.NewTimeline(d, n)
+		if err != nil { // capacity beyond profile's caps: score as none
+			tl, _ = profile.NewTimeline(0, 0)
+		}
+		m.agents[e.agent] = &agentTL{tl: tl}
+	case evAgentUpdated:
+		if ag := m.agents[e.agent]; ag != nil {
+			d, n := bandwidths(e.res)
+			_ = ag.tl.SetCapacity(d, n) // beyond profile's caps: keep the old
+		}
+	case evAgentRemoved:
+		delete(m.agents, e.agent)
+	case evFrameworkRemoved:
+		delete(m.apps, e.framework)
+		for _, ag := range m.agents {
+			ag.removeWhere(func(x *execRec) bool { return x.Framework == e.framework })
+		}
+	case evAppDemandSet:
+		m.declare(e)
+	case evOffered:
+		m.offered(e)
+	case evRecovered:
+		if ag := m.agents[e.agent]; ag != nil {
+			ag.recover(e.framework, e.res)
+		}
+	}
+}
+
+// declare records (or withdraws) an application's demand. Its deadline is
+// fixed at arrival from the mean wait so far; before any application has
+// been placed there is no mean and no deadline (the candidate fraction
+// alone then keeps the oldest applications in contention).
+func (m *timelines) declare(e event) {
+	if e.app == nil {
+		delete(m.apps, e.framework)
+		return
+	}
+	r := &appRec{Demand: cloneDemand(*e.app), Arrival: e.at.UnixNano(), Pending: true}
+	if m.waitN > 0 {
+		mean := float64(m.waitSum) / float64(m.waitN)
+		r.Deadline = r.Arrival + int64(m.factor*mean)
+	}
+	m.apps[e.framework] = r
+}
+
+func (m *timelines) offered(e event) {
+	app := m.apps[e.framework]
+	ag := m.agents[e.agent]
+	if app == nil || ag == nil {
+		return
+	}
+	if app.Pending {
+		app.Pending = false
+		m.waitSum += time.Duration(e.at.UnixNano() - app.Arrival)
+		m.waitN++
+	}
+	m.seq++
+	x := execRec{
+		Key: e.framework + "/" + strconv.FormatUint(m.seq, 10), Framework: e.framework, Launch: e.at.UnixNano(),
+		Cpus: e.res.Scalars[resources.CPUs].Units(), Mem: e.res.Scalars[resources.Mem].Units(),
+		Profile: cloneDemand(app.Demand).Profile,
+	}
+	ag.add(x)
+}
+
+func (ag *agentTL) add(x execRec) {
+	if ag.tl.Add(x.Key, time.Unix(0, x.Launch), &x.Profile) != nil {
+		return // an invalid profile never passes SetAppDemand
+	}
+	for r := profile.Resource(0); r < profile.NumResources; r++ {
+		ag.peak[r] += ag.reserve(&x.Profile, r)
+	}
+	ag.execs = append(ag.execs, x)
+}
+
+// recover takes res of framework fw back from its executors on the agent,
+// oldest first; an executor whose cpus or memory are all back leaves.
+func (ag *agentTL) recover(fw string, res resources.Resources) {
+	cpus, mem := res.Scalars[resources.CPUs].Units(), res.Scalars[resources.Mem].Units()
+	const eps = 1e-9
+	for i := range ag.execs {
+		x := &ag.execs[i]
+		if x.Framework != fw || (cpus <= eps && mem <= eps) {
+			continue
+		}
+		c, mm := min(cpus, x.Cpus), min(mem, x.Mem)
+		x.Cpus, x.Mem, cpus, mem = x.Cpus-c, x.Mem-mm, cpus-c, mem-mm
+	}
+	ag.removeWhere(func(x *execRec) bool { return x.Framework == fw && (x.Cpus <= eps || x.Mem <= eps) })
+}
+
+func (ag *agentTL) removeWhere(drop func(*execRec) bool) {
+	w := 0
+	for i := range ag.execs {
+		x := &ag.execs[i]
+		if !drop(x) {
+			ag.execs[w] = *x
+			w++
+			continue
+		}
+		ag.tl.Remove(x.Key)
+		for r := profile.Resource(0); r < profile.NumResources; r++ {
+			ag.peak[r] -= ag.reserve(&x.Profile, r)
+		}
+	}
+	clear(ag.execs[w:])
+	ag.execs = ag.execs[:w]
+}
+
+// reserve is what tetris-peak reserves of r for an executor: its lifetime
+// peak, at most the agent's capacity.
+func (ag *agentTL) reserve(p *profile.Profile, r profile.Resource) float64 {
+	return min(peakOf(p, r), ag.tl.Capacity(r))
+}
+
+// peakOf is an executor's lifetime peak of r over its profile.
+func peakOf(p *profile.Profile, r profile.Resource) float64 {
+	var v float64
+	for _, s := range p.Stages {
+		v = max(v, s.Peak(r))
+	}
+	return v
+}
+
+func cloneDemand(d profile.AppDemand) profile.AppDemand {
+	d.Profile.Stages = append([]profile.Stage(nil), d.Profile.Stages...)
+	return d
+}
+
+// refresh changes no view: the gang path reads the model directly.
+func (m *timelines) refresh(time.Time, views) bool { return false }
+
+type timelinesSnap struct {
+	Agents  []agentSnap
+	Apps    []appSnap
+	WaitSum int64
+	WaitN   int64
+	Seq     uint64
+}
+
+type agentSnap struct {
+	ID            string
+	DiskBW, NetBW float64
+	Execs         []execRec
+}
+
+type appSnap struct {
+	Framework string
+	App       appRec
+}
+
+// snapshot encodes the model as JSON, agents and applications sorted by id
+// so that equal states give equal bytes.
+func (m *timelines) snapshot() ([]byte, error) {
+	s := timelinesSnap{WaitSum: int64(m.waitSum), WaitN: m.waitN, Seq: m.seq}
+	for id, ag := range m.agents {
+		s.Agents = append(s.Agents, agentSnap{ID: id, DiskBW: ag.tl.Capacity(profile.Disk), NetBW: ag.tl.Capacity(profile.Net), Execs: ag.execs})
+	}
+	sort.Slice(s.Agents, func(i, j int) bool { return s.Agents[i].ID < s.Agents[j].ID })
+	for fw, r := range m.apps {
+		s.Apps = append(s.Apps, appSnap{Framework: fw, App: *r})
+	}
+	sort.Slice(s.Apps, func(i, j int) bool { return s.Apps[i].Framework < s.Apps[j].Framework })
+	return json.Marshal(s)
+}
+
+// restore rebuilds every timeline from the snapshot's executors; on any
+// error the model is left as it was.
+func (m *timelines) restore(data []byte) error {
+	var s timelinesSnap
+	if err := json.Unmarshal(data, &s); err != nil {
+		return fmt.Errorf("timelines snapshot: %w", err)
+	}
+	agents := make(map[string]*agentTL, len(s.Agents))
+	for _, a := range s.Agents {
+		tl, err := profile.NewTimeline(a.DiskBW, a.NetBW)
+		if err != nil {
+			return fmt.Errorf("timelines snapshot: agent %q: %w", a.ID, err)
+		}
+		ag := &agentTL{tl: tl}
+		for _, x := range a.Execs {
+			if err := x.Profile.Validate(); err != nil {
+				return fmt.Errorf("timelines snapshot: executor %q: %w", x.Key, err)
+			}
+			ag.add(x)
+		}
+		agents[a.ID] = ag
+	}
+	apps := make(map[string]*appRec, len(s.Apps))
+	for _, a := range s.Apps {
+		r := a.App
+		if err := r.Demand.Validate(); err != nil {
+			return fmt.Errorf("timelines snapshot: application %q: %w", a.Framework, err)
+		}
+		apps[a.Framework] = &r
+	}
+	m.agents, m.apps = agents, apps
+	m.waitSum, m.waitN, m.seq = time.Duration(s.WaitSum), s.WaitN, s.Seq
+	return nil
+}
