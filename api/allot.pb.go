@@ -433,8 +433,12 @@ type FrameworkRecord struct {
 	// connected); the failover timeout runs from here.
 	DisconnectedUnixNano int64 `protobuf:"varint,4,opt,name=disconnected_unix_nano,json=disconnectedUnixNano,proto3" json:"disconnected_unix_nano,omitempty"`
 	Suppressed           bool  `protobuf:"varint,5,opt,name=suppressed,proto3" json:"suppressed,omitempty"`
-	unknownFields        protoimpl.UnknownFields
-	sizeCache            protoimpl.SizeCache
+	// app_demand is the application demand (Prophet: executors, per-executor
+	// cpus/mem, the predicted stage profile) the framework last declared in a
+	// REQUEST; a new leader gives it back to its allocator.
+	AppDemand     *AppDemand `protobuf:"bytes,6,opt,name=app_demand,json=appDemand,proto3" json:"app_demand,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *FrameworkRecord) Reset() {
@@ -500,6 +504,13 @@ func (x *FrameworkRecord) GetSuppressed() bool {
 		return x.Suppressed
 	}
 	return false
+}
+
+func (x *FrameworkRecord) GetAppDemand() *AppDemand {
+	if x != nil {
+		return x.AppDemand
+	}
+	return nil
 }
 
 type TaskRecord struct {
@@ -1530,7 +1541,7 @@ const file_allot_proto_rawDesc = "" +
 	"\x14registered_unix_nano\x18\x06 \x01(\x03R\x12registeredUnixNano\x1a=\n" +
 	"\x0fAttributesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xbd\x01\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xf1\x01\n" +
 	"\x0fFrameworkRecord\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04info\x18\x02 \x01(\fR\x04info\x120\n" +
@@ -1538,7 +1549,9 @@ const file_allot_proto_rawDesc = "" +
 	"\x16disconnected_unix_nano\x18\x04 \x01(\x03R\x14disconnectedUnixNano\x12\x1e\n" +
 	"\n" +
 	"suppressed\x18\x05 \x01(\bR\n" +
-	"suppressed\"\xe4\x01\n" +
+	"suppressed\x122\n" +
+	"\n" +
+	"app_demand\x18\x06 \x01(\v2\x13.allot.v1.AppDemandR\tappDemand\"\xe4\x01\n" +
 	"\n" +
 	"TaskRecord\x12!\n" +
 	"\fframework_id\x18\x01 \x01(\tR\vframeworkId\x12\x17\n" +
@@ -1714,24 +1727,25 @@ var file_allot_proto_depIdxs = []int32{
 	7,  // 4: allot.v1.Command.config:type_name -> allot.v1.ConfigRecord
 	3,  // 5: allot.v1.Command.batch:type_name -> allot.v1.Command
 	15, // 6: allot.v1.AgentRecord.attributes:type_name -> allot.v1.AgentRecord.AttributesEntry
-	16, // 7: allot.v1.ConfigRecord.weights:type_name -> allot.v1.ConfigRecord.WeightsEntry
-	4,  // 8: allot.v1.SnapshotRecord.agent:type_name -> allot.v1.AgentRecord
-	5,  // 9: allot.v1.SnapshotRecord.framework:type_name -> allot.v1.FrameworkRecord
-	6,  // 10: allot.v1.SnapshotRecord.task:type_name -> allot.v1.TaskRecord
-	7,  // 11: allot.v1.SnapshotRecord.config:type_name -> allot.v1.ConfigRecord
-	1,  // 12: allot.v1.AgentCall.type:type_name -> allot.v1.AgentCallType
-	4,  // 13: allot.v1.AgentCall.agent:type_name -> allot.v1.AgentRecord
-	6,  // 14: allot.v1.AgentCall.tasks:type_name -> allot.v1.TaskRecord
-	10, // 15: allot.v1.AgentCall.usage:type_name -> allot.v1.Usage
-	9,  // 16: allot.v1.AgentCall.batch:type_name -> allot.v1.AgentCall
-	11, // 17: allot.v1.Usage.executors:type_name -> allot.v1.ExecutorUsage
-	2,  // 18: allot.v1.AgentEvent.type:type_name -> allot.v1.AgentEventType
-	14, // 19: allot.v1.AppDemand.stages:type_name -> allot.v1.ProfileStage
-	20, // [20:20] is the sub-list for method output_type
-	20, // [20:20] is the sub-list for method input_type
-	20, // [20:20] is the sub-list for extension type_name
-	20, // [20:20] is the sub-list for extension extendee
-	0,  // [0:20] is the sub-list for field type_name
+	13, // 7: allot.v1.FrameworkRecord.app_demand:type_name -> allot.v1.AppDemand
+	16, // 8: allot.v1.ConfigRecord.weights:type_name -> allot.v1.ConfigRecord.WeightsEntry
+	4,  // 9: allot.v1.SnapshotRecord.agent:type_name -> allot.v1.AgentRecord
+	5,  // 10: allot.v1.SnapshotRecord.framework:type_name -> allot.v1.FrameworkRecord
+	6,  // 11: allot.v1.SnapshotRecord.task:type_name -> allot.v1.TaskRecord
+	7,  // 12: allot.v1.SnapshotRecord.config:type_name -> allot.v1.ConfigRecord
+	1,  // 13: allot.v1.AgentCall.type:type_name -> allot.v1.AgentCallType
+	4,  // 14: allot.v1.AgentCall.agent:type_name -> allot.v1.AgentRecord
+	6,  // 15: allot.v1.AgentCall.tasks:type_name -> allot.v1.TaskRecord
+	10, // 16: allot.v1.AgentCall.usage:type_name -> allot.v1.Usage
+	9,  // 17: allot.v1.AgentCall.batch:type_name -> allot.v1.AgentCall
+	11, // 18: allot.v1.Usage.executors:type_name -> allot.v1.ExecutorUsage
+	2,  // 19: allot.v1.AgentEvent.type:type_name -> allot.v1.AgentEventType
+	14, // 20: allot.v1.AppDemand.stages:type_name -> allot.v1.ProfileStage
+	21, // [21:21] is the sub-list for method output_type
+	21, // [21:21] is the sub-list for method input_type
+	21, // [21:21] is the sub-list for extension type_name
+	21, // [21:21] is the sub-list for extension extendee
+	0,  // [0:21] is the sub-list for field type_name
 }
 
 func init() { file_allot_proto_init() }

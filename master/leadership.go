@@ -155,6 +155,7 @@ func (m *Master) recoverLocked() {
 		m.frameworks[rec.Id] = fw
 		if m.allocOK("add_framework", m.alloc.AddFramework(fw.id, fw.role), "framework_id", fw.id, "role", fw.role) {
 			m.allocOK("deactivate_framework", m.alloc.DeactivateFramework(fw.id), "framework_id", fw.id)
+			m.restoreAppDemandLocked(fw, rec.AppDemand)
 		}
 		m.startFailoverTimerLocked(fw)
 	}

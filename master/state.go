@@ -42,6 +42,9 @@ type framework struct {
 	// seen before they know their framework id.
 	subscribing bool
 	held        []*schedEvent
+	// app is the application demand of the last REQUEST that carried one
+	// (nil: none), replicated in the framework's record.
+	app *api.AppDemand
 }
 
 type task struct {
@@ -89,7 +92,8 @@ func (fw *framework) setInfo(info mesos.FrameworkInfo) {
 // frameworkRecordLocked is fw as the registry stores it. Caller holds m.mu.
 func (m *Master) frameworkRecordLocked(fw *framework) *api.FrameworkRecord {
 	b, _ := fw.info.Marshal()
-	rec := &api.FrameworkRecord{Id: fw.id, Info: b, RegisteredUnixNano: fw.registered.UnixNano(), Suppressed: fw.suppressed}
+	rec := &api.FrameworkRecord{Id: fw.id, Info: b, RegisteredUnixNano: fw.registered.UnixNano(), Suppressed: fw.suppressed,
+		AppDemand: fw.app}
 	if fw.stream == nil && !fw.disconnectedAt.IsZero() {
 		rec.DisconnectedUnixNano = fw.disconnectedAt.UnixNano()
 	}
