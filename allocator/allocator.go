@@ -76,6 +76,9 @@ type Config struct {
 	// Trace, if set, is called for every placement: one task's worth in
 	// characterized mode, one agent's resources in oblivious mode.
 	Trace func(Placement)
+	// Bandit holds the co-location bandit's parameters (--sorter bandit,
+	// bandit.go); other sorters ignore it.
+	Bandit BanditConfig
 
 	// bruteForce turns off the fast paths (joint selection per shape,
 	// per-capacity-class orders) and scores every pair; tests compare.

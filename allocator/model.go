@@ -77,6 +77,8 @@ const (
 	evWeightsSet
 	evRecovered
 	evOffered
+	evJobType // SetJobType (bandit.go)
+	evUsage   // ObserveUsage (bandit.go)
 )
 
 // event is one change as a model sees it. Fields a kind does not use are
@@ -91,6 +93,13 @@ type event struct {
 	res resources.Resources
 	// tasks is the tasks' worth demanded (negative: unlimited) or offered.
 	tasks int
+	// jobType is the type set (job type set).
+	jobType string
+	// usage is the node's measured usage with its advertised bandwidths,
+	// and holders the frameworks holding resources on the agent when it
+	// was observed (usage).
+	usage   *sorter.NodeUsage
+	holders []string
 }
 
 // views is what refresh may write: the views criteria read. A model

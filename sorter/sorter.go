@@ -301,6 +301,7 @@ var criteria = map[string]Criterion{
 	"drf": DRF{}, "tsf": TSF{}, "psdsf": PSDSF{}, "ps-dsf": PSDSF{},
 	"rpsdsf": RPSDSF{}, "rps-dsf": RPSDSF{}, "fifo": FIFO{}, "capacity": Capacity{},
 	"tetris": Tetris{}, "random": Random{},
+	"bandit": Bandit{},
 }
 
 // Names lists the canonical criterion names, sorted.
