@@ -197,6 +197,10 @@ type banditModel struct {
 	added     map[string]time.Time // framework -> registration, for the wait weight
 	decisions map[string]decision  // agent -> its most recent draw
 	lastObs   map[string]time.Time // agent -> its last usage observation
+	// started holds the frameworks offered anything since they registered:
+	// a job between two stages holds nothing but has started, and is
+	// served first when it wants more (prog_bandit.go), not drawn again.
+	started map[string]bool
 }
 
 var _ model = (*banditModel)(nil)
@@ -206,6 +210,7 @@ func newBanditModel(c BanditConfig) *banditModel {
 		prefs: sorter.NewPreferences(c.Step, c.Scope),
 		types: map[string]string{}, added: map[string]time.Time{},
 		decisions: map[string]decision{}, lastObs: map[string]time.Time{},
+		started: map[string]bool{},
 	}
 }
 
@@ -220,6 +225,9 @@ func (m *banditModel) observe(e event) {
 	case evFrameworkRemoved:
 		delete(m.types, e.framework)
 		delete(m.added, e.framework)
+		delete(m.started, e.framework)
+	case evOffered:
+		m.started[e.framework] = true
 	case evAgentRemoved:
 		delete(m.decisions, e.agent)
 		delete(m.lastObs, e.agent)
@@ -289,6 +297,7 @@ type banditWire struct {
 	Added     map[string]int64    `json:"added_unix_nano"`
 	Decisions map[string]decision `json:"decisions"`
 	LastObs   map[string]int64    `json:"last_obs_unix_nano"`
+	Started   map[string]bool     `json:"started"`
 }
 
 func (m *banditModel) snapshot() ([]byte, error) {
@@ -296,7 +305,7 @@ func (m *banditModel) snapshot() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := banditWire{Prefs: prefs, Types: m.types, Added: unixNanos(m.added), Decisions: m.decisions, LastObs: unixNanos(m.lastObs)}
+	w := banditWire{Prefs: prefs, Types: m.types, Added: unixNanos(m.added), Decisions: m.decisions, LastObs: unixNanos(m.lastObs), Started: m.started}
 	return json.Marshal(w) // maps are written with sorted keys: deterministic
 }
 
@@ -314,6 +323,7 @@ func (m *banditModel) restore(data []byte) error {
 	m.added = fromUnixNanos(w.Added)
 	m.decisions = orEmpty(w.Decisions)
 	m.lastObs = fromUnixNanos(w.LastObs)
+	m.started = orEmpty(w.Started)
 	return nil
 }
 

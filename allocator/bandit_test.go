@@ -127,17 +127,31 @@ func TestBanditDrawFollowsPreferences(t *testing.T) {
 }
 
 // TestBanditPlacedFirst: a job already placed that wants more is served
-// before any queued job, even one registered before it.
+// before any queued job, even one registered before it, also when it holds
+// nothing between two stages.
 func TestBanditPlacedFirst(t *testing.T) {
-	fx := banditFixture(t, 1, BanditConfig{Step: 0.1}).agent("a1", "cpus:3;mem:4096")
-	fx.job("early", "B", 0).job("placed", "A", 1)
-	if out := fx.cycle(); len(out) != 1 || out[0].Framework != "placed" {
-		t.Fatalf("first cycle %+v, want placed's task", out)
-	}
-	fx.demand("early", "cpus:1;mem:100", 1).demand("placed", "cpus:1;mem:100", 2)
-	out := fx.cycle()
-	if len(out) != 1 || out[0].Framework != "placed" || out[0].Tasks != 2 {
-		t.Fatalf("second cycle %+v, want both free cpus for placed (already placed, wants more)", out)
+	for seed := uint64(0); seed < 20; seed++ {
+		for _, betweenStages := range []bool{false, true} {
+			fx := banditFixture(t, seed, BanditConfig{Step: 0.1}).agent("a1", "cpus:3;mem:4096")
+			fx.job("early", "B", 0).job("placed", "A", 1)
+			out := fx.cycle()
+			if len(out) != 1 || out[0].Framework != "placed" {
+				t.Fatalf("first cycle %+v, want placed's task", out)
+			}
+			more := 2 // the agent's free cpus
+			if betweenStages {
+				if err := fx.a.Recover("placed", "a1", out[0].Resources, nil); err != nil {
+					t.Fatal(err)
+				}
+				more = 3
+			}
+			fx.demand("early", "cpus:1;mem:100", 1).demand("placed", "cpus:1;mem:100", more)
+			out = fx.cycle()
+			if len(out) != 1 || out[0].Framework != "placed" || out[0].Tasks != more {
+				t.Fatalf("seed %d, between stages %v: second cycle %+v, want %d tasks for placed (started, wants more)",
+					seed, betweenStages, out, more)
+			}
+		}
 	}
 }
 

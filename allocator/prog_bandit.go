@@ -14,7 +14,8 @@ import (
 // (sorter.CoLocating): agents are visited in rounds of random
 // permutations, as progRRR, and on each visit one task's worth goes to
 //
-//  1. the first job already placed (holding resources anywhere) that
+//  1. the first job already placed (holding resources anywhere, or offered
+//     any since it registered: a job between two stages has started) that
 //     still wants tasks, fits the agent and does not refuse it, in queue
 //     order (registration order): a job that started is served before
 //     any other starts, as the paper's queue runs a job on all the
@@ -90,7 +91,7 @@ func (p *progBandit) collect() {
 	p.placed, p.queued = p.placed[:0], p.queued[:0]
 	for _, s := range a.active {
 		for _, n := range s.set.items {
-			if a.fws[n].alloc.Scalars != (resources.Vector{}) {
+			if f := a.fws[n]; f.alloc.Scalars != (resources.Vector{}) || p.m.started[f.id] {
 				p.placed = append(p.placed, n)
 			} else {
 				p.queued = append(p.queued, n)

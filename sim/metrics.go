@@ -59,6 +59,9 @@ type Result struct {
 	// JobStats. Neither goes into the JSON summary.
 	Series   *Series   `json:"-"`
 	JobStats []JobStat `json:"-"`
+	// Preferences are the co-location bandit's learned preferences at the
+	// end of the run (allocator.ExportPreferences); nil for other sorters.
+	Preferences []byte `json:"-"`
 }
 
 // JobStat is one job's timeline.
