@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bytes"
 	"flag"
 	"io"
+	"strings"
 	"testing"
 	"time"
 
@@ -38,6 +40,25 @@ func TestBanditFlags(t *testing.T) {
 		}
 		if !c.bad && got != c.want {
 			t.Errorf("%v: %+v, want %+v", c.args, got, c.want)
+		}
+	}
+}
+
+// TestExperimentColocation: the verb runs a small custom queue and prints
+// every policy; bad flags are usage errors.
+func TestExperimentColocation(t *testing.T) {
+	var out, errb bytes.Buffer
+	if err := runColocation([]string{"--queue", "KM*2,Q10*2 x2", "--seeds", "2"}, &out, &errb); err != nil {
+		t.Fatal(err, errb.String())
+	}
+	for _, want := range []string{"FIFO", "RA*", "random-in-window", "KM+Q10"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+	for _, bad := range [][]string{{"--seeds", "0"}, {"--queue", "XX*2"}, {"--bandit-baseline", "x"}} {
+		if err := runColocation(bad, io.Discard, io.Discard); err == nil {
+			t.Errorf("%v: no error", bad)
 		}
 	}
 }
