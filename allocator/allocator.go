@@ -77,6 +77,9 @@ type Config struct {
 	// Trace, if set, is called for every placement: one task's worth in
 	// characterized mode, one agent's resources in oblivious mode.
 	Trace func(Placement)
+	// Bandit holds the co-location bandit's parameters (--sorter bandit,
+	// bandit.go); other sorters ignore it.
+	Bandit BanditConfig
 
 	// Gang parameterises the gang criteria (prophet, tetris-peak); the
 	// zero value means DefaultGangParams, the paper's.

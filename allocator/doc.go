@@ -59,6 +59,9 @@
 //	                   criteria that do not factor, and the oracle the heap
 //	                   paths and class orders are tested against
 //	                   (Config.bruteForce)
+//	prog_bandit.go     the co-location bandit (CoLocating): jobs already
+//	                   placed first, else a draw in the queue's window
+//	                   conditioned on the agent's residents (bandit.go)
 //	fill.go            what the paths share: candidates, recording
 //	                   placements as offers, agent orders, weighted draws
 //	gang.go            applications, not tasks (sorter.Gang: prophet,

@@ -79,6 +79,8 @@ const (
 	evRecovered
 	evOffered
 	evAppDemandSet // an application demand declared or cleared (gang.go)
+	evJobType      // SetJobType (bandit.go)
+	evUsage        // ObserveUsage (bandit.go)
 )
 
 // event is one change as a model sees it. Fields a kind does not use are
@@ -96,6 +98,13 @@ type event struct {
 	// app is the application demand declared (evAppDemandSet); nil when
 	// the declaration was withdrawn. Models copy what they keep.
 	app *profile.AppDemand
+	// jobType is the type set (job type set).
+	jobType string
+	// usage is the node's measured usage with its advertised bandwidths,
+	// and holders the frameworks holding resources on the agent when it
+	// was observed (usage).
+	usage   *sorter.NodeUsage
+	holders []string
 }
 
 // views is what refresh may write: the views criteria read. A model

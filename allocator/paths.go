@@ -100,6 +100,8 @@ func (a *Allocator) choosePath(crit sorter.Criterion) error {
 		a.rank = byScore{c}
 	case sorter.Sampler:
 		a.rank = byDraw{c}
+	case sorter.CoLocating:
+		return a.chooseBanditPath(c) // prog_bandit.go
 	default:
 		return fmt.Errorf("allocator: sorter %q has no known shape", crit.Name())
 	}

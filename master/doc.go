@@ -26,7 +26,8 @@
 //	scheduler.go   the scheduler API: HTTP, call validation (ACCEPT's plan)
 //	frameworks.go  subscribe, failover, update and removal of frameworks
 //	offers.go      allocation cycle, offer table, rescind, ACCEPT's launch
-//	signals.go     wire data -> allocator events (REQUEST, usage reports)
+//	signals.go     wire data -> allocator events (REQUEST, usage reports as
+//	               rates, the allot.job_type FrameworkInfo label)
 //	agentproto.go  the agent protocol: registration, updates, agent loss
 //	events.go      operator API subscribers and the event fan-out
 //	operator.go    the operator API and /state

@@ -106,6 +106,7 @@ func (m *Master) updateFrameworkLocked(fw *framework, up *scheduler.Call_UpdateF
 		return api.Errorf(http.StatusBadRequest, "UPDATE_FRAMEWORK: changing roles (%q to %q) is not supported yet", fw.role, probe.role)
 	}
 	fw.setInfo(info)
+	m.jobTypeLocked(fw)
 	if len(up.SuppressedRoles) > 0 {
 		fw.suppressed = true
 		m.allocOK("suppress", m.alloc.Suppress(fw.id), "framework_id", fw.id)
@@ -128,6 +129,7 @@ func (m *Master) admitFramework(id string, info mesos.FrameworkInfo, suppressedR
 		return "", "", err
 	}
 	id = fw.id
+	m.jobTypeLocked(fw)
 	fw.stream, fw.streamID = stream, streamID
 	fw.subscribing, fw.held = true, nil
 	fw.disconnectedAt = time.Time{}

@@ -114,6 +114,7 @@ func (m *Master) resetLiveLocked(why string) error {
 	m.offers = map[string]*offer{}
 	m.opSubs = map[*api.Stream]bool{}
 	m.usage = map[string]*api.Usage{}
+	m.usageRates = nil
 	m.weights = map[string]float64{}
 	for k, v := range m.cfg.Weights {
 		m.weights[k] = v
@@ -156,6 +157,7 @@ func (m *Master) recoverLocked() {
 		if m.allocOK("add_framework", m.alloc.AddFramework(fw.id, fw.role), "framework_id", fw.id, "role", fw.role) {
 			m.allocOK("deactivate_framework", m.alloc.DeactivateFramework(fw.id), "framework_id", fw.id)
 			m.restoreAppDemandLocked(fw, rec.AppDemand)
+			m.jobTypeLocked(fw)
 		}
 		m.startFailoverTimerLocked(fw)
 	}

@@ -39,6 +39,8 @@ type Config struct {
 	HeartbeatInterval  time.Duration
 	AgentPingTimeout   time.Duration // how long a disconnected agent may stay away
 	Weights            map[string]float64
+	// Bandit holds the co-location bandit's parameters (--sorter bandit).
+	Bandit allocator.BanditConfig
 	// AgentReregisterTimeout is how long a newly elected (or restarted)
 	// master waits for each agent in the registry to re-register before
 	// declaring it gone and its tasks lost (0: AgentPingTimeout).
@@ -105,6 +107,7 @@ type Master struct {
 	seq               uint64
 	opSubs            map[*api.Stream]bool
 	usage             map[string]*api.Usage
+	usageRates        map[string]api.UsageRates // from the last two usage reports (signals.go)
 	weights           map[string]float64
 
 	kick chan struct{}
@@ -152,6 +155,7 @@ func New(cfg Config) (*Master, error) {
 		AllocationInterval: cfg.AllocationInterval,
 		Seed:               binary.LittleEndian.Uint64(seed),
 		Clock:              cfg.Clock,
+		Bandit:             cfg.Bandit,
 	}
 	alloc, err := newAllocator(allocCfg, cfg.Weights)
 	if err != nil {

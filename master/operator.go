@@ -307,6 +307,7 @@ type stateFramework struct {
 	Tasks          []stateTask        `json:"tasks"`
 	CompletedTasks []stateTask        `json:"completed_tasks"`
 	OfferCount     int                `json:"offers"`
+	JobType        string             `json:"job_type,omitempty"`
 }
 type stateAgent struct {
 	ID        string             `json:"id"`
@@ -316,6 +317,7 @@ type stateAgent struct {
 	Resources map[string]float64 `json:"resources"`
 	Used      map[string]float64 `json:"used_resources"`
 	Usage     *api.Usage         `json:"usage,omitempty"`
+	Rates     *stateRates        `json:"usage_rates,omitempty"`
 }
 
 // stateScalars is r as /state shows it: scalar name -> value.
@@ -358,7 +360,8 @@ func (m *Master) stateFrameworksLocked() []stateFramework {
 	for _, id := range sortedKeys(m.frameworks) {
 		fw := m.frameworks[id]
 		f := stateFramework{ID: id, Name: fw.info.Name, Role: fw.role, Active: fw.stream != nil && !fw.suppressed, Connected: fw.stream != nil,
-			FailoverTO: fw.info.GetFailoverTimeout(), OfferCount: len(fw.offers), Tasks: []stateTask{}, CompletedTasks: []stateTask{}}
+			FailoverTO: fw.info.GetFailoverTimeout(), OfferCount: len(fw.offers), Tasks: []stateTask{}, CompletedTasks: []stateTask{},
+			JobType: jobTypeOf(&fw.info)}
 		if st, err := m.alloc.Framework(id); err == nil {
 			f.UsedResources = stateScalars(st.Allocated)
 		}
@@ -380,7 +383,7 @@ func (m *Master) stateAgentsLocked() []stateAgent {
 	var agents []stateAgent
 	for _, id := range sortedKeys(m.agents) {
 		a := m.agents[id]
-		ja := stateAgent{ID: id, Hostname: a.rec.Hostname, PID: "slave(1)@" + a.rec.Address, Active: a.stream != nil, Resources: stateScalars(a.total), Usage: m.usage[id]}
+		ja := stateAgent{ID: id, Hostname: a.rec.Hostname, PID: "slave(1)@" + a.rec.Address, Active: a.stream != nil, Resources: stateScalars(a.total), Usage: m.usage[id], Rates: m.ratesForStateLocked(id)}
 		if st, err := m.alloc.Agent(id); err == nil {
 			ja.Used = stateScalars(st.Total.Sub(st.Available))
 		}

@@ -12,9 +12,9 @@ import (
 
 // Signals: wire data that informs allocation, turned into allocator events
 // (DESIGN.md, "the seam"). Today that is REQUEST (a framework's per-task
-// demand), the refuse filters of DECLINE and ACCEPT, and agents' usage
-// reports (kept for /state, not yet given to the allocator). FrameworkInfo
-// labels (job size, job type) belong here too.
+// demand), the refuse filters of DECLINE and ACCEPT, agents' usage reports
+// (turned into rates, shown in /state and given to the allocator with
+// ObserveUsage) and the job type FrameworkInfo label (SetJobType).
 
 // requestLocked declares the framework's per-task demand (characterized
 // mode): the first request's resources are the task vector; its quantity
@@ -100,9 +100,84 @@ func (m *Master) restoreAppDemandLocked(fw *framework, app *api.AppDemand) {
 	}
 }
 
-// usageLocked records an agent's usage report. Caller holds m.mu.
+// usageLocked records an agent's usage report and, from it and the one
+// before, the agent's rates over the interval between them (/state), which
+// the allocator observes. Rates without a CPU measurement (an agent older
+// than cpus_total_seconds) are shown but not observed: the co-location
+// goodness would read u_cpu = 0 as an idle node. A report that forms no
+// rate (same timestamp, counters reset by a reboot) becomes the baseline
+// for the next. Caller holds m.mu.
 func (m *Master) usageLocked(a *agentState, u *api.Usage) {
-	m.usage[a.rec.Id] = u
+	id := a.rec.Id
+	prev := m.usage[id]
+	m.usage[id] = u
+	if prev == nil {
+		return
+	}
+	r, err := api.RatesBetween(prev, u)
+	if err != nil {
+		m.log.Debug().Err(err).Str("agent_id", id).Msg("usage report forms no rate")
+		return
+	}
+	if m.usageRates == nil {
+		m.usageRates = map[string]api.UsageRates{}
+	}
+	m.usageRates[id] = r
+	if !r.CPUMeasured || !a.inAlloc {
+		return
+	}
+	m.allocOK("observe_usage", m.alloc.ObserveUsage(id, allocator.NodeUsage{CPU: r.CPU, IOWait: r.IOWait,
+		DiskReadMBps: r.DiskReadMBps, DiskWriteMBps: r.DiskWriteMBps, NetRxMBps: r.NetRxMBps, NetTxMBps: r.NetTxMBps}),
+		"agent_id", id)
+}
+
+// stateRates is an agent's usage rates as /state shows them.
+type stateRates struct {
+	Seconds       float64 `json:"seconds"`
+	CPUMeasured   bool    `json:"cpu_measured"`
+	CPU           float64 `json:"cpu"`
+	IOWait        float64 `json:"iowait"`
+	DiskReadMBps  float64 `json:"disk_read_mbps"`
+	DiskWriteMBps float64 `json:"disk_write_mbps"`
+	NetRxMBps     float64 `json:"net_rx_mbps"`
+	NetTxMBps     float64 `json:"net_tx_mbps"`
+	DiskBusy      float64 `json:"disk_busy"`
+}
+
+// ratesForStateLocked is agent id's latest rates, nil before two reports.
+// Caller holds m.mu.
+func (m *Master) ratesForStateLocked(id string) *stateRates {
+	r, ok := m.usageRates[id]
+	if !ok {
+		return nil
+	}
+	return &stateRates{Seconds: r.Seconds, CPUMeasured: r.CPUMeasured, CPU: r.CPU, IOWait: r.IOWait,
+		DiskReadMBps: r.DiskReadMBps, DiskWriteMBps: r.DiskWriteMBps, NetRxMBps: r.NetRxMBps,
+		NetTxMBps: r.NetTxMBps, DiskBusy: r.DiskBusy}
+}
+
+// JobTypeLabel is the FrameworkInfo label naming a framework's job type,
+// which the co-location bandit (--sorter bandit) learns per: a label so
+// that unmodified mesos-go frameworks can set it, replicated with the
+// FrameworkInfo in the registry. Absent or empty: untyped.
+const JobTypeLabel = "allot.job_type"
+
+// jobTypeLocked tells the allocator fw's job type from its FrameworkInfo,
+// at SUBSCRIBE, UPDATE_FRAMEWORK and when a new leader rebuilds. Caller
+// holds m.mu.
+func (m *Master) jobTypeLocked(fw *framework) {
+	m.allocOK("set_job_type", m.alloc.SetJobType(fw.id, jobTypeOf(&fw.info)), "framework_id", fw.id)
+}
+
+// jobTypeOf reads the JobTypeLabel (the last one, if repeated).
+func jobTypeOf(info *mesos.FrameworkInfo) string {
+	typ := ""
+	for _, l := range info.GetLabels().GetLabels() {
+		if l.GetKey() == JobTypeLabel {
+			typ = l.GetValue()
+		}
+	}
+	return typ
 }
 
 // filterOf is the allocator filter a DECLINE or ACCEPT asks for:

@@ -397,8 +397,3 @@ func (r *appRun) result() AppResult {
 }
 
 // median is the nearest-rank median of v (not changed).
-func median(v []float64) float64 {
-	s := append([]float64(nil), v...)
-	sort.Float64s(s)
-	return percentile(s, 50)
-}

@@ -18,4 +18,9 @@
 // time, common and fair slowdown, prediction R^2) and its workload method
 // (windows of consecutive jobs grouped by offered load), and
 // swimfeatures.go the features its size predictor sees of a SWIM job.
+// For the co-location bandit, interference.go is a model of jobs that
+// share nodes without isolation (cores contended, I/O wait, usage samples
+// given to the allocator; Config.Interference, off by default) and
+// colocation.go the paper's node, job types, queues and the pairwise
+// calibration of the model.
 package sim

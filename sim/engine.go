@@ -75,6 +75,15 @@ type Config struct {
 	// after every allocation cycle and fails the run on any difference
 	// (slow; for tests).
 	Check bool
+	// Interference, if set, turns on the interference model
+	// (interference.go): cores contended, I/O wait, usage samples given to
+	// the allocator. Nil: off.
+	Interference *Interference
+	// Bandit holds the co-location bandit's parameters (sorter bandit), and
+	// Preferences, if set, its preferences at the start (exported by an
+	// earlier run: the paper's RA*, a warm start).
+	Bandit      allocator.BanditConfig
+	Preferences []byte
 }
 
 // Progress says how far a run is.
@@ -127,6 +136,7 @@ const (
 	evArrive uint8 = iota
 	evFinish
 	evFilter
+	evSample // interference.go
 )
 
 type simAgent struct {
@@ -226,6 +236,7 @@ type engine struct {
 	rerate     []int32 // agents whose bandwidth rates must be recomputed
 	rerateMark []bool
 	syncQ      []int
+	inter      *interference // nil: the interference model is off
 
 	// cluster totals
 	total    resources.Vector
@@ -265,7 +276,7 @@ func Run(w *Workload, cfg Config) (*Result, error) {
 	e.lastCycle = math.Inf(-1)
 	al, err := allocator.New(allocator.Config{
 		Sorter: cfg.Policy.Sorter, AgentSelection: cfg.Policy.Selection, Mode: cfg.Mode,
-		Seed: cfg.Seed, Clock: e.clock, AllocationInterval: cfg.Interval,
+		Seed: cfg.Seed, Clock: e.clock, AllocationInterval: cfg.Interval, Bandit: cfg.Bandit,
 	})
 	if err != nil {
 		return nil, err
@@ -274,10 +285,21 @@ func Run(w *Workload, cfg Config) (*Result, error) {
 	if err := e.setup(); err != nil {
 		return nil, err
 	}
+	if cfg.Preferences != nil {
+		if err := al.ImportPreferences(cfg.Preferences); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.Interference != nil {
+		e.inter = newInterference(e, cfg.Interference)
+		e.inter.schedule(e)
+	}
 	if err := e.loop(); err != nil {
 		return nil, err
 	}
-	return e.result(), nil
+	res := e.result()
+	res.Preferences, _ = al.ExportPreferences() // nil unless the sorter is bandit
+	return res, nil
 }
 
 func (e *engine) setup() error {
@@ -361,6 +383,9 @@ func (e *engine) loop() error {
 			break
 		}
 		it := e.q.pop()
+		if it.kind == evSample && e.jobsDone == len(e.jobs) {
+			continue // the run is over: time must not move past it
+		}
 		e.advance(it.t)
 		switch it.kind {
 		case evArrive:
@@ -375,6 +400,8 @@ func (e *engine) loop() error {
 			}
 		case evFilter:
 			e.markDirty()
+		case evSample:
+			e.inter.sample(e)
 		}
 		e.settle()
 		if n++; e.cfg.Progress != nil && n&0xffff == 0 {
@@ -397,6 +424,9 @@ func (e *engine) advance(t float64) {
 		t = e.now
 	}
 	e.m.accrue(e, t)
+	if e.inter != nil {
+		e.inter.accrue(e, t)
+	}
 	e.now = t
 }
 
@@ -423,6 +453,9 @@ func (e *engine) arrive(ji int32) {
 		// a fresh framework wants nothing until sync declares its demand
 		f.suppressed = false
 		f.want = -1
+	}
+	if j.job.Type != "" {
+		must(e.al.SetJobType(f.id, j.job.Type))
 	}
 	if f.active++; f.active == 1 {
 		f.activeAt = len(e.activeFws)
@@ -681,7 +714,7 @@ func (e *engine) launch(f *simFramework, ai int32, gi int32, k int64) error {
 	ri := e.newRun()
 	r := &e.runs[ri]
 	*r = simRun{group: gi, agent: ai, count: int32(k), slot: -1, work: g.g.Duration, rate: 1, since: e.now, version: r.version + 1, live: true}
-	if g.bw && a.bwCap {
+	if (g.bw && a.bwCap) || e.inter != nil {
 		r.slot = int32(len(a.bwRuns))
 		a.bwRuns = append(a.bwRuns, ri)
 		e.queueRerate(ai)
@@ -768,6 +801,10 @@ func (e *engine) jobDone(ji int32) {
 // rerateAgent applies the contention model to the bandwidth users of an
 // agent after the set of its running tasks changed.
 func (e *engine) rerateAgent(ai int32) {
+	if e.inter != nil {
+		e.inter.rerate(e, ai) // interference.go
+		return
+	}
 	a := &e.agents[ai]
 	var frac [2]float64
 	for b, k := range bwKinds {

@@ -59,6 +59,9 @@ type Result struct {
 	// JobStats. Neither goes into the JSON summary.
 	Series   *Series   `json:"-"`
 	JobStats []JobStat `json:"-"`
+	// Preferences are the co-location bandit's learned preferences at the
+	// end of the run (allocator.ExportPreferences); nil for other sorters.
+	Preferences []byte `json:"-"`
 }
 
 // JobStat is one job's timeline.
@@ -338,6 +341,21 @@ func percentile(v []float64, p float64) float64 {
 	}
 	i := int(math.Ceil(p/100*float64(len(v)))) - 1
 	return v[max(0, min(i, len(v)-1))]
+}
+
+// median is the middle of v (the mean of the two middle values when their
+// number is even; 0 for none); v is not changed.
+func median(v []float64) float64 {
+	s := append([]float64(nil), v...)
+	sort.Float64s(s)
+	n := len(s)
+	if n == 0 {
+		return 0
+	}
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
 }
 
 // round keeps six significant decimals after the point: enough for any

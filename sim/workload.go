@@ -44,6 +44,9 @@ type Job struct {
 	// the psdsf-online experiment's; the CSV format has no column for it.
 	After  string
 	Stages []Stage
+	// Type is the job's type, which the co-location bandit learns per and
+	// the interference model's profiles are keyed by; "" untyped.
+	Type string
 	// Line is the jobs-file line of the job's first row (0 if generated).
 	Line int
 	// MapReduce, if not nil, is what the trace says about a MapReduce job

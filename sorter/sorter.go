@@ -302,6 +302,7 @@ var criteria = map[string]Criterion{
 	"rpsdsf": RPSDSF{}, "rps-dsf": RPSDSF{}, "fifo": FIFO{}, "capacity": Capacity{},
 	"tetris": Tetris{}, "random": Random{},
 	"prophet": Prophet{}, "tetris-peak": TetrisPeak{}, "tetrispeak": TetrisPeak{},
+	"bandit": Bandit{},
 }
 
 // Names lists the canonical criterion names, sorted.

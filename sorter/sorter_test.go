@@ -549,7 +549,7 @@ func TestLookup(t *testing.T) {
 
 func TestNames(t *testing.T) {
 	got := Names()
-	want := []string{"capacity", "drf", "fifo", "prophet", "psdsf", "random", "rpsdsf", "tetris", "tetris-peak", "tsf"}
+	want := []string{"bandit", "capacity", "drf", "fifo", "prophet", "psdsf", "random", "rpsdsf", "tetris", "tetris-peak", "tsf"}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("Names() = %v, want %v", got, want)
 	}
@@ -579,6 +579,7 @@ func TestEveryNameHasOneShape(t *testing.T) {
 		"drf": "Ordering", "tsf": "Ordering", "fifo": "Ordering", "capacity": "Ordering",
 		"psdsf": "PerAgent", "rpsdsf": "PerAgent", "tetris": "PerAgent",
 		"random": "Sampler", "prophet": "Ordering", "tetris-peak": "Ordering",
+		"bandit": "CoLocating",
 	}
 	for _, n := range Names() {
 		c, err := Lookup(n)
@@ -598,6 +599,9 @@ func TestEveryNameHasOneShape(t *testing.T) {
 		}
 		if _, ok := c.(Sampler); ok {
 			shapes = append(shapes, "Sampler")
+		}
+		if _, ok := c.(CoLocating); ok {
+			shapes = append(shapes, "CoLocating")
 		}
 		if len(shapes) != 1 {
 			t.Errorf("%q has shapes %v, want exactly one", n, shapes)

@@ -15,7 +15,9 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/allot-sched/allot/allocator"
 	"github.com/allot-sched/allot/master"
+	"github.com/allot-sched/allot/sorter"
 )
 
 func init() {
@@ -29,6 +31,39 @@ type masterFlags struct {
 	raftMultiplier                                              int
 	snapThreshold, trailingLogs                                 uint64
 	reregister                                                  time.Duration
+	bandit                                                      banditFlags
+}
+
+// banditFlags are the co-location bandit's parameters (--sorter bandit).
+type banditFlags struct {
+	step      float64
+	window    int
+	baseline  string
+	waitScale time.Duration
+}
+
+func addBanditFlags(fs *flag.FlagSet, f *banditFlags) {
+	fs.Float64Var(&f.step, "bandit-step", sorter.DefaultBanditStep, "--sorter bandit: step size gamma of the preference update (0: no learning, random in the window)")
+	fs.IntVar(&f.window, "bandit-window", allocator.DefaultBanditWindow, "--sorter bandit: the next job is drawn among the first `n` queued jobs that fit")
+	fs.StringVar(&f.baseline, "bandit-baseline", "row", "--sorter bandit: baseline of the update, row (mean goodness of the running type's row) or global (the paper's)")
+	fs.DurationVar(&f.waitScale, "bandit-wait-scale", allocator.DefaultBanditWaitScale, "--sorter bandit: a queued job's odds are multiplied by 1 + wait/`duration` against starvation (negative: off)")
+}
+
+// config checks the flags and returns the allocator's BanditConfig.
+func (f banditFlags) config() (allocator.BanditConfig, error) {
+	c := allocator.BanditConfig{Step: f.step, Window: f.window, WaitScale: f.waitScale}
+	if f.step < 0 || f.window < 1 {
+		return c, usagef("--bandit-step must be >= 0 and --bandit-window >= 1")
+	}
+	switch f.baseline {
+	case "row":
+		c.Scope = sorter.BaselinePerRow
+	case "global":
+		c.Scope = sorter.BaselineGlobal
+	default:
+		return c, usagef("--bandit-baseline: want row or global, got %q", f.baseline)
+	}
+	return c, nil
 }
 
 func addMasterFlags(fs *flag.FlagSet, f *masterFlags) {
@@ -54,6 +89,7 @@ func addMasterFlags(fs *flag.FlagSet, f *masterFlags) {
 	fs.IntVar(&f.raftMultiplier, "raft-multiplier", 1, "scale raft timeouts by this `factor` (1: fastest failover, ~1 s; raise it on slow or loaded networks)")
 	fs.Uint64Var(&f.snapThreshold, "raft-snapshot-threshold", 8192, "snapshot the registry after this many new raft log `entries`")
 	fs.Uint64Var(&f.trailingLogs, "raft-trailing-logs", 10240, "raft log `entries` kept after a snapshot; a master further behind catches up from the snapshot")
+	addBanditFlags(fs, &f.bandit)
 	fs.DurationVar(&f.reregister, "agent-reregister-timeout", 0, "after a master is elected (or restarts), agents in the registry have this long to re-register\nbefore their tasks are declared lost (0: --agent-ping-timeout)")
 }
 
@@ -144,13 +180,18 @@ func (f *masterFlags) config(fs *flag.FlagSet, log zerolog.Logger) (master.Confi
 	if f.raftMultiplier < 1 || f.raftMultiplier > 10 {
 		return master.Config{}, usagef("--raft-multiplier: want 1 to 10, got %d", f.raftMultiplier)
 	}
+	bandit, err := f.bandit.config()
+	if err != nil {
+		return master.Config{}, err
+	}
 	flags := map[string]string{}
 	fs.VisitAll(func(fl *flag.Flag) { flags[fl.Name] = fl.Value.String() })
 	return master.Config{Listen: f.listen, WorkDir: f.workDir, Sorter: f.sorter, AgentSelection: f.selection, Mode: f.mode,
 		AllocationInterval: f.allocInterval, OfferTimeout: f.offerTimeout, HeartbeatInterval: f.heartbeat,
 		AgentPingTimeout: f.pingTimeout, Weights: w, Log: log, Flags: flags,
 		RaftAddr: f.raftAddr, RaftBind: f.raftBind, Peers: peers, Advertise: f.advertise, RaftMultiplier: f.raftMultiplier,
-		AgentReregisterTimeout: f.reregister, RaftSnapshotThreshold: f.snapThreshold, RaftTrailingLogs: f.trailingLogs}, nil
+		AgentReregisterTimeout: f.reregister, RaftSnapshotThreshold: f.snapThreshold, RaftTrailingLogs: f.trailingLogs,
+		Bandit: bandit}, nil
 }
 
 func runMaster(args []string, stdout, stderr io.Writer) error {

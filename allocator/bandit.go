@@ -1,0 +1,372 @@
+package allocator
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"time"
+
+	"github.com/allot-sched/allot/resources"
+	"github.com/allot-sched/allot/sorter"
+)
+
+// The co-location bandit's state (--sorter bandit; Thamsen et al.,
+// shared/papers/colocation-gradient-bandits.md): the preference matrix
+// H(a | a') (sorter.Preferences), the job type of each framework, and per
+// agent the last decision drawn there, which the node's measured usage
+// then credits. The fill path that draws is prog_bandit.go.
+//
+// Credit assignment, where the paper says only "the goodness per
+// combination of co-located jobs" is computed periodically:
+//
+//   - A decision is a draw from the window on an agent (prog_bandit.go):
+//     the resident types it was conditioned on, the window's types, the
+//     drawn type and framework, and when. Placing more tasks of a job that
+//     is already placed is no decision (there was no choice) and makes
+//     none. Each agent keeps only its most recent decision: a new draw
+//     there replaces the old one.
+//   - Every ObserveUsage of the agent credits that decision with the
+//     node's goodness G (eq. 1) by the gradient-bandit update of the rows
+//     of the decision's residents (sorter.Preferences.Update), so a
+//     co-location that lasts is credited once per usage interval, as the
+//     paper's periodic updates are; longer co-locations weigh more.
+//   - Only intervals that began after the decision count: the first
+//     observation of an agent, and one whose previous observation came
+//     before the decision, measure (partly) the node without the job and
+//     are skipped, not credited.
+//   - Only while the co-location is the one decided: the set of job types
+//     holding resources on the agent must be exactly the decision's
+//     residents plus the drawn type, and the drawn framework must still
+//     hold there. Otherwise (the job was declined or finished, a resident
+//     left, another type joined) the decision is retired and the agent's
+//     usage credits nothing until the next draw there.
+//   - A decision with no residents (an empty agent) teaches nothing: there
+//     was no co-location (Update is a no-op without residents).
+//
+// A framework without a job type (no SetJobType, or the empty type) is of
+// type "": all untyped frameworks are learned as one type.
+
+// Defaults of the bandit's parameters the paper does not give.
+const (
+	// DefaultBanditWindow is n, how many of the first queued jobs that fit
+	// are candidates. The paper gives no value; 8 is two blocks of queue A
+	// (m = 4), so the window usually holds at least two types.
+	DefaultBanditWindow = 8
+	// DefaultBanditWaitScale is the wait weight's scale: a job that has
+	// waited this long has twice the odds it had on arrival.
+	DefaultBanditWaitScale = 10 * time.Minute
+)
+
+// BanditConfig holds the co-location bandit's parameters.
+type BanditConfig struct {
+	// Step is gamma, the step size, used as given: 0 freezes the
+	// preferences, so the draw is random in the window (the control that
+	// tells learning from reordering). Flags default to
+	// sorter.DefaultBanditStep.
+	Step float64
+	// Window is n, the number of the first queued jobs that fit among
+	// which the next job is drawn; 0 means DefaultBanditWindow.
+	Window int
+	// Scope is the baseline G-bar the update subtracts (per row by
+	// default; sorter.BaselineGlobal is the paper's letter).
+	Scope sorter.BaselineScope
+	// WaitScale weighs the draw against starvation (the paper's remedy,
+	// section 4.3): a candidate's softmax probability is multiplied by
+	// 1 + wait/WaitScale, wait being the time since its framework
+	// registered, and the products renormalised. 0 means
+	// DefaultBanditWaitScale; negative turns the weight off.
+	WaitScale time.Duration
+}
+
+func (c BanditConfig) window() int {
+	if c.Window <= 0 {
+		return DefaultBanditWindow
+	}
+	return c.Window
+}
+
+// NodeUsage is one agent's measured usage over the last interval, as rates:
+// what the master derives from two successive agent reports
+// (api.RatesBetween) and the simulator from its model.
+type NodeUsage struct {
+	// CPU and IOWait are fractions of the node's CPU time, in [0, 1].
+	CPU, IOWait float64
+	// Throughputs in MB/s.
+	DiskReadMBps, DiskWriteMBps float64
+	NetRxMBps, NetTxMBps        float64
+}
+
+func (u NodeUsage) validate() error {
+	for _, v := range []float64{u.CPU, u.IOWait, u.DiskReadMBps, u.DiskWriteMBps, u.NetRxMBps, u.NetTxMBps} {
+		if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+			return fmt.Errorf("usage %+v: every rate must be a finite number >= 0", u)
+		}
+	}
+	if u.CPU > 1 || u.IOWait > 1 {
+		return fmt.Errorf("usage %+v: cpu and iowait are fractions, at most 1", u)
+	}
+	return nil
+}
+
+// SetJobType names framework's job type (the co-location bandit learns
+// per type); "" makes it untyped. Without a bandit it changes nothing but
+// still checks the framework.
+func (a *Allocator) SetJobType(framework, typ string) error {
+	if _, err := a.framework(framework); err != nil {
+		return fmt.Errorf("set job type: %w", err)
+	}
+	if len(a.models) > 0 {
+		a.tell(event{kind: evJobType, framework: framework, jobType: typ})
+	}
+	return nil
+}
+
+// ObserveUsage reports an agent's measured usage over the interval that
+// ends now. The allocator adds the agent's advertised disk_bw and net_bw
+// (the goodness's r_max and w_max) and the frameworks holding resources
+// there, and forwards it to the models.
+func (a *Allocator) ObserveUsage(agent string, u NodeUsage) error {
+	ag, err := a.agent(agent)
+	if err != nil {
+		return fmt.Errorf("observe usage: %w", err)
+	}
+	if err := u.validate(); err != nil {
+		return fmt.Errorf("observe usage of %q: %w", agent, err)
+	}
+	if len(a.models) == 0 {
+		return nil
+	}
+	nu := &sorter.NodeUsage{CPU: u.CPU, IOWait: u.IOWait,
+		DiskReadMBps: u.DiskReadMBps, DiskWriteMBps: u.DiskWriteMBps,
+		NetRxMBps: u.NetRxMBps, NetTxMBps: u.NetTxMBps,
+		DiskBW: ag.total.Scalars[resources.DiskBW].Units(), NetBW: ag.total.Scalars[resources.NetBW].Units()}
+	holders := make([]string, 0, len(ag.holds))
+	for _, h := range ag.holds {
+		holders = append(holders, a.fws[h.fw].id)
+	}
+	a.tell(event{kind: evUsage, agent: agent, usage: nu, holders: holders})
+	return nil
+}
+
+// ExportPreferences returns the bandit's learned preferences and baselines
+// (sorter.Preferences.Snapshot, JSON) for a warm start elsewhere (the
+// paper's RA*). It fails when the allocator runs no bandit.
+func (a *Allocator) ExportPreferences() ([]byte, error) {
+	m := a.bandit()
+	if m == nil {
+		return nil, errors.New("export preferences: the allocator runs no bandit (--sorter bandit)")
+	}
+	return m.prefs.Snapshot()
+}
+
+// ImportPreferences replaces the bandit's preferences and baselines with
+// exported ones, keeping its step size, scope, job types and decisions.
+// On error nothing changes.
+func (a *Allocator) ImportPreferences(b []byte) error {
+	m := a.bandit()
+	if m == nil {
+		return errors.New("import preferences: the allocator runs no bandit (--sorter bandit)")
+	}
+	return m.prefs.Restore(b)
+}
+
+func (a *Allocator) bandit() *banditModel {
+	for _, m := range a.models {
+		if b, ok := m.(*banditModel); ok {
+			return b
+		}
+	}
+	return nil
+}
+
+// decision is one draw on an agent; see the credit rules above.
+type decision struct {
+	At        int64    `json:"at_unix_nano"`
+	Framework string   `json:"framework"`
+	Type      string   `json:"type"`
+	Residents []string `json:"residents"` // distinct resident types
+	Window    []string `json:"window"`    // distinct window types
+}
+
+// banditModel is the co-location bandit's model (model.go).
+type banditModel struct {
+	prefs     *sorter.Preferences
+	types     map[string]string    // framework -> job type
+	added     map[string]time.Time // framework -> registration, for the wait weight
+	decisions map[string]decision  // agent -> its most recent draw
+	lastObs   map[string]time.Time // agent -> its last usage observation
+	// started holds the frameworks offered anything since they registered:
+	// a job between two stages holds nothing but has started, and is
+	// served first when it wants more (prog_bandit.go), not drawn again.
+	started map[string]bool
+}
+
+var _ model = (*banditModel)(nil)
+
+func newBanditModel(c BanditConfig) *banditModel {
+	return &banditModel{
+		prefs: sorter.NewPreferences(c.Step, c.Scope),
+		types: map[string]string{}, added: map[string]time.Time{},
+		decisions: map[string]decision{}, lastObs: map[string]time.Time{},
+		started: map[string]bool{},
+	}
+}
+
+func (m *banditModel) name() string { return "bandit" }
+
+func (m *banditModel) typeOf(framework string) string { return m.types[framework] }
+
+func (m *banditModel) observe(e event) {
+	switch e.kind {
+	case evFrameworkAdded:
+		m.added[e.framework] = e.at
+	case evFrameworkRemoved:
+		delete(m.types, e.framework)
+		delete(m.added, e.framework)
+		delete(m.started, e.framework)
+	case evOffered:
+		m.started[e.framework] = true
+	case evAgentRemoved:
+		delete(m.decisions, e.agent)
+		delete(m.lastObs, e.agent)
+	case evJobType:
+		if e.jobType == "" {
+			delete(m.types, e.framework)
+		} else {
+			m.types[e.framework] = e.jobType
+		}
+	case evUsage:
+		m.credit(e)
+	}
+}
+
+// decide records a draw on agent (called by the fill path during a cycle).
+func (m *banditModel) decide(agent string, d decision) { m.decisions[agent] = d }
+
+// credit applies the credit rules above to one usage observation.
+func (m *banditModel) credit(e event) {
+	prev, seen := m.lastObs[e.agent]
+	m.lastObs[e.agent] = e.at
+	d, ok := m.decisions[e.agent]
+	if !ok {
+		return
+	}
+	if !m.stillDecided(d, e.holders) {
+		delete(m.decisions, e.agent)
+		return
+	}
+	if !seen || prev.UnixNano() < d.At {
+		return // the interval began before the job was placed
+	}
+	m.prefs.Update(d.Residents, d.Window, d.Type, sorter.Goodness(*e.usage))
+}
+
+// stillDecided reports whether the agent still runs the co-location d
+// made: d's framework holds there and the holders' types are exactly d's
+// residents plus d's type.
+func (m *banditModel) stillDecided(d decision, holders []string) bool {
+	want := map[string]bool{d.Type: true}
+	for _, r := range d.Residents {
+		want[r] = true
+	}
+	have := map[string]bool{}
+	chosen := false
+	for _, f := range holders {
+		chosen = chosen || f == d.Framework
+		have[m.typeOf(f)] = true
+	}
+	if !chosen || len(have) != len(want) {
+		return false
+	}
+	for t := range have {
+		if !want[t] {
+			return false
+		}
+	}
+	return true
+}
+
+// refresh changes no view: the fill path reads the model directly.
+func (m *banditModel) refresh(time.Time, views) bool { return false }
+
+type banditWire struct {
+	Prefs     json.RawMessage     `json:"prefs"`
+	Types     map[string]string   `json:"types"`
+	Added     map[string]int64    `json:"added_unix_nano"`
+	Decisions map[string]decision `json:"decisions"`
+	LastObs   map[string]int64    `json:"last_obs_unix_nano"`
+	Started   map[string]bool     `json:"started"`
+}
+
+func (m *banditModel) snapshot() ([]byte, error) {
+	prefs, err := m.prefs.Snapshot()
+	if err != nil {
+		return nil, err
+	}
+	w := banditWire{Prefs: prefs, Types: m.types, Added: unixNanos(m.added), Decisions: m.decisions, LastObs: unixNanos(m.lastObs), Started: m.started}
+	return json.Marshal(w) // maps are written with sorted keys: deterministic
+}
+
+func (m *banditModel) restore(data []byte) error {
+	var w banditWire
+	if err := json.Unmarshal(data, &w); err != nil {
+		return fmt.Errorf("bandit: %w", err)
+	}
+	prefs := sorter.NewPreferences(m.prefs.Step, m.prefs.Scope)
+	if err := prefs.Restore(w.Prefs); err != nil {
+		return fmt.Errorf("bandit: %w", err)
+	}
+	m.prefs = prefs
+	m.types = orEmpty(w.Types)
+	m.added = fromUnixNanos(w.Added)
+	m.decisions = orEmpty(w.Decisions)
+	m.lastObs = fromUnixNanos(w.LastObs)
+	m.started = orEmpty(w.Started)
+	return nil
+}
+
+func unixNanos(ts map[string]time.Time) map[string]int64 {
+	out := make(map[string]int64, len(ts))
+	for k, t := range ts {
+		out[k] = t.UnixNano()
+	}
+	return out
+}
+
+func fromUnixNanos(ns map[string]int64) map[string]time.Time {
+	out := make(map[string]time.Time, len(ns))
+	for k, n := range ns {
+		out[k] = time.Unix(0, n)
+	}
+	return out
+}
+
+func orEmpty[V any](m map[string]V) map[string]V {
+	if m == nil {
+		return map[string]V{}
+	}
+	return m
+}
+
+// residentTypes returns the distinct job types holding resources on ag,
+// sorted (so that the pooled logits sum in one order on every replica).
+func (m *banditModel) residentTypes(a *Allocator, ag *agent, buf []string) []string {
+	buf = buf[:0]
+	for _, h := range ag.holds {
+		t := m.typeOf(a.fws[h.fw].id)
+		dup := false
+		for _, s := range buf {
+			if s == t {
+				dup = true
+				break
+			}
+		}
+		if !dup {
+			buf = append(buf, t)
+		}
+	}
+	sort.Strings(buf)
+	return buf
+}

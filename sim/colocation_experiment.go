@@ -1,0 +1,209 @@
+package sim
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/allot-sched/allot/allocator"
+	"github.com/allot-sched/allot/sorter"
+)
+
+// The co-location paper's queue experiment (section 6) in the simulator
+// with the interference model on: its 16 nodes, queues of 48 jobs, each
+// job a quarter of the cluster's containers, under FIFO, RA (the bandit
+// from zero), RA* (the bandit warm-started with the preferences an RA run
+// of the same seed learned: the paper's "previous run") and
+// random-in-window (step size 0: the bandit's reordering without its
+// learning). Runs are paired by seed: the same seed, the same agent
+// shuffles.
+
+// ColocationOptions are the experiment's parameters.
+type ColocationOptions struct {
+	Queues []string // "A", "B" or a SPEC (ParseQueueSpec)
+	Seeds  int      // runs per queue and policy, seeds 1..Seeds
+	Nodes  int      // default 16
+	Bandit allocator.BanditConfig
+}
+
+// ColocationRow is one queue under one policy over the seeds.
+type ColocationRow struct {
+	Queue    string  `json:"queue"`
+	Policy   string  `json:"policy"`
+	Makespan float64 `json:"makespan_s"`  // median over seeds
+	SD       float64 `json:"makespan_sd"` // standard deviation over seeds
+	// Change is the median over seeds of this policy's makespan over
+	// FIFO's of the same seed, minus one.
+	Change float64 `json:"change_vs_fifo"`
+	// P99Wait is the median over seeds of the 99th percentile of the
+	// jobs' waits (start - arrival).
+	P99Wait float64 `json:"p99_wait_s"`
+}
+
+// ColocationReport is the experiment's outcome.
+type ColocationReport struct {
+	Rows []ColocationRow `json:"rows"`
+	// Prefs is, per queue, pi(queued | running) over the four types as RA*
+	// of the first seed ended with.
+	Prefs       map[string]map[string]map[string]float64 `json:"prefs"`
+	Calibration []CalibrationRow                         `json:"calibration"`
+}
+
+// ParseQueueSpec reads "A" (m = 4, n = 3), "B" (m = 3, n = 4) or a
+// composition such as "KM*4,CC*4,Q10*4,Q3*4 x3": blocks of job types in
+// order, the whole repeated xN times (default once).
+func ParseQueueSpec(spec string, containers int) ([]Job, error) {
+	switch strings.ToUpper(strings.TrimSpace(spec)) {
+	case "A":
+		return ColocationQueue(4, 3, containers), nil
+	case "B":
+		return ColocationQueue(3, 4, containers), nil
+	}
+	body, rep := spec, 1
+	if i := strings.LastIndex(spec, " x"); i >= 0 {
+		n, err := strconv.Atoi(strings.TrimSpace(spec[i+2:]))
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("queue %q: the repeat after x must be a positive number", spec)
+		}
+		body, rep = spec[:i], n
+	}
+	var jobs []Job
+	for r := 0; r < rep; r++ {
+		for _, block := range strings.Split(body, ",") {
+			typ, count, _ := strings.Cut(strings.TrimSpace(block), "*")
+			n := 1
+			if count != "" {
+				var err error
+				if n, err = strconv.Atoi(count); err != nil || n < 1 {
+					return nil, fmt.Errorf("queue %q: block %q needs TYPE*COUNT", spec, block)
+				}
+			}
+			if _, ok := colocationStages[typ]; !ok {
+				return nil, fmt.Errorf("queue %q: unknown job type %q (have %v)", spec, typ, ColocationTypes)
+			}
+			for i := 0; i < n; i++ {
+				jobs = append(jobs, ColocationJob(fmt.Sprintf("%s-%d", typ, len(jobs)), typ, containers, 0))
+			}
+		}
+	}
+	return jobs, nil
+}
+
+// colocationPolicies in the order they are reported.
+var colocationPolicies = []string{"FIFO", "RA", "RA*", "random-in-window"}
+
+// ColocationExperiment runs the experiment.
+func ColocationExperiment(opt ColocationOptions) (*ColocationReport, error) {
+	if opt.Nodes <= 0 {
+		opt.Nodes = 16
+	}
+	if opt.Seeds <= 0 {
+		opt.Seeds = 10
+	}
+	rep := &ColocationReport{Prefs: map[string]map[string]map[string]float64{}}
+	for _, q := range opt.Queues {
+		jobs, err := ParseQueueSpec(q, opt.Nodes) // a quarter of 4 containers per node
+		if err != nil {
+			return nil, err
+		}
+		w := &Workload{Name: "colocation " + q, Nodes: ColocationCluster(opt.Nodes), Jobs: jobs}
+		runs := map[string][]*Result{}
+		for s := 1; s <= opt.Seeds; s++ {
+			if err := colocationSeed(w, opt, uint64(s), runs); err != nil {
+				return nil, fmt.Errorf("queue %s seed %d: %w", q, s, err)
+			}
+		}
+		rep.Rows = append(rep.Rows, colocationRows(q, runs)...)
+		if rep.Prefs[q], err = policyMatrix(runs["RA*"][0].Preferences); err != nil {
+			return nil, err
+		}
+	}
+	var err error
+	rep.Calibration, err = Calibrate(ColocationProfiles())
+	return rep, err
+}
+
+// colocationSeed runs every policy on w with one seed.
+func colocationSeed(w *Workload, opt ColocationOptions, seed uint64, runs map[string][]*Result) error {
+	inter := ColocationProfiles()
+	fifo, err := ParsePolicy("fifo", sorter.RRR)
+	if err != nil {
+		return err
+	}
+	bandit, err := ParsePolicy("bandit", sorter.RRR)
+	if err != nil {
+		return err
+	}
+	base := Config{Mode: allocator.Characterized, Seed: seed, Interference: inter}
+	random := opt.Bandit
+	random.Step = 0
+	cfgs := map[string]Config{"FIFO": withPolicy(base, fifo, opt.Bandit, nil),
+		"RA": withPolicy(base, bandit, opt.Bandit, nil), "random-in-window": withPolicy(base, bandit, random, nil)}
+	for _, name := range []string{"FIFO", "RA", "random-in-window"} {
+		res, err := Run(w, cfgs[name])
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		runs[name] = append(runs[name], res)
+	}
+	warm := runs["RA"][len(runs["RA"])-1].Preferences
+	res, err := Run(w, withPolicy(base, bandit, opt.Bandit, warm))
+	if err != nil {
+		return fmt.Errorf("RA*: %w", err)
+	}
+	runs["RA*"] = append(runs["RA*"], res)
+	return nil
+}
+
+func withPolicy(c Config, p Policy, b allocator.BanditConfig, prefs []byte) Config {
+	c.Policy, c.Bandit, c.Preferences = p, b, prefs
+	return c
+}
+
+// colocationRows summarises the runs of one queue, paired by seed.
+func colocationRows(q string, runs map[string][]*Result) []ColocationRow {
+	var rows []ColocationRow
+	for _, name := range colocationPolicies {
+		var ms, ch, waits []float64
+		for i, r := range runs[name] {
+			ms = append(ms, r.Makespan)
+			ch = append(ch, r.Makespan/runs["FIFO"][i].Makespan-1)
+			waits = append(waits, p99Wait(r))
+		}
+		rows = append(rows, ColocationRow{Queue: q, Policy: name, Makespan: median(ms), SD: stddev(ms),
+			Change: median(ch), P99Wait: median(waits)})
+	}
+	return rows
+}
+
+func p99Wait(r *Result) float64 {
+	var w []float64
+	for _, j := range r.JobStats {
+		w = append(w, j.Start-j.Arrive)
+	}
+	if len(w) == 0 {
+		return 0
+	}
+	sort.Float64s(w)
+	return w[int(math.Ceil(0.99*float64(len(w))))-1]
+}
+
+// policyMatrix turns exported preferences into pi(queued | running) over
+// the four types, as the paper's Fig. 8 shows them.
+func policyMatrix(exported []byte) (map[string]map[string]float64, error) {
+	p := sorter.NewPreferences(0, sorter.BaselinePerRow)
+	if err := p.Restore(exported); err != nil {
+		return nil, err
+	}
+	out := map[string]map[string]float64{}
+	for _, r := range ColocationTypes {
+		types, probs := p.Policy([]string{r}, ColocationTypes)
+		out[r] = map[string]float64{}
+		for i, t := range types {
+			out[r][t] = probs[i]
+		}
+	}
+	return out, nil
+}
