@@ -77,6 +77,7 @@ const (
 	evWeightsSet
 	evRecovered
 	evOffered
+	evJobSizeSet
 )
 
 // event is one change as a model sees it. Fields a kind does not use are
@@ -91,6 +92,8 @@ type event struct {
 	res resources.Resources
 	// tasks is the tasks' worth demanded (negative: unlimited) or offered.
 	tasks int
+	// size is the job declared (job size set).
+	size JobSize
 }
 
 // views is what refresh may write: the views criteria read. A model

@@ -549,7 +549,7 @@ func TestLookup(t *testing.T) {
 
 func TestNames(t *testing.T) {
 	got := Names()
-	want := []string{"capacity", "drf", "fifo", "psdsf", "random", "rpsdsf", "tetris", "tsf"}
+	want := []string{"capacity", "drf", "fifo", "fsp", "fspy", "psdsf", "random", "rpsdsf", "tetris", "tsf"}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("Names() = %v, want %v", got, want)
 	}
@@ -579,6 +579,7 @@ func TestEveryNameHasOneShape(t *testing.T) {
 		"drf": "Ordering", "tsf": "Ordering", "fifo": "Ordering", "capacity": "Ordering",
 		"psdsf": "PerAgent", "rpsdsf": "PerAgent", "tetris": "PerAgent",
 		"random": "Sampler",
+		"fsp":    "Ordering", "fspy": "Ordering",
 	}
 	for _, n := range Names() {
 		c, err := Lookup(n)
