@@ -63,33 +63,9 @@ func runFSPYExperiment(args []string, stdout, stderr io.Writer) error {
 	if fs.NArg() > 0 {
 		return usagef("unexpected argument %q", fs.Arg(0))
 	}
-	file, ok := fspyTraces[strings.ToLower(trace)]
-	switch {
-	case !ok:
-		return usagef("--trace must be FB-2009 or FB-2010, got %q", trace)
-	case o.Seeds < 1 || o.Seeds > 100:
-		return usagef("--seeds must be 1..100, got %d", o.Seeds)
-	case o.Windows < 0:
-		return usagef("--windows must be >= 0, got %d", o.Windows)
-	case o.RateNoise < 0 || o.RateNoise > 2 || o.Sizes.ProbeNoise < 0 || o.Sizes.ProbeNoise > 2:
-		return usagef("--rate-noise and --probe-noise must be between 0 and 2")
-	case o.Sizes.ProbeDelay < 0 || o.History < 0:
-		return usagef("--probe-delay and --history must be >= 0")
-	}
-	if _, err := sim.ParsePredictor(o.Sizes.Predictor, nil, 0); err != nil {
-		return usagef("--predictor: %v", err)
-	}
-	if o.RateNoise == 0 {
-		o.RateNoise = -1 // FSPYOptions reads 0 as its default
-	}
-	if o.Sizes.ProbeNoise == 0 {
-		o.Sizes.ProbeNoise = -1
-	}
-	if o.Sizes.ProbeDelay == 0 {
-		o.Sizes.ProbeDelay = -1
-	}
-	if o.History == 0 {
-		o.History = -1
+	file, err := checkFSPYFlags(&o, trace)
+	if err != nil {
+		return err
 	}
 	o.Trace, o.Path, o.Policies = strings.ToUpper(trace), filepath.Join(dir, file), splitList(policies)
 	show, err := wantProgress(progMod, stderr)
@@ -121,4 +97,38 @@ func runFSPYExperiment(args []string, stdout, stderr io.Writer) error {
 		return enc.Encode(rep)
 	}
 	return sim.WriteFSPYTable(stdout, rep, o.Policies)
+}
+
+// checkFSPYFlags validates the flags and maps their zeros (none) to the
+// negatives FSPYOptions reads as none; it returns the trace's file name.
+func checkFSPYFlags(o *sim.FSPYOptions, trace string) (string, error) {
+	file, ok := fspyTraces[strings.ToLower(trace)]
+	switch {
+	case !ok:
+		return "", usagef("--trace must be FB-2009 or FB-2010, got %q", trace)
+	case o.Seeds < 1 || o.Seeds > 100:
+		return "", usagef("--seeds must be 1..100, got %d", o.Seeds)
+	case o.Windows < 0:
+		return "", usagef("--windows must be >= 0, got %d", o.Windows)
+	case o.RateNoise < 0 || o.RateNoise > 2 || o.Sizes.ProbeNoise < 0 || o.Sizes.ProbeNoise > 2:
+		return "", usagef("--rate-noise and --probe-noise must be between 0 and 2")
+	case o.Sizes.ProbeDelay < 0 || o.History < 0:
+		return "", usagef("--probe-delay and --history must be >= 0")
+	}
+	if _, err := sim.ParsePredictor(o.Sizes.Predictor, nil, 0); err != nil {
+		return "", usagef("--predictor: %v", err)
+	}
+	if o.RateNoise == 0 {
+		o.RateNoise = -1 // FSPYOptions reads 0 as its default
+	}
+	if o.Sizes.ProbeNoise == 0 {
+		o.Sizes.ProbeNoise = -1
+	}
+	if o.Sizes.ProbeDelay == 0 {
+		o.Sizes.ProbeDelay = -1
+	}
+	if o.History == 0 {
+		o.History = -1
+	}
+	return file, nil
 }
