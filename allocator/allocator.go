@@ -282,6 +282,9 @@ func New(cfg Config) (*Allocator, error) {
 	if err := a.choosePath(cfg.Sorter); err != nil {
 		return nil, err
 	}
+	if _, ok := cfg.Sorter.(sorter.FSP); ok {
+		a.addModel(newVirtualCluster())
+	}
 	a.global.keyOf = func(n int32) float64 { return a.fws[n].key }
 	return a, nil
 }

@@ -81,6 +81,7 @@ const (
 	evAppDemandSet // an application demand declared or cleared (gang.go)
 	evJobType      // SetJobType (bandit.go)
 	evUsage        // ObserveUsage (bandit.go)
+	evJobSizeSet   // SetJobSize (jobsize.go, virtual.go)
 )
 
 // event is one change as a model sees it. Fields a kind does not use are
@@ -105,6 +106,8 @@ type event struct {
 	// was observed (usage).
 	usage   *sorter.NodeUsage
 	holders []string
+	// size is the job declared (job size set).
+	size JobSize
 }
 
 // views is what refresh may write: the views criteria read. A model

@@ -71,6 +71,8 @@ type Config struct {
 	Observer Observer
 	// Progress, if set, is called now and then with how far the run is.
 	Progress func(Progress)
+	// Sizes say how jobs learn their sizes under fspy (sim/fsp.go).
+	Sizes SizeOptions
 	// Check cross-checks the simulator's books against the allocator's
 	// after every allocation cycle and fails the run on any difference
 	// (slow; for tests).
@@ -137,6 +139,7 @@ const (
 	evFinish
 	evFilter
 	evSample // interference.go
+	evProbe  // fsp.go: a job's probe reporting
 )
 
 type simAgent struct {
@@ -251,6 +254,8 @@ type engine struct {
 	idle     int // consecutive cycles with no launch while nothing runs
 
 	m metrics
+
+	sizes *sizer // job sizes for fsp and fspy (fsp.go); nil otherwise
 }
 
 var bwKinds = [2]resources.Kind{resources.DiskBW, resources.NetBW}
@@ -270,6 +275,9 @@ func Run(w *Workload, cfg Config) (*Result, error) {
 	}
 	if cfg.RefuseSeconds == 0 {
 		cfg.RefuseSeconds = allocator.DefaultRefuseSeconds
+	}
+	if _, err := ParsePredictor(cfg.Sizes.Predictor, nil, 0); err != nil {
+		return nil, err
 	}
 	e := &engine{cfg: cfg, w: w, epoch: time.Unix(0, 0).UTC(), iv: cfg.Interval.Seconds()}
 	e.clock = &allocator.ManualClock{T: e.epoch}
@@ -355,6 +363,7 @@ func (e *engine) setup() error {
 		}
 	}
 	e.m.init(e)
+	e.sizes = newSizer(e)
 	return nil
 }
 
@@ -402,6 +411,8 @@ func (e *engine) loop() error {
 			e.markDirty()
 		case evSample:
 			e.inter.sample(e)
+		case evProbe:
+			e.sizes.probe(e, it.ref)
 		}
 		e.settle()
 		if n++; e.cfg.Progress != nil && n&0xffff == 0 {
@@ -460,6 +471,9 @@ func (e *engine) arrive(ji int32) {
 	if f.active++; f.active == 1 {
 		f.activeAt = len(e.activeFws)
 		e.activeFws = append(e.activeFws, f.idx)
+	}
+	if e.sizes != nil {
+		e.sizes.arrived(e, ji)
 	}
 	e.readyStage(ji)
 }
@@ -791,6 +805,9 @@ func (e *engine) jobDone(ji int32) {
 		e.fws[last].activeAt = f.activeAt
 		e.activeFws = e.activeFws[:len(e.activeFws)-1]
 		f.activeAt = -1
+	}
+	if e.sizes != nil {
+		e.sizes.finished(e, ji)
 	}
 	e.queueSync(f)
 	for _, n := range j.after {

@@ -55,6 +55,10 @@ type Result struct {
 	Offers          int                `json:"offers"`
 	Declines        int                `json:"declines"`
 
+	// Predicted is the size (MB x s) fspy's probe predicted for each job
+	// it predicted, by job id; nil for other policies.
+	Predicted map[string]float64 `json:"-"`
+
 	// Series is utilisation and fairness over time; Jobs' details are in
 	// JobStats. Neither goes into the JSON summary.
 	Series   *Series   `json:"-"`
@@ -295,6 +299,7 @@ func (e *engine) result() *Result {
 		last = math.Max(last, st.Finish)
 	}
 	r.Makespan = round(last)
+	r.Predicted = e.sizes.predictions(e)
 	sort.Float64s(jcts)
 	r.JCTP50, r.JCTP90, r.JCTP99 = round(percentile(jcts, 50)), round(percentile(jcts, 90)), round(percentile(jcts, 99))
 	if n := float64(len(jcts)); n > 0 {

@@ -26,6 +26,9 @@ type Framework struct {
 	// MaxTasks is N_n for TSF: tasks n could run with the cluster to itself
 	// (see TaskCapacity). Zero when unknown.
 	MaxTasks int64
+	// Virtual is the framework's head job in FSP's virtual fair cluster
+	// (filled by the allocator's virtual cluster model; zero otherwise).
+	Virtual Virtual
 }
 
 // HasDemand reports whether the framework declared a per-task demand.
@@ -101,6 +104,7 @@ var (
 	_ Separable      = RPSDSF{}
 	_ PerAgent       = Tetris{}
 	_ Sampler        = Random{}
+	_ Ordering       = FSP{}
 )
 
 // DRF is dominant resource fairness (Ghodsi et al., NSDI 2011), in its
@@ -303,6 +307,7 @@ var criteria = map[string]Criterion{
 	"tetris": Tetris{}, "random": Random{},
 	"prophet": Prophet{}, "tetris-peak": TetrisPeak{}, "tetrispeak": TetrisPeak{},
 	"bandit": Bandit{},
+	"fspy":   FSP{}, "fsp": FSP{Oracle: true},
 }
 
 // Names lists the canonical criterion names, sorted.

@@ -549,7 +549,7 @@ func TestLookup(t *testing.T) {
 
 func TestNames(t *testing.T) {
 	got := Names()
-	want := []string{"bandit", "capacity", "drf", "fifo", "prophet", "psdsf", "random", "rpsdsf", "tetris", "tetris-peak", "tsf"}
+	want := []string{"bandit", "capacity", "drf", "fifo", "fsp", "fspy", "prophet", "psdsf", "random", "rpsdsf", "tetris", "tetris-peak", "tsf"}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("Names() = %v, want %v", got, want)
 	}
@@ -580,6 +580,7 @@ func TestEveryNameHasOneShape(t *testing.T) {
 		"psdsf": "PerAgent", "rpsdsf": "PerAgent", "tetris": "PerAgent",
 		"random": "Sampler", "prophet": "Ordering", "tetris-peak": "Ordering",
 		"bandit": "CoLocating",
+		"fsp":    "Ordering", "fspy": "Ordering",
 	}
 	for _, n := range Names() {
 		c, err := Lookup(n)

@@ -50,6 +50,7 @@ type simOptions struct {
 	rateNoise                  float64
 	maxJobs                    int
 	progress                   string
+	sizes                      sim.SizeOptions // fsp, fspy
 }
 
 func runSim(args []string, stdout, stderr io.Writer) error {
@@ -70,6 +71,9 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 	fs.Float64Var(&o.refuse, "refuse-seconds", allocator.DefaultRefuseSeconds, "filter `seconds` frameworks attach to declines (0: none)")
 	fs.Float64Var(&o.machineMemGB, "machine-mem-gb", sim.DefaultMachineMemMB/1024, "alibaba2017: machine memory in `GiB` that normalised memory is scaled by")
 	fs.Float64Var(&o.rateNoise, "rate-noise", 0, "swim: `sigma` of a per-job log-normal cost factor on task times, seeded by --seed (0: durations exact in bytes; 0.3 suggested for size prediction)")
+	fs.StringVar(&o.sizes.Predictor, "predictor", "oracle", "fspy: job-size `predictor` at the probe: oracle, noisy:SIGMA or regression")
+	fs.Float64Var(&o.sizes.ProbeDelay, "probe-delay", sim.DefaultProbeDelay, "fspy: `seconds` from a job's arrival to its size prediction")
+	fs.Float64Var(&o.sizes.ProbeNoise, "probe-noise", 0, "fspy, swim: `sigma` of the probe's log-normal sampling error on function times (0: a perfect probe)")
 	fs.IntVar(&o.maxJobs, "max-jobs", 0, "keep only the first `n` jobs (0: all)")
 	fs.StringVar(&o.progress, "progress", "auto", "progress bar on stderr: auto (when stderr is a terminal), always, never")
 	if err := parseFlags(fs, args); err != nil {
@@ -95,6 +99,15 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 	}
 	if o.rateNoise < 0 || o.rateNoise > 2 {
 		return usagef("--rate-noise must be between 0 and 2, got %v", o.rateNoise)
+	}
+	if _, err := sim.ParsePredictor(o.sizes.Predictor, nil, 0); err != nil {
+		return usagef("--predictor: %v", err)
+	}
+	if o.sizes.ProbeDelay < 0 || o.sizes.ProbeNoise < 0 || o.sizes.ProbeNoise > 2 {
+		return usagef("--probe-delay must be >= 0 and --probe-noise between 0 and 2")
+	}
+	if o.sizes.ProbeDelay == 0 {
+		o.sizes.ProbeDelay = -1 // at arrival: SizeOptions reads 0 as the default
 	}
 	if o.maxJobs < 0 {
 		return usagef("--max-jobs must be >= 0, got %d", o.maxJobs)
@@ -193,7 +206,7 @@ func simConfigs(o simOptions, stderr io.Writer) ([]sim.Config, error) {
 					skipped = append(skipped, fmt.Sprintf("%s with %s: %v", p.Name, p.Selection, err))
 					continue
 				}
-				out = append(out, sim.Config{Policy: p, Mode: m, Seed: o.seed, Interval: o.interval, RefuseSeconds: refuseFlag(o.refuse)})
+				out = append(out, sim.Config{Policy: p, Mode: m, Seed: o.seed, Interval: o.interval, RefuseSeconds: refuseFlag(o.refuse), Sizes: o.sizes})
 			}
 		}
 	}

@@ -1,0 +1,318 @@
+package allocator
+
+import (
+	"bytes"
+	"math"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/allot-sched/allot/resources"
+	"github.com/allot-sched/allot/sorter"
+)
+
+// fspFixture is an FSP allocator on two agents of 4096 MB (8192 MB of
+// virtual memory), with frameworks a and b registered.
+func fspFixture(t *testing.T) (*fixture, *virtualCluster) {
+	t.Helper()
+	fx := newFixture(t, Config{Sorter: sorter.FSP{Oracle: true}})
+	fx.agent("n1", "cpus:8;mem:4096").agent("n2", "cpus:8;mem:4096")
+	fx.framework("a", "").framework("b", "")
+	return fx, fx.a.models[0].(*virtualCluster)
+}
+
+func (fx *fixture) size(fw string, s JobSize) {
+	fx.t.Helper()
+	if err := fx.a.SetJobSize(fw, s); err != nil {
+		fx.t.Fatal(err)
+	}
+}
+
+func (fx *fixture) view(fw string) sorter.Virtual {
+	return fx.a.fws[fx.a.fwByID[fw]].view.Virtual
+}
+
+func near(x, y float64) bool { return math.Abs(x-y) <= 1e-6*math.Max(1, math.Abs(y)) }
+
+// TestVirtualClusterByHand: a (APB 2048) and b (APB 8192, AM 1024) enter
+// at t=0. VRA gives a min(2048, 8192/2) = 2048 and b the 6144 left; a
+// shrinks at 2048 MB/s and leaves at t = 204800/2048 = 100 s; b shrinks
+// at 6144-1024 = 5120 MB/s until then (512000 MB s done) and at
+// 8192-1024 = 7168 MB/s after, so its 691200 MB s run out at
+// 100 + 179200/7168 = 125 s.
+func TestVirtualClusterByHand(t *testing.T) {
+	fx, _ := fspFixture(t)
+	fx.size("a", JobSize{Job: "ja", Known: true, Size: 204800, APB: 2048})
+	fx.size("b", JobSize{Job: "jb", Known: true, Size: 691200, APB: 8192, AM: 1024})
+	steps := []struct {
+		at           float64
+		a, b         sorter.Virtual
+		aDone, bDone bool
+	}{
+		{at: 0, a: sorter.Virtual{State: sorter.VirtualKnown, Remaining: 204800, Resource: 2048},
+			b: sorter.Virtual{State: sorter.VirtualKnown, Remaining: 691200, Resource: 6144}},
+		{at: 10, a: sorter.Virtual{State: sorter.VirtualKnown, Remaining: 184320, Resource: 2048},
+			b: sorter.Virtual{State: sorter.VirtualKnown, Remaining: 640000, Resource: 6144}},
+		{at: 110, a: sorter.Virtual{State: sorter.VirtualDone, Remaining: -10},
+			b: sorter.Virtual{State: sorter.VirtualKnown, Remaining: 179200 - 71680, Resource: 8192}},
+		{at: 130, a: sorter.Virtual{State: sorter.VirtualDone, Remaining: -30},
+			b: sorter.Virtual{State: sorter.VirtualDone, Remaining: -5}},
+	}
+	start := fx.clk.Now()
+	for _, s := range steps {
+		fx.clk.T = start.Add(time.Duration(s.at * float64(time.Second)))
+		fx.cycle()
+		for fw, want := range map[string]sorter.Virtual{"a": s.a, "b": s.b} {
+			got := fx.view(fw)
+			if got.State != want.State || !near(got.Remaining, want.Remaining) || !near(got.Resource, want.Resource) {
+				t.Fatalf("t=%vs: %s's view %+v, want %+v", s.at, fw, got, want)
+			}
+		}
+	}
+}
+
+// TestUnknownToKnownEq10: a job declared of unknown size with S_init
+// served fairly for a while, then predicted, gets VS_new = S_pred -
+// (S_init - VS_cur) and moves to the size-based queue.
+func TestUnknownToKnownEq10(t *testing.T) {
+	fx, _ := fspFixture(t)
+	start := fx.clk.Now()
+	const sInit = 1e7
+	fx.size("a", JobSize{Job: "ja", Size: sInit, APB: 4096})
+	fx.size("b", JobSize{Job: "jb", APB: 4096}) // infinite initial size
+	fx.clk.T = start.Add(20 * time.Second)
+	fx.cycle()
+	vsCur := fx.view("a").Remaining // 1e7 - 4096 x 20
+	if v := fx.view("a"); v.State != sorter.VirtualUnknown || !near(vsCur, sInit-4096*20) || v.Resource != 4096 {
+		t.Fatalf("a before the prediction: %+v", v)
+	}
+	if v := fx.view("b"); v.State != sorter.VirtualUnknown || !math.IsInf(v.Remaining, 1) {
+		t.Fatalf("b, of infinite initial size: %+v", v)
+	}
+	const sPred = 200000
+	fx.size("a", JobSize{Job: "ja", Known: true, Size: sPred, APB: 4096})
+	fx.cycle()
+	if v, want := fx.view("a"), sPred-(sInit-vsCur); v.State != sorter.VirtualKnown || !near(v.Remaining, want) {
+		t.Fatalf("a after the prediction: %+v, want known with %v left", v, want)
+	}
+	// a prediction below the work already done: the job leaves at once
+	fx.size("b", JobSize{Job: "jb", Known: true, Size: 1000, APB: 4096})
+	fx.clk.Advance(3 * time.Second)
+	fx.cycle()
+	if v := fx.view("b"); v.State != sorter.VirtualDone || !near(v.Remaining, -3) {
+		t.Fatalf("b predicted below its virtual work: %+v, want done 3 s ago", v)
+	}
+}
+
+// TestVirtualLeaveRules: an unknown-size job leaves the virtual cluster
+// with its framework; a known-size one stays and keeps its share.
+func TestVirtualLeaveRules(t *testing.T) {
+	fx, m := fspFixture(t)
+	fx.framework("c", "")
+	fx.size("a", JobSize{Job: "ja", APB: 8192})
+	fx.size("b", JobSize{Job: "jb", Known: true, Size: 1e9, APB: 8192})
+	fx.size("c", JobSize{Job: "jc", APB: 8192})
+	if n := len(m.st.Queue); n != 3 {
+		t.Fatalf("%d jobs in the virtual cluster, want 3", n)
+	}
+	if err := fx.a.RemoveFramework("a"); err != nil {
+		t.Fatal(err)
+	}
+	if err := fx.a.RemoveFramework("b"); err != nil {
+		t.Fatal(err)
+	}
+	fx.size("c", JobSize{Job: "jc2", APB: 8192}) // c's next job: jc leaves
+	var jobs []string
+	for _, j := range m.st.Queue {
+		jobs = append(jobs, j.Job+"="+formatMB(j.VR))
+	}
+	if got := strings.Join(jobs, " "); got != "jb=4096 jc2=4096" {
+		t.Fatalf("virtual cluster %q, want the ghost of jb and jc2 sharing 8192 MB", got)
+	}
+}
+
+func formatMB(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
+
+// TestFSPOrdering: the tiers of sorter.FSP as the allocator serves them:
+// an owed fair-queue job, then late jobs by virtual finish, then the
+// size-based queue by remaining virtual size, then the fair-queue jobs
+// that hold their share and the frameworks that declared nothing.
+func TestFSPOrdering(t *testing.T) {
+	fx := newFixture(t, Config{Sorter: sorter.FSP{}})
+	fx.agent("n1", "cpus:64;mem:65536")
+	for _, fw := range []string{"none", "fairFull", "big", "small", "late", "later", "owed"} {
+		fx.framework(fw, "")
+	}
+	start := fx.clk.Now()
+	// late and later run out virtually (at 5 s and 10 s); big and small
+	// have 1e9 and 1e8 MB s left
+	fx.size("late", JobSize{Job: "l", Known: true, Size: 5 * 1024, APB: 1024})
+	fx.size("later", JobSize{Job: "l2", Known: true, Size: 10 * 1024, APB: 1024})
+	fx.size("big", JobSize{Job: "b", Known: true, Size: 1e9, APB: 1024})
+	fx.size("small", JobSize{Job: "s", Known: true, Size: 1e8, APB: 1024})
+	fx.size("owed", JobSize{Job: "o", APB: 1024})
+	fx.size("fairFull", JobSize{Job: "f", APB: 512})
+	// fairFull already holds more than its virtual 512 MB
+	if err := fx.a.AddAgent("n2", AgentInfo{Total: resources.MustParse("cpus:4;mem:1024"), Used: map[string]resources.Resources{"fairFull": resources.MustParse("cpus:1;mem:1024")}}); err != nil {
+		t.Fatal(err)
+	}
+	fx.clk.T = start.Add(20 * time.Second)
+	fx.a.Allocate() // refresh: n1 is offered whole to the first in order
+	var order []string
+	for _, n := range fx.a.global.items {
+		order = append(order, fx.a.fws[n].id)
+	}
+	// owed got n1 (the first cycle's offer), so it now holds more than its
+	// share and sorts into the last tier, after the frameworks holding less
+	want := "late later small big none fairFull owed"
+	if got := strings.Join(order, " "); got != want {
+		t.Fatalf("order %q, want %q", got, want)
+	}
+}
+
+// fspScript drives an FSP allocator through declarations, cycles,
+// recoveries and removals at uneven times; the same script gives the
+// same state.
+func fspScript(t *testing.T, fx *fixture, steps int) {
+	t.Helper()
+	for i := 0; i < steps; i++ {
+		fw := "f" + strconv.Itoa(i)
+		fx.framework(fw, "")
+		fx.demand(fw, "cpus:1;mem:1024", 3)
+		known := i%3 != 0
+		size := float64(1+i%5) * 30000
+		fx.size(fw, JobSize{Job: "j" + fw, Known: known, Size: map[bool]float64{true: size}[known], APB: float64(1024 * (1 + i%4)), AM: 256})
+		if i%3 == 0 && i > 2 {
+			fx.size(fw, JobSize{Job: "j" + fw, Known: true, Size: size / 2, APB: 2048})
+		}
+		out := fx.cycle()
+		if i%2 == 1 {
+			fx.decline(out, 3)
+		}
+		if i%4 == 3 {
+			if err := fx.a.RemoveFramework("f" + strconv.Itoa(i-2)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		fx.clk.Advance(time.Duration(700+i*37) * time.Millisecond)
+	}
+}
+
+func fspScriptFixture(t *testing.T) *fixture {
+	fx := newFixture(t, Config{Sorter: sorter.FSP{}, Mode: Characterized})
+	fx.agent("n1", "cpus:8;mem:8192").agent("n2", "cpus:8;mem:8192")
+	return fx
+}
+
+// TestVirtualSnapshotRoundTrip: a restored virtual cluster is the one
+// snapshotted (same bytes again) and goes on exactly as the original.
+func TestVirtualSnapshotRoundTrip(t *testing.T) {
+	src := fspScriptFixture(t)
+	fspScript(t, src, 12)
+	snap, err := src.a.SnapshotPolicies()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dst := newFixture(t, Config{Sorter: sorter.FSP{}, Mode: Characterized})
+	if err := dst.a.RestorePolicies([]byte("garbage")); err == nil {
+		t.Fatal("restoring garbage succeeded")
+	}
+	if err := dst.a.RestorePolicies(snap); err != nil {
+		t.Fatal(err)
+	}
+	again, err := dst.a.SnapshotPolicies()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(again, snap) {
+		t.Fatal("snapshot of the restored virtual cluster differs from the one restored")
+	}
+	// the new leader's allocator learns agents and frameworks again; the
+	// virtual cluster goes on from where it was
+	dst.clk.T = src.clk.T
+	dst.agent("n1", "cpus:8;mem:8192").agent("n2", "cpus:8;mem:8192")
+	for _, f := range src.a.fws {
+		if f != nil {
+			dst.framework(f.id, "")
+		}
+	}
+	src.clk.Advance(40 * time.Second)
+	dst.clk.T = src.clk.T
+	src.cycle()
+	dst.cycle()
+	for _, f := range src.a.fws {
+		if f == nil {
+			continue
+		}
+		if got, want := dst.view(f.id), f.view.Virtual; got != want {
+			t.Fatalf("%s after restore: %+v, want %+v", f.id, got, want)
+		}
+	}
+	a, _ := src.a.SnapshotPolicies()
+	b, _ := dst.a.SnapshotPolicies()
+	if !bytes.Equal(a, b) {
+		t.Fatal("original and restored virtual clusters diverged")
+	}
+}
+
+// TestVirtualDeterminism: two allocators fed the same events make the
+// same offers and reach the same virtual cluster, bit for bit.
+func TestVirtualDeterminism(t *testing.T) {
+	var snaps [2][]byte
+	var offers [2][]Offer
+	for k := range snaps {
+		fx := fspScriptFixture(t)
+		fspScript(t, fx, 16)
+		offers[k] = fx.cycle()
+		var err error
+		if snaps[k], err = fx.a.SnapshotPolicies(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !bytes.Equal(snaps[0], snaps[1]) {
+		t.Fatal("same events, different virtual clusters")
+	}
+	if len(offers[0]) != len(offers[1]) {
+		t.Fatalf("same events, %d and %d offers", len(offers[0]), len(offers[1]))
+	}
+	for i := range offers[0] {
+		if offers[0][i].Framework != offers[1][i].Framework || offers[0][i].Agent != offers[1][i].Agent {
+			t.Fatalf("offer %d: %+v and %+v", i, offers[0][i], offers[1][i])
+		}
+	}
+}
+
+// TestSetJobSizeValidates: bad declarations are refused, naming what is
+// wrong; a valid one to a policy without a virtual cluster is accepted
+// and ignored.
+func TestSetJobSizeValidates(t *testing.T) {
+	fx, _ := fspFixture(t)
+	cases := []struct {
+		s    JobSize
+		want string
+	}{
+		{JobSize{Size: 1, Known: true, APB: 1}, "no name"},
+		{JobSize{Job: "j", Size: math.NaN(), APB: 1}, "size"},
+		{JobSize{Job: "j", Size: -1, APB: 1}, "size"},
+		{JobSize{Job: "j", Size: math.Inf(1), Known: true, APB: 1}, "size"},
+		{JobSize{Job: "j", Known: true, APB: 1}, "known size must be > 0"},
+		{JobSize{Job: "j", Size: 1, APB: 0}, "apb"},
+		{JobSize{Job: "j", Size: 1, APB: math.Inf(1)}, "apb"},
+		{JobSize{Job: "j", Size: 1, APB: 100, AM: 100}, "am"},
+		{JobSize{Job: "j", Size: 1, APB: 100, AM: -1}, "am"},
+	}
+	for _, c := range cases {
+		if err := fx.a.SetJobSize("a", c.s); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("SetJobSize(%+v) = %v, want an error about %q", c.s, err, c.want)
+		}
+	}
+	if err := fx.a.SetJobSize("nobody", JobSize{Job: "j", APB: 1}); err == nil {
+		t.Error("declaring a job for an unknown framework succeeded")
+	}
+	drf := newFixture(t, Config{})
+	drf.framework("a", "")
+	if err := drf.a.SetJobSize("a", JobSize{Job: "j", Known: true, Size: 5, APB: 1}); err != nil {
+		t.Errorf("drf refused a valid job size: %v", err)
+	}
+}

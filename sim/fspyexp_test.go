@@ -1,0 +1,58 @@
+package sim
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"strings"
+	"testing"
+)
+
+// TestRunFSPY: the experiment on FB-2009's first 400 jobs (two windows)
+// reports every window under every policy, groups that cover them,
+// fspy's fair slowdown over all their jobs, an R^2 and the JSON fields
+// the issue names; a second run repeats it exactly.
+func TestRunFSPY(t *testing.T) {
+	opt := FSPYOptions{Trace: "FB-2009", Path: swimTrace2009, Policies: []string{"fair", "fspy", "fsp"}}
+	rep, err := RunFSPY(opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(rep.Windows); n != 2*3 {
+		t.Fatalf("%d window runs, want 2 windows x 3 policies", n)
+	}
+	covered := 0
+	for _, g := range rep.Groups {
+		covered += g.Windows
+		if g.MeanRT["fair"] <= 0 || g.FSPYOverFair <= 0 {
+			t.Fatalf("group %+v lacks fair's or fspy's response time", g)
+		}
+	}
+	if covered != 2 || rep.FairSlowdown.Jobs != 400 {
+		t.Fatalf("groups cover %d windows and the fair slowdown %d jobs; want 2 and 400", covered, rep.FairSlowdown.Jobs)
+	}
+	if rep.Predictions == 0 || math.IsNaN(rep.R2) || rep.CommonSlowdown["fspy"].Jobs == 0 {
+		t.Fatalf("predictions %d, R^2 %v, common slowdown %v", rep.Predictions, rep.R2, rep.CommonSlowdown)
+	}
+	b, err := json.Marshal(rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{`"windows":[{"id":`, `"load":`, `"policy":`, `"mean_rt_s":`, `"p50_rt_s":`, `"groups":[{`, `"fspy_over_fair":`, `"fair_slowdown":{`, `"le_1":`, `"le_1_5":`, `"max":`, `"r2":`} {
+		if !bytes.Contains(b, []byte(f)) {
+			t.Errorf("JSON lacks %s", f)
+		}
+	}
+	again, err := RunFSPY(opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b2, _ := json.Marshal(again)
+	if !bytes.Equal(b, b2) {
+		t.Fatal("two runs of the experiment differ")
+	}
+	var tab strings.Builder
+	if err := WriteFSPYTable(&tab, rep, opt.Policies); err != nil || !strings.Contains(tab.String(), "0.970") {
+		t.Fatalf("table %q (%v) does not set R^2 beside the paper's", tab.String(), err)
+	}
+}
