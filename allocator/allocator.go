@@ -76,6 +76,10 @@ type Config struct {
 	// Trace, if set, is called for every placement: one task's worth in
 	// characterized mode, one agent's resources in oblivious mode.
 	Trace func(Placement)
+	// Reclaim turns on inverse offers (reclaim.go): a framework above its
+	// fair share while others starve is asked to give resources back.
+	// Off by default, so offers and everything else stay as they were.
+	Reclaim bool
 
 	// bruteForce turns off the fast paths (joint selection per shape,
 	// per-capacity-class orders) and scores every pair; tests compare.
