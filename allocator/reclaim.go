@@ -115,8 +115,7 @@ func (a *Allocator) roomFor(f *framework, ag *agent) bool {
 // reclaim decides this cycle's inverse offers (Config.Reclaim): for each
 // starving framework, lowest share first, one inverse offer to a framework
 // above the fair level, highest share first, for the least it can give on
-// one agent that makes room there: one task's worth less what the agent
-// has free (a demand), or its whole holding on the agent (no demand). A
+// one agent that makes room there (see giveBack). A
 // holder is asked only if, after giving, it still holds at least the
 // share the starving framework reaches with the room (so a transfer never
 // turns the richer into the poorer, and two frameworks cannot ask each
@@ -194,7 +193,7 @@ func (a *Allocator) reclaimFor(f *framework, s Starving, level float64, asked ma
 			if ag == nil || asked[[2]int32{h.idx, ag.idx}] {
 				continue
 			}
-			r, ok := a.giveBack(f, h, ag)
+			r, ok := a.giveBack(f, h, ag, level, given[h.idx])
 			if !ok || a.shareAfter(h, given[h.idx].Add(r)) < a.shareWith(f, r) {
 				continue
 			}
@@ -229,8 +228,13 @@ func (a *Allocator) sizeOf(r resources.Vector) float64 {
 }
 
 // giveBack is what h would give back on ag to make room there for f, and
-// whether that works at all (h holds enough, f has not filtered ag).
-func (a *Allocator) giveBack(f, h *framework, ag *agent) (resources.Vector, bool) {
+// whether that works at all (h holds enough, f has not filtered ag). For a
+// framework with a declared demand that is one task's worth less what ag
+// has free. One without a demand wants "anything", and handing it a
+// holder's whole agent would only swap who starves: the holder gives back
+// the part of its holding on ag by which it exceeds the fair level
+// (holding x (share - fair) / share), rounded down.
+func (a *Allocator) giveBack(f, h *framework, ag *agent, level float64, less resources.Vector) (resources.Vector, bool) {
 	var held resources.Vector
 	for i := range ag.holds {
 		if ag.holds[i].fw == h.idx {
@@ -241,7 +245,16 @@ func (a *Allocator) giveBack(f, h *framework, ag *agent) (resources.Vector, bool
 		return held, false
 	}
 	if !f.hasDemand {
-		return held, !a.blocked(f, ag, resources.Resources{Scalars: held.Add(ag.avail.Scalars)})
+		share := a.shareAfter(h, less)
+		if share <= level {
+			return held, false
+		}
+		var r resources.Vector
+		for k := range held {
+			r[k] = resources.Quantity(float64(held[k]) * (share - level) / share)
+		}
+		return r, !isZero(r) && a.allocatable(resources.Resources{Scalars: r.Add(ag.avail.Scalars)}) &&
+			!a.blocked(f, ag, resources.Resources{Scalars: r.Add(ag.avail.Scalars)})
 	}
 	short := f.task.Sub(ag.avail.Scalars)
 	if isZero(short) || !held.Contains(short) || a.blocked(f, ag, resources.Resources{Scalars: f.task}) {

@@ -117,14 +117,14 @@ func TestReclaim(t *testing.T) {
 				fx.demand("f2", task, 1)
 			},
 			starving: []string{"f2"}, inverse: []string{"f1@a2 cpus:1;mem:1024"}},
-		{name: "oblivious: the holder of a whole agent gives it all back",
+		{name: "oblivious: the holder gives back its excess over fair, on its smallest holding",
 			cfg: Config{Reclaim: true},
 			setup: func(fx *fixture) {
 				fx.agent("a1", "cpus:4;mem:4096").agent("a2", "cpus:8;mem:8192").framework("f1", "")
 				fx.cycle()
 				fx.framework("f2", "")
 			},
-			starving: []string{"f2"}, inverse: []string{"f1@a1 cpus:4;mem:4096"}},
+			starving: []string{"f2"}, inverse: []string{"f1@a1 cpus:2;mem:2048"}},
 		{name: "TSF's shares decide too",
 			cfg: Config{Mode: Characterized, Reclaim: true, Sorter: sorter.TSF{}},
 			setup: func(fx *fixture) {

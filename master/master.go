@@ -66,6 +66,9 @@ type Config struct {
 	Flags map[string]string
 	// Clock is the master's and the allocator's time; nil: the wall clock.
 	Clock Clock
+	// Reclaim turns on inverse offers (allocator.Config.Reclaim and
+	// inverse.go); off, nothing is ever asked back.
+	Reclaim bool
 }
 
 // Master is one running master. Create it with New, then Start.
@@ -106,6 +109,7 @@ type Master struct {
 	opSubs            map[*api.Stream]bool
 	usage             map[string]*api.Usage
 	weights           map[string]float64
+	inverse           inverseTable // inverse.go
 
 	kick chan struct{}
 	stop chan struct{}
@@ -152,6 +156,7 @@ func New(cfg Config) (*Master, error) {
 		AllocationInterval: cfg.AllocationInterval,
 		Seed:               binary.LittleEndian.Uint64(seed),
 		Clock:              cfg.Clock,
+		Reclaim:            cfg.Reclaim,
 	}
 	alloc, err := newAllocator(allocCfg, cfg.Weights)
 	if err != nil {
