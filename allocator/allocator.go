@@ -85,6 +85,11 @@ type Config struct {
 	// zero value means DefaultGangParams, the paper's.
 	Gang *GangParams
 
+	// Reclaim turns on inverse offers (reclaim.go): a framework above its
+	// fair share while others starve is asked to give resources back.
+	// Off by default, so offers and everything else stay as they were.
+	Reclaim bool
+
 	// bruteForce turns off the fast paths (joint selection per shape,
 	// per-capacity-class orders) and scores every pair; tests compare.
 	bruteForce bool

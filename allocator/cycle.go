@@ -27,7 +27,11 @@ func (a *Allocator) Allocate() Decisions {
 			a.tell(event{kind: evOffered, framework: o.Framework, agent: o.Agent, res: o.Resources, tasks: o.Tasks})
 		}
 	}
-	return Decisions{Offers: a.out}
+	d := Decisions{Offers: a.out}
+	if a.cfg.Reclaim {
+		d.InverseOffers = a.reclaim()
+	}
+	return d
 }
 
 // pruneFilters drops expired filters; a sweep per cycle keeps every

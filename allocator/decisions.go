@@ -7,9 +7,9 @@ type Decisions struct {
 	// Offers are resources offered to frameworks, in the order they were
 	// decided.
 	Offers []Offer
-	// InverseOffers ask frameworks to give resources back. Nothing
-	// produces them yet: iSpark's reclaim path (reclaim.go, to come) will
-	// derive them from the criterion's shares when frameworks starve.
+	// InverseOffers ask frameworks to give resources back: with
+	// Config.Reclaim, reclaim.go derives them from the criterion's shares
+	// when frameworks starve; nil otherwise.
 	InverseOffers []InverseOffer
 }
 

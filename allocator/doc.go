@@ -79,7 +79,9 @@
 // # Decisions and policy models
 //
 // Allocate returns Decisions: offers, and inverse offers (give-back
-// requests), which nothing produces yet; iSpark's reclaim.go will.
+// requests), which reclaim.go decides when Config.Reclaim is set: a
+// framework above its fair share is asked to give back room for one that
+// starves. Pressure reports the starving frameworks either way.
 // Stateful policies (FSP's virtual cluster, Prophet's timelines, the
 // bandit's preferences) keep their state in models the allocator owns
 // (model.go): they observe every change, stamped with the allocator's

@@ -78,6 +78,7 @@ func (m *Master) becomeFollower() {
 // empty allocator. Timers that already fired find different objects in the
 // maps and do nothing. Caller holds m.mu.
 func (m *Master) resetLiveLocked(why string) error {
+	m.inverse = inverseTable{}
 	for _, fw := range m.frameworks {
 		if fw.failoverTimer != nil {
 			fw.failoverTimer.Stop()

@@ -68,6 +68,9 @@ type Config struct {
 	Flags map[string]string
 	// Clock is the master's and the allocator's time; nil: the wall clock.
 	Clock Clock
+	// Reclaim turns on inverse offers (allocator.Config.Reclaim and
+	// inverse.go); off, nothing is ever asked back.
+	Reclaim bool
 }
 
 // Master is one running master. Create it with New, then Start.
@@ -109,6 +112,7 @@ type Master struct {
 	usage             map[string]*api.Usage
 	usageRates        map[string]api.UsageRates // from the last two usage reports (signals.go)
 	weights           map[string]float64
+	inverse           inverseTable // inverse.go
 
 	kick chan struct{}
 	stop chan struct{}
@@ -156,6 +160,7 @@ func New(cfg Config) (*Master, error) {
 		Seed:               binary.LittleEndian.Uint64(seed),
 		Clock:              cfg.Clock,
 		Bandit:             cfg.Bandit,
+		Reclaim:            cfg.Reclaim,
 	}
 	alloc, err := newAllocator(allocCfg, cfg.Weights)
 	if err != nil {

@@ -59,9 +59,9 @@ func (m *Master) allocate() {
 // agent that is not connected goes straight back to the allocator. Caller
 // holds m.mu.
 func (m *Master) allocateLocked() {
-	decisions := m.alloc.Allocate().Offers
+	decided := m.alloc.Allocate()
 	byFw := map[string][]mesos.Offer{}
-	for _, d := range decisions {
+	for _, d := range decided.Offers {
 		if mo, ok := m.makeOfferLocked(d); ok {
 			byFw[d.Framework] = append(byFw[d.Framework], mo)
 		}
@@ -69,6 +69,7 @@ func (m *Master) allocateLocked() {
 	for fwID, offers := range byFw {
 		m.sendFrameworkLocked(m.frameworks[fwID], &schedEvent{Type: evOffers, Offers: &schedOffers{Offers: offers}})
 	}
+	m.sendInverseOffersLocked(decided.InverseOffers)
 }
 
 // makeOfferLocked records decision d in the offer table, with its timeout,

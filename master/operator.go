@@ -25,6 +25,8 @@ func (m *Master) Handler() http.Handler {
 	mux.HandleFunc("/state", m.leaderOnly(m.handleState))
 	mux.HandleFunc("/master/state", m.leaderOnly(m.handleState))
 	mux.HandleFunc("/state.json", m.leaderOnly(m.handleState))
+	mux.HandleFunc("/pressure", m.leaderOnly(m.handlePressure))
+	mux.HandleFunc("/master/pressure", m.leaderOnly(m.handlePressure))
 	mux.HandleFunc("/redirect", m.handleRedirect)
 	mux.HandleFunc("/master/redirect", m.handleRedirect)
 	m.raftRoutes(mux)
@@ -347,6 +349,9 @@ func (m *Master) handleState(w http.ResponseWriter, r *http.Request) {
 	agents := m.stateAgentsLocked()
 	doc["frameworks"], doc["slaves"] = m.stateFrameworksLocked(), agents
 	doc["activated_slaves"] = len(agents)
+	if m.allocCfg.Reclaim {
+		doc["pressure"] = m.pressureLocked()
+	}
 	m.mu.Unlock()
 	w.Header().Set("Content-Type", "application/json")
 	enc := json.NewEncoder(w)

@@ -180,9 +180,10 @@ func (m *Master) schedulerCallLocked(fw *framework, call *scheduler.Call) error 
 		return m.requestLocked(fw, call.Request)
 	case scheduler.Call_UPDATE_FRAMEWORK:
 		return m.updateFrameworkLocked(fw, call.UpdateFramework)
-	case scheduler.Call_ACCEPT_INVERSE_OFFERS, scheduler.Call_DECLINE_INVERSE_OFFERS,
-		scheduler.Call_ACKNOWLEDGE_OPERATION_STATUS, scheduler.Call_RECONCILE_OPERATIONS:
-		// No inverse offers or operation feedback yet: nothing to do.
+	case scheduler.Call_ACCEPT_INVERSE_OFFERS, scheduler.Call_DECLINE_INVERSE_OFFERS:
+		return m.inverseAnswerLocked(fw, call)
+	case scheduler.Call_ACKNOWLEDGE_OPERATION_STATUS, scheduler.Call_RECONCILE_OPERATIONS:
+		// No operation feedback yet: nothing to do.
 	default:
 		return api.Errorf(http.StatusBadRequest, "call type %s is not supported", call.Type)
 	}

@@ -13,6 +13,9 @@
 // IdleBacklog is the driver's rule since dynamic allocation existed (Spark's):
 // add executors, doubling the step, while a task backlog outlasts a timeout;
 // release executors idle for a timeout that hold no cached data. iSpark's
-// utilisation-driven scale-down will be another Policy, and the first to fill
-// Moves.
+// utilisation-driven scale-down is ISpark (ispark.go; its packing and
+// cache handoff in ispark_pack.go), the first policy to fill Moves: it
+// reads the executors' utilisation, U_max and cache maps and whether other
+// applications wait in the cluster, and says which executors give, which
+// receive, and which partitions move before a giver is released.
 package elastic

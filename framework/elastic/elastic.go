@@ -22,6 +22,28 @@ type Executor struct {
 	// partitions and shuffle outputs); CachedPartitions how many cached
 	// partitions the driver would read from it.
 	CachedBlocks, CachedPartitions int
+
+	// What iSpark decides on (zero for a policy that does not read them).
+	// MemMB is the executor's reserved memory; CPUUtil and MemUtil are CPU
+	// and memory used over reserved in the last monitoring epoch; UMax is
+	// the highest utilisation (by the policy's factor) seen in earlier
+	// iterations, 0 while there is no history.
+	MemMB            int
+	CPUUtil, MemUtil float64
+	UMax             float64
+	// Cache is what the executor holds in its block manager, and
+	// CacheBytes the room it has for cached partitions (0: no limit known).
+	Cache      []CachedPartition
+	CacheBytes int64
+}
+
+// CachedPartition is a cached partition as the driver's DAG sees it.
+type CachedPartition struct {
+	Partition
+	Bytes int64
+	// VIP: a stage not yet finished reads it. Done: every stage known to
+	// read it has finished (evict these first).
+	VIP, Done bool
 }
 
 // Pool is the snapshot a policy decides on.
@@ -30,6 +52,10 @@ type Pool struct {
 	Pending   int // tasks waiting for a free slot
 	Target    int // executors currently asked for
 	Backlog   Backlog
+	// OthersWaiting: the cluster has frameworks that want resources they
+	// cannot get (the master's inverse offers or pressure say so). Only
+	// iSpark reads it.
+	OthersWaiting bool
 }
 
 // Backlog is IdleBacklog's memory between decisions. The zero value means
@@ -37,12 +63,23 @@ type Pool struct {
 type Backlog struct {
 	Since time.Time // when the current backlog started (or last scaled up)
 	Step  int       // executors the next scale-up adds (0 means 1)
+	// Ceiling, when positive, caps the backlog rule's target: iSpark sets it
+	// when it shrinks the pool so that the backlog its shrinking creates
+	// does not grow the pool straight back. 0: no cap.
+	Ceiling int
 }
 
 // Release asks to stop one executor.
 type Release struct {
 	Executor string
 	Reason   string
+	// Receiver, for a scale-down that packs load (iSpark), is the
+	// executor that takes over the released one's work.
+	Receiver string
+	// Dropped are cached partitions of the executor that no other
+	// executor has room for: lost with it, recomputed from lineage if a
+	// later stage reads them. Never a partition an unfinished stage reads.
+	Dropped []Partition
 }
 
 // Move asks to hand cached partitions from one executor to another before
@@ -50,6 +87,9 @@ type Release struct {
 type Move struct {
 	From, To   string
 	Partitions []Partition
+	// Evict are partitions To drops (spills) first to make room: those
+	// whose reading stages are all done.
+	Evict []Partition
 }
 
 // Partition names a cached partition: a dataset node and a partition index.
