@@ -25,6 +25,7 @@ func init() {
 }
 
 type masterFlags struct {
+	reclaim                                                     bool
 	listen, workDir, sorter, selection, mode, weights, logLevel string
 	allocInterval, offerTimeout, heartbeat, pingTimeout         time.Duration
 	raftAddr, raftBind, peers, advertise                        string
@@ -69,7 +70,7 @@ func (f banditFlags) config() (allocator.BanditConfig, error) {
 func addMasterFlags(fs *flag.FlagSet, f *masterFlags) {
 	fs.StringVar(&f.listen, "listen", ":5050", "`host:port` for the scheduler API (/api/v1/scheduler), operator API (/api/v1), /state, /health and /metrics")
 	fs.StringVar(&f.workDir, "work-dir", "", "`dir`ectory for the registry's raft log and snapshots (required; keep it to keep the registry across restarts)")
-	fs.StringVar(&f.sorter, "sorter", "drf", "framework selection criterion: drf, tsf, psdsf, rpsdsf, fifo, capacity, tetris, random, prophet, tetris-peak, ...")
+	fs.StringVar(&f.sorter, "sorter", "drf", "framework selection criterion: drf, tsf, psdsf, rpsdsf, fifo, capacity, tetris, random, prophet, tetris-peak,\nfspy, fsp (size-based, FrameworkInfo sizes not wired yet), bandit (co-location; --mode characterized)")
 	fs.StringVar(&f.selection, "agent-selection", "rrr", "agent selection: rrr (randomized round robin), bestfit or joint")
 	fs.StringVar(&f.mode, "mode", "oblivious", "oblivious (offer whole agents) or characterized (frameworks declare per-task demands with REQUEST)")
 	fs.DurationVar(&f.allocInterval, "allocation-interval", time.Second, "time between batch allocation cycles (events also trigger one)")
@@ -90,6 +91,7 @@ func addMasterFlags(fs *flag.FlagSet, f *masterFlags) {
 	fs.Uint64Var(&f.snapThreshold, "raft-snapshot-threshold", 8192, "snapshot the registry after this many new raft log `entries`")
 	fs.Uint64Var(&f.trailingLogs, "raft-trailing-logs", 10240, "raft log `entries` kept after a snapshot; a master further behind catches up from the snapshot")
 	addBanditFlags(fs, &f.bandit)
+	fs.BoolVar(&f.reclaim, "reclaim", false, "send inverse offers (Mesos INVERSE_OFFERS): a framework above its fair share while others starve is\nasked to give resources back on an agent; /pressure shows who starves (off: nothing is asked back)")
 	fs.DurationVar(&f.reregister, "agent-reregister-timeout", 0, "after a master is elected (or restarts), agents in the registry have this long to re-register\nbefore their tasks are declared lost (0: --agent-ping-timeout)")
 }
 
@@ -191,7 +193,7 @@ func (f *masterFlags) config(fs *flag.FlagSet, log zerolog.Logger) (master.Confi
 		AgentPingTimeout: f.pingTimeout, Weights: w, Log: log, Flags: flags,
 		RaftAddr: f.raftAddr, RaftBind: f.raftBind, Peers: peers, Advertise: f.advertise, RaftMultiplier: f.raftMultiplier,
 		AgentReregisterTimeout: f.reregister, RaftSnapshotThreshold: f.snapThreshold, RaftTrailingLogs: f.trailingLogs,
-		Bandit: bandit}, nil
+		Bandit: bandit, Reclaim: f.reclaim}, nil
 }
 
 func runMaster(args []string, stdout, stderr io.Writer) error {
