@@ -262,3 +262,25 @@ func cutBytes(b []byte) (p, rest []byte, ok bool) {
 	}
 	return b[k : k+int(n) : k+int(n)], b[k+int(n):], true
 }
+
+// PolicyState is one model's record in a policy snapshot: its name and
+// its state in the model's own encoding (JSON for today's models).
+type PolicyState struct {
+	Name string
+	Data []byte
+}
+
+// SplitPolicies returns the models' records in a SnapshotPolicies
+// snapshot, in order, for display (the operator's policy show); it
+// restores nothing.
+func SplitPolicies(snap []byte) ([]PolicyState, error) {
+	records, err := parsePolicies(snap)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]PolicyState, len(records))
+	for i, r := range records {
+		out[i] = PolicyState{Name: r.name, Data: r.data}
+	}
+	return out, nil
+}

@@ -47,6 +47,8 @@ const (
 	// BATCH applies the commands in Command.batch in order, as one log entry
 	// (group commit: one fsync for many changes).
 	CommandType_BATCH CommandType = 8
+	// POLICY_SET replaces the leader's policy-model state (Command.policy).
+	CommandType_POLICY_SET CommandType = 9
 )
 
 // Enum value maps for CommandType.
@@ -61,6 +63,7 @@ var (
 		6: "TASK_REMOVE",
 		7: "CONFIG_SET",
 		8: "BATCH",
+		9: "POLICY_SET",
 	}
 	CommandType_value = map[string]int32{
 		"COMMAND_UNKNOWN":  0,
@@ -72,6 +75,7 @@ var (
 		"TASK_REMOVE":      6,
 		"CONFIG_SET":       7,
 		"BATCH":            8,
+		"POLICY_SET":       9,
 	}
 )
 
@@ -252,8 +256,9 @@ type Command struct {
 	Config    *ConfigRecord          `protobuf:"bytes,5,opt,name=config,proto3" json:"config,omitempty"`
 	// id of the record to remove (AGENT_REMOVE, FRAMEWORK_REMOVE, TASK_REMOVE;
 	// tasks are keyed "framework/task").
-	Id            string     `protobuf:"bytes,6,opt,name=id,proto3" json:"id,omitempty"`
-	Batch         []*Command `protobuf:"bytes,7,rep,name=batch,proto3" json:"batch,omitempty"`
+	Id            string        `protobuf:"bytes,6,opt,name=id,proto3" json:"id,omitempty"`
+	Batch         []*Command    `protobuf:"bytes,7,rep,name=batch,proto3" json:"batch,omitempty"`
+	Policy        *PolicyRecord `protobuf:"bytes,8,opt,name=policy,proto3" json:"policy,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -333,6 +338,13 @@ func (x *Command) GetId() string {
 func (x *Command) GetBatch() []*Command {
 	if x != nil {
 		return x.Batch
+	}
+	return nil
+}
+
+func (x *Command) GetPolicy() *PolicyRecord {
+	if x != nil {
+		return x.Policy
 	}
 	return nil
 }
@@ -668,6 +680,73 @@ func (x *ConfigRecord) GetSorter() string {
 	return ""
 }
 
+// PolicyRecord is the state of the allocator's stateful policy models
+// (FSP's virtual cluster, Prophet's timelines, the co-location bandit's
+// preferences), as Allocator.SnapshotPolicies returns it; a new leader
+// gives it to RestorePolicies. The registry holds at most one.
+type PolicyRecord struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// sorter is the policy the state belongs to (--sorter), so a leader run
+	// with another policy knows why it cannot restore it.
+	Sorter string `protobuf:"bytes,1,opt,name=sorter,proto3" json:"sorter,omitempty"`
+	// state is Allocator.SnapshotPolicies' opaque bytes.
+	State           []byte `protobuf:"bytes,2,opt,name=state,proto3" json:"state,omitempty"`
+	UpdatedUnixNano int64  `protobuf:"varint,3,opt,name=updated_unix_nano,json=updatedUnixNano,proto3" json:"updated_unix_nano,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *PolicyRecord) Reset() {
+	*x = PolicyRecord{}
+	mi := &file_allot_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PolicyRecord) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PolicyRecord) ProtoMessage() {}
+
+func (x *PolicyRecord) ProtoReflect() protoreflect.Message {
+	mi := &file_allot_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PolicyRecord.ProtoReflect.Descriptor instead.
+func (*PolicyRecord) Descriptor() ([]byte, []int) {
+	return file_allot_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *PolicyRecord) GetSorter() string {
+	if x != nil {
+		return x.Sorter
+	}
+	return ""
+}
+
+func (x *PolicyRecord) GetState() []byte {
+	if x != nil {
+		return x.State
+	}
+	return nil
+}
+
+func (x *PolicyRecord) GetUpdatedUnixNano() int64 {
+	if x != nil {
+		return x.UpdatedUnixNano
+	}
+	return 0
+}
+
 // SnapshotRecord is one record of a registry snapshot; a snapshot is a
 // stream of them, each framed as RecordIO ("<len>\n<bytes>").
 type SnapshotRecord struct {
@@ -678,6 +757,7 @@ type SnapshotRecord struct {
 	//	*SnapshotRecord_Framework
 	//	*SnapshotRecord_Task
 	//	*SnapshotRecord_Config
+	//	*SnapshotRecord_Policy
 	Record        isSnapshotRecord_Record `protobuf_oneof:"record"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -685,7 +765,7 @@ type SnapshotRecord struct {
 
 func (x *SnapshotRecord) Reset() {
 	*x = SnapshotRecord{}
-	mi := &file_allot_proto_msgTypes[5]
+	mi := &file_allot_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -697,7 +777,7 @@ func (x *SnapshotRecord) String() string {
 func (*SnapshotRecord) ProtoMessage() {}
 
 func (x *SnapshotRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_allot_proto_msgTypes[5]
+	mi := &file_allot_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -710,7 +790,7 @@ func (x *SnapshotRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SnapshotRecord.ProtoReflect.Descriptor instead.
 func (*SnapshotRecord) Descriptor() ([]byte, []int) {
-	return file_allot_proto_rawDescGZIP(), []int{5}
+	return file_allot_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *SnapshotRecord) GetRecord() isSnapshotRecord_Record {
@@ -756,6 +836,15 @@ func (x *SnapshotRecord) GetConfig() *ConfigRecord {
 	return nil
 }
 
+func (x *SnapshotRecord) GetPolicy() *PolicyRecord {
+	if x != nil {
+		if x, ok := x.Record.(*SnapshotRecord_Policy); ok {
+			return x.Policy
+		}
+	}
+	return nil
+}
+
 type isSnapshotRecord_Record interface {
 	isSnapshotRecord_Record()
 }
@@ -776,6 +865,10 @@ type SnapshotRecord_Config struct {
 	Config *ConfigRecord `protobuf:"bytes,4,opt,name=config,proto3,oneof"`
 }
 
+type SnapshotRecord_Policy struct {
+	Policy *PolicyRecord `protobuf:"bytes,5,opt,name=policy,proto3,oneof"`
+}
+
 func (*SnapshotRecord_Agent) isSnapshotRecord_Record() {}
 
 func (*SnapshotRecord_Framework) isSnapshotRecord_Record() {}
@@ -783,6 +876,8 @@ func (*SnapshotRecord_Framework) isSnapshotRecord_Record() {}
 func (*SnapshotRecord_Task) isSnapshotRecord_Record() {}
 
 func (*SnapshotRecord_Config) isSnapshotRecord_Record() {}
+
+func (*SnapshotRecord_Policy) isSnapshotRecord_Record() {}
 
 type AgentCall struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
@@ -809,7 +904,7 @@ type AgentCall struct {
 
 func (x *AgentCall) Reset() {
 	*x = AgentCall{}
-	mi := &file_allot_proto_msgTypes[6]
+	mi := &file_allot_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -821,7 +916,7 @@ func (x *AgentCall) String() string {
 func (*AgentCall) ProtoMessage() {}
 
 func (x *AgentCall) ProtoReflect() protoreflect.Message {
-	mi := &file_allot_proto_msgTypes[6]
+	mi := &file_allot_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -834,7 +929,7 @@ func (x *AgentCall) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentCall.ProtoReflect.Descriptor instead.
 func (*AgentCall) Descriptor() ([]byte, []int) {
-	return file_allot_proto_rawDescGZIP(), []int{6}
+	return file_allot_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *AgentCall) GetType() AgentCallType {
@@ -954,7 +1049,7 @@ type Usage struct {
 
 func (x *Usage) Reset() {
 	*x = Usage{}
-	mi := &file_allot_proto_msgTypes[7]
+	mi := &file_allot_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -966,7 +1061,7 @@ func (x *Usage) String() string {
 func (*Usage) ProtoMessage() {}
 
 func (x *Usage) ProtoReflect() protoreflect.Message {
-	mi := &file_allot_proto_msgTypes[7]
+	mi := &file_allot_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -979,7 +1074,7 @@ func (x *Usage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Usage.ProtoReflect.Descriptor instead.
 func (*Usage) Descriptor() ([]byte, []int) {
-	return file_allot_proto_rawDescGZIP(), []int{7}
+	return file_allot_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *Usage) GetCpusUserSeconds() float64 {
@@ -1122,7 +1217,7 @@ type ExecutorUsage struct {
 
 func (x *ExecutorUsage) Reset() {
 	*x = ExecutorUsage{}
-	mi := &file_allot_proto_msgTypes[8]
+	mi := &file_allot_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1134,7 +1229,7 @@ func (x *ExecutorUsage) String() string {
 func (*ExecutorUsage) ProtoMessage() {}
 
 func (x *ExecutorUsage) ProtoReflect() protoreflect.Message {
-	mi := &file_allot_proto_msgTypes[8]
+	mi := &file_allot_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1147,7 +1242,7 @@ func (x *ExecutorUsage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecutorUsage.ProtoReflect.Descriptor instead.
 func (*ExecutorUsage) Descriptor() ([]byte, []int) {
-	return file_allot_proto_rawDescGZIP(), []int{8}
+	return file_allot_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *ExecutorUsage) GetFrameworkId() string {
@@ -1252,7 +1347,7 @@ type AgentEvent struct {
 
 func (x *AgentEvent) Reset() {
 	*x = AgentEvent{}
-	mi := &file_allot_proto_msgTypes[9]
+	mi := &file_allot_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1264,7 +1359,7 @@ func (x *AgentEvent) String() string {
 func (*AgentEvent) ProtoMessage() {}
 
 func (x *AgentEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_allot_proto_msgTypes[9]
+	mi := &file_allot_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1277,7 +1372,7 @@ func (x *AgentEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentEvent.ProtoReflect.Descriptor instead.
 func (*AgentEvent) Descriptor() ([]byte, []int) {
-	return file_allot_proto_rawDescGZIP(), []int{9}
+	return file_allot_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *AgentEvent) GetType() AgentEventType {
@@ -1388,7 +1483,7 @@ type AppDemand struct {
 
 func (x *AppDemand) Reset() {
 	*x = AppDemand{}
-	mi := &file_allot_proto_msgTypes[10]
+	mi := &file_allot_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1400,7 +1495,7 @@ func (x *AppDemand) String() string {
 func (*AppDemand) ProtoMessage() {}
 
 func (x *AppDemand) ProtoReflect() protoreflect.Message {
-	mi := &file_allot_proto_msgTypes[10]
+	mi := &file_allot_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1413,7 +1508,7 @@ func (x *AppDemand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppDemand.ProtoReflect.Descriptor instead.
 func (*AppDemand) Descriptor() ([]byte, []int) {
-	return file_allot_proto_rawDescGZIP(), []int{10}
+	return file_allot_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *AppDemand) GetExecutors() int32 {
@@ -1461,7 +1556,7 @@ type ProfileStage struct {
 
 func (x *ProfileStage) Reset() {
 	*x = ProfileStage{}
-	mi := &file_allot_proto_msgTypes[11]
+	mi := &file_allot_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1473,7 +1568,7 @@ func (x *ProfileStage) String() string {
 func (*ProfileStage) ProtoMessage() {}
 
 func (x *ProfileStage) ProtoReflect() protoreflect.Message {
-	mi := &file_allot_proto_msgTypes[11]
+	mi := &file_allot_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1486,7 +1581,7 @@ func (x *ProfileStage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProfileStage.ProtoReflect.Descriptor instead.
 func (*ProfileStage) Descriptor() ([]byte, []int) {
-	return file_allot_proto_rawDescGZIP(), []int{11}
+	return file_allot_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *ProfileStage) GetStartNanos() int64 {
@@ -1521,7 +1616,7 @@ var File_allot_proto protoreflect.FileDescriptor
 
 const file_allot_proto_rawDesc = "" +
 	"\n" +
-	"\vallot.proto\x12\ballot.v1\"\xad\x02\n" +
+	"\vallot.proto\x12\ballot.v1\"\xdd\x02\n" +
 	"\aCommand\x12)\n" +
 	"\x04type\x18\x01 \x01(\x0e2\x15.allot.v1.CommandTypeR\x04type\x12+\n" +
 	"\x05agent\x18\x02 \x01(\v2\x15.allot.v1.AgentRecordR\x05agent\x127\n" +
@@ -1529,7 +1624,8 @@ const file_allot_proto_rawDesc = "" +
 	"\x04task\x18\x04 \x01(\v2\x14.allot.v1.TaskRecordR\x04task\x12.\n" +
 	"\x06config\x18\x05 \x01(\v2\x16.allot.v1.ConfigRecordR\x06config\x12\x0e\n" +
 	"\x02id\x18\x06 \x01(\tR\x02id\x12'\n" +
-	"\x05batch\x18\a \x03(\v2\x11.allot.v1.CommandR\x05batch\"\xa9\x02\n" +
+	"\x05batch\x18\a \x03(\v2\x11.allot.v1.CommandR\x05batch\x12.\n" +
+	"\x06policy\x18\b \x01(\v2\x16.allot.v1.PolicyRecordR\x06policy\"\xa9\x02\n" +
 	"\vAgentRecord\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1a\n" +
 	"\bhostname\x18\x02 \x01(\tR\bhostname\x12\x18\n" +
@@ -1568,12 +1664,17 @@ const file_allot_proto_rawDesc = "" +
 	"\x06sorter\x18\x02 \x01(\tR\x06sorter\x1a:\n" +
 	"\fWeightsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\"\xe2\x01\n" +
+	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\"h\n" +
+	"\fPolicyRecord\x12\x16\n" +
+	"\x06sorter\x18\x01 \x01(\tR\x06sorter\x12\x14\n" +
+	"\x05state\x18\x02 \x01(\fR\x05state\x12*\n" +
+	"\x11updated_unix_nano\x18\x03 \x01(\x03R\x0fupdatedUnixNano\"\x94\x02\n" +
 	"\x0eSnapshotRecord\x12-\n" +
 	"\x05agent\x18\x01 \x01(\v2\x15.allot.v1.AgentRecordH\x00R\x05agent\x129\n" +
 	"\tframework\x18\x02 \x01(\v2\x19.allot.v1.FrameworkRecordH\x00R\tframework\x12*\n" +
 	"\x04task\x18\x03 \x01(\v2\x14.allot.v1.TaskRecordH\x00R\x04task\x120\n" +
-	"\x06config\x18\x04 \x01(\v2\x16.allot.v1.ConfigRecordH\x00R\x06configB\b\n" +
+	"\x06config\x18\x04 \x01(\v2\x16.allot.v1.ConfigRecordH\x00R\x06config\x120\n" +
+	"\x06policy\x18\x05 \x01(\v2\x16.allot.v1.PolicyRecordH\x00R\x06policyB\b\n" +
 	"\x06record\"\x8f\x03\n" +
 	"\tAgentCall\x12+\n" +
 	"\x04type\x18\x01 \x01(\x0e2\x17.allot.v1.AgentCallTypeR\x04type\x12\x19\n" +
@@ -1654,7 +1755,7 @@ const file_allot_proto_rawDesc = "" +
 	"startNanos\x12\x1b\n" +
 	"\tend_nanos\x18\x02 \x01(\x03R\bendNanos\x12\x17\n" +
 	"\adisk_bw\x18\x03 \x01(\x01R\x06diskBw\x12\x15\n" +
-	"\x06net_bw\x18\x04 \x01(\x01R\x05netBw*\xaf\x01\n" +
+	"\x06net_bw\x18\x04 \x01(\x01R\x05netBw*\xbf\x01\n" +
 	"\vCommandType\x12\x13\n" +
 	"\x0fCOMMAND_UNKNOWN\x10\x00\x12\x10\n" +
 	"\fAGENT_UPSERT\x10\x01\x12\x10\n" +
@@ -1665,7 +1766,9 @@ const file_allot_proto_rawDesc = "" +
 	"\vTASK_REMOVE\x10\x06\x12\x0e\n" +
 	"\n" +
 	"CONFIG_SET\x10\a\x12\t\n" +
-	"\x05BATCH\x10\b*\x8f\x01\n" +
+	"\x05BATCH\x10\b\x12\x0e\n" +
+	"\n" +
+	"POLICY_SET\x10\t*\x8f\x01\n" +
 	"\rAgentCallType\x12\x16\n" +
 	"\x12AGENT_CALL_UNKNOWN\x10\x00\x12\f\n" +
 	"\bREGISTER\x10\x01\x12\x11\n" +
@@ -1699,7 +1802,7 @@ func file_allot_proto_rawDescGZIP() []byte {
 }
 
 var file_allot_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_allot_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
+var file_allot_proto_msgTypes = make([]protoimpl.MessageInfo, 15)
 var file_allot_proto_goTypes = []any{
 	(CommandType)(0),        // 0: allot.v1.CommandType
 	(AgentCallType)(0),      // 1: allot.v1.AgentCallType
@@ -1709,15 +1812,16 @@ var file_allot_proto_goTypes = []any{
 	(*FrameworkRecord)(nil), // 5: allot.v1.FrameworkRecord
 	(*TaskRecord)(nil),      // 6: allot.v1.TaskRecord
 	(*ConfigRecord)(nil),    // 7: allot.v1.ConfigRecord
-	(*SnapshotRecord)(nil),  // 8: allot.v1.SnapshotRecord
-	(*AgentCall)(nil),       // 9: allot.v1.AgentCall
-	(*Usage)(nil),           // 10: allot.v1.Usage
-	(*ExecutorUsage)(nil),   // 11: allot.v1.ExecutorUsage
-	(*AgentEvent)(nil),      // 12: allot.v1.AgentEvent
-	(*AppDemand)(nil),       // 13: allot.v1.AppDemand
-	(*ProfileStage)(nil),    // 14: allot.v1.ProfileStage
-	nil,                     // 15: allot.v1.AgentRecord.AttributesEntry
-	nil,                     // 16: allot.v1.ConfigRecord.WeightsEntry
+	(*PolicyRecord)(nil),    // 8: allot.v1.PolicyRecord
+	(*SnapshotRecord)(nil),  // 9: allot.v1.SnapshotRecord
+	(*AgentCall)(nil),       // 10: allot.v1.AgentCall
+	(*Usage)(nil),           // 11: allot.v1.Usage
+	(*ExecutorUsage)(nil),   // 12: allot.v1.ExecutorUsage
+	(*AgentEvent)(nil),      // 13: allot.v1.AgentEvent
+	(*AppDemand)(nil),       // 14: allot.v1.AppDemand
+	(*ProfileStage)(nil),    // 15: allot.v1.ProfileStage
+	nil,                     // 16: allot.v1.AgentRecord.AttributesEntry
+	nil,                     // 17: allot.v1.ConfigRecord.WeightsEntry
 }
 var file_allot_proto_depIdxs = []int32{
 	0,  // 0: allot.v1.Command.type:type_name -> allot.v1.CommandType
@@ -1726,26 +1830,28 @@ var file_allot_proto_depIdxs = []int32{
 	6,  // 3: allot.v1.Command.task:type_name -> allot.v1.TaskRecord
 	7,  // 4: allot.v1.Command.config:type_name -> allot.v1.ConfigRecord
 	3,  // 5: allot.v1.Command.batch:type_name -> allot.v1.Command
-	15, // 6: allot.v1.AgentRecord.attributes:type_name -> allot.v1.AgentRecord.AttributesEntry
-	13, // 7: allot.v1.FrameworkRecord.app_demand:type_name -> allot.v1.AppDemand
-	16, // 8: allot.v1.ConfigRecord.weights:type_name -> allot.v1.ConfigRecord.WeightsEntry
-	4,  // 9: allot.v1.SnapshotRecord.agent:type_name -> allot.v1.AgentRecord
-	5,  // 10: allot.v1.SnapshotRecord.framework:type_name -> allot.v1.FrameworkRecord
-	6,  // 11: allot.v1.SnapshotRecord.task:type_name -> allot.v1.TaskRecord
-	7,  // 12: allot.v1.SnapshotRecord.config:type_name -> allot.v1.ConfigRecord
-	1,  // 13: allot.v1.AgentCall.type:type_name -> allot.v1.AgentCallType
-	4,  // 14: allot.v1.AgentCall.agent:type_name -> allot.v1.AgentRecord
-	6,  // 15: allot.v1.AgentCall.tasks:type_name -> allot.v1.TaskRecord
-	10, // 16: allot.v1.AgentCall.usage:type_name -> allot.v1.Usage
-	9,  // 17: allot.v1.AgentCall.batch:type_name -> allot.v1.AgentCall
-	11, // 18: allot.v1.Usage.executors:type_name -> allot.v1.ExecutorUsage
-	2,  // 19: allot.v1.AgentEvent.type:type_name -> allot.v1.AgentEventType
-	14, // 20: allot.v1.AppDemand.stages:type_name -> allot.v1.ProfileStage
-	21, // [21:21] is the sub-list for method output_type
-	21, // [21:21] is the sub-list for method input_type
-	21, // [21:21] is the sub-list for extension type_name
-	21, // [21:21] is the sub-list for extension extendee
-	0,  // [0:21] is the sub-list for field type_name
+	8,  // 6: allot.v1.Command.policy:type_name -> allot.v1.PolicyRecord
+	16, // 7: allot.v1.AgentRecord.attributes:type_name -> allot.v1.AgentRecord.AttributesEntry
+	14, // 8: allot.v1.FrameworkRecord.app_demand:type_name -> allot.v1.AppDemand
+	17, // 9: allot.v1.ConfigRecord.weights:type_name -> allot.v1.ConfigRecord.WeightsEntry
+	4,  // 10: allot.v1.SnapshotRecord.agent:type_name -> allot.v1.AgentRecord
+	5,  // 11: allot.v1.SnapshotRecord.framework:type_name -> allot.v1.FrameworkRecord
+	6,  // 12: allot.v1.SnapshotRecord.task:type_name -> allot.v1.TaskRecord
+	7,  // 13: allot.v1.SnapshotRecord.config:type_name -> allot.v1.ConfigRecord
+	8,  // 14: allot.v1.SnapshotRecord.policy:type_name -> allot.v1.PolicyRecord
+	1,  // 15: allot.v1.AgentCall.type:type_name -> allot.v1.AgentCallType
+	4,  // 16: allot.v1.AgentCall.agent:type_name -> allot.v1.AgentRecord
+	6,  // 17: allot.v1.AgentCall.tasks:type_name -> allot.v1.TaskRecord
+	11, // 18: allot.v1.AgentCall.usage:type_name -> allot.v1.Usage
+	10, // 19: allot.v1.AgentCall.batch:type_name -> allot.v1.AgentCall
+	12, // 20: allot.v1.Usage.executors:type_name -> allot.v1.ExecutorUsage
+	2,  // 21: allot.v1.AgentEvent.type:type_name -> allot.v1.AgentEventType
+	15, // 22: allot.v1.AppDemand.stages:type_name -> allot.v1.ProfileStage
+	23, // [23:23] is the sub-list for method output_type
+	23, // [23:23] is the sub-list for method input_type
+	23, // [23:23] is the sub-list for extension type_name
+	23, // [23:23] is the sub-list for extension extendee
+	0,  // [0:23] is the sub-list for field type_name
 }
 
 func init() { file_allot_proto_init() }
@@ -1753,11 +1859,12 @@ func file_allot_proto_init() {
 	if File_allot_proto != nil {
 		return
 	}
-	file_allot_proto_msgTypes[5].OneofWrappers = []any{
+	file_allot_proto_msgTypes[6].OneofWrappers = []any{
 		(*SnapshotRecord_Agent)(nil),
 		(*SnapshotRecord_Framework)(nil),
 		(*SnapshotRecord_Task)(nil),
 		(*SnapshotRecord_Config)(nil),
+		(*SnapshotRecord_Policy)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -1765,7 +1872,7 @@ func file_allot_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_allot_proto_rawDesc), len(file_allot_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   14,
+			NumMessages:   15,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

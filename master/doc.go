@@ -33,6 +33,8 @@
 //	operator.go    the operator API and /state
 //	metrics.go     Prometheus series
 //	registry.go, raft.go, cluster.go  the replicated registry and redirects
+//	policy.go      replicating the allocator's policy-model state (POLICY_SET),
+//	               restoring it on election, GET /api/v1/allot/policy
 //
 // Offers are leader-local and never replicated; after a restart the master
 // rebuilds its allocator from the registry, agents re-register with the

@@ -52,6 +52,7 @@ func (m *Master) becomeLeader() {
 		return
 	}
 	m.recoverLocked()
+	m.restorePoliciesLocked() // after the frameworks are back (policy.go)
 	m.elected = m.clock.Now()
 	m.leader.Store(true)
 	agents, fws := len(m.agents), len(m.frameworks)

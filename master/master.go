@@ -41,6 +41,10 @@ type Config struct {
 	Weights            map[string]float64
 	// Bandit holds the co-location bandit's parameters (--sorter bandit).
 	Bandit allocator.BanditConfig
+	// PolicySyncInterval is how often, at most, the leader replicates its
+	// policy models' state (policy.go); 0: DefaultPolicySyncInterval,
+	// negative: never.
+	PolicySyncInterval time.Duration
 	// AgentReregisterTimeout is how long a newly elected (or restarted)
 	// master waits for each agent in the registry to re-register before
 	// declaring it gone and its tasks lost (0: AgentPingTimeout).
@@ -113,6 +117,7 @@ type Master struct {
 	usageRates        map[string]api.UsageRates // from the last two usage reports (signals.go)
 	weights           map[string]float64
 	inverse           inverseTable // inverse.go
+	pol               policySync   // policy.go
 
 	kick chan struct{}
 	stop chan struct{}
@@ -300,6 +305,8 @@ func (m *Master) Start() error {
 	go func() { defer m.wg.Done(); m.allocationLoop() }()
 	go func() { defer m.wg.Done(); m.pingLoop() }()
 	go func() { defer m.wg.Done(); m.watchLeadership() }()
+	m.wg.Add(1)
+	go func() { defer m.wg.Done(); m.policyLoop() }()
 	m.log.Info().Str("addr", ln.Addr().String()).Str("http", m.self.HTTP).Str("raft", m.self.Raft).Str("master_id", m.id).
 		Int("agents", len(m.reg.Agents())).Int("frameworks", len(m.reg.Frameworks())).
 		Msg("master started")

@@ -30,6 +30,7 @@ func (m *Master) Handler() http.Handler {
 	mux.HandleFunc("/redirect", m.handleRedirect)
 	mux.HandleFunc("/master/redirect", m.handleRedirect)
 	m.raftRoutes(mux)
+	m.policyRoutes(mux)
 	mux.HandleFunc("/debug/pprof/", pprof.Index)
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 	mux.HandleFunc("/health", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusOK) })

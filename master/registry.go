@@ -26,6 +26,7 @@ type Registry struct {
 	frameworks map[string]*api.FrameworkRecord
 	tasks      map[string]*api.TaskRecord // key taskKey(framework, task)
 	config     *api.ConfigRecord
+	policy     *api.PolicyRecord // nil until the first POLICY_SET (policy.go)
 	// applyObs, if set before raft starts, observes how long each log
 	// entry takes to apply (on every master, leader or not).
 	applyObs func(time.Duration)
@@ -121,6 +122,11 @@ func (r *Registry) applyLocked(c *api.Command, depth int) error {
 			return fmt.Errorf("registry: CONFIG_SET without a config")
 		}
 		r.config = c.Config
+	case api.CommandType_POLICY_SET:
+		if c.GetPolicy() == nil {
+			return fmt.Errorf("registry: POLICY_SET without a policy record")
+		}
+		r.policy = c.Policy
 	default:
 		return fmt.Errorf("registry: unknown command type %d", c.GetType())
 	}
@@ -179,6 +185,16 @@ func (r *Registry) Config() *api.ConfigRecord {
 	return proto.Clone(r.config).(*api.ConfigRecord)
 }
 
+// Policy returns the replicated policy record, nil if none was ever set.
+func (r *Registry) Policy() *api.PolicyRecord {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	if r.policy == nil {
+		return nil
+	}
+	return proto.Clone(r.policy).(*api.PolicyRecord)
+}
+
 // records lists every record as a snapshot stream, in a fixed order.
 func (r *Registry) records() []*api.SnapshotRecord {
 	var out []*api.SnapshotRecord
@@ -191,6 +207,9 @@ func (r *Registry) records() []*api.SnapshotRecord {
 	}
 	for _, t := range r.Tasks() {
 		out = append(out, &api.SnapshotRecord{Record: &api.SnapshotRecord_Task{Task: t}})
+	}
+	if p := r.Policy(); p != nil {
+		out = append(out, &api.SnapshotRecord{Record: &api.SnapshotRecord_Policy{Policy: p}})
 	}
 	return out
 }
@@ -261,12 +280,15 @@ func (r *Registry) Restore(rc io.ReadCloser) error {
 			next.tasks[taskKey(x.Task.GetFrameworkId(), x.Task.GetTaskId())] = x.Task
 		case *api.SnapshotRecord_Config:
 			next.config = x.Config
+		case *api.SnapshotRecord_Policy:
+			next.policy = x.Policy
 		default:
 			return fmt.Errorf("registry snapshot record %d: unknown record type", n)
 		}
 	}
 	r.mu.Lock()
 	r.agents, r.frameworks, r.tasks, r.config = next.agents, next.frameworks, next.tasks, next.config
+	r.policy = next.policy
 	r.mu.Unlock()
 	return nil
 }

@@ -33,6 +33,7 @@ type masterFlags struct {
 	snapThreshold, trailingLogs                                 uint64
 	reregister                                                  time.Duration
 	bandit                                                      banditFlags
+	policySync                                                  time.Duration
 }
 
 // banditFlags are the co-location bandit's parameters (--sorter bandit).
@@ -93,6 +94,7 @@ func addMasterFlags(fs *flag.FlagSet, f *masterFlags) {
 	addBanditFlags(fs, &f.bandit)
 	fs.BoolVar(&f.reclaim, "reclaim", false, "send inverse offers (Mesos INVERSE_OFFERS): a framework above its fair share while others starve is\nasked to give resources back on an agent; /pressure shows who starves (off: nothing is asked back)")
 	fs.DurationVar(&f.reregister, "agent-reregister-timeout", 0, "after a master is elected (or restarts), agents in the registry have this long to re-register\nbefore their tasks are declared lost (0: --agent-ping-timeout)")
+	fs.DurationVar(&f.policySync, "policy-sync-interval", master.DefaultPolicySyncInterval, "the leader replicates its policy models' state (bandit preferences, Prophet's timelines) at most\nthis often, and only when it changed; a failover loses at most this much learning (negative: never)")
 }
 
 // parsePeers reads --peers. An entry without "=http" gets its HTTP address
@@ -193,7 +195,7 @@ func (f *masterFlags) config(fs *flag.FlagSet, log zerolog.Logger) (master.Confi
 		AgentPingTimeout: f.pingTimeout, Weights: w, Log: log, Flags: flags,
 		RaftAddr: f.raftAddr, RaftBind: f.raftBind, Peers: peers, Advertise: f.advertise, RaftMultiplier: f.raftMultiplier,
 		AgentReregisterTimeout: f.reregister, RaftSnapshotThreshold: f.snapThreshold, RaftTrailingLogs: f.trailingLogs,
-		Bandit: bandit, Reclaim: f.reclaim}, nil
+		Bandit: bandit, Reclaim: f.reclaim, PolicySyncInterval: f.policySync}, nil
 }
 
 func runMaster(args []string, stdout, stderr io.Writer) error {

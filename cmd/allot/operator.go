@@ -16,7 +16,7 @@ import (
 )
 
 func init() {
-	register(command{name: "operator", summary: "operate a master cluster: raft list-peers|add-voter|remove-peer|transfer-leadership, snapshot save|restore", run: runOperator})
+	register(command{name: "operator", summary: "operate a master cluster: raft list-peers|add-voter|remove-peer|transfer-leadership, snapshot save|restore, policy show", run: runOperator})
 }
 
 const operatorUsage = `raft list-peers
@@ -25,6 +25,7 @@ const operatorUsage = `raft list-peers
        allot operator raft transfer-leadership [HTTP-ADDR]
        allot operator snapshot save FILE
        allot operator snapshot restore FILE
+       allot operator policy show
    (flags go after the verb: allot operator raft list-peers --master a:5050,b:5050)`
 
 // runOperator sends one operator call to the masters. Any master will do:
@@ -110,6 +111,12 @@ func runOperator(args []string, stdout, stderr io.Writer) error {
 		}
 		fmt.Fprint(stdout, string(out))
 		return nil
+	case "policy show":
+		b, err := call(cli, masters, http.MethodGet, master.PolicyPath, nil)
+		if err != nil {
+			return err
+		}
+		return showPolicy(b, stdout)
 	}
 	return usagef("unknown operator verb %q: usage: allot operator %s", group+" "+verb, operatorUsage)
 }
