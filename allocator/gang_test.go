@@ -366,3 +366,33 @@ func TestTetrisPeakReservesPeaks(t *testing.T) {
 		t.Fatalf("offers %v: want one (330 MB/s cannot hold two 200 MB/s peaks)", d.Offers)
 	}
 }
+
+// A new leader restores the models before agents re-register; an agent
+// that comes back keeps the executors the restored timeline holds for it.
+func TestTimelineKeptWhenRestoredAgentReregisters(t *testing.T) {
+	a, clk := newGang(t, sorter.Prophet{}, 2, nil)
+	_ = a.AddFramework("f", "")
+	_ = a.SetAppDemand("f", app(2, 2, 100))
+	a.Allocate()
+	snap, err := a.SnapshotPolicies()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := newGang(t, sorter.Prophet{}, 0, nil)
+	if err := b.RestorePolicies(snap); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 2; i++ {
+		if err := b.AddAgent(fmt.Sprintf("a%d", i), AgentInfo{Total: gangAgent}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m := b.path.(*gangPath).m
+	for i := 0; i < 2; i++ {
+		tl := m.agents[fmt.Sprintf("a%d", i)].tl
+		if tl.Len() != 1 || tl.At(clk.T.Add(30*time.Second), profile.Disk) != 230 {
+			t.Errorf("agent a%d after re-registering: %d executors, disk %v at +30 s; want 1 and 330-100",
+				i, tl.Len(), tl.At(clk.T.Add(30*time.Second), profile.Disk))
+		}
+	}
+}

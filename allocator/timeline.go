@@ -77,6 +77,13 @@ func (m *timelines) observe(e event) {
 	switch e.kind {
 	case evAgentAdded:
 		d, n := bandwidths(e.res)
+		if ag := m.agents[e.agent]; ag != nil {
+			// Known only from a restored snapshot: a new leader restores
+			// the models before agents re-register, and their running
+			// executors must stay on the timeline.
+			_ = ag.tl.SetCapacity(d, n) // beyond profile's caps: keep the old
+			break
+		}
 		tl, err := profile.NewTimeline(d, n)
 		if err != nil { // capacity beyond profile's caps: score as none
 			tl, _ = profile.NewTimeline(0, 0)
