@@ -22,29 +22,60 @@ type ProphetRow struct {
 
 // ProphetPaper is the paper's Table III (makespans, seconds) for the table.
 var ProphetPaper = map[string]float64{
-	"capacity": 16604, "drf": 18369, "tetris-peak": 25537, "prophet": 11290, "prophet-no-backoff": 15707,
+	"capacity": 16604, "drf": 18369, "tetris-peak": 25537, "prophet": 11290, "prophet-nobackoff": 15707,
 }
 
-// ProphetPolicies are the experiment's rows: the paper's CS (allot's
-// capacity), DRF, Tetris (tetris-peak) and Prophet, then two variants
-// beyond the paper: Prophet with F and O normalised by capacity
-// (prophet-capnorm) and Prophet with predictions twice as wrong as the
-// run's --pred-error (prophet-err2x). Task backoff is not modelled, so the
-// prophet row is the paper's "Prophet w/o backoff".
-var ProphetPolicies = []string{"capacity", "drf", "tetris-peak", "prophet", "prophet-capnorm", "prophet-err2x"}
+// ProphetPaperBackoffShare is Fig. 11: Prophet over Prophet without task
+// backoff, median reduction of execution and of completion time.
+var ProphetPaperBackoffShare = BackoffShare{Exec: 0.13, JCT: 0.10}
 
-// prophetVariant maps a row to its policy name, gang parameters and
-// prediction error.
-func prophetVariant(row string, predErr float64) (string, *allocator.GangParams, float64) {
+// ProphetPolicies are the experiment's rows: the paper's CS (allot's
+// capacity), DRF, Tetris (tetris-peak), Prophet with task backoff
+// (prophet, backoff.go's DefaultBackoff) and without (prophet-nobackoff),
+// then two variants beyond the paper, both without backoff: Prophet with F
+// and O normalised by capacity (prophet-capnorm) and Prophet with
+// predictions twice as wrong as the run's --pred-error (prophet-err2x).
+//
+// Findings (calibrated workload, 10 % prediction error, beta 0.3):
+// prophet-nobackoff over-allocates in about 0.76 of agent-steps, no less
+// than CS (0.73), unlike the paper's Figs. 9-10. Algorithm 1 only ranks,
+// and a measured refusal rule did not help: refusing an agent whose
+// capacity-normalised O exceeded 0.15 or 0.3 of the executor's predicted
+// lifetime gave 15,224 and 15,640 s against 15,484 s (seeds 1-2, inside
+// the seed spread); at 0.05 it refused ~95 % of candidate placements. The
+// likelier cause is that a profile is anchored at launch at full speed:
+// once the law slows an executor its real stages run late, and the
+// timeline's predicted stages no longer line up with them (Prophet's
+// placement then sees free bandwidth that is in use). Progress reports
+// re-anchoring the timeline would address it; not built. Doubling the
+// prediction error (prophet-err2x) changes the makespan by under 0.1 %:
+// the ranking is insensitive to +-20 % noise in the profiles.
+var ProphetPolicies = []string{"capacity", "drf", "tetris-peak", "prophet", "prophet-nobackoff", "prophet-capnorm", "prophet-err2x"}
+
+// prophetRun is how one row runs.
+type prophetRun struct {
+	crit    string
+	gang    *allocator.GangParams
+	predErr float64
+	backoff *BackoffParams
+}
+
+// prophetVariant maps a row to how it runs.
+func prophetVariant(row string, predErr float64) prophetRun {
 	switch row {
+	case "prophet":
+		b := DefaultBackoff
+		return prophetRun{"prophet", nil, predErr, &b}
+	case "prophet-nobackoff":
+		return prophetRun{"prophet", nil, predErr, nil}
 	case "prophet-capnorm":
 		p := allocator.DefaultGangParams()
 		p.Score.Normalize = profile.NormCapacity
-		return "prophet", &p, predErr
+		return prophetRun{"prophet", &p, predErr, nil}
 	case "prophet-err2x":
-		return "prophet", nil, min(2*predErr, 0.9)
+		return prophetRun{"prophet", nil, min(2*predErr, 0.9), nil}
 	}
-	return row, nil, predErr
+	return prophetRun{row, nil, predErr, nil}
 }
 
 // ProphetOptions are the experiment's knobs.
@@ -54,42 +85,73 @@ type ProphetOptions struct {
 	Beta      float64 // the degradation law's beta
 }
 
+// BackoffShare is the paired median reduction, per application, of
+// execution and completion time by prophet over prophet-nobackoff.
+type BackoffShare struct {
+	Exec float64 `json:"exec_reduction_p50"`
+	JCT  float64 `json:"jct_reduction_p50"`
+}
+
+// ProphetReport is the experiment's result.
+type ProphetReport struct {
+	Rows []ProphetRow `json:"rows"`
+	// Backoff is Fig. 11's statistic over all seeds' applications.
+	Backoff BackoffShare `json:"backoff_share"`
+	// Backoffs is the mean number of backoff episodes per run (an executor
+	// flagged while not already backed off; a hold renewed does not count).
+	Backoffs float64 `json:"backoffs_per_run"`
+}
+
 // ProphetExperiment runs every policy of ProphetPolicies on ProphetSetup
 // for each seed.
-func ProphetExperiment(o ProphetOptions) ([]ProphetRow, error) {
-	var rows []ProphetRow
+func ProphetExperiment(o ProphetOptions) (ProphetReport, error) {
+	var rep ProphetReport
+	per := map[string][]AppResult{}
 	for _, name := range ProphetPolicies {
-		crit, gang, predErr := prophetVariant(name, o.PredError)
-		p, err := ParsePolicy(crit, sorter.RRR)
+		v := prophetVariant(name, o.PredError)
+		p, err := ParsePolicy(v.crit, sorter.RRR)
 		if err != nil {
-			return nil, err
+			return rep, err
 		}
-		row := ProphetRow{Policy: name}
-		var spans []float64
 		for seed := uint64(1); seed <= uint64(max(o.Seeds, 1)); seed++ {
-			apps, nodes := ProphetSetup(seed, predErr)
-			res, err := RunApps(apps, nodes, AppConfig{Policy: p, Seed: seed, Degrade: true, Beta: o.Beta, Gang: gang})
+			apps, nodes := ProphetSetup(seed, v.predErr)
+			res, err := RunApps(apps, nodes, AppConfig{Policy: p, Seed: seed, Degrade: true, Beta: o.Beta, Gang: v.gang, Backoff: v.backoff})
 			if err != nil {
-				return nil, err
+				return rep, err
 			}
-			spans = append(spans, res.Makespan)
-			row.ExecP50 += median(res.Exec)
-			row.JCTP50 += median(res.JCT)
-			row.OverallocFrac += res.OverallocFrac
-			row.BWUtil += res.BWUtil
+			per[name] = append(per[name], res)
 		}
-		n := float64(len(spans))
-		for _, s := range spans {
-			row.Makespan += s / n
-		}
-		for _, s := range spans {
-			row.MakespanSD += (s - row.Makespan) * (s - row.Makespan) / n
-		}
-		row.MakespanSD = round(math.Sqrt(row.MakespanSD))
-		row.Makespan = round(row.Makespan)
-		row.ExecP50, row.JCTP50 = round(row.ExecP50/n), round(row.JCTP50/n)
-		row.OverallocFrac, row.BWUtil = round(row.OverallocFrac/n), round(row.BWUtil/n)
-		rows = append(rows, row)
+		rep.Rows = append(rep.Rows, prophetRow(name, per[name]))
 	}
-	return rows, nil
+	var ex, exNo, jct, jctNo []float64
+	for i, res := range per["prophet"] {
+		no := per["prophet-nobackoff"][i]
+		ex, exNo = append(ex, res.Exec...), append(exNo, no.Exec...)
+		jct, jctNo = append(jct, res.JCT...), append(jctNo, no.JCT...)
+		rep.Backoffs += float64(res.Backoffs) / float64(len(per["prophet"]))
+	}
+	rep.Backoff = BackoffShare{Exec: round(backoffShare(ex, exNo)), JCT: round(backoffShare(jct, jctNo))}
+	rep.Backoffs = round(rep.Backoffs)
+	return rep, nil
+}
+
+// prophetRow averages one policy's runs.
+func prophetRow(name string, runs []AppResult) ProphetRow {
+	row := ProphetRow{Policy: name}
+	n := float64(len(runs))
+	for _, res := range runs {
+		row.Makespan += res.Makespan / n
+		row.ExecP50 += median(res.Exec) / n
+		row.JCTP50 += median(res.JCT) / n
+		row.OverallocFrac += res.OverallocFrac / n
+		row.BWUtil += res.BWUtil / n
+	}
+	for _, res := range runs {
+		row.MakespanSD += (res.Makespan - row.Makespan) * (res.Makespan - row.Makespan) / n
+	}
+	row.MakespanSD = round(math.Sqrt(row.MakespanSD))
+	row.Makespan = round(row.Makespan)
+	row.ExecP50, row.JCTP50 = round(row.ExecP50), round(row.JCTP50)
+	row.OverallocFrac, row.BWUtil = round(row.OverallocFrac), round(row.BWUtil)
+	return row
 }

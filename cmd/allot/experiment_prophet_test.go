@@ -35,13 +35,19 @@ func TestProphetExperimentCLI(t *testing.T) {
 			Policy   string  `json:"policy"`
 			Makespan float64 `json:"makespan_s"`
 		} `json:"rows"`
-		Paper map[string]float64 `json:"paper"`
+		Paper   map[string]float64 `json:"paper"`
+		Backoff *struct {
+			Exec float64 `json:"exec_reduction_p50"`
+		} `json:"backoff_share"`
 	}
 	if err := json.Unmarshal(out.Bytes(), &doc); err != nil {
 		t.Fatal(err)
 	}
-	if len(doc.Rows) != 6 || doc.Paper["prophet"] != 11290 {
+	if len(doc.Rows) != 7 || doc.Rows[4].Policy != "prophet-nobackoff" || doc.Paper["prophet"] != 11290 || doc.Paper["prophet-nobackoff"] != 15707 {
 		t.Fatalf("rows %v, paper %v", doc.Rows, doc.Paper)
+	}
+	if doc.Backoff == nil || doc.Backoff.Exec == 0 {
+		t.Errorf("backoff share %+v, want a paired median reduction", doc.Backoff)
 	}
 	for _, r := range doc.Rows {
 		if !(r.Makespan > 1200) {

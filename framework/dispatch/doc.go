@@ -3,7 +3,9 @@
 //
 // A Dispatcher sees one task and the executors' slots and answers with an
 // executor or "wait". It is pure (the time comes in as an argument), so a
-// policy can wrap another: Prophet's task backoff, for one, will keep tasks
-// off an executor whose disk or network bandwidth has collapsed and defer to
-// the wrapped dispatcher otherwise. LocalityWait is the driver's rule today.
+// policy can wrap another: Backoff (Prophet's task backoff) gives fewer
+// tasks to the executors that overuse a host's collapsed disk or network
+// and defers to the wrapped dispatcher otherwise; it is fed per round from
+// the agents' usage rates and not yet wired into the driver. LocalityWait
+// is the driver's rule today.
 package dispatch

@@ -1,0 +1,152 @@
+package sim
+
+import (
+	"fmt"
+	"math"
+	"sort"
+)
+
+// Task backoff, Prophet's second component (Section III-B), as the
+// executor model sees it. The paper gives the rule but no thresholds:
+// "when effective disk or network bandwidth is substantially lower than
+// the peak one but the device stays busy", reduce the tasks dispatched to
+// the executors "most likely to overuse the contested resource", "usually
+// lasting for only a few task scheduling rounds". The thresholds here are
+// this model's choices, each a field of BackoffParams:
+//
+//   - Detection, per agent and bandwidth, once per step (a step is one
+//     scheduling round): the device is busy (actual demand D > capacity c)
+//     and delivers less than Trigger x c (DefaultBackoff: 0.8; with beta
+//     0.3 that is D > 1.83 c, a device more than 83 % over-allocated).
+//     The monitor reports what it saw in the step just run, so the
+//     reaction lags one round, as a real monitor's would.
+//   - Who backs off: the executors on that agent ordered by their
+//     *predicted* demand on the contested device in their current stage
+//     (the profiles, not the measurement, say who overuses it: prediction
+//     error reaches here), the largest first, until the predicted demand
+//     left, with the backed-off ones at Factor of theirs, is at most c.
+//   - What backoff does: the executor runs Factor of its task slots
+//     (DefaultBackoff: 0.5, half), so it demands Factor of its stage's
+//     bandwidth and progresses at Factor of its rate under the law.
+//   - How long: Hold rounds (DefaultBackoff: 3), renewed while the agent
+//     stays contested; then the executor runs all its slots again.
+//
+// Backoff is per executor, so it moves with the executor across its
+// stages: an executor backed off in a disk-heavy stage stays at Factor
+// into a following stage until its hold expires (a Spark scheduler that
+// lowered an executor's task limit keeps it until it lifts it).
+
+// BackoffParams are task backoff's thresholds.
+type BackoffParams struct {
+	Trigger float64 // delivered / capacity below which a busy device is contested, in (0, 1]
+	Factor  float64 // share of task slots a backed-off executor keeps, in (0, 1)
+	Hold    int     // rounds a backoff lasts after the last detection, >= 1
+}
+
+// DefaultBackoff are the thresholds `allot experiment prophet` uses.
+var DefaultBackoff = BackoffParams{Trigger: 0.8, Factor: 0.5, Hold: 3}
+
+func (b BackoffParams) validate() error {
+	if !(b.Trigger > 0 && b.Trigger <= 1) {
+		return fmt.Errorf("sim: backoff trigger %v must be in (0, 1]", b.Trigger)
+	}
+	if !(b.Factor > 0 && b.Factor < 1) {
+		return fmt.Errorf("sim: backoff factor %v must be in (0, 1)", b.Factor)
+	}
+	if b.Hold < 1 {
+		return fmt.Errorf("sim: backoff hold %d must be >= 1", b.Hold)
+	}
+	return nil
+}
+
+// slots is the share of its task slots x runs this round.
+func (r *appRun) slots(x *appExec) float64 {
+	if r.cfg.Backoff != nil && x.backoff > 0 {
+		return r.cfg.Backoff.Factor
+	}
+	return 1
+}
+
+// contested reports whether a device of capacity c under demand d
+// delivering del is busy and collapsed below the trigger.
+func (b *BackoffParams) contested(c, d, del float64) bool {
+	return c > 0 && d > c && del < b.Trigger*c
+}
+
+// backoff ends one round of the monitor: it counts down every hold, then
+// flags, on each agent whose device delivered[i][k] collapsed under the
+// demand loads[i][k], the executors the profiles say overuse it.
+func (r *appRun) backoff(loads, delivered [][2]float64) {
+	b := r.cfg.Backoff
+	if b == nil {
+		return
+	}
+	byAgent := make([][]*appExec, len(r.nodes))
+	for _, x := range r.execs {
+		if x.backoff > 0 {
+			x.backoff--
+		}
+		byAgent[x.agent] = append(byAgent[x.agent], x)
+	}
+	for i, n := range r.nodes {
+		c := [2]float64{n.DiskBW, n.NetBW}
+		for k := 0; k < 2; k++ {
+			if !b.contested(c[k], loads[i][k], delivered[i][k]) {
+				continue
+			}
+			r.contestedRounds++
+			r.flag(byAgent[i], k, c[k])
+		}
+	}
+}
+
+// flag backs off the largest predicted users of bandwidth k among xs
+// until their predicted demand, with the backed-off ones at Factor, fits
+// under c.
+func (r *appRun) flag(xs []*appExec, k int, c float64) {
+	b := r.cfg.Backoff
+	pred := func(x *appExec) float64 {
+		st := r.apps[x.app].Predicted.Stages
+		if x.stage >= len(st) {
+			return 0
+		}
+		if k == 0 {
+			return st[x.stage].DiskBW
+		}
+		return st[x.stage].NetBW
+	}
+	users := make([]*appExec, 0, len(xs))
+	var total float64
+	for _, x := range xs {
+		if p := pred(x); p > 0 {
+			users = append(users, x)
+			total += p * r.slots(x)
+		}
+	}
+	sort.SliceStable(users, func(a, z int) bool { return pred(users[a]) > pred(users[z]) })
+	for _, x := range users {
+		if total <= c {
+			return
+		}
+		if x.backoff == 0 {
+			total -= pred(x) * (1 - b.Factor)
+			r.backoffs++
+		}
+		x.backoff = b.Hold
+	}
+}
+
+// backoffShare is the paired per-application median reduction of with
+// over without (1 - with/without), over all pairs: Fig. 11's statistic.
+func backoffShare(with, without []float64) float64 {
+	var v []float64
+	for i := range with {
+		if i < len(without) && without[i] > 0 && !math.IsNaN(with[i]) {
+			v = append(v, 1-with[i]/without[i])
+		}
+	}
+	if len(v) == 0 {
+		return 0
+	}
+	return median(v)
+}
