@@ -67,7 +67,11 @@ func (c *Context) applyLocked(now time.Time, before elastic.Pool, d elastic.Deci
 	}
 	for _, r := range d.Releases {
 		c.executorLostLocked(r.Executor, r.Reason)
-		go func(id string) { c.backend.release(id); c.pushTarget() }(r.Executor)
+		// The lowered target reaches the backend before the release: the
+		// other way round, a backend woken by the release could still see
+		// the old target, count one executor short, and launch a
+		// replacement for the one it was releasing.
+		go func(id string) { c.pushTarget(); c.backend.release(id) }(r.Executor)
 	}
 }
 
