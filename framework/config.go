@@ -19,6 +19,11 @@ type Config struct {
 	// Executors is how many executors to ask for (the initial number with
 	// Dynamic); Cores and MemMB size each.
 	Executors, Cores, MemMB int
+	// InputBytes declares the application's input size at start (0: not
+	// declared). It is logged in application_start so the demand predictor
+	// can learn per input size, and it is the setting a loaded predictor
+	// model is asked about.
+	InputBytes int64
 	// BlockMemMB caps each block manager's memory (default MemMB/2).
 	BlockMemMB int
 	// Dynamic allocation: scale up on a task backlog lasting BacklogTimeout,
