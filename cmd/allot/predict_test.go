@@ -61,8 +61,8 @@ func TestPredictTrainShow(t *testing.T) {
 	var got struct {
 		Executors int
 		Stages    []struct {
-			Key          string
-			End          float64 `json:"end_s"`
+			Key    string
+			End    float64 `json:"end_s"`
 			DiskBW float64 `json:"disk_bw"`
 		}
 	}
