@@ -19,6 +19,17 @@ type Config struct {
 	// Executors is how many executors to ask for (the initial number with
 	// Dynamic); Cores and MemMB size each.
 	Executors, Cores, MemMB int
+	// InputBytes declares the application's input size at start (0: not
+	// declared). It is logged in application_start so the demand predictor
+	// can learn per input size, and it is the setting a loaded predictor
+	// model is asked about.
+	InputBytes int64
+	// DemandModel is a demand predictor model (`allot predict train`). With
+	// the Mesos backend, the profile it predicts for App at Cores and
+	// InputBytes is declared in the REQUEST as the application's demand
+	// (Prophet's sorter places the executors by it). An application the
+	// model does not know runs undeclared.
+	DemandModel string
 	// BlockMemMB caps each block manager's memory (default MemMB/2).
 	BlockMemMB int
 	// Dynamic allocation: scale up on a task backlog lasting BacklogTimeout,

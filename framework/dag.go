@@ -1,6 +1,10 @@
 package framework
 
-import "time"
+import (
+	"fmt"
+	"hash/fnv"
+	"time"
+)
 
 // dag is the lineage: the datasets (nodes) and shuffles the application
 // built, the stages cut from them, and where computed partitions live.
@@ -12,7 +16,8 @@ type dag struct {
 	nextShuffle int
 	nextStage   int
 	nextTask    int64
-	inputBytes  int64 // bytes of the text files read, for application_end
+	inputBytes  int64          // bytes of the text files read, for application_end
+	keySeen     map[string]int // stage shape -> stages built with it, for stageKey
 
 	shStages  map[int]*stage      // shuffle id -> its map stage (kept across jobs)
 	outputs   map[int][]loc       // shuffle id -> map partition -> where its output is
@@ -33,6 +38,7 @@ type stage struct {
 	parents []*stage
 	nodes   []*node
 	name    string
+	key     string // stable across runs of the same program (stageKey)
 	// Per job run: written by the running job (one at a time, jobMu) under
 	// Context.mu.
 	submitted  bool
@@ -65,7 +71,34 @@ func (d *dag) buildStage(top *node, write *shuffleDep) *stage {
 		}
 	}
 	walk(top)
+	s.key = d.stageKey(s)
 	return s
+}
+
+// stageKey names a stage so that the same stage of the same program gets
+// the same key in every run, whatever the input paths, sizes, partition
+// counts or stage ids: the operations of its lineage (op, function,
+// aggregation, in walk order), the keys of its parent stages (its position
+// in the DAG), and the ordinal among stages of this run with that same
+// shape (a program that counts the same dataset twice builds two stages).
+// The shape is hashed (FNV-64a) to keep keys short in the log.
+func (d *dag) stageKey(s *stage) string {
+	h := fnv.New64a()
+	for _, n := range s.nodes {
+		fmt.Fprintf(h, "%s/%s/%s;", n.Op, n.Fn, n.Agg)
+	}
+	for _, p := range s.parents {
+		fmt.Fprintf(h, "<%s;", p.key)
+	}
+	if s.write != nil {
+		h.Write([]byte("w"))
+	}
+	shape := fmt.Sprintf("%s-%016x", s.top.Op, h.Sum64())
+	if d.keySeen == nil {
+		d.keySeen = map[string]int{}
+	}
+	d.keySeen[shape]++
+	return fmt.Sprintf("%s.%d", shape, d.keySeen[shape])
 }
 
 // shuffleStage is the map stage writing shuffle sid, built once.

@@ -116,7 +116,7 @@ func NewContext(cfg Config) (*Context, error) {
 			return nil, err
 		}
 	}
-	c.emit(&eventlog.ApplicationStart{App: cfg.App, Time: c.now(), EventLog: c.elog.Path(), Settings: eventlog.Settings{
+	c.emit(&eventlog.ApplicationStart{App: cfg.App, Time: c.now(), InputBytes: cfg.InputBytes, EventLog: c.elog.Path(), Settings: eventlog.Settings{
 		Executors: cfg.Executors, Cores: cfg.Cores, MemMB: cfg.MemMB, BlockMemMB: cfg.BlockMemMB, Dynamic: cfg.Dynamic,
 		MinExecutors: cfg.MinExecutors, MaxExecutors: cfg.MaxExecutors, Local: cfg.Local, Master: cfg.Master}})
 	c.backend.setTarget(cfg.Executors)

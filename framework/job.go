@@ -222,7 +222,7 @@ func (c *Context) stageSubmittedLocked(s *stage, tasks int) {
 	if s.write != nil {
 		kind = "shuffle_map"
 	}
-	c.emit(&eventlog.StageSubmitted{Time: c.now(), Stage: s.id, Name: s.name, StageKind: kind, Tasks: tasks, Partitions: s.top.Parts, Parents: parents})
+	c.emit(&eventlog.StageSubmitted{Time: c.now(), Stage: s.id, Key: s.key, Name: s.name, StageKind: kind, Tasks: tasks, Partitions: s.top.Parts, Parents: parents})
 }
 
 // stageCompletedLocked ends a stage's run and queues its usage windows for

@@ -56,6 +56,17 @@ func newMesosBackend(c *Context) (*mesosBackend, error) {
 	}
 	host, _ := os.Hostname()
 	demand := &sched.Demand{Resources: []mesos.Resource{sched.Scalar("cpus", float64(cfg.Cores)+executorCPUs), sched.Scalar("mem", float64(cfg.MemMB)+executorMem)}, Tasks: cfg.MaxExecutors}
+	if cfg.DemandModel != "" {
+		model, err := loadDemandModel(cfg.DemandModel)
+		if err != nil {
+			return nil, err
+		}
+		res, ok, why := predictedDemand(model, cfg)
+		if ok {
+			demand.Resources = append(demand.Resources, res)
+		}
+		cfg.Logf("demand model %s: declared=%v (%s)", cfg.DemandModel, ok, why)
+	}
 	cl, err := sched.New(sched.Config{Masters: strings.Split(cfg.Master, ","), Framework: mesos.FrameworkInfo{Name: cfg.App, Role: &role, Hostname: &host},
 		FailoverTimeout: cfg.FailoverTimeout, RefuseSeconds: cfg.RefuseAfter, Demand: demand, Logf: cfg.Logf,
 		OnDecline: func(n int, refuse, held time.Duration) {

@@ -202,7 +202,7 @@ func (c *Context) taskSucceededLocked(t *taskItem, res *taskResult, results []*t
 	m := res.Metrics
 	w := s.windows[e.id]
 	if w == nil {
-		w = &usageWindow{stage: s.id, exec: e.id, start: m.Start, end: m.End}
+		w = &usageWindow{stage: s.id, key: s.key, exec: e.id, launch: e.registered.UnixNano(), start: m.Start, end: m.End}
 		s.windows[e.id] = w
 	}
 	w.start, w.end = min(w.start, m.Start), max(w.end, m.End)

@@ -9,7 +9,9 @@ import (
 // usageWindow is one stage's time on one executor, with task metric sums.
 type usageWindow struct {
 	stage                      int
+	key                        string // the stage's key, stable across runs
 	exec                       string
+	launch                     int64 // the executor's registration, unix ns
 	start, end                 int64 // unix ns
 	tasks                      int
 	cpuTime, bytesRead         int64
@@ -77,5 +79,8 @@ func windowEvent(w *usageWindow, samples []Sample, now float64) *eventlog.Execut
 		TaskCPUTimeS: float64(w.cpuTime) / 1e9, BytesRead: w.bytesRead, ShuffleWriteBytes: w.shuffleWrite, ShuffleFetchBytes: w.shuffleFetch,
 		CPUPeak: cpu.peak, CPUMean: mean(cpu), MemPeakBytes: mem.peak, MemMeanBytes: mean(mem),
 		DiskBWPeak: disk.peak, DiskBWMean: mean(disk), FileBWPeak: file.peak, FileBWMean: mean(file),
-		NetBWPeak: netw.peak, NetBWMean: mean(netw)}
+		NetBWPeak: netw.peak, NetBWMean: mean(netw),
+		// Offsets from the executor's registration (its launch as the
+		// driver sees it) are what Prophet's profiles anchor at.
+		StageKey: w.key, StartOffsetS: float64(w.start-w.launch) / 1e9, EndOffsetS: float64(w.end-w.launch) / 1e9}
 }

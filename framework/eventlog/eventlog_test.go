@@ -218,3 +218,22 @@ func TestWriteAfterClose(t *testing.T) {
 		t.Fatalf("read %d events (%v), want the one written before Close", len(evs), err)
 	}
 }
+
+// TestCreateDoesNotTruncate: two runs of one application in the same
+// second from one process get two logs.
+func TestCreateDoesNotTruncate(t *testing.T) {
+	dir := t.TempDir()
+	a, err := Create(dir, "same")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Create(dir, "same")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	defer b.Close()
+	if a.Path() == b.Path() {
+		t.Errorf("both runs log to %s", a.Path())
+	}
+}

@@ -33,11 +33,15 @@ const (
 
 // ApplicationStart opens every log.
 type ApplicationStart struct {
-	App      string   `json:"app"`
-	Event    string   `json:"event"`
-	EventLog string   `json:"event_log"` // this log's path
-	Settings Settings `json:"settings"`
-	Time     float64  `json:"time"`
+	App      string `json:"app"`
+	Event    string `json:"event"`
+	EventLog string `json:"event_log"` // this log's path
+	// InputBytes is the input size the application declared at start
+	// (Config.InputBytes), for the demand predictor; absent if undeclared
+	// (ApplicationEnd's input_bytes is what it actually read).
+	InputBytes int64    `json:"input_bytes,omitempty"`
+	Settings   Settings `json:"settings"`
+	Time       float64  `json:"time"`
 }
 
 // Settings are the driver's configuration after defaults.
@@ -124,6 +128,7 @@ type ExecutorStage struct {
 	DiskBWMean        float64 `json:"disk_bw_mean"`
 	DiskBWPeak        float64 `json:"disk_bw_peak"`
 	End               float64 `json:"end"`
+	EndOffsetS        float64 `json:"end_offset_s,omitempty"` // End minus the executor's registration, s
 	Event             string  `json:"event"`
 	Executor          string  `json:"executor"`
 	FileBWMean        float64 `json:"file_bw_mean"`
@@ -136,7 +141,9 @@ type ExecutorStage struct {
 	ShuffleFetchBytes int64   `json:"shuffle_fetch_bytes"`
 	ShuffleWriteBytes int64   `json:"shuffle_write_bytes"`
 	Stage             int     `json:"stage"`
+	StageKey          string  `json:"stage_key,omitempty"` // the stage's key, stable across runs (StageSubmitted.Key)
 	Start             float64 `json:"start"`
+	StartOffsetS      float64 `json:"start_offset_s,omitempty"` // Start minus the executor's registration, s
 	TaskCPUTimeS      float64 `json:"task_cpu_time_s"`
 	Tasks             int     `json:"tasks"`
 	Time              float64 `json:"time"`
@@ -191,7 +198,8 @@ type JobEnd struct {
 // StageSubmitted: a stage was submitted (again, if its outputs were lost).
 type StageSubmitted struct {
 	Event      string  `json:"event"`
-	StageKind  string  `json:"kind"` // shuffle_map or result
+	Key        string  `json:"key,omitempty"` // stable across runs of the same program; see framework's stageKey
+	StageKind  string  `json:"kind"`          // shuffle_map or result
 	Name       string  `json:"name"`
 	Parents    []int   `json:"parents"` // parent stage ids, [] if none
 	Partitions int     `json:"partitions"`

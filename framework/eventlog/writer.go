@@ -3,8 +3,10 @@ package eventlog
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -37,8 +39,17 @@ func Create(dir, app string) (*Writer, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("event log dir %s: %w", dir, err)
 	}
-	path := filepath.Join(dir, fmt.Sprintf("%s-%s-%d.jsonl", unsafeName.ReplaceAllString(app, "_"), time.Now().Format("20060102-150405"), os.Getpid()))
-	f, err := os.Create(path)
+	base := filepath.Join(dir, fmt.Sprintf("%s-%s-%d", unsafeName.ReplaceAllString(app, "_"), time.Now().Format("20060102-150405"), os.Getpid()))
+	// Two runs of one application started by one process within a second
+	// (tests, a driver looping over settings to profile them) would share
+	// the name: the later one gets a -2, -3, ... suffix instead of
+	// truncating the earlier log, which the demand predictor learns from.
+	path := base + ".jsonl"
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
+	for n := 2; errors.Is(err, fs.ErrExist) && n < 1000; n++ {
+		path = fmt.Sprintf("%s-%d.jsonl", base, n)
+		f, err = os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("event log: %w", err)
 	}

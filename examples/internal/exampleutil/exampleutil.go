@@ -19,6 +19,10 @@ type Flags struct {
 	// Dynamic allocation bounds and timeouts (0: the framework's defaults).
 	MinExecutors, MaxExecutors  int
 	IdleTimeout, BacklogTimeout time.Duration
+	// Prophet's demand predictor: a model from `allot predict train` and
+	// the input size to predict for (0: undeclared).
+	DemandModel string
+	InputBytes  int64
 }
 
 // Register adds the shared flags to fs.
@@ -36,6 +40,8 @@ func (f *Flags) Register(fs *flag.FlagSet) {
 	fs.StringVar(&f.ExecutorBinary, "executor-binary", "", "path of this binary as agents see it (default: this process's executable)")
 	fs.StringVar(&f.EventLogDir, "event-log-dir", "", "directory for the JSON-lines event log (default $TMPDIR/allot-events)")
 	fs.BoolVar(&f.Quiet, "quiet", false, "no driver log on stderr")
+	fs.StringVar(&f.DemandModel, "demand-model", "", "with --master: declare the profile this `model` (allot predict train) predicts, for Prophet's sorter")
+	fs.Int64Var(&f.InputBytes, "input-bytes", 0, "the input size to declare at start (logged for the predictor, and what --demand-model predicts for)")
 }
 
 // Context starts a driver for app from the flags.
@@ -45,7 +51,7 @@ func (f *Flags) Context(app string) (*framework.Context, error) {
 	}
 	cfg := framework.Config{App: app, Master: f.Master, Local: f.Local, Executors: f.Executors, Cores: f.Cores, MemMB: f.MemMB,
 		Dynamic: f.Dynamic, MinExecutors: f.MinExecutors, MaxExecutors: f.MaxExecutors, IdleTimeout: f.IdleTimeout, BacklogTimeout: f.BacklogTimeout,
-		ExecutorBinary: f.ExecutorBinary, EventLogDir: f.EventLogDir}
+		ExecutorBinary: f.ExecutorBinary, EventLogDir: f.EventLogDir, DemandModel: f.DemandModel, InputBytes: f.InputBytes}
 	if f.Quiet {
 		cfg.Logf = func(string, ...any) {}
 	}
