@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
-	"path/filepath"
 
 	"github.com/allot-sched/allot/sim/plot"
 )
@@ -18,23 +16,11 @@ import (
 // (response-time ECDF in the heaviest group, its Figure 7). It returns
 // the paths written.
 func WriteFSPYOutputs(dir string, rep *FSPYReport, policies []string) ([]string, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	out, err := makeOutDir(dir)
+	if err != nil {
 		return nil, err
 	}
-	var written []string
-	create := func(name string, fill func(io.Writer) error) error {
-		p := filepath.Join(dir, name)
-		f, err := os.Create(p)
-		if err != nil {
-			return err
-		}
-		if err := fill(f); err != nil {
-			f.Close()
-			return err
-		}
-		written = append(written, p)
-		return f.Close()
-	}
+	create := out.create
 	steps := []struct {
 		name string
 		fill func(io.Writer) error
@@ -54,10 +40,10 @@ func WriteFSPYOutputs(dir string, rep *FSPYReport, policies []string) ([]string,
 	}
 	for _, s := range steps {
 		if err := create(s.name, s.fill); err != nil {
-			return written, err
+			return out.written, err
 		}
 	}
-	return written, nil
+	return out.written, nil
 }
 
 func writeFSPYWindowsCSV(w io.Writer, rep *FSPYReport) error {

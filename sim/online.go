@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
-	"path/filepath"
 
 	"github.com/allot-sched/allot/allocator"
 	"github.com/allot-sched/allot/sim/plot"
@@ -241,23 +239,11 @@ var onlineFigures = []onlineFigure{
 // WriteOnlineOutputs writes the figures (SVG), the per-run summary and
 // series (CSV) and an index.html into dir, and returns the paths.
 func WriteOnlineOutputs(dir string, rep *OnlineReport) ([]string, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	out, err := makeOutDir(dir)
+	if err != nil {
 		return nil, err
 	}
-	var written []string
-	create := func(name string, fill func(io.Writer) error) error {
-		p := filepath.Join(dir, name)
-		f, err := os.Create(p)
-		if err != nil {
-			return err
-		}
-		if err := fill(f); err != nil {
-			f.Close()
-			return err
-		}
-		written = append(written, p)
-		return f.Close()
-	}
+	create := out.create
 	var figs []string
 	for _, fg := range onlineFigures {
 		ch := &plot.Chart{Title: fg.title + " (trial 1)", XLabel: "time (s)", YLabel: "allocated (% of cluster)", YMin: 0, YMax: 100}
@@ -284,7 +270,7 @@ func WriteOnlineOutputs(dir string, rep *OnlineReport) ([]string, error) {
 		}
 		ch.Width = 980
 		if err := create(fg.file, ch.WriteSVG); err != nil {
-			return written, err
+			return out.written, err
 		}
 		figs = append(figs, fg.file)
 	}
@@ -298,12 +284,12 @@ func WriteOnlineOutputs(dir string, rep *OnlineReport) ([]string, error) {
 	}
 	kinds := utilKinds(all)
 	if err := create("summary.csv", func(w io.Writer) error { return writeSummaryCSV(w, all, kinds) }); err != nil {
-		return written, err
+		return out.written, err
 	}
 	if err := create("series.csv", func(w io.Writer) error { return writeSeriesCSV(w, firstTrials(rep), kinds) }); err != nil {
-		return written, err
+		return out.written, err
 	}
-	err := create("index.html", func(w io.Writer) error {
+	err = create("index.html", func(w io.Writer) error {
 		fmt.Fprintln(w, "<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>psdsf-online</title></head><body style=\"font-family:sans-serif\">")
 		fmt.Fprintln(w, "<h1>psdsf-online: the paper's Mesos experiment in simulation</h1><pre>")
 		if err := WriteOnlineTable(&htmlEscaper{w}, rep); err != nil {
@@ -316,7 +302,7 @@ func WriteOnlineOutputs(dir string, rep *OnlineReport) ([]string, error) {
 		fmt.Fprintln(w, `<p>Data: <a href="summary.csv">summary.csv</a> (every run), <a href="series.csv">series.csv</a> (first trial of each configuration).</p></body></html>`)
 		return nil
 	})
-	return written, err
+	return out.written, err
 }
 
 func firstTrials(rep *OnlineReport) []*Result {

@@ -1,15 +1,12 @@
 package sim
 
 import (
-	"bufio"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"html"
 	"io"
 	"math"
-	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -110,56 +107,36 @@ func f1(x float64) string { return strconv.FormatFloat(x, 'f', 1, 64) }
 //
 // It returns the paths written.
 func WriteOutputs(dir, title string, runs []*Result) ([]string, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	out, err := makeOutDir(dir)
+	if err != nil {
 		return nil, err
 	}
-	var written []string
-	write := func(name string, fill func(io.Writer) error) error {
-		p := filepath.Join(dir, name)
-		f, err := os.Create(p)
-		if err != nil {
-			return err
-		}
-		bw := bufio.NewWriter(f)
-		if err := fill(bw); err != nil {
-			f.Close()
-			return fmt.Errorf("%s: %w", p, err)
-		}
-		if err := bw.Flush(); err != nil {
-			f.Close()
-			return err
-		}
-		if err := f.Close(); err != nil {
-			return err
-		}
-		written = append(written, p)
-		return nil
-	}
+	write := out.create
 	kinds := utilKinds(runs)
 	if err := write("summary.csv", func(w io.Writer) error { return writeSummaryCSV(w, runs, kinds) }); err != nil {
-		return written, err
+		return out.written, err
 	}
 	if err := write("series.csv", func(w io.Writer) error { return writeSeriesCSV(w, runs, kinds) }); err != nil {
-		return written, err
+		return out.written, err
 	}
 	if err := write("jobs.csv", func(w io.Writer) error { return writeJobsCSV(w, runs) }); err != nil {
-		return written, err
+		return out.written, err
 	}
 	var figs []string
 	for _, k := range kinds {
 		name := "util_" + k + ".svg"
 		ch := UtilizationChart(runs, k, fmt.Sprintf("%s: %s utilisation over time", title, k))
 		if err := write(name, ch.WriteSVG); err != nil {
-			return written, err
+			return out.written, err
 		}
 		figs = append(figs, name)
 	}
 	ch := JCTChart(runs, title+": job completion time CDF")
 	if err := write("jct_cdf.svg", ch.WriteSVG); err != nil {
-		return written, err
+		return out.written, err
 	}
 	figs = append(figs, "jct_cdf.svg")
-	err := write("index.html", func(w io.Writer) error {
+	err = write("index.html", func(w io.Writer) error {
 		fmt.Fprintf(w, "<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>%s</title></head>\n<body style=\"font-family:sans-serif\">\n<h1>%s</h1>\n<pre>\n", html.EscapeString(title), html.EscapeString(title))
 		var sb strings.Builder
 		if err := WriteTable(&sb, runs, nil); err != nil {
@@ -173,7 +150,7 @@ func WriteOutputs(dir, title string, runs []*Result) ([]string, error) {
 		fmt.Fprintln(w, `<p>Data: <a href="summary.csv">summary.csv</a>, <a href="series.csv">series.csv</a>, <a href="jobs.csv">jobs.csv</a>.</p></body></html>`)
 		return nil
 	})
-	return written, err
+	return out.written, err
 }
 
 func ff(x float64) string {
