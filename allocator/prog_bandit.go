@@ -65,24 +65,8 @@ func (a *Allocator) chooseBanditPath(crit sorter.CoLocating) error {
 }
 
 func (p *progBandit) fill() {
-	a := p.a
 	p.collect()
-	active := a.liveAgents()
-	for len(active) > 0 {
-		a.shuffle(active)
-		w := 0
-		for _, ai := range active {
-			ag := a.agents[ai]
-			c := p.pick(ag)
-			if c.f == nil {
-				continue // nothing fits or everything is filtered: it stays so this cycle
-			}
-			a.place(c)
-			active[w] = ai
-			w++
-		}
-		active = active[:w]
-	}
+	visitRRR(p.a, p.pick)
 }
 
 // collect splits the frameworks that want tasks into placed and queued.

@@ -19,15 +19,20 @@ type progRRR struct {
 	sampler   sorter.Sampler // drawOnAgent's criterion
 }
 
-func (p *progRRR) fill() {
-	a := p.a
+func (p *progRRR) fill() { visitRRR(p.a, p.pick) }
+
+// visitRRR is progressive filling by randomized round robin: rounds over
+// the agents that could still take something, each round a fresh seeded
+// permutation, one placement per visit as pick chooses it; an agent where
+// pick finds nothing leaves the rounds for this cycle. The bandit path
+// (prog_bandit.go) visits the same way with its own pick.
+func visitRRR(a *Allocator, pick func(*agent) candidate) {
 	active := a.liveAgents()
 	for len(active) > 0 {
 		a.shuffle(active)
 		w := 0
 		for _, ai := range active {
-			ag := a.agents[ai]
-			c := p.pick(ag)
+			c := pick(a.agents[ai])
 			if c.f == nil {
 				continue // nothing fits or everything is filtered: it stays so this cycle
 			}
