@@ -46,22 +46,7 @@ func BenchmarkAllocationCycle(b *testing.B) {
 				name := fmt.Sprintf("agents=%d/frameworks=%d/sorter=%s", agents, frameworks, crit)
 				b.Run(name, func(b *testing.B) {
 					a, clk := benchAllocator(b, agents, frameworks, crit, sorter.RRR, Oblivious)
-					filter := &Filter{RefuseSeconds: 5}
-					offers := 0
-					b.ReportAllocs()
-					b.ResetTimer()
-					for i := 0; i < b.N; i++ {
-						out := a.Allocate().Offers
-						offers += len(out)
-						b.StopTimer()
-						for _, o := range out {
-							if err := a.Recover(o.Framework, o.Agent, o.Resources, filter); err != nil {
-								b.Fatal(err)
-							}
-						}
-						clk.Advance(time.Second)
-						b.StartTimer()
-					}
+					offers := benchCycles(b, a, clk, &Filter{RefuseSeconds: 5}, nil)
 					b.ReportMetric(float64(offers)/float64(b.N), "offers/cycle")
 				})
 			}
@@ -190,6 +175,18 @@ func benchGangCycle(b *testing.B, agent resources.Resources, agents, apps int, c
 	if crit == "drf" {
 		filter = &Filter{RefuseSeconds: 5}
 	}
+	offers := benchCycles(b, a, clk, filter, func() {
+		for n := 0; n < apps; n++ {
+			declare(n)
+		}
+	})
+	b.ReportMetric(float64(offers)/float64(b.N), "offers/cycle")
+}
+
+// benchCycles times b.N allocation cycles. Between cycles, untimed, every
+// offer is recovered with filter (nil: none), between runs if given, and the
+// clock moves one allocation interval. It returns the offers made in all.
+func benchCycles(b *testing.B, a *Allocator, clk *ManualClock, filter *Filter, between func()) int {
 	offers := 0
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -202,11 +199,11 @@ func benchGangCycle(b *testing.B, agent resources.Resources, agents, apps int, c
 				b.Fatal(err)
 			}
 		}
-		for n := 0; n < apps; n++ {
-			declare(n)
+		if between != nil {
+			between()
 		}
 		clk.Advance(time.Second)
 		b.StartTimer()
 	}
-	b.ReportMetric(float64(offers)/float64(b.N), "offers/cycle")
+	return offers
 }

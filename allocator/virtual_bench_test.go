@@ -3,7 +3,6 @@ package allocator
 import (
 	"fmt"
 	"testing"
-	"time"
 
 	"github.com/allot-sched/allot/sorter"
 )
@@ -30,20 +29,7 @@ func BenchmarkFSPCycle(b *testing.B) {
 						}
 					}
 				}
-				filter := &Filter{RefuseSeconds: 5}
-				b.ReportAllocs()
-				b.ResetTimer()
-				for i := 0; i < b.N; i++ {
-					out := a.Allocate().Offers
-					b.StopTimer()
-					for _, o := range out {
-						if err := a.Recover(o.Framework, o.Agent, o.Resources, filter); err != nil {
-							b.Fatal(err)
-						}
-					}
-					clk.Advance(time.Second)
-					b.StartTimer()
-				}
+				benchCycles(b, a, clk, &Filter{RefuseSeconds: 5}, nil)
 			})
 		}
 	}
