@@ -205,6 +205,9 @@ func (a *Agent) Start() error {
 	mux.HandleFunc("/monitor/host", a.handleHostStats)
 	mux.HandleFunc("/state", a.handleState)
 	mux.HandleFunc("/files/sandbox", a.handleSandboxFile)
+	mux.HandleFunc("/files/browse", a.handleFilesBrowse)
+	mux.HandleFunc("/files/read", a.handleFilesRead)
+	mux.HandleFunc("/files/download", a.handleFilesDownload)
 	a.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	a.recover()
 	a.wg.Add(1)

@@ -19,6 +19,11 @@
 // Per-executor network bytes are not measurable in the host's network
 // namespace and are reported as not measured.
 //
+// Sandbox files (files.go) are served Mesos-shaped at /files/browse,
+// /files/read (offset/length, so a log can be tailed) and /files/download,
+// confined to executors' sandboxes: a path that resolves outside one, by
+// ".." or a symlink, is answered 403 and logged.
+//
 // Concurrency: Agent.mu guards executors, tasks and pending updates. Events
 // to executors are queued on per-subscription streams; calls to the master
 // are made by sender goroutines, never under the lock.
