@@ -31,6 +31,8 @@
 //	agentproto.go  the agent protocol: registration, updates, agent loss
 //	events.go      operator API subscribers and the event fan-out
 //	operator.go    the operator API and /state
+//	files.go       /files/* proxied to the agent holding the sandbox, and
+//	               /explain (the allocator's reason for a framework, agent)
 //	metrics.go     Prometheus series
 //	registry.go, raft.go, cluster.go  the replicated registry and redirects
 //	policy.go      replicating the allocator's policy-model state (POLICY_SET),

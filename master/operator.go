@@ -26,6 +26,10 @@ func (m *Master) Handler() http.Handler {
 	mux.HandleFunc("/master/state", m.leaderOnly(m.handleState))
 	mux.HandleFunc("/state.json", m.leaderOnly(m.handleState))
 	mux.HandleFunc("/pressure", m.leaderOnly(m.handlePressure))
+	mux.HandleFunc("/explain", m.leaderOnly(m.handleExplain))
+	for _, p := range []string{"/files/browse", "/files/read", "/files/download"} {
+		mux.HandleFunc(p, m.leaderOnly(m.handleFilesProxy))
+	}
 	mux.HandleFunc("/master/pressure", m.leaderOnly(m.handlePressure))
 	mux.HandleFunc("/redirect", m.handleRedirect)
 	mux.HandleFunc("/master/redirect", m.handleRedirect)
@@ -349,10 +353,13 @@ func (m *Master) handleState(w http.ResponseWriter, r *http.Request) {
 		"hostname": m.info.GetHostname(), "start_time": float64(m.start.UnixNano()) / 1e9, "leader": "master@" + m.ln.Addr().String()}
 	agents := m.stateAgentsLocked()
 	doc["frameworks"], doc["slaves"] = m.stateFrameworksLocked(), agents
+	doc["completed_frameworks"] = m.stateCompletedFrameworksLocked()
 	doc["activated_slaves"] = len(agents)
 	if m.allocCfg.Reclaim {
 		doc["pressure"] = m.pressureLocked()
 	}
+	doc["allocator"] = map[string]string{"sorter": m.allocCfg.Sorter.Name(),
+		"agent_selection": m.allocCfg.AgentSelection.String(), "mode": m.allocCfg.Mode.String()}
 	m.mu.Unlock()
 	w.Header().Set("Content-Type", "application/json")
 	enc := json.NewEncoder(w)
@@ -382,6 +389,32 @@ func (m *Master) stateFrameworksLocked() []stateFramework {
 		fws = append(fws, f)
 	}
 	return fws
+}
+
+// stateCompletedFrameworksLocked lists, as Mesos's completed_frameworks,
+// the frameworks that are gone but whose finished tasks the master still
+// keeps, so that a task's sandbox can be found after its framework ended
+// (`allot logs` of an `allot run`). Caller holds m.mu.
+func (m *Master) stateCompletedFrameworksLocked() []stateFramework {
+	byID := map[string]*stateFramework{}
+	var order []string
+	for _, t := range m.completed {
+		if _, live := m.frameworks[t.fw]; live {
+			continue
+		}
+		f := byID[t.fw]
+		if f == nil {
+			f = &stateFramework{ID: t.fw, Tasks: []stateTask{}}
+			byID[t.fw] = f
+			order = append(order, t.fw)
+		}
+		f.CompletedTasks = append(f.CompletedTasks, stateTaskOf(t))
+	}
+	out := make([]stateFramework, 0, len(order))
+	for _, id := range order {
+		out = append(out, *byID[id])
+	}
+	return out
 }
 
 // stateAgentsLocked lists the agents for /state. Caller holds m.mu.

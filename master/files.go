@@ -1,0 +1,96 @@
+package master
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// The master fronts its agents' sandbox files (agent/files.go) so that a
+// client that knows only a master — the CLI's `allot logs`, the web UI — can
+// read any task's stdout: /files/{browse,read,download}?agent_id=A&path=P is
+// proxied to agent A's /files endpoint with the same path, offset and
+// length. The agent confines paths to its sandboxes; the master only finds
+// the agent.
+//
+// GET /explain?framework_id=F&agent_id=A answers the allocator's Explain
+// for the pair: why F would or would not be offered A's resources in the
+// next cycle, in an operator's words.
+
+// filesProxyTimeout bounds one proxied call: an agent that went away must
+// answer the caller with an error, not a hang.
+const filesProxyTimeout = 10 * time.Second
+
+// handleFilesProxy forwards a /files call to the agent that holds the
+// sandbox.
+func (m *Master) handleFilesProxy(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		http.Error(w, "use GET", http.StatusMethodNotAllowed)
+		return
+	}
+	id := r.URL.Query().Get("agent_id")
+	if id == "" {
+		http.Error(w, "missing agent_id: name the agent that ran the task (allot tasks shows it)", http.StatusBadRequest)
+		return
+	}
+	m.mu.Lock()
+	a, ok := m.agents[id]
+	addr, connected := "", false
+	if ok {
+		addr, connected = a.rec.Address, a.stream != nil
+	}
+	m.mu.Unlock()
+	if !ok {
+		http.Error(w, fmt.Sprintf("agent %s is not registered with this master", id), http.StatusNotFound)
+		return
+	}
+	q := r.URL.Query()
+	q.Del("agent_id")
+	target := &url.URL{Scheme: "http", Host: addr}
+	proxy := &httputil.ReverseProxy{
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			pr.SetURL(target)
+			pr.Out.URL.RawQuery = q.Encode()
+		},
+		Transport: &http.Transport{ResponseHeaderTimeout: filesProxyTimeout, DisableKeepAlives: true},
+		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
+			state := "connected"
+			if !connected {
+				state = "disconnected"
+			}
+			m.log.Warn().Err(err).Str("agent_id", id).Str("agent", addr).Msg("sandbox files: agent unreachable")
+			http.Error(w, fmt.Sprintf("agent %s at %s (%s) did not answer: %v", id, addr, state, err), http.StatusBadGateway)
+		},
+	}
+	proxy.ServeHTTP(w, r)
+}
+
+// handleExplain answers the allocator's reason for one framework and agent.
+func (m *Master) handleExplain(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	fw, ag := q.Get("framework_id"), q.Get("agent_id")
+	if fw == "" || ag == "" {
+		http.Error(w, "want framework_id and agent_id (allot frameworks and allot agents list them)", http.StatusBadRequest)
+		return
+	}
+	m.mu.Lock()
+	_, fwOK := m.frameworks[fw]
+	_, agOK := m.agents[ag]
+	var why string
+	if fwOK && agOK {
+		why = m.alloc.Explain(fw, ag)
+	}
+	m.mu.Unlock()
+	switch {
+	case !fwOK:
+		http.Error(w, "unknown framework "+fw, http.StatusNotFound)
+	case !agOK:
+		http.Error(w, "unknown agent "+ag, http.StatusNotFound)
+	default:
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		fmt.Fprintln(w, strings.TrimSpace(why))
+	}
+}
