@@ -1,0 +1,485 @@
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	mesos "github.com/mesos/mesos-go/api/v1/lib"
+
+	"github.com/allot-sched/allot/api/taskstate"
+	"github.com/allot-sched/allot/master"
+)
+
+// The operator CLI, in the habits of `nomad` and the `mesos` CLI: one verb
+// per thing an operator looks at, an aligned table by default and --json
+// for scripts, --master (or ALLOT_MASTER) naming any master of the cluster.
+// Every verb reads the leader's /state (followers redirect), so the CLI
+// shows exactly what the master's operator API shows.
+
+func init() {
+	register(command{name: "status", summary: "the cluster at a glance: leader, raft peers, sorter, agents, frameworks, resources", run: runStatus})
+	register(command{name: "agents", summary: "list agents: resources, allocation, usage, tasks", run: runAgents})
+	register(command{name: "frameworks", summary: "list frameworks: role, tasks, offers, allocation", run: runFrameworks})
+	register(command{name: "tasks", summary: "list tasks [--framework ID] [--state S]", run: runTasks})
+	register(command{name: "logs", summary: "print a task's stdout (or --stderr), --follow to keep printing", run: runLogs})
+	register(command{name: "explain", summary: "why a framework is or is not offered an agent's resources", run: runExplain})
+}
+
+// cliState is the part of the master's /state the CLI reads.
+type cliState struct {
+	Version   string            `json:"version"`
+	Leader    string            `json:"leader"`
+	Allocator map[string]string `json:"allocator"`
+	Agents    []cliAgent        `json:"slaves"`
+	Fws       []cliFramework    `json:"frameworks"`
+	Gone      []cliFramework    `json:"completed_frameworks"`
+	Pressure  json.RawMessage   `json:"pressure,omitempty"`
+}
+
+type cliAgent struct {
+	ID        string             `json:"id"`
+	Hostname  string             `json:"hostname"`
+	PID       string             `json:"pid"`
+	Active    bool               `json:"active"`
+	Resources map[string]float64 `json:"resources"`
+	Used      map[string]float64 `json:"used_resources"`
+	Rates     *struct {
+		CPUMeasured bool    `json:"cpu_measured"`
+		CPU         float64 `json:"cpu"`
+		IOWait      float64 `json:"iowait"`
+		DiskBusy    float64 `json:"disk_busy"`
+	} `json:"usage_rates,omitempty"`
+}
+
+type cliFramework struct {
+	ID        string             `json:"id"`
+	Name      string             `json:"name"`
+	Role      string             `json:"role"`
+	Active    bool               `json:"active"`
+	Connected bool               `json:"connected"`
+	Used      map[string]float64 `json:"used_resources"`
+	Tasks     []cliTask          `json:"tasks"`
+	Completed []cliTask          `json:"completed_tasks"`
+	Offers    int                `json:"offers"`
+	JobType   string             `json:"job_type,omitempty"`
+}
+
+type cliTask struct {
+	ID          string             `json:"id"`
+	Name        string             `json:"name"`
+	FrameworkID string             `json:"framework_id"`
+	ExecutorID  string             `json:"executor_id"`
+	AgentID     string             `json:"slave_id"`
+	State       string             `json:"state"`
+	Resources   map[string]float64 `json:"resources"`
+}
+
+// cliFlags are the flags every verb takes.
+type cliFlags struct {
+	masters string
+	json    bool
+	timeout time.Duration
+}
+
+// newCLIFlags makes a verb's flag set with the common flags.
+func newCLIFlags(name, usage, description string, stderr io.Writer) (*flag.FlagSet, *cliFlags) {
+	c := &cliFlags{}
+	fs := newFlagSet(name, usage, description, stderr)
+	fs.StringVar(&c.masters, "master", "127.0.0.1:5050", "the masters' HTTP addresses, `host:port[,...]`; any master of the cluster will do")
+	fs.BoolVar(&c.json, "json", false, "print JSON instead of a table")
+	fs.DurationVar(&c.timeout, "timeout", 10*time.Second, "give up on a master after this `duration`")
+	return fs, c
+}
+
+// parseInterleaved parses flags that may come before or after the
+// positional arguments (`allot logs TASK --follow`), as nomad's CLI allows.
+func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := parseFlags(fs, args); err != nil {
+			return nil, err
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return pos, nil
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+}
+
+func (c *cliFlags) client() *http.Client { return &http.Client{Timeout: c.timeout} }
+
+// state fetches the leader's /state, saying what to do when no master
+// answers.
+func (c *cliFlags) state() (*cliState, error) {
+	b, err := call(c.client(), c.masters, http.MethodGet, "/state", nil)
+	if err != nil {
+		return nil, fmt.Errorf("%v\n(is a master running? start one with `allot dev`, or point --master / ALLOT_MASTER at one)", err)
+	}
+	var st cliState
+	if err := json.Unmarshal(b, &st); err != nil {
+		return nil, fmt.Errorf("the master's /state is not what this CLI reads: %v", err)
+	}
+	return &st, nil
+}
+
+func printJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// runStatus prints the cluster at a glance.
+func runStatus(args []string, stdout, stderr io.Writer) error {
+	fs, c := newCLIFlags("status", "[flags]", "The cluster at a glance: the leading master, raft peers, the allocator's sorter,\nagent selection and mode, agents, frameworks, and each resource's total and allocation.", stderr)
+	if _, err := parseInterleaved(fs, args); err != nil {
+		return err
+	}
+	st, err := c.state()
+	if err != nil {
+		return err
+	}
+	var peers []master.RaftPeer
+	if b, err := call(c.client(), c.masters, http.MethodGet, master.RaftPath, nil); err == nil {
+		json.Unmarshal(b, &peers)
+	}
+	total, used := map[string]float64{}, map[string]float64{}
+	active, running := 0, 0
+	for _, a := range st.Agents {
+		if a.Active {
+			active++
+		}
+		for k, v := range a.Resources {
+			total[k] += v
+		}
+		for k, v := range a.Used {
+			used[k] += v
+		}
+	}
+	for _, f := range st.Fws {
+		running += len(f.Tasks)
+	}
+	if c.json {
+		return printJSON(stdout, map[string]any{"leader": st.Leader, "version": st.Version, "raft_peers": peers, "allocator": st.Allocator,
+			"agents": len(st.Agents), "agents_active": active, "frameworks": len(st.Fws), "tasks_active": running, "total": total, "allocated": used})
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "Leader\t%s (allot %s)\n", strings.TrimPrefix(st.Leader, "master@"), st.Version)
+	for _, p := range peers {
+		role := "follower"
+		if p.Leader {
+			role = "leader"
+		}
+		fmt.Fprintf(tw, "Raft peer\t%s (raft %s, %s, %s)\n", p.ID, p.Address, strings.ToLower(p.Suffrage), role)
+	}
+	fmt.Fprintf(tw, "Allocator\tsorter %s, agent selection %s, mode %s\n", st.Allocator["sorter"], st.Allocator["agent_selection"], st.Allocator["mode"])
+	fmt.Fprintf(tw, "Agents\t%d (%d active)\n", len(st.Agents), active)
+	fmt.Fprintf(tw, "Frameworks\t%d\n", len(st.Fws))
+	fmt.Fprintf(tw, "Active tasks\t%d\n", running)
+	tw.Flush()
+	fmt.Fprintln(stdout)
+	tw = tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "RESOURCE\tALLOCATED\tTOTAL\tUSE")
+	for _, k := range sortedResourceNames(total) {
+		pct := 0.0
+		if total[k] > 0 {
+			pct = 100 * used[k] / total[k]
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%.0f%%\n", k, fmtQty(k, used[k]), fmtQty(k, total[k]), pct)
+	}
+	return tw.Flush()
+}
+
+// sortedResourceNames puts cpus, mem, disk first, then the rest by name.
+func sortedResourceNames(m map[string]float64) []string {
+	rank := map[string]int{"cpus": 0, "mem": 1, "disk": 2, "gpus": 3}
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		ri, oki := rank[out[i]]
+		rj, okj := rank[out[j]]
+		switch {
+		case oki && okj:
+			return ri < rj
+		case oki != okj:
+			return oki
+		}
+		return out[i] < out[j]
+	})
+	return out
+}
+
+// fmtQty prints a quantity in the unit people read it in.
+func fmtQty(name string, v float64) string {
+	switch name {
+	case "mem", "disk":
+		if v >= 1024 {
+			return fmt.Sprintf("%.1f GB", v/1024)
+		}
+		return fmt.Sprintf("%.0f MB", v)
+	case "disk_bw", "net_bw":
+		return fmt.Sprintf("%.0f MB/s", v)
+	}
+	return fmt.Sprintf("%.4g", v)
+}
+
+// usedOf prints "used/total" for one resource.
+func usedOf(name string, used, total map[string]float64) string {
+	if total[name] == 0 {
+		return "-"
+	}
+	return fmtQty(name, used[name]) + " / " + fmtQty(name, total[name])
+}
+
+// runAgents lists the agents.
+func runAgents(args []string, stdout, stderr io.Writer) error {
+	fs, c := newCLIFlags("agents", "[flags]", "List the agents: allocated over total cpus, mem and disk, measured CPU use and I/O wait, active tasks.", stderr)
+	if _, err := parseInterleaved(fs, args); err != nil {
+		return err
+	}
+	st, err := c.state()
+	if err != nil {
+		return err
+	}
+	if c.json {
+		return printJSON(stdout, st.Agents)
+	}
+	tasks := map[string]int{}
+	for _, f := range st.Fws {
+		for _, t := range f.Tasks {
+			tasks[t.AgentID]++
+		}
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tADDRESS\tSTATE\tCPUS\tMEM\tDISK\tCPU USE\tIOWAIT\tTASKS")
+	for _, a := range st.Agents {
+		state, cpu, iowait := "active", "-", "-"
+		if !a.Active {
+			state = "disconnected"
+		}
+		if a.Rates != nil && a.Rates.CPUMeasured {
+			cpu, iowait = fmt.Sprintf("%.0f%%", 100*a.Rates.CPU), fmt.Sprintf("%.0f%%", 100*a.Rates.IOWait)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\n", a.ID, strings.TrimPrefix(a.PID, "slave(1)@"), state,
+			usedOf("cpus", a.Used, a.Resources), usedOf("mem", a.Used, a.Resources), usedOf("disk", a.Used, a.Resources), cpu, iowait, tasks[a.ID])
+	}
+	return tw.Flush()
+}
+
+// runFrameworks lists the frameworks.
+func runFrameworks(args []string, stdout, stderr io.Writer) error {
+	fs, c := newCLIFlags("frameworks", "[flags]", "List the frameworks: role, state, active and finished tasks, offers outstanding, allocation.", stderr)
+	if _, err := parseInterleaved(fs, args); err != nil {
+		return err
+	}
+	st, err := c.state()
+	if err != nil {
+		return err
+	}
+	if c.json {
+		return printJSON(stdout, st.Fws)
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tNAME\tROLE\tSTATE\tTASKS\tDONE\tOFFERS\tCPUS\tMEM\tJOB TYPE")
+	for _, f := range st.Fws {
+		state := "active"
+		switch {
+		case !f.Connected:
+			state = "disconnected"
+		case !f.Active:
+			state = "suppressed"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\t%s\n", f.ID, f.Name, f.Role, state, len(f.Tasks), len(f.Completed), f.Offers,
+			fmtQty("cpus", f.Used["cpus"]), fmtQty("mem", f.Used["mem"]), orDash(f.JobType))
+	}
+	return tw.Flush()
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// allTasks lists every task the master knows, active first.
+func (st *cliState) allTasks() []cliTask {
+	var out []cliTask
+	for _, f := range st.Fws {
+		out = append(out, f.Tasks...)
+	}
+	for _, f := range append(st.Fws, st.Gone...) {
+		out = append(out, f.Completed...)
+	}
+	return out
+}
+
+// normState accepts "running", "TASK_RUNNING" or "task_running".
+func normState(s string) string {
+	s = strings.ToUpper(strings.TrimSpace(s))
+	if !strings.HasPrefix(s, "TASK_") {
+		s = "TASK_" + s
+	}
+	return s
+}
+
+// runTasks lists tasks, optionally of one framework or in one state.
+func runTasks(args []string, stdout, stderr io.Writer) error {
+	fs, c := newCLIFlags("tasks", "[--framework ID] [--state S] [flags]", "List tasks, active and finished: id, name, framework, agent, state.", stderr)
+	var fw, state string
+	fs.StringVar(&fw, "framework", "", "only the tasks of framework `ID` (a unique prefix will do)")
+	fs.StringVar(&state, "state", "", "only tasks in state `S` (running, finished, failed, ... or TASK_RUNNING)")
+	if _, err := parseInterleaved(fs, args); err != nil {
+		return err
+	}
+	if state != "" {
+		if _, ok := mesos.TaskState_value[normState(state)]; !ok {
+			return usagef("--state %q is not a task state (try running, staging, finished, failed, killed, lost)", state)
+		}
+	}
+	st, err := c.state()
+	if err != nil {
+		return err
+	}
+	if fw != "" {
+		ids := make([]string, len(st.Fws))
+		for i, f := range st.Fws {
+			ids[i] = f.ID
+		}
+		if fw, err = resolveID("framework", fw, ids); err != nil {
+			return err
+		}
+	}
+	var rows []cliTask
+	for _, t := range st.allTasks() {
+		if (fw == "" || t.FrameworkID == fw) && (state == "" || t.State == normState(state)) {
+			rows = append(rows, t)
+		}
+	}
+	if c.json {
+		if rows == nil {
+			rows = []cliTask{}
+		}
+		return printJSON(stdout, rows)
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tNAME\tFRAMEWORK\tAGENT\tSTATE\tCPUS\tMEM")
+	for _, t := range rows {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.ID, t.Name, t.FrameworkID, t.AgentID, strings.TrimPrefix(t.State, "TASK_"),
+			fmtQty("cpus", t.Resources["cpus"]), fmtQty("mem", t.Resources["mem"]))
+	}
+	return tw.Flush()
+}
+
+// resolveID finds id among known: exactly, or as a unique prefix; else an
+// error naming the closest ids.
+func resolveID(kind, id string, known []string) (string, error) {
+	var prefixed []string
+	for _, k := range known {
+		if k == id {
+			return k, nil
+		}
+		if strings.HasPrefix(k, id) {
+			prefixed = append(prefixed, k)
+		}
+	}
+	if len(prefixed) == 1 {
+		return prefixed[0], nil
+	}
+	if len(prefixed) > 1 {
+		return "", fmt.Errorf("%s %q is ambiguous: it starts %s", kind, id, strings.Join(prefixed, ", "))
+	}
+	if best := closest(id, known); best != "" {
+		return "", fmt.Errorf("no %s %q; did you mean %q?", kind, id, best)
+	}
+	return "", fmt.Errorf("no %s %q (the master knows none)", kind, id)
+}
+
+// closest is the known id at the smallest edit distance from id.
+func closest(id string, known []string) string {
+	best, bestD := "", -1
+	for _, k := range known {
+		if d := editDistance(id, k); bestD < 0 || d < bestD {
+			best, bestD = k, d
+		}
+	}
+	return best
+}
+
+// editDistance is Levenshtein's distance between a and b.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
+}
+
+// runExplain prints the allocator's reason for a framework and an agent.
+func runExplain(args []string, stdout, stderr io.Writer) error {
+	fs, c := newCLIFlags("explain", "FRAMEWORK AGENT [flags]", "Why the allocator would or would not offer AGENT's resources to FRAMEWORK in the next\ncycle: inactive, suppressed, demand met, a decline filter (until when), the task does not\nfit, or eligible and ordered by the sorter's score. Unique id prefixes will do.", stderr)
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 2 {
+		return usagef("usage: allot explain FRAMEWORK AGENT (allot frameworks and allot agents list the ids)")
+	}
+	st, err := c.state()
+	if err != nil {
+		return err
+	}
+	var fws, ags []string
+	for _, f := range st.Fws {
+		fws = append(fws, f.ID)
+	}
+	for _, a := range st.Agents {
+		ags = append(ags, a.ID)
+	}
+	fw, err := resolveID("framework", pos[0], fws)
+	if err != nil {
+		return err
+	}
+	ag, err := resolveID("agent", pos[1], ags)
+	if err != nil {
+		return err
+	}
+	b, err := call(c.client(), c.masters, http.MethodGet, "/explain?"+url.Values{"framework_id": {fw}, "agent_id": {ag}}.Encode(), nil)
+	if err != nil {
+		return err
+	}
+	if c.json {
+		return printJSON(stdout, map[string]string{"framework_id": fw, "agent_id": ag, "explanation": strings.TrimSpace(string(b))})
+	}
+	fmt.Fprint(stdout, string(b))
+	return nil
+}
+
+// isTerminalName says whether a /state task state name is terminal.
+func isTerminalName(s string) bool {
+	v, ok := mesos.TaskState_value[s]
+	return ok && taskstate.IsTerminal(mesos.TaskState(v))
+}
