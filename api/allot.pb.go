@@ -629,11 +629,16 @@ func (x *TaskRecord) GetResources() string {
 }
 
 type ConfigRecord struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Weights       map[string]float64     `protobuf:"bytes,1,rep,name=weights,proto3" json:"weights,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"fixed64,2,opt,name=value"`
-	Sorter        string                 `protobuf:"bytes,2,opt,name=sorter,proto3" json:"sorter,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Weights map[string]float64     `protobuf:"bytes,1,rep,name=weights,proto3" json:"weights,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"fixed64,2,opt,name=value"`
+	// sorter, agent_selection and mode are the allocator policy an operator
+	// switched to at runtime (POST /api/v1/allot/sorter); empty: the
+	// master's flags. A new leader builds its allocator with them.
+	Sorter         string `protobuf:"bytes,2,opt,name=sorter,proto3" json:"sorter,omitempty"`
+	AgentSelection string `protobuf:"bytes,3,opt,name=agent_selection,json=agentSelection,proto3" json:"agent_selection,omitempty"`
+	Mode           string `protobuf:"bytes,4,opt,name=mode,proto3" json:"mode,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *ConfigRecord) Reset() {
@@ -676,6 +681,20 @@ func (x *ConfigRecord) GetWeights() map[string]float64 {
 func (x *ConfigRecord) GetSorter() string {
 	if x != nil {
 		return x.Sorter
+	}
+	return ""
+}
+
+func (x *ConfigRecord) GetAgentSelection() string {
+	if x != nil {
+		return x.AgentSelection
+	}
+	return ""
+}
+
+func (x *ConfigRecord) GetMode() string {
+	if x != nil {
+		return x.Mode
 	}
 	return ""
 }
@@ -1658,10 +1677,12 @@ const file_allot_proto_rawDesc = "" +
 	"\x04info\x18\x05 \x01(\fR\x04info\x12\x16\n" +
 	"\x06status\x18\x06 \x01(\fR\x06status\x12\x14\n" +
 	"\x05state\x18\a \x01(\x05R\x05state\x12\x1c\n" +
-	"\tresources\x18\b \x01(\tR\tresources\"\xa1\x01\n" +
+	"\tresources\x18\b \x01(\tR\tresources\"\xde\x01\n" +
 	"\fConfigRecord\x12=\n" +
 	"\aweights\x18\x01 \x03(\v2#.allot.v1.ConfigRecord.WeightsEntryR\aweights\x12\x16\n" +
-	"\x06sorter\x18\x02 \x01(\tR\x06sorter\x1a:\n" +
+	"\x06sorter\x18\x02 \x01(\tR\x06sorter\x12'\n" +
+	"\x0fagent_selection\x18\x03 \x01(\tR\x0eagentSelection\x12\x12\n" +
+	"\x04mode\x18\x04 \x01(\tR\x04mode\x1a:\n" +
 	"\fWeightsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\"h\n" +

@@ -173,3 +173,34 @@ func TestFilesThroughMaster(t *testing.T) {
 		t.Errorf("agent gone: the answer took %v", d)
 	}
 }
+
+// `allot operator sorter set` switches the allocator's policy on a 3-master
+// cluster through any master's address; the leader replicates the choice,
+// so after the leader is killed -9 the new leader runs the switched policy
+// (`allot status` and /state say so).
+func TestSorterSwitchSurvivesLeaderKill9(t *testing.T) {
+	c := newMCluster(t, 3, 1)
+	old := c.leader(10 * time.Second)
+	follower := c.masters[(old+1)%3].http // a follower: the call is redirected to the leader
+	all := c.masters[0].http + "," + c.masters[1].http + "," + c.masters[2].http
+	code, out, errOut := allotCLI(t, follower, "operator", "sorter", "set", "--master", follower, "--sorter", "psdsf", "--mode", "characterized")
+	if code != 0 || !strings.Contains(out, "switched to: sorter psdsf, agent selection rrr, mode characterized") {
+		t.Fatalf("sorter set: exit %d, %q %q", code, out, errOut)
+	}
+	if st := c.state(); st.Allocator["sorter"] != "psdsf" {
+		t.Fatalf("/state after the switch: allocator %v", st.Allocator)
+	}
+	c.kill9(old)
+	lead := c.leader(30 * time.Second)
+	if lead == old {
+		t.Fatalf("master %d still leads after kill -9", old)
+	}
+	code, out, errOut = allotCLI(t, all, "status", "--master", all)
+	if code != 0 || !strings.Contains(out, "sorter psdsf, agent selection rrr, mode characterized") {
+		t.Errorf("allot status on the new leader: exit %d\n%s\n%s", code, out, errOut)
+	}
+	code, out, _ = allotCLI(t, all, "operator", "sorter", "get", "--master", all)
+	if code != 0 || !strings.Contains(out, "in force: sorter psdsf") {
+		t.Errorf("sorter get on the new leader: exit %d %q", code, out)
+	}
+}

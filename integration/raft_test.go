@@ -254,7 +254,8 @@ func (c *mcluster) addAgent(res string) *testcluster.Agent {
 // fullState is the part of the leader's /state the invariants need.
 type fullState struct {
 	masterState
-	Slaves []struct {
+	Allocator map[string]string `json:"allocator"`
+	Slaves    []struct {
 		ID        string             `json:"id"`
 		Active    bool               `json:"active"`
 		Resources map[string]float64 `json:"resources"`

@@ -33,6 +33,8 @@
 //	operator.go    the operator API and /state
 //	files.go       /files/* proxied to the agent holding the sandbox, and
 //	               /explain (the allocator's reason for a framework, agent)
+//	sorter.go      switching sorter, agent selection and mode at runtime,
+//	               replicated (GET/POST /api/v1/allot/sorter)
 //	metrics.go     Prometheus series
 //	registry.go, raft.go, cluster.go  the replicated registry and redirects
 //	policy.go      replicating the allocator's policy-model state (POLICY_SET),

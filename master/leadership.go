@@ -51,6 +51,7 @@ func (m *Master) becomeLeader() {
 		m.log.Error().Err(err).Msg("rebuilding the allocator")
 		return
 	}
+	m.applyRegistryPolicyLocked() // an operator's runtime switch (sorter.go)
 	m.recoverLocked()
 	m.restorePoliciesLocked() // after the frameworks are back (policy.go)
 	m.elected = m.clock.Now()

@@ -27,6 +27,7 @@ func (m *Master) Handler() http.Handler {
 	mux.HandleFunc("/state.json", m.leaderOnly(m.handleState))
 	mux.HandleFunc("/pressure", m.leaderOnly(m.handlePressure))
 	mux.HandleFunc("/explain", m.leaderOnly(m.handleExplain))
+	mux.HandleFunc(SorterPath, m.leaderOnly(m.handleSorter))
 	for _, p := range []string{"/files/browse", "/files/read", "/files/download"} {
 		mux.HandleFunc(p, m.leaderOnly(m.handleFilesProxy))
 	}

@@ -44,7 +44,9 @@ type policySync struct {
 	term uint64
 }
 
-func (m *Master) sorterName() string { return orDefault(m.cfg.Sorter, "drf") }
+// sorterName is the criterion in force (the flag's, or the one an operator
+// switched to). Caller holds m.mu.
+func (m *Master) sorterName() string { return m.allocCfg.Sorter.Name() }
 
 // policyLoop proposes the allocator's policy state every
 // PolicySyncInterval while this master leads (never, if it is negative).
@@ -84,7 +86,7 @@ func (m *Master) syncPolicies() (bool, error) {
 		return false, nil
 	}
 	state, err := m.alloc.SnapshotPolicies()
-	term, same := m.pol.term, bytes.Equal(state, m.pol.last)
+	term, same, name := m.pol.term, bytes.Equal(state, m.pol.last), m.sorterName()
 	m.mu.Unlock()
 	if err != nil {
 		m.allocOK("snapshot_policies", err)
@@ -93,7 +95,7 @@ func (m *Master) syncPolicies() (bool, error) {
 	if same {
 		return false, nil
 	}
-	rec := &api.PolicyRecord{Sorter: m.sorterName(), State: state, UpdatedUnixNano: m.clock.Now().UnixNano()}
+	rec := &api.PolicyRecord{Sorter: name, State: state, UpdatedUnixNano: m.clock.Now().UnixNano()}
 	if err := m.rep.proposeWait(&api.Command{Type: api.CommandType_POLICY_SET, Policy: rec}); err != nil {
 		return false, fmt.Errorf("propose policy state: %w", err)
 	}
@@ -186,6 +188,7 @@ func (m *Master) handlePolicy(w http.ResponseWriter, r *http.Request) {
 func (m *Master) policyView() (*PolicyView, error) {
 	m.mu.Lock()
 	state, err := m.alloc.SnapshotPolicies()
+	name := m.sorterName()
 	m.mu.Unlock()
 	if err != nil {
 		return nil, err
@@ -194,7 +197,7 @@ func (m *Master) policyView() (*PolicyView, error) {
 	if err != nil {
 		return nil, err
 	}
-	v := &PolicyView{Sorter: m.sorterName(), Models: []PolicyModel{}}
+	v := &PolicyView{Sorter: name, Models: []PolicyModel{}}
 	for _, p := range models {
 		raw := json.RawMessage(p.Data)
 		if !json.Valid(p.Data) {

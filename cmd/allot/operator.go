@@ -16,7 +16,7 @@ import (
 )
 
 func init() {
-	register(command{name: "operator", summary: "operate a master cluster: raft list-peers|add-voter|remove-peer|transfer-leadership, snapshot save|restore, policy show", run: runOperator})
+	register(command{name: "operator", summary: "operate a master cluster: raft list-peers|add-voter|remove-peer|transfer-leadership, snapshot save|restore, policy show, sorter get|set", run: runOperator})
 }
 
 const operatorUsage = `raft list-peers
@@ -26,6 +26,8 @@ const operatorUsage = `raft list-peers
        allot operator snapshot save FILE
        allot operator snapshot restore FILE
        allot operator policy show
+       allot operator sorter get
+       allot operator sorter set [--sorter S] [--agent-selection A] [--mode M]
    (flags go after the verb: allot operator raft list-peers --master a:5050,b:5050)`
 
 // runOperator sends one operator call to the masters. Any master will do:
@@ -43,6 +45,12 @@ func runOperator(args []string, stdout, stderr io.Writer) error {
 		"\n\nHTTP-ADDR is a master's HTTP host:port (its raft server id); RAFT-ADDR its --raft-addr.", stderr)
 	fs.StringVar(&masters, "master", "127.0.0.1:5050", "the masters' HTTP addresses, `host:port[,...]`; any one that answers will do")
 	fs.DurationVar(&timeout, "timeout", 60*time.Second, "give up after this `duration`")
+	var sw master.SorterConfig
+	if group == "sorter" {
+		fs.StringVar(&sw.Sorter, "sorter", "", "sorter set: the criterion to switch to (drf, tsf, psdsf, fifo, ...; empty keeps it)")
+		fs.StringVar(&sw.AgentSelection, "agent-selection", "", "sorter set: rrr, bestfit or joint (empty keeps it)")
+		fs.StringVar(&sw.Mode, "mode", "", "sorter set: oblivious or characterized (empty keeps it)")
+	}
 	if err := parseFlags(fs, args[2:]); err != nil {
 		return err
 	}
@@ -111,6 +119,8 @@ func runOperator(args []string, stdout, stderr io.Writer) error {
 		}
 		fmt.Fprint(stdout, string(out))
 		return nil
+	case "sorter get", "sorter set":
+		return runSorterSwitch(cli, masters, verb, sw, stdout)
 	case "policy show":
 		b, err := call(cli, masters, http.MethodGet, master.PolicyPath, nil)
 		if err != nil {
@@ -154,4 +164,36 @@ func call(cli *http.Client, masters, method, path string, body []byte) ([]byte, 
 		return b, nil
 	}
 	return nil, fmt.Errorf("no master answered: %w", errors.Join(errs...))
+}
+
+// runSorterSwitch reads or switches the allocator's policy at runtime
+// (master.SorterPath); the leader replicates a switch before answering.
+func runSorterSwitch(cli *http.Client, masters, verb string, sw master.SorterConfig, stdout io.Writer) error {
+	var b []byte
+	var err error
+	if verb == "get" {
+		b, err = call(cli, masters, http.MethodGet, master.SorterPath, nil)
+	} else {
+		if sw.Sorter == "" && sw.AgentSelection == "" && sw.Mode == "" {
+			return usagef("sorter set: give at least one of --sorter, --agent-selection, --mode")
+		}
+		body, _ := json.Marshal(sw)
+		b, err = call(cli, masters, http.MethodPost, master.SorterPath, body)
+	}
+	if err != nil {
+		return err
+	}
+	var c master.SorterConfig
+	if err := json.Unmarshal(b, &c); err != nil {
+		return fmt.Errorf("sorter %s: bad answer %q: %v", verb, b, err)
+	}
+	prefix := "in force"
+	if verb == "set" {
+		prefix = "switched to"
+	}
+	fmt.Fprintf(stdout, "%s: sorter %s, agent selection %s, mode %s\n", prefix, c.Sorter, c.AgentSelection, c.Mode)
+	for _, d := range c.Dropped {
+		fmt.Fprintf(stdout, "  not carried over: %s\n", d)
+	}
+	return nil
 }
