@@ -203,4 +203,20 @@ func TestSorterSwitchSurvivesLeaderKill9(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "in force: sorter psdsf") {
 		t.Errorf("sorter get on the new leader: exit %d %q", code, out)
 	}
+	// The web UI on a follower shows the leader's data (proxied, no redirect).
+	for i := range c.masters {
+		if i == lead || i == old {
+			continue
+		}
+		resp, err := noRedirect.Get("http://" + c.masters[i].http + "/ui/data/state")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var st masterState
+		err = json.NewDecoder(resp.Body).Decode(&st)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || err != nil || st.Allocator["sorter"] != "psdsf" {
+			t.Errorf("follower %d's /ui/data/state: %d %v, allocator %v; want the leader's state", i, resp.StatusCode, err, st.Allocator)
+		}
+	}
 }

@@ -66,6 +66,7 @@ func (c *cluster) state() masterState {
 }
 
 type masterState struct {
+	Allocator  map[string]string `json:"allocator"`
 	Frameworks []struct {
 		ID             string  `json:"id"`
 		Name           string  `json:"name"`

@@ -254,8 +254,7 @@ func (c *mcluster) addAgent(res string) *testcluster.Agent {
 // fullState is the part of the leader's /state the invariants need.
 type fullState struct {
 	masterState
-	Allocator map[string]string `json:"allocator"`
-	Slaves    []struct {
+	Slaves []struct {
 		ID        string             `json:"id"`
 		Active    bool               `json:"active"`
 		Resources map[string]float64 `json:"resources"`

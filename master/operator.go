@@ -43,6 +43,7 @@ func (m *Master) Handler() http.Handler {
 		json.NewEncoder(w).Encode(map[string]string{"version": Version})
 	})
 	mux.Handle("/metrics", promhttp.HandlerFor(m.m.reg, promhttp.HandlerOpts{}))
+	m.uiRoutes(mux)
 	return mux
 }
 

@@ -91,14 +91,17 @@ func runDev(args []string, stdout, stderr io.Writer) error {
 	addr := m.Addr()
 	fmt.Fprintf(stdout, `allot dev: master on http://%s with %d agents (%s each); work dirs in %s
 
+Open http://%s in a browser: the cluster, agents, frameworks, tasks with their logs, the allocator.
+
 Try:
   allot run --master %s -- echo hello from allot     # a one-off task; exits with its exit code
+  allot status; allot tasks; allot logs TASK --follow # the operator CLI (--master %s)
   curl -s http://%s/state                             # Mesos-shaped state
   curl -s http://%s/metrics | grep '^allot_'          # Prometheus metrics
   go run github.com/mesos/mesos-go/api/v1/cmd/msh -master %s -- echo hi   # from this checkout
 Any mesos-go v0.0.11 framework can use http://%s/api/v1/scheduler.
 Ctrl-C stops everything.
-`, addr, *n, *res, dir, addr, addr, addr, addr, addr)
+`, addr, *n, *res, dir, addr, addr, addr, addr, addr, addr, addr)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	<-ctx.Done()

@@ -1,0 +1,17 @@
+// Package ui is allot's web UI, embedded in the binary so that
+// `go run ./cmd/allot dev` serves it with nothing else installed.
+//
+// Stack, chosen deliberately: server-rendered Go templates (html/template)
+// give every page its shell, navigation and title, and one small
+// hand-written script (static/app.js, no framework, no build step) fills
+// the page from the master's own JSON endpoints and keeps it current from
+// the operator event stream. Charts are inline SVG drawn by that script.
+// A Node build step would be something `go run` cannot do, and the pages
+// are tables and one chart: a vendored library would be more code to keep
+// than it saves.
+//
+// The package knows nothing of the master: it serves pages and assets, and
+// the script reads data under DataPrefix, which the master maps onto its
+// operator endpoints (and, on a follower, proxies to the leader, so every
+// master shows the leader's data).
+package ui

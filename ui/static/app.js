@@ -1,0 +1,313 @@
+// allot's web UI: fills the page the Go template rendered from the
+// master's JSON and keeps it current from the operator event stream
+// (Mesos's SUBSCRIBE, RecordIO-framed JSON), refreshing the data on each
+// event rather than reloading the page. No framework, no build step.
+"use strict";
+
+const api = document.body.dataset.api;
+const page = document.body.dataset.page;
+const $ = (id) => document.getElementById(id);
+
+function el(tag, attrs, ...kids) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (k === "class") e.className = v; else if (k === "text") e.textContent = v; else e.setAttribute(k, v);
+  }
+  for (const k of kids) e.append(k);
+  return e;
+}
+
+async function getJSON(path) {
+  const r = await fetch(api + path, { headers: { Accept: "application/json" } });
+  if (!r.ok) throw new Error(path + ": " + r.status + " " + (await r.text()).trim());
+  return r.json();
+}
+
+function showError(err) {
+  const box = $("error");
+  if (!err) { box.hidden = true; return; }
+  box.hidden = false;
+  box.textContent = err.message.startsWith("script error") ? err.message : "Cannot reach the master: " + err.message;
+}
+
+function qty(name, v) {
+  v = v || 0;
+  if (name === "mem" || name === "disk") return v >= 1024 ? (v / 1024).toFixed(1) + " GB" : Math.round(v) + " MB";
+  if (name === "disk_bw" || name === "net_bw") return Math.round(v) + " MB/s";
+  return +v.toFixed(3) + "";
+}
+const pct = (x) => (100 * x).toFixed(0) + "%";
+const stateBadge = (s) => el("span", { class: "state " + s, text: s.replace(/^TASK_/, "").toLowerCase() });
+// shortID keeps the end of a long id: master-issued framework and agent ids
+// share their prefix (the master's id) and differ in the suffix.
+const shortID = (id) => (id.length > 22 ? "…" + id.slice(-16) : id);
+const idCell = (id, href, full) => { const td = el("td", { class: "id", title: id }); const text = full ? id : shortID(id); td.append(href ? el("a", { href, text }) : text); return td; };
+
+function fill(table, rows, emptyText) {
+  const body = $(table).tBodies[0];
+  body.replaceChildren();
+  if (rows.length === 0) {
+    const cols = $(table).tHead.rows[0].cells.length;
+    body.append(el("tr", {}, el("td", { class: "empty", colspan: cols, text: emptyText })));
+    return;
+  }
+  for (const cells of rows) body.append(el("tr", {}, ...cells.map((c) => (c instanceof Node && c.tagName === "TD") ? c : el("td", {}, c))));
+}
+
+function totals(st) {
+  const total = {}, used = {};
+  for (const a of st.slaves || []) {
+    for (const [k, v] of Object.entries(a.resources || {})) total[k] = (total[k] || 0) + v;
+    for (const [k, v] of Object.entries(a.used_resources || {})) used[k] = (used[k] || 0) + v;
+  }
+  return { total, used };
+}
+
+function dominantShare(fw, total) {
+  let s = 0;
+  for (const [k, v] of Object.entries(fw.used_resources || {})) if (total[k] > 0 && ["cpus", "mem", "disk", "gpus"].includes(k)) s = Math.max(s, v / total[k]);
+  return s;
+}
+
+function allTasks(st) {
+  const out = [];
+  for (const f of st.frameworks || []) out.push(...(f.tasks || []));
+  for (const f of (st.frameworks || []).concat(st.completed_frameworks || [])) out.push(...(f.completed_tasks || []));
+  return out;
+}
+
+const render = {
+  async overview(st) {
+    $("leader").textContent = (st.leader || "").replace(/^master@/, "");
+    const p = st.allocator || {};
+    $("policy").textContent = `${p.sorter} · ${p.agent_selection} · ${p.mode}`;
+    const active = (st.slaves || []).filter((a) => a.active).length;
+    $("agent-count").textContent = `${(st.slaves || []).length} (${active} active)`;
+    $("framework-count").textContent = (st.frameworks || []).length;
+    $("task-count").textContent = (st.frameworks || []).reduce((n, f) => n + (f.tasks || []).length, 0);
+    const { total, used } = totals(st);
+    const order = ["cpus", "mem", "disk", "gpus"];
+    const names = Object.keys(total).sort((a, b) => ((order.indexOf(a) + 99) % 99) - ((order.indexOf(b) + 99) % 99) || a.localeCompare(b));
+    fill("resources", names.map((k) => {
+      const f = total[k] ? (used[k] || 0) / total[k] : 0;
+      return [k, qty(k, used[k]), qty(k, total[k]), el("td", { class: "use" }, el("div", { class: "bar", title: pct(f) }, el("span", { style: `width:${(100 * f).toFixed(1)}%` })), " " + pct(f))];
+    }), "no agents yet");
+    try {
+      const peers = await getJSON("/api/v1/allot/raft");
+      fill("peers", peers.map((x) => [idCell(x.id), x.address, x.suffrage.toLowerCase(), x.leader ? stateBadge("leader") : "follower"]), "no raft peers");
+    } catch (e) { fill("peers", [], "raft peers unavailable: " + e.message); }
+  },
+
+  agents(st) {
+    const tasks = {};
+    for (const t of allTasks(st)) if (t.state === "TASK_RUNNING" || t.state === "TASK_STAGING") tasks[t.slave_id] = (tasks[t.slave_id] || 0) + 1;
+    const of = (a, k) => a.resources[k] ? `${qty(k, (a.used_resources || {})[k])} / ${qty(k, a.resources[k])}` : "–";
+    fill("agents", (st.slaves || []).map((a) => {
+      const r = a.usage_rates && a.usage_rates.cpu_measured ? a.usage_rates : null;
+      return [idCell(a.id), a.pid.replace(/^slave\(1\)@/, ""), stateBadge(a.active ? "active" : "disconnected"), of(a, "cpus"), of(a, "mem"), of(a, "disk"),
+        r ? pct(r.cpu) : "–", r ? pct(r.iowait) : "–", String(tasks[a.id] || 0)];
+    }), "no agents registered");
+  },
+
+  frameworks(st) {
+    const { total } = totals(st);
+    fill("frameworks", (st.frameworks || []).map((f) => [idCell(f.id, "/tasks?framework=" + encodeURIComponent(f.id)), f.name, f.role,
+      stateBadge(!f.connected ? "disconnected" : f.active ? "active" : "suppressed"), pct(dominantShare(f, total)), String(f.offers), String((f.tasks || []).length),
+      String((f.completed_tasks || []).length), f.job_type || "–"]), "no frameworks subscribed");
+  },
+
+  tasks(st) {
+    const want = $("state-filter").value;
+    const fw = new URLSearchParams(location.search).get("framework");
+    const rows = allTasks(st).filter((t) => (!want || t.state === want) && (!fw || t.framework_id === fw));
+    fill("tasks", rows.map((t) => [idCell(t.id, `/task?id=${encodeURIComponent(t.id)}&framework=${encodeURIComponent(t.framework_id)}`, true), t.name,
+      idCell(t.framework_id), idCell(t.slave_id), stateBadge(t.state), qty("cpus", t.resources.cpus), qty("mem", t.resources.mem)]), "no tasks");
+  },
+
+  task(st) { taskPage.update(st); },
+
+  allocator(st) { allocatorPage.update(st); },
+};
+
+// The task page: facts, the state history seen on the event stream, and a
+// live tail of the sandbox's stdout/stderr through the master's /files/read.
+const taskPage = {
+  task: null, file: "stdout", offset: 0, timer: null, seen: [],
+  init() {
+    for (const b of document.querySelectorAll(".tab")) b.addEventListener("click", () => {
+      document.querySelectorAll(".tab").forEach((x) => x.classList.remove("current"));
+      b.classList.add("current");
+      this.file = b.dataset.file; this.offset = 0; $("log").textContent = "";
+      this.tail();
+    });
+    this.timer = setInterval(() => this.tail(), 1000);
+  },
+  update(st) {
+    const q = new URLSearchParams(location.search);
+    const t = allTasks(st).find((x) => x.id === q.get("id") && (!q.get("framework") || x.framework_id === q.get("framework")));
+    if (!t) { $("task-info").replaceChildren(el("dt", { text: "Task" }), el("dd", { text: `${q.get("id")} is not known to the master (finished long ago, or a typo)` })); return; }
+    const first = !this.task;
+    this.task = t;
+    $("title").textContent = "Task " + t.id;
+    const facts = [["Name", t.name], ["State", t.state], ["Framework", t.framework_id], ["Executor", t.executor_id || t.id], ["Agent", t.slave_id],
+      ["Resources", Object.entries(t.resources).map(([k, v]) => `${k} ${qty(k, v)}`).join(", ")]];
+    $("task-info").replaceChildren(...facts.flatMap(([k, v]) => [el("dt", { text: k }), el("dd", { text: v })]));
+    this.note(t.state, "current state");
+    if (first) { this.tail(); this.browse(); }
+  },
+  note(state, how) {
+    if (this.seen.length && this.seen[this.seen.length - 1].state === state) return;
+    this.seen.push({ state, at: new Date() });
+    $("history").append(el("li", {}, stateBadge(state), ` ${this.seen[this.seen.length - 1].at.toLocaleTimeString()} (${how})`));
+  },
+  sandbox() { const t = this.task; return `/frameworks/${t.framework_id}/executors/${t.executor_id || t.id}/runs/latest`; },
+  async tail() {
+    if (!this.task || (!$("follow").checked && this.offset > 0)) return;
+    for (;;) {
+      const q = new URLSearchParams({ agent_id: this.task.slave_id, path: this.sandbox() + "/" + this.file, offset: this.offset });
+      let chunk;
+      try { chunk = await getJSON("/files/read?" + q); } catch (e) { if (this.offset === 0) $("log").textContent = "(" + e.message + ")"; return; }
+      if (!chunk.data) return;
+      const log = $("log");
+      const atEnd = log.scrollTop + log.clientHeight >= log.scrollHeight - 4;
+      if (this.offset === 0) log.textContent = "";
+      log.append(chunk.data);
+      this.offset = chunk.offset + chunk.data.length;
+      if (atEnd) log.scrollTop = log.scrollHeight;
+    }
+  },
+  async browse() {
+    try {
+      const files = await getJSON("/files/browse?" + new URLSearchParams({ agent_id: this.task.slave_id, path: this.sandbox() }));
+      $("sandbox").replaceChildren(...files.map((f) => el("li", {}, el("a", { href: api + "/files/download?" + new URLSearchParams({ agent_id: this.task.slave_id, path: f.path }), text: f.path.split("/").pop() }), ` ${f.size} bytes`)));
+    } catch (e) { $("sandbox").replaceChildren(el("li", { text: "sandbox unavailable: " + e.message })); }
+  },
+  event(ev) {
+    const u = ev.task_updated;
+    if (u && this.task && u.status && u.status.task_id && u.status.task_id.value === this.task.id) this.note(u.state || u.status.state, "event");
+  },
+};
+
+// The allocator page: each framework's dominant share over time (sampled
+// here, kept for ten minutes), the policy switch and the allocator's "why".
+const allocatorPage = {
+  series: {}, colours: ["#2f6fdf", "#e07b39", "#1f8a4c", "#c53030", "#7c3aed", "#0e9aa7", "#b7791f", "#db2777"],
+  init() {
+    $("sorter-form").addEventListener("submit", async (e) => {
+      e.preventDefault();
+      const body = JSON.stringify({ sorter: $("sorter").value, agent_selection: $("agent_selection").value, mode: $("mode").value });
+      const r = await fetch(api + "/api/v1/allot/sorter", { method: "POST", headers: { "Content-Type": "application/json" }, body });
+      const text = await r.text();
+      $("sorter-result").textContent = r.ok ? "In force from the next cycle: " + Object.values(JSON.parse(text)).filter((x) => typeof x === "string").join(" · ") : "Refused: " + text.trim();
+      refreshSoon();
+    });
+    $("explain-form").addEventListener("submit", async (e) => {
+      e.preventDefault();
+      const q = new URLSearchParams({ framework_id: $("explain-fw").value, agent_id: $("explain-agent").value });
+      const r = await fetch(api + "/explain?" + q);
+      $("explain-result").textContent = (await r.text()).trim();
+    });
+    setInterval(() => this.sample(), 2000);
+  },
+  last: null,
+  update(st) {
+    this.last = st;
+    const p = st.allocator || {};
+    for (const k of ["sorter", "agent_selection", "mode"]) if (document.activeElement !== $(k) && p[k]) $(k).value = p[k];
+    const keep = (sel, items) => { const v = sel.value; sel.replaceChildren(...items.map(([id, label]) => el("option", { value: id, text: label }))); if (v) sel.value = v; };
+    keep($("explain-fw"), (st.frameworks || []).map((f) => [f.id, `${f.name} (${f.id.slice(-6)})`]));
+    keep($("explain-agent"), (st.slaves || []).map((a) => [a.id, `${a.pid.replace(/^slave\(1\)@/, "")} (${a.id.slice(-4)})`]));
+    if (!Object.keys(this.series).length) this.sample();
+  },
+  sample() {
+    const st = this.last;
+    if (!st) return;
+    const now = Date.now(), { total } = totals(st);
+    for (const f of st.frameworks || []) (this.series[f.id] = this.series[f.id] || { name: f.name, pts: [] }).pts.push([now, dominantShare(f, total)]);
+    for (const s of Object.values(this.series)) s.pts = s.pts.filter(([t]) => now - t < 600000);
+    this.draw(now);
+  },
+  draw(now) {
+    const svg = $("share-chart"), W = 640, H = 260, L = 40, B = 24, span = 600000;
+    const x = (t) => L + (W - L - 8) * (1 - (now - t) / span), y = (v) => 8 + (H - B - 8) * (1 - v);
+    const ns = "http://www.w3.org/2000/svg", mk = (tag, a) => { const e = document.createElementNS(ns, tag); for (const [k, v] of Object.entries(a)) e.setAttribute(k, v); return e; };
+    svg.replaceChildren();
+    for (const v of [0, 0.25, 0.5, 0.75, 1]) {
+      svg.append(mk("line", { x1: L, x2: W - 8, y1: y(v), y2: y(v), stroke: "#eef1f5" }));
+      const t = mk("text", { x: L - 6, y: y(v) + 4, "text-anchor": "end", "font-size": 10, fill: "#5d6b7e" }); t.textContent = pct(v); svg.append(t);
+    }
+    for (const m of [10, 5, 0]) { const t = mk("text", { x: x(now - m * 60000), y: H - 6, "text-anchor": "middle", "font-size": 10, fill: "#5d6b7e" }); t.textContent = m ? `-${m} min` : "now"; svg.append(t); }
+    const legend = [];
+    Object.entries(this.series).forEach(([id, s], i) => {
+      const c = this.colours[i % this.colours.length];
+      if (s.pts.length) {
+        svg.append(mk("polyline", { points: s.pts.map(([t, v]) => `${x(t).toFixed(1)},${y(v).toFixed(1)}`).join(" "), fill: "none", stroke: c, "stroke-width": 2 }));
+        const [lt, lv] = s.pts[s.pts.length - 1]; // the latest sample, visible even before there is a line
+        svg.append(mk("circle", { cx: x(lt).toFixed(1), cy: y(lv).toFixed(1), r: 3.5, fill: c }));
+      }
+      legend.push(el("li", {}, el("i", { style: "background:" + c }), `${s.name} (${id.slice(-6)}) ${pct(s.pts.length ? s.pts[s.pts.length - 1][1] : 0)}`));
+    });
+    $("legend").replaceChildren(...legend);
+  },
+};
+
+// A script error is shown, not swallowed: the page would otherwise just
+// look empty.
+window.addEventListener("error", (e) => showError(new Error("script error: " + e.message)));
+window.addEventListener("unhandledrejection", (e) => showError(new Error("script error: " + (e.reason && e.reason.message || e.reason))));
+
+let pending = null;
+async function refresh() {
+  pending = null;
+  try {
+    const st = await getJSON("/state");
+    showError(null);
+    await render[page]?.(st);
+  } catch (e) { showError(e); }
+}
+function refreshSoon() { if (!pending) pending = setTimeout(refresh, 300); }
+
+// subscribe reads the operator event stream: RecordIO frames, each
+// "<length>\n<JSON event>". Every event refreshes the page's data; the
+// stream reconnects with a growing pause when it ends.
+// The stream is closed when the page is left: a browser keeps at most six
+// connections per host, and streams of pages kept for "back" would starve
+// the next page's requests.
+const streamAbort = new AbortController();
+window.addEventListener("pagehide", () => streamAbort.abort());
+async function subscribe(delay = 1000) {
+  const live = $("live");
+  try {
+    const r = await fetch(api + "/api/v1", { method: "POST", headers: { "Content-Type": "application/json", Accept: "application/json" }, body: '{"type":"SUBSCRIBE"}', signal: streamAbort.signal });
+    if (!r.ok || !r.body) throw new Error("subscribe: " + r.status);
+    live.textContent = "live"; live.className = "live on"; delay = 1000;
+    const reader = r.body.getReader(), dec = new TextDecoder();
+    let buf = "";
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      buf += dec.decode(value, { stream: true });
+      for (;;) {
+        const nl = buf.indexOf("\n");
+        if (nl < 0) break;
+        const n = parseInt(buf.slice(0, nl), 10);
+        if (buf.length < nl + 1 + n) break; // lengths count bytes; events are ASCII JSON
+        const ev = JSON.parse(buf.slice(nl + 1, nl + 1 + n));
+        buf = buf.slice(nl + 1 + n);
+        if (page === "task") taskPage.event(ev);
+        if (ev.type !== "HEARTBEAT") refreshSoon();
+      }
+    }
+  } catch (e) { if (streamAbort.signal.aborted) return; }
+  live.textContent = "reconnecting…"; live.className = "live off";
+  setTimeout(() => subscribe(Math.min(delay * 2, 15000)), delay);
+}
+
+if (page === "task") taskPage.init();
+if (page === "allocator") allocatorPage.init();
+if (page === "tasks") {
+  const s = new URLSearchParams(location.search).get("state");
+  if (s) $("state-filter").value = s;
+  $("state-filter").addEventListener("change", refresh);
+}
+if (render[page]) { refresh(); subscribe(); setInterval(refreshSoon, 5000); }

@@ -1,0 +1,89 @@
+package ui
+
+import (
+	"embed"
+	"html/template"
+	"io/fs"
+	"net/http"
+	"strings"
+)
+
+// DataPrefix is where the pages' script fetches its data: DataPrefix +
+// "/state", "/explain", "/files/read", "/api/v1/allot/sorter",
+// "/api/v1/allot/raft" and "/api/v1" (the operator event stream). The
+// server that mounts Handler must serve these.
+const DataPrefix = "/ui/data"
+
+//go:embed templates/*.html
+var templateFS embed.FS
+
+//go:embed static
+var staticFS embed.FS
+
+// page is one page of the UI.
+type page struct {
+	Path, Name, Title string
+	// Nav says whether the page is in the navigation bar.
+	Nav bool
+}
+
+var pages = []page{
+	{"/", "overview", "Cluster", true},
+	{"/agents", "agents", "Agents", true},
+	{"/frameworks", "frameworks", "Frameworks", true},
+	{"/tasks", "tasks", "Tasks", true},
+	{"/allocator", "allocator", "Allocator", true},
+	{"/task", "task", "Task", false},
+}
+
+// view is what the templates render.
+type view struct {
+	Page    page
+	Pages   []page
+	Version string
+	Data    string
+}
+
+// Handler serves the UI's pages and its static assets (under /ui/static/).
+// version is shown in the footer.
+func Handler(version string) http.Handler {
+	tmpl := template.Must(template.ParseFS(templateFS, "templates/*.html"))
+	static, _ := fs.Sub(staticFS, "static")
+	mux := http.NewServeMux()
+	mux.Handle("/ui/static/", http.StripPrefix("/ui/static/", http.FileServer(http.FS(static))))
+	for _, p := range pages {
+		p := p
+		mux.HandleFunc(p.Path, func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path != p.Path {
+				notFound(w, tmpl, version, r.URL.Path)
+				return
+			}
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			w.Header().Set("Cache-Control", "no-store")
+			tmpl.ExecuteTemplate(w, "layout.html", view{Page: p, Pages: pages, Version: version, Data: DataPrefix})
+		})
+	}
+	return mux
+}
+
+// notFound answers an unknown path with a page that leads somewhere.
+func notFound(w http.ResponseWriter, tmpl *template.Template, version, path string) {
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(http.StatusNotFound)
+	p := page{Path: path, Name: "notfound", Title: "Not found"}
+	tmpl.ExecuteTemplate(w, "layout.html", view{Page: p, Pages: pages, Version: version, Data: DataPrefix})
+}
+
+// IsPage says whether path is one of the UI's pages or assets, for a server
+// that mounts the UI beside other handlers at "/".
+func IsPage(path string) bool {
+	if strings.HasPrefix(path, "/ui/static/") {
+		return true
+	}
+	for _, p := range pages {
+		if p.Path == path {
+			return true
+		}
+	}
+	return false
+}

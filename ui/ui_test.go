@@ -1,0 +1,48 @@
+package ui
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+// Every page renders its shell with the navigation and the data prefix the
+// script reads; the assets are served; an unknown path is a 404 page that
+// leads back.
+func TestPages(t *testing.T) {
+	srv := httptest.NewServer(Handler("test"))
+	defer srv.Close()
+	tests := []struct {
+		path string
+		code int
+		want []string
+	}{
+		{"/", 200, []string{`data-page="overview"`, `data-api="/ui/data"`, `id="resources"`, `href="/agents"`}},
+		{"/agents", 200, []string{`data-page="agents"`, `id="agents"`, `class="current"`}},
+		{"/frameworks", 200, []string{`id="frameworks"`}},
+		{"/tasks", 200, []string{`id="state-filter"`}},
+		{"/task", 200, []string{`id="log"`, `id="history"`}},
+		{"/allocator", 200, []string{`id="share-chart"`, `id="sorter-form"`, `id="explain-form"`}},
+		{"/ui/static/app.js", 200, []string{"subscribe", "RecordIO"}},
+		{"/ui/static/style.css", 200, []string{".grid"}},
+		{"/nowhere", 404, []string{"There is no page at", "/nowhere"}},
+	}
+	for _, tc := range tests {
+		resp, err := http.Get(srv.URL + tc.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		for _, w := range tc.want {
+			if resp.StatusCode != tc.code || !strings.Contains(string(b), w) {
+				t.Errorf("GET %s: %d, want %d with %q", tc.path, resp.StatusCode, tc.code, w)
+			}
+		}
+	}
+	if !IsPage("/agents") || IsPage("/state") || !IsPage("/ui/static/app.js") {
+		t.Error("IsPage misclassifies paths")
+	}
+}
