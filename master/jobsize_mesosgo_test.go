@@ -3,6 +3,7 @@ package master
 import (
 	"context"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	"github.com/mesos/mesos-go/api/v1/lib/encoding/codecs"
 	"github.com/mesos/mesos-go/api/v1/lib/httpcli"
+	"github.com/mesos/mesos-go/api/v1/lib/httpcli/apierrors"
 	"github.com/mesos/mesos-go/api/v1/lib/httpcli/httpsched"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler/calls"
@@ -23,6 +25,7 @@ import (
 // noting in which order (across frameworks: seq) each agent was offered.
 type sizedMesosGo struct {
 	name   string
+	info   mesos.FrameworkInfo
 	caller calls.Caller
 	seq    *offerSeq
 	mu     sync.Mutex
@@ -52,8 +55,8 @@ func subscribeSized(t *testing.T, addr, name string, js *api.JobSize, seq *offer
 		httpcli.Do(httpcli.With(httpcli.Timeout(10*time.Second))),
 	))}
 	ctx, cancel := context.WithCancel(context.Background())
-	info := &mesos.FrameworkInfo{User: "root", Name: name, Labels: &mesos.Labels{Labels: api.JobSizeLabels(js)}}
-	resp, err := f.caller.Call(ctx, calls.Subscribe(info))
+	f.info = mesos.FrameworkInfo{User: "root", Name: name, Labels: &mesos.Labels{Labels: api.JobSizeLabels(js)}}
+	resp, err := f.caller.Call(ctx, calls.Subscribe(&f.info))
 	if err != nil {
 		cancel()
 		t.Fatalf("SUBSCRIBE %s: %v", name, err)
@@ -98,6 +101,20 @@ func (f *sizedMesosGo) handle(ctx context.Context, t *testing.T, e *scheduler.Ev
 			t.Errorf("%s: DECLINE through mesos-go: %v", f.name, err)
 		}
 	}
+}
+
+// call sends c as f through mesos-go.
+func (f *sizedMesosGo) call(c *scheduler.Call) error {
+	c.FrameworkID = &mesos.FrameworkID{Value: f.ID()}
+	return calls.CallNoData(context.Background(), f.caller, c)
+}
+
+// declare replaces f's job-size labels with UPDATE_FRAMEWORK.
+func (f *sizedMesosGo) declare(js *api.JobSize) error {
+	info := f.info
+	info.ID = &mesos.FrameworkID{Value: f.ID()}
+	info.Labels = api.WithJobSize(info.Labels, js)
+	return f.call(calls.UpdateFramework(info))
 }
 
 func (f *sizedMesosGo) ID() string {
@@ -185,5 +202,32 @@ func TestJobSizeLabelsOrderOffersWithMesosGo(t *testing.T) {
 	orderOfOffers(t, first, a, b, c) // in subscription order: only one was there at a time
 	if got := orderOfOffers(t, agent(), a, b, c); !slices.Equal(got, []string{"c", "a", "b"}) {
 		t.Fatalf("a new agent was offered in the order %v, want c a b (smallest remaining virtual size first)", got)
+	}
+
+	// Through mesos-go's own calls: b's next job is tiny (UPDATE_FRAMEWORK
+	// replaces the head job), a prediction for a's job arrives (REQUEST,
+	// eq. 10: a drops below c).
+	if err := b.declare(known("b2", 1e3, 4096)); err != nil {
+		t.Fatalf("UPDATE_FRAMEWORK through mesos-go: %v", err)
+	}
+	pred := &api.JobSize{Job: "a1", Kind: api.JobSizePredicted, SizeMbS: 1e5, ApbMb: 4096}
+	if err := a.call(calls.Request(mesos.Request{Resources: []mesos.Resource{api.JobSizeResource(pred)}})); err != nil {
+		t.Fatalf("REQUEST through mesos-go: %v", err)
+	}
+	if got := orderOfOffers(t, agent(), a, b, c); !slices.Equal(got, []string{"b", "a", "c"}) {
+		t.Fatalf("after b's new job and a's prediction a new agent was offered in the order %v, want b a c", got)
+	}
+
+	// A bad label is refused with a 400 that names it. (mesos-go v0.0.11's
+	// httpsched then drops its own subscription, as after any 400; the
+	// master keeps c's stream and serves the others.)
+	bad := known("c2", 1, 4096)
+	bad.AmMb = 8192
+	err = c.declare(bad)
+	if !apierrors.CodeMalformedRequest.Matches(err) || !strings.Contains(err.Error(), "label "+api.JobAMLabel+": ") {
+		t.Fatalf("UPDATE_FRAMEWORK with am above apb through mesos-go: %v, want a 400 naming %s", err, api.JobAMLabel)
+	}
+	if err := a.declare(known("a2", 10, 4096)); err != nil {
+		t.Fatalf("the master stopped serving after a 400: %v", err)
 	}
 }
