@@ -16,6 +16,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/allot-sched/allot/api"
+	"github.com/allot-sched/allot/resources"
 )
 
 func sizedInfo(name string, js *api.JobSize) mesos.FrameworkInfo {
@@ -156,9 +157,18 @@ func TestJobSizeRequestThenResubscribe(t *testing.T) {
 	h.agent("cpus:4;mem:4096")
 	info := sizedInfo("p", &api.JobSize{Job: "p1", Kind: api.JobSizeUnknown, ApbMb: 2048})
 	fw := h.subscribeInfo("", info)
+	if err := h.call(fw, jobSizeRequest(scalarRes("cpus", 1), scalarRes("mem", 100), scalarRes("tasks", 3))); err != nil {
+		t.Fatal(err)
+	}
 	pred := &api.JobSize{Job: "p1", Kind: api.JobSizePredicted, SizeMbS: 5e4, ApbMb: 2048, AmMb: 512}
 	if err := h.call(fw, jobSizeRequest(api.JobSizeResource(pred))); err != nil {
 		t.Fatal(err)
+	}
+	h.m.mu.Lock()
+	st, err := h.m.alloc.Framework(fw.id)
+	h.m.mu.Unlock()
+	if err != nil || st.Demand.Tasks != 3 || st.Demand.Task.Scalars[resources.CPUs].Units() != 1 {
+		t.Errorf("a REQUEST with only a job size changed the per-task demand to %+v (%v)", st.Demand, err)
 	}
 	declared := func() *api.JobSize {
 		h.m.mu.Lock()
