@@ -448,7 +448,11 @@ type FrameworkRecord struct {
 	// app_demand is the application demand (Prophet: executors, per-executor
 	// cpus/mem, the predicted stage profile) the framework last declared in a
 	// REQUEST; a new leader gives it back to its allocator.
-	AppDemand     *AppDemand `protobuf:"bytes,6,opt,name=app_demand,json=appDemand,proto3" json:"app_demand,omitempty"`
+	AppDemand *AppDemand `protobuf:"bytes,6,opt,name=app_demand,json=appDemand,proto3" json:"app_demand,omitempty"`
+	// job_size is the head job the framework last declared to the
+	// size-based sorters (fsp, fspy), from its FrameworkInfo labels or a
+	// REQUEST, whichever came last; a new leader declares it again.
+	JobSize       *JobSize `protobuf:"bytes,7,opt,name=job_size,json=jobSize,proto3" json:"job_size,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -521,6 +525,13 @@ func (x *FrameworkRecord) GetSuppressed() bool {
 func (x *FrameworkRecord) GetAppDemand() *AppDemand {
 	if x != nil {
 		return x.AppDemand
+	}
+	return nil
+}
+
+func (x *FrameworkRecord) GetJobSize() *JobSize {
+	if x != nil {
+		return x.JobSize
 	}
 	return nil
 }
@@ -1631,6 +1642,92 @@ func (x *ProfileStage) GetNetBw() float64 {
 	return 0
 }
 
+// JobSize is a framework's head job as the size-based sorters (fsp, fspy)
+// know it: declared through FrameworkInfo labels (allot.job_*; see
+// jobsize.go) or as the "allot.job" pseudo-resource of a REQUEST.
+type JobSize struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// job names the head job; a new name starts a new job, the same name
+	// updates it (the paper's eq. 10 for a prediction that arrives).
+	Job string `protobuf:"bytes,1,opt,name=job,proto3" json:"job,omitempty"`
+	// kind is "known", "predicted" or "unknown" (size is then the initial
+	// size S_init, 0 for infinite).
+	Kind string `protobuf:"bytes,2,opt,name=kind,proto3" json:"kind,omitempty"`
+	// size_mb_s is the job's size in MB x s.
+	SizeMbS float64 `protobuf:"fixed64,3,opt,name=size_mb_s,json=sizeMbS,proto3" json:"size_mb_s,omitempty"`
+	// apb_mb is the job's average parallelism bound in MB.
+	ApbMb float64 `protobuf:"fixed64,4,opt,name=apb_mb,json=apbMb,proto3" json:"apb_mb,omitempty"`
+	// am_mb is the memory of the job's application master in MB.
+	AmMb          float64 `protobuf:"fixed64,5,opt,name=am_mb,json=amMb,proto3" json:"am_mb,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *JobSize) Reset() {
+	*x = JobSize{}
+	mi := &file_allot_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *JobSize) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*JobSize) ProtoMessage() {}
+
+func (x *JobSize) ProtoReflect() protoreflect.Message {
+	mi := &file_allot_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use JobSize.ProtoReflect.Descriptor instead.
+func (*JobSize) Descriptor() ([]byte, []int) {
+	return file_allot_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *JobSize) GetJob() string {
+	if x != nil {
+		return x.Job
+	}
+	return ""
+}
+
+func (x *JobSize) GetKind() string {
+	if x != nil {
+		return x.Kind
+	}
+	return ""
+}
+
+func (x *JobSize) GetSizeMbS() float64 {
+	if x != nil {
+		return x.SizeMbS
+	}
+	return 0
+}
+
+func (x *JobSize) GetApbMb() float64 {
+	if x != nil {
+		return x.ApbMb
+	}
+	return 0
+}
+
+func (x *JobSize) GetAmMb() float64 {
+	if x != nil {
+		return x.AmMb
+	}
+	return 0
+}
+
 var File_allot_proto protoreflect.FileDescriptor
 
 const file_allot_proto_rawDesc = "" +
@@ -1656,7 +1753,7 @@ const file_allot_proto_rawDesc = "" +
 	"\x14registered_unix_nano\x18\x06 \x01(\x03R\x12registeredUnixNano\x1a=\n" +
 	"\x0fAttributesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xf1\x01\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x9f\x02\n" +
 	"\x0fFrameworkRecord\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04info\x18\x02 \x01(\fR\x04info\x120\n" +
@@ -1666,7 +1763,8 @@ const file_allot_proto_rawDesc = "" +
 	"suppressed\x18\x05 \x01(\bR\n" +
 	"suppressed\x122\n" +
 	"\n" +
-	"app_demand\x18\x06 \x01(\v2\x13.allot.v1.AppDemandR\tappDemand\"\xe4\x01\n" +
+	"app_demand\x18\x06 \x01(\v2\x13.allot.v1.AppDemandR\tappDemand\x12,\n" +
+	"\bjob_size\x18\a \x01(\v2\x11.allot.v1.JobSizeR\ajobSize\"\xe4\x01\n" +
 	"\n" +
 	"TaskRecord\x12!\n" +
 	"\fframework_id\x18\x01 \x01(\tR\vframeworkId\x12\x17\n" +
@@ -1776,7 +1874,13 @@ const file_allot_proto_rawDesc = "" +
 	"startNanos\x12\x1b\n" +
 	"\tend_nanos\x18\x02 \x01(\x03R\bendNanos\x12\x17\n" +
 	"\adisk_bw\x18\x03 \x01(\x01R\x06diskBw\x12\x15\n" +
-	"\x06net_bw\x18\x04 \x01(\x01R\x05netBw*\xbf\x01\n" +
+	"\x06net_bw\x18\x04 \x01(\x01R\x05netBw\"w\n" +
+	"\aJobSize\x12\x10\n" +
+	"\x03job\x18\x01 \x01(\tR\x03job\x12\x12\n" +
+	"\x04kind\x18\x02 \x01(\tR\x04kind\x12\x1a\n" +
+	"\tsize_mb_s\x18\x03 \x01(\x01R\asizeMbS\x12\x15\n" +
+	"\x06apb_mb\x18\x04 \x01(\x01R\x05apbMb\x12\x13\n" +
+	"\x05am_mb\x18\x05 \x01(\x01R\x04amMb*\xbf\x01\n" +
 	"\vCommandType\x12\x13\n" +
 	"\x0fCOMMAND_UNKNOWN\x10\x00\x12\x10\n" +
 	"\fAGENT_UPSERT\x10\x01\x12\x10\n" +
@@ -1823,7 +1927,7 @@ func file_allot_proto_rawDescGZIP() []byte {
 }
 
 var file_allot_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_allot_proto_msgTypes = make([]protoimpl.MessageInfo, 15)
+var file_allot_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
 var file_allot_proto_goTypes = []any{
 	(CommandType)(0),        // 0: allot.v1.CommandType
 	(AgentCallType)(0),      // 1: allot.v1.AgentCallType
@@ -1841,8 +1945,9 @@ var file_allot_proto_goTypes = []any{
 	(*AgentEvent)(nil),      // 13: allot.v1.AgentEvent
 	(*AppDemand)(nil),       // 14: allot.v1.AppDemand
 	(*ProfileStage)(nil),    // 15: allot.v1.ProfileStage
-	nil,                     // 16: allot.v1.AgentRecord.AttributesEntry
-	nil,                     // 17: allot.v1.ConfigRecord.WeightsEntry
+	(*JobSize)(nil),         // 16: allot.v1.JobSize
+	nil,                     // 17: allot.v1.AgentRecord.AttributesEntry
+	nil,                     // 18: allot.v1.ConfigRecord.WeightsEntry
 }
 var file_allot_proto_depIdxs = []int32{
 	0,  // 0: allot.v1.Command.type:type_name -> allot.v1.CommandType
@@ -1852,27 +1957,28 @@ var file_allot_proto_depIdxs = []int32{
 	7,  // 4: allot.v1.Command.config:type_name -> allot.v1.ConfigRecord
 	3,  // 5: allot.v1.Command.batch:type_name -> allot.v1.Command
 	8,  // 6: allot.v1.Command.policy:type_name -> allot.v1.PolicyRecord
-	16, // 7: allot.v1.AgentRecord.attributes:type_name -> allot.v1.AgentRecord.AttributesEntry
+	17, // 7: allot.v1.AgentRecord.attributes:type_name -> allot.v1.AgentRecord.AttributesEntry
 	14, // 8: allot.v1.FrameworkRecord.app_demand:type_name -> allot.v1.AppDemand
-	17, // 9: allot.v1.ConfigRecord.weights:type_name -> allot.v1.ConfigRecord.WeightsEntry
-	4,  // 10: allot.v1.SnapshotRecord.agent:type_name -> allot.v1.AgentRecord
-	5,  // 11: allot.v1.SnapshotRecord.framework:type_name -> allot.v1.FrameworkRecord
-	6,  // 12: allot.v1.SnapshotRecord.task:type_name -> allot.v1.TaskRecord
-	7,  // 13: allot.v1.SnapshotRecord.config:type_name -> allot.v1.ConfigRecord
-	8,  // 14: allot.v1.SnapshotRecord.policy:type_name -> allot.v1.PolicyRecord
-	1,  // 15: allot.v1.AgentCall.type:type_name -> allot.v1.AgentCallType
-	4,  // 16: allot.v1.AgentCall.agent:type_name -> allot.v1.AgentRecord
-	6,  // 17: allot.v1.AgentCall.tasks:type_name -> allot.v1.TaskRecord
-	11, // 18: allot.v1.AgentCall.usage:type_name -> allot.v1.Usage
-	10, // 19: allot.v1.AgentCall.batch:type_name -> allot.v1.AgentCall
-	12, // 20: allot.v1.Usage.executors:type_name -> allot.v1.ExecutorUsage
-	2,  // 21: allot.v1.AgentEvent.type:type_name -> allot.v1.AgentEventType
-	15, // 22: allot.v1.AppDemand.stages:type_name -> allot.v1.ProfileStage
-	23, // [23:23] is the sub-list for method output_type
-	23, // [23:23] is the sub-list for method input_type
-	23, // [23:23] is the sub-list for extension type_name
-	23, // [23:23] is the sub-list for extension extendee
-	0,  // [0:23] is the sub-list for field type_name
+	16, // 9: allot.v1.FrameworkRecord.job_size:type_name -> allot.v1.JobSize
+	18, // 10: allot.v1.ConfigRecord.weights:type_name -> allot.v1.ConfigRecord.WeightsEntry
+	4,  // 11: allot.v1.SnapshotRecord.agent:type_name -> allot.v1.AgentRecord
+	5,  // 12: allot.v1.SnapshotRecord.framework:type_name -> allot.v1.FrameworkRecord
+	6,  // 13: allot.v1.SnapshotRecord.task:type_name -> allot.v1.TaskRecord
+	7,  // 14: allot.v1.SnapshotRecord.config:type_name -> allot.v1.ConfigRecord
+	8,  // 15: allot.v1.SnapshotRecord.policy:type_name -> allot.v1.PolicyRecord
+	1,  // 16: allot.v1.AgentCall.type:type_name -> allot.v1.AgentCallType
+	4,  // 17: allot.v1.AgentCall.agent:type_name -> allot.v1.AgentRecord
+	6,  // 18: allot.v1.AgentCall.tasks:type_name -> allot.v1.TaskRecord
+	11, // 19: allot.v1.AgentCall.usage:type_name -> allot.v1.Usage
+	10, // 20: allot.v1.AgentCall.batch:type_name -> allot.v1.AgentCall
+	12, // 21: allot.v1.Usage.executors:type_name -> allot.v1.ExecutorUsage
+	2,  // 22: allot.v1.AgentEvent.type:type_name -> allot.v1.AgentEventType
+	15, // 23: allot.v1.AppDemand.stages:type_name -> allot.v1.ProfileStage
+	24, // [24:24] is the sub-list for method output_type
+	24, // [24:24] is the sub-list for method input_type
+	24, // [24:24] is the sub-list for extension type_name
+	24, // [24:24] is the sub-list for extension extendee
+	0,  // [0:24] is the sub-list for field type_name
 }
 
 func init() { file_allot_proto_init() }
@@ -1893,7 +1999,7 @@ func file_allot_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_allot_proto_rawDesc), len(file_allot_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   15,
+			NumMessages:   16,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

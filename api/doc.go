@@ -10,6 +10,13 @@
 // SplitAppDemand), and converts to and from the pure profile package's
 // types here, so that profile stays a leaf without protobuf or mesos-go.
 //
+// JobSize is a framework's head job for the size-based sorters (fsp,
+// fspy): its size in MB x s, known, predicted or unknown, its APB and AM
+// memory. It travels as FrameworkInfo labels (allot.job_id, allot.job_size,
+// allot.job_size_kind, allot.job_apb_mb, allot.job_am_mb) or as the
+// "allot.job" REQUEST pseudo-resource of key=value items with the same
+// keys; one parser validates both and its errors name the key (jobsize.go).
+//
 // Usage is an agent's report of cumulative counters (CPU time by mode, disk
 // and network bytes, disk busy time, per executor CPU and I/O);
 // RatesBetween (rates.go) turns two successive reports into fractions and

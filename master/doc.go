@@ -28,6 +28,11 @@
 //	offers.go      allocation cycle, offer table, rescind, ACCEPT's launch
 //	signals.go     wire data -> allocator events (REQUEST, usage reports as
 //	               rates, the allot.job_type FrameworkInfo label)
+//	jobsize.go     job sizes for fsp/fspy: the allot.job_* FrameworkInfo
+//	               labels (SUBSCRIBE, UPDATE_FRAMEWORK) and the allot.job
+//	               REQUEST pseudo-resource -> SetJobSize, 400 naming the
+//	               key, replicated in the framework record and declared
+//	               again by a new leader after the virtual cluster's restore
 //	agentproto.go  the agent protocol: registration, updates, agent loss
 //	events.go      operator API subscribers and the event fan-out
 //	operator.go    the operator API and /state

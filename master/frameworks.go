@@ -105,8 +105,14 @@ func (m *Master) updateFrameworkLocked(fw *framework, up *scheduler.Call_UpdateF
 	if probe.role != fw.role {
 		return api.Errorf(http.StatusBadRequest, "UPDATE_FRAMEWORK: changing roles (%q to %q) is not supported yet", fw.role, probe.role)
 	}
+	js, err := labelJobSize("UPDATE_FRAMEWORK", &info)
+	if err != nil {
+		return err
+	}
+	old := oldLabelJobSize(fw)
 	fw.setInfo(info)
 	m.jobTypeLocked(fw)
+	m.allocOK("set_job_size", m.labelsDeclareLocked(fw, old, js), "framework_id", fw.id)
 	if len(up.SuppressedRoles) > 0 {
 		fw.suppressed = true
 		m.allocOK("suppress", m.alloc.Suppress(fw.id), "framework_id", fw.id)
@@ -122,7 +128,12 @@ func (m *Master) updateFrameworkLocked(fw *framework, up *scheduler.Call_UpdateF
 // the stream id calls must carry. Takes m.mu.
 func (m *Master) admitFramework(id string, info mesos.FrameworkInfo, suppressedRoles []string, stream *api.Stream) (string, string, error) {
 	streamID := newID()
+	js, err := labelJobSize("SUBSCRIBE", &info)
+	if err != nil {
+		return "", "", err
+	}
 	m.mu.Lock()
+	old := oldLabelJobSize(m.frameworks[id])
 	fw, failover, err := m.attachFrameworkLocked(id, info)
 	if err != nil {
 		m.mu.Unlock()
@@ -130,6 +141,7 @@ func (m *Master) admitFramework(id string, info mesos.FrameworkInfo, suppressedR
 	}
 	id = fw.id
 	m.jobTypeLocked(fw)
+	m.allocOK("set_job_size", m.labelsDeclareLocked(fw, old, js), "framework_id", id)
 	fw.stream, fw.streamID = stream, streamID
 	fw.subscribing, fw.held = true, nil
 	fw.disconnectedAt = time.Time{}

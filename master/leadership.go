@@ -54,6 +54,8 @@ func (m *Master) becomeLeader() {
 	m.applyRegistryPolicyLocked() // an operator's runtime switch (sorter.go)
 	m.recoverLocked()
 	m.restorePoliciesLocked() // after the frameworks are back (policy.go)
+	// and the job sizes after the virtual cluster is back (jobsize.go)
+	m.redeclareJobSizesLocked()
 	m.elected = m.clock.Now()
 	m.leader.Store(true)
 	agents, fws := len(m.agents), len(m.frameworks)
@@ -160,6 +162,7 @@ func (m *Master) recoverLocked() {
 		if m.allocOK("add_framework", m.alloc.AddFramework(fw.id, fw.role), "framework_id", fw.id, "role", fw.role) {
 			m.allocOK("deactivate_framework", m.alloc.DeactivateFramework(fw.id), "framework_id", fw.id)
 			m.restoreAppDemandLocked(fw, rec.AppDemand)
+			fw.jobSize = rec.JobSize // declared after the policy state is restored
 			m.jobTypeLocked(fw)
 		}
 		m.startFailoverTimerLocked(fw)

@@ -317,6 +317,8 @@ type stateFramework struct {
 	CompletedTasks []stateTask        `json:"completed_tasks"`
 	OfferCount     int                `json:"offers"`
 	JobType        string             `json:"job_type,omitempty"`
+	// JobSize is the head job last declared (labels or REQUEST).
+	JobSize *api.JobSize `json:"job_size,omitempty"`
 }
 type stateAgent struct {
 	ID        string             `json:"id"`
@@ -376,7 +378,7 @@ func (m *Master) stateFrameworksLocked() []stateFramework {
 		fw := m.frameworks[id]
 		f := stateFramework{ID: id, Name: fw.info.Name, Role: fw.role, Active: fw.stream != nil && !fw.suppressed, Connected: fw.stream != nil,
 			FailoverTO: fw.info.GetFailoverTimeout(), OfferCount: len(fw.offers), Tasks: []stateTask{}, CompletedTasks: []stateTask{},
-			JobType: jobTypeOf(&fw.info)}
+			JobType: jobTypeOf(&fw.info), JobSize: fw.jobSize}
 		if st, err := m.alloc.Framework(id); err == nil {
 			f.UsedResources = stateScalars(st.Allocated)
 		}

@@ -35,14 +35,23 @@ func (m *Master) requestLocked(fw *framework, rq *scheduler.Call_Request) error 
 	if err != nil {
 		return api.Errorf(http.StatusBadRequest, "REQUEST: %v", err)
 	}
+	js, rest, err := api.SplitJobSize(rest)
+	if err != nil {
+		return api.Errorf(http.StatusBadRequest, "REQUEST: %v", err)
+	}
 	if app != nil {
 		if err := m.appDemandLocked(fw, app); err != nil {
 			return err
 		}
-		if len(rest) == 0 {
-			m.triggerAllocation()
-			return nil
+	}
+	if js != nil {
+		if err := m.requestJobSizeLocked(fw, js); err != nil {
+			return err
 		}
+	}
+	if (app != nil || js != nil) && len(rest) == 0 {
+		m.triggerAllocation()
+		return nil
 	}
 	var d allocator.Demand
 	d.Tasks = -1

@@ -45,6 +45,10 @@ type framework struct {
 	// app is the application demand of the last REQUEST that carried one
 	// (nil: none), replicated in the framework's record.
 	app *api.AppDemand
+	// jobSize is the head job the framework last declared, from its
+	// labels or a REQUEST (jobsize.go; nil: none), replicated in its
+	// record.
+	jobSize *api.JobSize
 }
 
 type task struct {
@@ -93,7 +97,7 @@ func (fw *framework) setInfo(info mesos.FrameworkInfo) {
 func (m *Master) frameworkRecordLocked(fw *framework) *api.FrameworkRecord {
 	b, _ := fw.info.Marshal()
 	rec := &api.FrameworkRecord{Id: fw.id, Info: b, RegisteredUnixNano: fw.registered.UnixNano(), Suppressed: fw.suppressed,
-		AppDemand: fw.app}
+		AppDemand: fw.app, JobSize: fw.jobSize}
 	if fw.stream == nil && !fw.disconnectedAt.IsZero() {
 		rec.DisconnectedUnixNano = fw.disconnectedAt.UnixNano()
 	}

@@ -15,6 +15,9 @@
 //     it wants something again (Wake);
 //   - declare the per-task demand vector with REQUEST after each
 //     subscription, so the master's characterized mode can share agents.
+//   - declare the head job's size to the size-based sorters (Config.JobSize
+//     as FrameworkInfo labels; DeclareJobSize for the next job or a
+//     prediction that arrived).
 //
 // The framework's own logic lives behind the Planner interface; the policy
 // (what to call when) is in Client and is unit-tested against a fake

@@ -20,6 +20,8 @@ import (
 	"github.com/mesos/mesos-go/api/v1/lib/httpcli/httpsched"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler/calls"
+
+	"github.com/allot-sched/allot/api"
 )
 
 // Planner is the framework's side of the conversation: it decides what to
@@ -67,6 +69,10 @@ type Config struct {
 	RefuseSeconds time.Duration
 	// Demand, if set, is declared with REQUEST after each subscription.
 	Demand *Demand
+	// JobSize, if set, declares the framework's head job to the master's
+	// size-based sorters (fsp, fspy) as FrameworkInfo labels (allot.job_*,
+	// api/jobsize.go) on every subscription; DeclareJobSize replaces it.
+	JobSize *api.JobSize
 	// ReconcileBackoff is the first reconciliation retry delay (default
 	// 1s), doubling up to ReconcileBackoffMax (default 30s).
 	ReconcileBackoff, ReconcileBackoffMax time.Duration
@@ -221,6 +227,9 @@ func New(cfg Config, planner Planner) (*Client, error) {
 		return nil, fmt.Errorf("sched: nil Planner")
 	}
 	cfg.setDefaults()
+	if cfg.JobSize != nil {
+		cfg.Framework.Labels = api.WithJobSize(cfg.Framework.Labels, cfg.JobSize)
+	}
 	return &Client{cfg: cfg, planner: planner, subscribed: make(chan struct{}), acks: make(chan *scheduler.Call, 4096), reported: map[string]bool{}}, nil
 }
 
@@ -278,8 +287,8 @@ func (c *Client) Run(ctx context.Context) error {
 // serve runs one subscription until its stream ends.
 func (c *Client) serve(ctx context.Context, endpoint string) error {
 	caller := c.cfg.Caller(endpoint)
-	info := c.cfg.Framework
 	c.mu.Lock()
+	info := c.cfg.Framework // DeclareJobSize changes its labels under mu
 	if c.id != "" {
 		info.ID = &mesos.FrameworkID{Value: c.id}
 	}
@@ -562,6 +571,28 @@ func (c *Client) call(ctx context.Context, call *scheduler.Call) error {
 		c.cfg.Logf("%s failed: %v", call.Type, err)
 	}
 	return err
+}
+
+// DeclareJobSize declares a new head job (or a new size for the same
+// job: a prediction that arrived) with UPDATE_FRAMEWORK, its labels
+// replaced by js's (nil removes them, which the master takes as "no
+// change"). Later re-subscriptions carry the new labels, so a failover
+// neither restarts nor undoes the declaration. Not while disconnected:
+// the master must have it, or the caller would believe a declaration the
+// master never saw.
+func (c *Client) DeclareJobSize(ctx context.Context, js *api.JobSize) error {
+	c.mu.Lock()
+	info := c.cfg.Framework
+	info.Labels = api.WithJobSize(info.Labels, js)
+	info.ID = &mesos.FrameworkID{Value: c.id}
+	c.mu.Unlock()
+	if err := c.call(ctx, calls.UpdateFramework(info)); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	c.cfg.Framework.Labels = info.Labels
+	c.mu.Unlock()
+	return nil
 }
 
 // Kill asks the master to kill a task.
