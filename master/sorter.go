@@ -20,7 +20,7 @@ import (
 // carries holdings, demands, filters and shared policy state over),
 // rescinds outstanding offers (they were made under the old policy and
 // their resources go back first), installs it, gives it the signals the
-// master holds on the wire (job types from FrameworkInfo labels), and
+// master holds on the wire (job types and job sizes), and
 // answers once the choice is in the replicated registry, so a new leader
 // builds its allocator with it. It takes effect at the next allocation
 // cycle.
@@ -142,7 +142,9 @@ func (m *Master) rescindAllOffersLocked(why string) {
 }
 
 // replayWireSignalsLocked gives a freshly built allocator the signals the
-// master holds in FrameworkInfo (job types). Caller holds m.mu.
+// master holds from the wire: job types (FrameworkInfo labels) and job
+// sizes (labels or REQUEST; a virtual cluster carried over keeps its
+// progress, since the same declaration changes nothing). Caller holds m.mu.
 func (m *Master) replayWireSignalsLocked() {
 	for _, id := range sortedKeys(m.frameworks) {
 		fw := m.frameworks[id]
@@ -150,6 +152,7 @@ func (m *Master) replayWireSignalsLocked() {
 			m.allocOK("set_job_type", m.alloc.SetJobType(id, t), "framework_id", id)
 		}
 	}
+	m.redeclareJobSizesLocked()
 }
 
 // applyRegistryPolicyLocked makes a new leader's (empty) allocator run the
