@@ -31,6 +31,11 @@
 //	agentproto.go  the agent protocol: registration, updates, agent loss
 //	events.go      operator API subscribers and the event fan-out
 //	operator.go    the operator API and /state
+//	timelines.go   GET /timelines: the agents' predicted availability of
+//	               disk_bw and net_bw (Prophet's Fig. 4) from the allocator's
+//	               gang model, all agents or ?agent_id=; capacities only
+//	               (modelled: false) under sorters that keep no timelines.
+//	               Frameworks score their own placement against it.
 //	metrics.go     Prometheus series
 //	registry.go, raft.go, cluster.go  the replicated registry and redirects
 //	policy.go      replicating the allocator's policy-model state (POLICY_SET),

@@ -27,6 +27,8 @@ func (m *Master) Handler() http.Handler {
 	mux.HandleFunc("/state.json", m.leaderOnly(m.handleState))
 	mux.HandleFunc("/pressure", m.leaderOnly(m.handlePressure))
 	mux.HandleFunc("/master/pressure", m.leaderOnly(m.handlePressure))
+	mux.HandleFunc(api.TimelinesPath, m.leaderOnly(m.handleTimelines))
+	mux.HandleFunc("/master"+api.TimelinesPath, m.leaderOnly(m.handleTimelines))
 	mux.HandleFunc("/redirect", m.handleRedirect)
 	mux.HandleFunc("/master/redirect", m.handleRedirect)
 	m.raftRoutes(mux)
