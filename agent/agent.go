@@ -52,7 +52,11 @@ type Config struct {
 	// KillExecutorsOnStop makes Stop kill every executor, checkpointing or
 	// not (allot dev, which removes its work dirs afterwards).
 	KillExecutorsOnStop bool
-	Log                 zerolog.Logger
+	// FaultDiskBusyFile is for tests and demonstrations: while this file
+	// exists, usage reports count the disks fully busy (fault.go), so that
+	// Prophet's task backoff can be driven without a real collision.
+	FaultDiskBusyFile string
+	Log               zerolog.Logger
 }
 
 // Agent is one running agent.
@@ -75,6 +79,9 @@ type Agent struct {
 
 	stop chan struct{}
 	wg   sync.WaitGroup
+
+	// fault is FaultDiskBusyFile's state; only usageLoop touches it.
+	fault diskBusyFault
 }
 
 // New builds the agent; Start runs it.
