@@ -41,6 +41,13 @@ type Config struct {
 	// score best against the declared profile by Prophet's score; see
 	// framework/placement). Without a declared profile it is "first".
 	Placement string
+	// Backoff turns on Prophet's task backoff (backoff.go): the dispatcher
+	// is wrapped in a dispatch.Backoff fed every BackoffInterval (default
+	// 1s) from the master's /state usage rates; BackoffParams (nil:
+	// dispatch.DefaultBackoff) are its thresholds. Mesos backend only.
+	Backoff         bool
+	BackoffParams   *dispatch.BackoffParams
+	BackoffInterval time.Duration
 	// BlockMemMB caps each block manager's memory (default MemMB/2).
 	BlockMemMB int
 	// Dynamic allocation: scale up on a task backlog lasting BacklogTimeout,
