@@ -81,6 +81,9 @@ func newMesosBackend(c *Context) (*mesosBackend, error) {
 	}
 	cl, err := sched.New(sched.Config{Masters: strings.Split(cfg.Master, ","), Framework: mesos.FrameworkInfo{Name: cfg.App, Role: &role, Hostname: &host},
 		FailoverTimeout: cfg.FailoverTimeout, RefuseSeconds: cfg.RefuseAfter, Demand: demand, Logf: cfg.Logf,
+		// an application demand moves the framework onto the gang path:
+		// no offer before the REQUEST declares it
+		SubscribeSuppressed: b.profile != nil,
 		OnDecline: func(n int, refuse, held time.Duration) {
 			c.emit(&eventlog.OffersDeclined{Time: c.now(), Offers: n, RefuseSeconds: refuse.Seconds(), HeldS: held.Seconds()})
 		}}, b)

@@ -67,6 +67,14 @@ type Config struct {
 	RefuseSeconds time.Duration
 	// Demand, if set, is declared with REQUEST after each subscription.
 	Demand *Demand
+	// SubscribeSuppressed subscribes with the framework's role suppressed,
+	// so that the master makes no offer before the REQUEST that follows
+	// the subscription has declared Demand; the sync after it revives.
+	// Frameworks whose demand changes how they are served set it: an
+	// application demand moves a framework onto the master's gang path
+	// (all E executors at once), and an offer made between SUBSCRIBED and
+	// the REQUEST would otherwise be a whole agent outside the gang.
+	SubscribeSuppressed bool
 	// ReconcileBackoff is the first reconciliation retry delay (default
 	// 1s), doubling up to ReconcileBackoffMax (default 30s).
 	ReconcileBackoff, ReconcileBackoffMax time.Duration
@@ -290,6 +298,13 @@ func (c *Client) serve(ctx context.Context, endpoint string) error {
 	if info.ID != nil {
 		sub.FrameworkID = info.ID
 	}
+	if c.cfg.SubscribeSuppressed {
+		role := info.GetRole()
+		if role == "" {
+			role = "*"
+		}
+		sub.Subscribe.SuppressedRoles = []string{role}
+	}
 	resp, err := caller.Call(sctx, sub)
 	if err != nil {
 		return fmt.Errorf("SUBSCRIBE: %w", err)
@@ -355,9 +370,9 @@ func (c *Client) handle(ctx context.Context, caller calls.Caller, e *scheduler.E
 		c.mu.Lock()
 		first := c.id == ""
 		c.id, c.caller = id, caller
-		// A fresh subscription starts unsuppressed (we never subscribe with
-		// suppressed roles), whatever the last one ended in.
-		c.suppressed = false
+		// A fresh subscription starts as it asked, whatever the last one
+		// ended in: unsuppressed, or suppressed with SubscribeSuppressed.
+		c.suppressed = c.cfg.SubscribeSuppressed
 		c.session++
 		session := c.session
 		c.mu.Unlock()
