@@ -136,6 +136,13 @@ func TestProphetGangAndBackoff(t *testing.T) {
 	c.WaitAgents(2)
 
 	var lines logLines
+	t.Cleanup(func() {
+		if t.Failed() {
+			lines.mu.Lock()
+			t.Logf("drivers' log:\n%s", strings.Join(lines.lines, "\n"))
+			lines.mu.Unlock()
+		}
+	})
 	a := prophetApp(t, c.MasterAddr, "wide", 3, &lines)
 	defer a.Close(nil)
 	cycles := func() float64 { return c.Metric("allot_master_allocation_cycle_seconds_count") }

@@ -367,6 +367,10 @@ func (c *Client) handle(ctx context.Context, caller calls.Caller, e *scheduler.E
 	switch e.Type {
 	case scheduler.Event_SUBSCRIBED:
 		id := e.Subscribed.FrameworkID.GetValue()
+		// No sync (a Wake from another goroutine) may REVIVE between the
+		// subscription and its REQUEST: with SubscribeSuppressed, offers
+		// must wait until the demand is declared.
+		c.callMu.Lock()
 		c.mu.Lock()
 		first := c.id == ""
 		c.id, c.caller = id, caller
@@ -383,6 +387,7 @@ func (c *Client) handle(ctx context.Context, caller calls.Caller, e *scheduler.E
 		if d := c.cfg.Demand; d != nil {
 			c.call(ctx, calls.Request(demandRequest(*d)))
 		}
+		c.callMu.Unlock()
 		c.sync(ctx)
 		// Reconcile the tasks known now, before this session launches
 		// anything: a task launched after SUBSCRIBED may reach the master
