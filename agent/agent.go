@@ -56,7 +56,11 @@ type Config struct {
 	// exists, usage reports count the disks fully busy (fault.go), so that
 	// Prophet's task backoff can be driven without a real collision.
 	FaultDiskBusyFile string
-	Log               zerolog.Logger
+	// ThrottleIO makes the advertised disk_bw and net_bw real for the
+	// framework library's executors: they are told (throttle.go) to share
+	// one token bucket per device among this agent's executors.
+	ThrottleIO bool
+	Log        zerolog.Logger
 }
 
 // Agent is one running agent.
