@@ -25,6 +25,7 @@ EXECUTORS=${EXECUTORS:-2}
 WORDS_BYTES=${WORDS_BYTES:-24000000} # wordcount input
 POINTS=${POINTS:-300000}             # kmeans points
 NODES=${NODES:-30000}                # pagerank graph nodes
+DISK_FROM=${DISK_FROM:-device}       # allot predict train --disk-from: device or file
 OUT=${OUT:-$(mktemp -d /tmp/prophet-live-XXXX)}
 mkdir -p "$OUT/bin" "$OUT/data" "$OUT/train"
 res="cpus:4;mem:4096;disk:20000;ports:[31000-32000];disk_bw:$DISK_BW;net_bw:$NET_BW"
@@ -77,7 +78,7 @@ read -r pid addr < <(cluster drf "$OUT/train/dev.log")
 wait_up "$addr"
 for a in wordcount kmeans pagerank; do app $a "$addr" "$OUT/train"; done
 kill "$pid"; wait "$pid" 2>/dev/null || true
-"$bin/allot" predict train --logs "$OUT/train" --out "$OUT/model.json"
+"$bin/allot" predict train --logs "$OUT/train" --out "$OUT/model.json" --disk-from "$DISK_FROM"
 
 printf 'seed\tpolicy\tmakespan_s\n' >"$OUT/results.tsv"
 for seed in $(seq "$SEEDS"); do
