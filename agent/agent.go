@@ -52,7 +52,15 @@ type Config struct {
 	// KillExecutorsOnStop makes Stop kill every executor, checkpointing or
 	// not (allot dev, which removes its work dirs afterwards).
 	KillExecutorsOnStop bool
-	Log                 zerolog.Logger
+	// FaultDiskBusyFile is for tests and demonstrations: while this file
+	// exists, usage reports count the disks fully busy (fault.go), so that
+	// Prophet's task backoff can be driven without a real collision.
+	FaultDiskBusyFile string
+	// ThrottleIO makes the advertised disk_bw and net_bw real for the
+	// framework library's executors: they are told (throttle.go) to share
+	// one token bucket per device among this agent's executors.
+	ThrottleIO bool
+	Log        zerolog.Logger
 }
 
 // Agent is one running agent.
@@ -75,6 +83,9 @@ type Agent struct {
 
 	stop chan struct{}
 	wg   sync.WaitGroup
+
+	// fault is FaultDiskBusyFile's state; only usageLoop touches it.
+	fault diskBusyFault
 }
 
 // New builds the agent; Start runs it.

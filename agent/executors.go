@@ -339,7 +339,7 @@ func (a *Agent) executorEnv(ex *executor, extra []mesos.Environment_Variable) []
 	for _, v := range extra {
 		env = append(env, v.Name+"="+v.GetValue())
 	}
-	return env
+	return append(env, a.throttleEnv()...)
 }
 
 // executorExited ends an executor run: its unfinished tasks fail (or are

@@ -219,6 +219,7 @@ func (a *Agent) usageLoop(interval time.Duration) {
 		case <-t.C:
 		}
 		u := hostStats()
+		a.fault.apply(a.cfg.FaultDiskBusyFile, u)
 		a.mu.Lock()
 		type pe struct {
 			fw, id string

@@ -23,6 +23,11 @@
 // MB/s, refusing rather than guessing when no time passed or a host
 // counter went backwards.
 //
+// Timelines (timelines.go) is the JSON of the master's GET /timelines: each
+// agent's predicted availability of disk_bw and net_bw with the executors
+// anchored on it, which AgentTimeline.Timeline rebuilds into a
+// profile.Timeline so a framework scores with the master's math.
+//
 // Regenerate allot.pb.go with:
 //
 //	protoc --go_out=. --go_opt=paths=source_relative allot.proto

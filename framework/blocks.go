@@ -52,6 +52,7 @@ func (m *blockManager) put(name string, data []byte) {
 			break
 		}
 		m.stats.fileBytes.Add(int64(len(b.data)))
+		ioLimits().Disk.Take(len(b.data))
 		m.lru.Remove(e)
 		delete(m.mem, b.name)
 		m.used -= int64(len(b.data))
@@ -81,6 +82,7 @@ func (m *blockManager) get(name string) ([]byte, bool) {
 		return nil, false
 	}
 	m.stats.fileBytes.Add(int64(len(b)))
+	ioLimits().Disk.Take(len(b))
 	return b, true
 }
 

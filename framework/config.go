@@ -7,6 +7,7 @@ import (
 
 	"github.com/allot-sched/allot/framework/dispatch"
 	"github.com/allot-sched/allot/framework/elastic"
+	"github.com/allot-sched/allot/profile"
 )
 
 // Config configures an application's driver.
@@ -30,6 +31,23 @@ type Config struct {
 	// (Prophet's sorter places the executors by it). An application the
 	// model does not know runs undeclared.
 	DemandModel string
+	// Profile, if set, is the executors' demand profile, declared instead
+	// of DemandModel's prediction (a framework that knows its profile).
+	Profile *profile.Profile
+	// Placement is how the Mesos backend picks agents among the offers it
+	// holds when they span more agents than it needs executors: "first"
+	// (or ""; the offers' order, as before) or "prophet" (the agents whose
+	// availability timelines, fetched from the master's GET /timelines,
+	// score best against the declared profile by Prophet's score; see
+	// framework/placement). Without a declared profile it is "first".
+	Placement string
+	// Backoff turns on Prophet's task backoff (backoff.go): the dispatcher
+	// is wrapped in a dispatch.Backoff fed every BackoffInterval (default
+	// 1s) from the master's /state usage rates; BackoffParams (nil:
+	// dispatch.DefaultBackoff) are its thresholds. Mesos backend only.
+	Backoff         bool
+	BackoffParams   *dispatch.BackoffParams
+	BackoffInterval time.Duration
 	// BlockMemMB caps each block manager's memory (default MemMB/2).
 	BlockMemMB int
 	// Dynamic allocation: scale up on a task backlog lasting BacklogTimeout,

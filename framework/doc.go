@@ -40,4 +40,13 @@
 // and how the executor pool scales (framework/elastic: a Policy, today
 // IdleBacklog). The driver is the shell around them: it snapshots its state
 // under its lock, asks, and acts. Time comes from an injected Clock.
+//
+// Prophet's framework side (issue 10): an application that declares its
+// executors' demand profile (Config.Profile, or Config.DemandModel's
+// prediction) may also choose its agents by Prophet's score
+// (Config.Placement "prophet": framework/placement, against the master's GET
+// /timelines plus its own executors; prophet.go) and back off tasks on an
+// agent whose disk or network collapses while busy (Config.Backoff: a
+// dispatch.Backoff fed from the master's /state usage rates; backoff.go).
+// Both default off, leaving the behaviour above unchanged.
 package framework

@@ -94,7 +94,10 @@ func NewContext(cfg Config) (*Context, error) {
 		wake: make(chan struct{}, 1), stopBg: make(chan struct{}),
 		http: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 256, MaxIdleConns: 1024}}}
 	c.started = c.clock.Now()
-	var err error
+	bo, err := c.wrapBackoff()
+	if err != nil {
+		return nil, err
+	}
 	if c.elog, err = eventlog.Create(cfg.EventLogDir, cfg.App); err != nil {
 		return nil, err
 	}
@@ -121,6 +124,9 @@ func NewContext(cfg Config) (*Context, error) {
 		MinExecutors: cfg.MinExecutors, MaxExecutors: cfg.MaxExecutors, Local: cfg.Local, Master: cfg.Master}})
 	c.backend.setTarget(cfg.Executors)
 	go c.scaleLoop()
+	if mb, ok := c.backend.(*mesosBackend); ok && bo != nil {
+		go c.backoffLoop(mb, bo)
+	}
 	return c, nil
 }
 

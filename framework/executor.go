@@ -234,7 +234,7 @@ func (e *Executor) fetch(base, name string) ([]byte, error) {
 	if resp.StatusCode != http.StatusOK {
 		return nil, fmt.Errorf("block %s: %s", name, resp.Status)
 	}
-	return io.ReadAll(resp.Body)
+	return io.ReadAll(ioLimits().Net.Reader(resp.Body))
 }
 
 func (e *Executor) handleTask(w http.ResponseWriter, r *http.Request) {
@@ -334,6 +334,7 @@ func (e *Executor) runTask(tr *taskRun) error {
 			if bw.Len() > 1<<20 {
 				n, _ := out.Write(bw.Bytes())
 				e.stats.fileBytes.Add(int64(n))
+				ioLimits().Disk.Take(n)
 				bw.Reset()
 			}
 		}
@@ -347,6 +348,7 @@ func (e *Executor) runTask(tr *taskRun) error {
 	if out != nil {
 		n, err := out.Write(bw.Bytes())
 		e.stats.fileBytes.Add(int64(n))
+		ioLimits().Disk.Take(n)
 		if err != nil {
 			return fmt.Errorf("save: %w", err)
 		}

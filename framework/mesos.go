@@ -14,7 +14,9 @@ import (
 
 	"github.com/allot-sched/allot/api/taskstate"
 	"github.com/allot-sched/allot/framework/eventlog"
+	"github.com/allot-sched/allot/framework/placement"
 	"github.com/allot-sched/allot/framework/sched"
+	"github.com/allot-sched/allot/profile"
 )
 
 // mesosBackend launches executors from Mesos offers through sched.Client.
@@ -32,10 +34,16 @@ type mesosBackend struct {
 	tasks    map[string]*mesosExec // executor id (= task id) -> launch
 	failures int
 	binary   string
+
+	// profile is the executors' declared demand profile (nil: none); with
+	// placement Prophet it scores the agents (placement.go).
+	profile   *profile.Profile
+	placement placement.Mode
 }
 
 type mesosExec struct {
 	agent    string
+	launched time.Time // when the backend launched it: its profile's anchor
 	state    mesos.TaskState
 	released bool
 }
@@ -50,25 +58,32 @@ func newMesosBackend(c *Context) (*mesosBackend, error) {
 		}
 	}
 	b := &mesosBackend{c: c, tasks: map[string]*mesosExec{}, binary: bin, done: make(chan struct{})}
+	var err error
 	role := cfg.Role
 	if role == "" {
 		role = "*"
 	}
 	host, _ := os.Hostname()
 	demand := &sched.Demand{Resources: []mesos.Resource{sched.Scalar("cpus", float64(cfg.Cores)+executorCPUs), sched.Scalar("mem", float64(cfg.MemMB)+executorMem)}, Tasks: cfg.MaxExecutors}
-	if cfg.DemandModel != "" {
-		model, err := loadDemandModel(cfg.DemandModel)
+	if b.placement, err = placement.ParseMode(cfg.Placement); err != nil {
+		return nil, err
+	}
+	if cfg.DemandModel != "" || cfg.Profile != nil {
+		res, p, why, err := declaredProfile(cfg)
 		if err != nil {
 			return nil, err
 		}
-		res, ok, why := predictedDemand(model, cfg)
-		if ok {
+		if p != nil {
 			demand.Resources = append(demand.Resources, res)
+			b.profile = p
 		}
-		cfg.Logf("demand model %s: declared=%v (%s)", cfg.DemandModel, ok, why)
+		cfg.Logf("demand profile: declared=%v (%s)", p != nil, why)
 	}
 	cl, err := sched.New(sched.Config{Masters: strings.Split(cfg.Master, ","), Framework: mesos.FrameworkInfo{Name: cfg.App, Role: &role, Hostname: &host},
 		FailoverTimeout: cfg.FailoverTimeout, RefuseSeconds: cfg.RefuseAfter, Demand: demand, Logf: cfg.Logf,
+		// an application demand moves the framework onto the gang path:
+		// no offer before the REQUEST declares it
+		SubscribeSuppressed: b.profile != nil,
 		OnDecline: func(n int, refuse, held time.Duration) {
 			c.emit(&eventlog.OffersDeclined{Time: c.now(), Offers: n, RefuseSeconds: refuse.Seconds(), HeldS: held.Seconds()})
 		}}, b)
@@ -115,6 +130,9 @@ func (b *mesosBackend) Wants() bool {
 // Offers implements sched.Planner: one executor per offer per round, so
 // executors spread over agents.
 func (b *mesosBackend) Offers(offers []mesos.Offer) []sched.Launch {
+	if b.placement == placement.Prophet {
+		offers = b.prophetOrder(offers) // takes b.mu itself, and asks the master without it
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	cfg := b.c.cfg
@@ -137,7 +155,7 @@ func (b *mesosBackend) Offers(offers []mesos.Offer) []sched.Launch {
 			placed = true
 			b.next++
 			id := fmt.Sprintf("exec-%d", b.next)
-			b.tasks[id] = &mesosExec{agent: o.AgentID.Value, state: mesos.TASK_STAGING}
+			b.tasks[id] = &mesosExec{agent: o.AgentID.Value, state: mesos.TASK_STAGING, launched: b.c.clock.Now()}
 			if byOffer[i] == nil {
 				byOffer[i] = &sched.Launch{Offer: o.ID}
 			}

@@ -251,7 +251,7 @@ func (r *taskRun) readLines(n *node, p int, emit func(line []byte)) error {
 	if _, err := f.Seek(start, io.SeekStart); err != nil {
 		return err
 	}
-	br := bufio.NewReaderSize(f, 1<<20)
+	br := bufio.NewReaderSize(ioLimits().Disk.Reader(f), 1<<20)
 	pos := start
 	if sp.Off > 0 {
 		skip, err := br.ReadSlice('\n')

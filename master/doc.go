@@ -40,6 +40,11 @@
 //	               /explain (the allocator's reason for a framework, agent)
 //	sorter.go      switching sorter, agent selection and mode at runtime,
 //	               replicated (GET/POST /api/v1/allot/sorter)
+//	timelines.go   GET /timelines: the agents' predicted availability of
+//	               disk_bw and net_bw (Prophet's Fig. 4) from the allocator's
+//	               gang model, all agents or ?agent_id=; capacities only
+//	               (modelled: false) under sorters that keep no timelines.
+//	               Frameworks score their own placement against it.
 //	metrics.go     Prometheus series
 //	registry.go, raft.go, cluster.go  the replicated registry and redirects
 //	policy.go      replicating the allocator's policy-model state (POLICY_SET),

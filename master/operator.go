@@ -32,6 +32,8 @@ func (m *Master) Handler() http.Handler {
 		mux.HandleFunc(p, m.leaderOnly(m.handleFilesProxy))
 	}
 	mux.HandleFunc("/master/pressure", m.leaderOnly(m.handlePressure))
+	mux.HandleFunc(api.TimelinesPath, m.leaderOnly(m.handleTimelines))
+	mux.HandleFunc("/master"+api.TimelinesPath, m.leaderOnly(m.handleTimelines))
 	mux.HandleFunc("/redirect", m.handleRedirect)
 	mux.HandleFunc("/master/redirect", m.handleRedirect)
 	m.raftRoutes(mux)

@@ -45,6 +45,8 @@ func runAgent(args []string, stdout, stderr io.Writer) error {
 	regTimeout := fs.Duration("executor-registration-timeout", time.Minute, "an executor that has not subscribed to the executor API this long after it started is killed and its tasks fail")
 	usage := fs.Duration("usage-interval", 10*time.Second, "report usage (CPU, memory, disk and network counters per host and executor) to the master this often")
 	level := fs.String("log-level", "info", "log level: debug, info, warn, error")
+	throttle := fs.Bool("throttle-io", false, "make the advertised disk_bw and net_bw real: the framework library's executors on this agent share one token bucket per device (for live experiments on one machine)")
+	faultBusy := fs.String("fault-disk-busy-file", "", "testing: while this `file` exists, report the disks fully busy (drives Prophet's task backoff without a real collision)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -60,7 +62,8 @@ func runAgent(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	a, err := agent.New(agent.Config{Masters: strings.Split(*masters, ","), Listen: *listen, Advertise: *advertise, WorkDir: *workDir,
-		Resources: *res, Attributes: at, ShutdownGrace: *grace, UsageInterval: *usage, RegistrationTimeout: *regTimeout, Log: log})
+		Resources: *res, Attributes: at, ShutdownGrace: *grace, UsageInterval: *usage, RegistrationTimeout: *regTimeout, Log: log,
+		FaultDiskBusyFile: *faultBusy, ThrottleIO: *throttle})
 	if err != nil {
 		return err
 	}

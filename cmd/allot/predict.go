@@ -53,13 +53,17 @@ func predictTrain(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("predict train", "--logs DIR --out MODEL", "Train the demand predictor on a directory of event logs.", stderr)
 	logs := fs.String("logs", "", "directory of event logs (searched recursively for *.jsonl)")
 	out := fs.String("out", "", "model file to write (JSON)")
+	diskFrom := fs.String("disk-from", "device", "what a stage's disk_bw is learned from: device (block-device I/O) or file (all file I/O, page cache included: what agents with --throttle-io throttle)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if *logs == "" || *out == "" || fs.NArg() > 0 {
 		return usagef("train needs --logs DIR and --out MODEL and no other arguments")
 	}
-	runs, skipped, err := profile.LoadDir(*logs)
+	if *diskFrom != "device" && *diskFrom != "file" {
+		return usagef("--disk-from: want device or file, not %q", *diskFrom)
+	}
+	runs, skipped, err := profile.LoadDirWith(*logs, profile.LoadOptions{DiskFromFile: *diskFrom == "file"})
 	if err != nil {
 		return err
 	}

@@ -347,6 +347,10 @@ func newEvent(kind string) Event {
 		return &StageCompleted{}
 	case KindTaskEnd:
 		return &TaskEnd{}
+	case KindExecutorsPlaced:
+		return &ExecutorsPlaced{}
+	case KindTaskBackoff:
+		return &TaskBackoff{}
 	}
 	return nil
 }

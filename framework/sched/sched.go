@@ -73,6 +73,14 @@ type Config struct {
 	// size-based sorters (fsp, fspy) as FrameworkInfo labels (allot.job_*,
 	// api/jobsize.go) on every subscription; DeclareJobSize replaces it.
 	JobSize *api.JobSize
+	// SubscribeSuppressed subscribes with the framework's role suppressed,
+	// so that the master makes no offer before the REQUEST that follows
+	// the subscription has declared Demand; the sync after it revives.
+	// Frameworks whose demand changes how they are served set it: an
+	// application demand moves a framework onto the master's gang path
+	// (all E executors at once), and an offer made between SUBSCRIBED and
+	// the REQUEST would otherwise be a whole agent outside the gang.
+	SubscribeSuppressed bool
 	// ReconcileBackoff is the first reconciliation retry delay (default
 	// 1s), doubling up to ReconcileBackoffMax (default 30s).
 	ReconcileBackoff, ReconcileBackoffMax time.Duration
@@ -299,6 +307,13 @@ func (c *Client) serve(ctx context.Context, endpoint string) error {
 	if info.ID != nil {
 		sub.FrameworkID = info.ID
 	}
+	if c.cfg.SubscribeSuppressed {
+		role := info.GetRole()
+		if role == "" {
+			role = "*"
+		}
+		sub.Subscribe.SuppressedRoles = []string{role}
+	}
 	resp, err := caller.Call(sctx, sub)
 	if err != nil {
 		return fmt.Errorf("SUBSCRIBE: %w", err)
@@ -361,12 +376,16 @@ func (c *Client) handle(ctx context.Context, caller calls.Caller, e *scheduler.E
 	switch e.Type {
 	case scheduler.Event_SUBSCRIBED:
 		id := e.Subscribed.FrameworkID.GetValue()
+		// No sync (a Wake from another goroutine) may REVIVE between the
+		// subscription and its REQUEST: with SubscribeSuppressed, offers
+		// must wait until the demand is declared.
+		c.callMu.Lock()
 		c.mu.Lock()
 		first := c.id == ""
 		c.id, c.caller = id, caller
-		// A fresh subscription starts unsuppressed (we never subscribe with
-		// suppressed roles), whatever the last one ended in.
-		c.suppressed = false
+		// A fresh subscription starts as it asked, whatever the last one
+		// ended in: unsuppressed, or suppressed with SubscribeSuppressed.
+		c.suppressed = c.cfg.SubscribeSuppressed
 		c.session++
 		session := c.session
 		c.mu.Unlock()
@@ -377,6 +396,7 @@ func (c *Client) handle(ctx context.Context, caller calls.Caller, e *scheduler.E
 		if d := c.cfg.Demand; d != nil {
 			c.call(ctx, calls.Request(demandRequest(*d)))
 		}
+		c.callMu.Unlock()
 		c.sync(ctx)
 		// Reconcile the tasks known now, before this session launches
 		// anything: a task launched after SUBSCRIBED may reach the master

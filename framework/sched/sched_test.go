@@ -366,3 +366,50 @@ func TestAskLeader(t *testing.T) {
 		})
 	}
 }
+
+// With SubscribeSuppressed the SUBSCRIBE names the role suppressed, the
+// REQUEST goes before any REVIVE, and a framework that wants offers
+// revives right after it.
+func TestSubscribeSuppressedRequestsBeforeRevive(t *testing.T) {
+	for _, c := range []struct {
+		name       string
+		suppressed bool
+		want       string
+	}{
+		{"suppressed until the demand is declared", true, "SUBSCRIBE REQUEST REVIVE"},
+		{"default: unsuppressed from the start", false, "SUBSCRIBE REQUEST"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f := newFake()
+			p := &fakePlanner{want: true}
+			cl := newClient(t, p, f, func(cfg *Config) {
+				cfg.SubscribeSuppressed = c.suppressed
+				cfg.Demand = &Demand{Tasks: 1}
+			})
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			done := make(chan error, 1)
+			go func() { done <- cl.Run(ctx) }()
+			f.events <- subscribed("fw")
+			waitFor(t, "REQUEST", func() bool { return len(f.find(scheduler.Call_REQUEST)) == 1 })
+			if c.suppressed {
+				waitFor(t, "REVIVE", func() bool { return len(f.find(scheduler.Call_REVIVE)) == 1 })
+			}
+			var got []string
+			for _, typ := range f.types() {
+				if typ != scheduler.Call_RECONCILE {
+					got = append(got, typ.String())
+				}
+			}
+			if s := strings.Join(got, " "); s != c.want {
+				t.Errorf("calls %q, want %q", s, c.want)
+			}
+			roles := f.find(scheduler.Call_SUBSCRIBE)[0].Subscribe.SuppressedRoles
+			if c.suppressed != (len(roles) == 1 && roles[0] == "*") {
+				t.Errorf("SUBSCRIBE suppressed roles %v", roles)
+			}
+			cancel()
+			<-done
+		})
+	}
+}

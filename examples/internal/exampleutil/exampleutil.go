@@ -23,6 +23,10 @@ type Flags struct {
 	// the input size to predict for (0: undeclared).
 	DemandModel string
 	InputBytes  int64
+	// Placement picks agents among held offers: first (default) or prophet.
+	Placement string
+	// Backoff turns on Prophet's task backoff.
+	Backoff bool
 }
 
 // Register adds the shared flags to fs.
@@ -42,6 +46,8 @@ func (f *Flags) Register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.Quiet, "quiet", false, "no driver log on stderr")
 	fs.StringVar(&f.DemandModel, "demand-model", "", "with --master: declare the profile this `model` (allot predict train) predicts, for Prophet's sorter")
 	fs.Int64Var(&f.InputBytes, "input-bytes", 0, "the input size to declare at start (logged for the predictor, and what --demand-model predicts for)")
+	fs.BoolVar(&f.Backoff, "backoff", false, "with --master: Prophet's task backoff: dispatch fewer tasks to executors predicted to overuse an agent's disk or network while it delivers far below capacity yet stays busy (reads the master's /state usage rates)")
+	fs.StringVar(&f.Placement, "placement", "first", "with --master: choose agents among held offers by offer order (first) or by Prophet's score against the master's /timelines and the declared profile (prophet)")
 }
 
 // Context starts a driver for app from the flags.
@@ -52,6 +58,7 @@ func (f *Flags) Context(app string) (*framework.Context, error) {
 	cfg := framework.Config{App: app, Master: f.Master, Local: f.Local, Executors: f.Executors, Cores: f.Cores, MemMB: f.MemMB,
 		Dynamic: f.Dynamic, MinExecutors: f.MinExecutors, MaxExecutors: f.MaxExecutors, IdleTimeout: f.IdleTimeout, BacklogTimeout: f.BacklogTimeout,
 		ExecutorBinary: f.ExecutorBinary, EventLogDir: f.EventLogDir, DemandModel: f.DemandModel, InputBytes: f.InputBytes}
+	cfg.Placement, cfg.Backoff = f.Placement, f.Backoff
 	if f.Quiet {
 		cfg.Logf = func(string, ...any) {}
 	}

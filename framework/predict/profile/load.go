@@ -16,7 +16,21 @@ const mib = 1 << 20
 // FromEvents turns one run's event log into a Run. ok is false for a run
 // the predictor must not learn from: no application_start, a failed or
 // unfinished run (its stages stop early), or a log older than stage keys.
-func FromEvents(evs []eventlog.Event) (r Run, ok bool) {
+func FromEvents(evs []eventlog.Event) (r Run, ok bool) { return FromEventsWith(evs, LoadOptions{}) }
+
+// LoadOptions choose what a run's disk demand is.
+type LoadOptions struct {
+	// DiskFromFile learns a stage's disk_bw from the executors' file I/O
+	// (the log's file_bw_peak: input reads, spills, saved output, page
+	// cache hits included) rather than their block-device I/O
+	// (disk_bw_peak). On agents that throttle file I/O to their advertised
+	// disk_bw (--throttle-io), file I/O is what binds, while cached inputs
+	// show no device I/O at all.
+	DiskFromFile bool
+}
+
+// FromEventsWith is FromEvents with options.
+func FromEventsWith(evs []eventlog.Event, opt LoadOptions) (r Run, ok bool) {
 	type acc struct {
 		start, end, disk, net float64
 		n                     int // executor windows
@@ -47,7 +61,11 @@ func FromEvents(evs []eventlog.Event) (r Run, ok bool) {
 			a.n++
 			a.start += e.StartOffsetS
 			a.end += e.EndOffsetS
-			a.disk = math.Max(a.disk, e.DiskBWPeak/mib)
+			disk := e.DiskBWPeak
+			if opt.DiskFromFile {
+				disk = e.FileBWPeak
+			}
+			a.disk = math.Max(a.disk, disk/mib)
 			a.net = math.Max(a.net, e.NetBWPeak/mib)
 		}
 	}
@@ -69,7 +87,10 @@ func FromEvents(evs []eventlog.Event) (r Run, ok bool) {
 // LoadDir reads every *.jsonl event log under dir (recursively) and
 // returns the runs the predictor can learn from, and how many logs it
 // skipped (failed, unfinished, or older than stage keys).
-func LoadDir(dir string) (runs []Run, skipped int, err error) {
+func LoadDir(dir string) (runs []Run, skipped int, err error) { return LoadDirWith(dir, LoadOptions{}) }
+
+// LoadDirWith is LoadDir with options.
+func LoadDirWith(dir string, opt LoadOptions) (runs []Run, skipped int, err error) {
 	err = filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
 		if err != nil || d.IsDir() || filepath.Ext(path) != ".jsonl" {
 			return err
@@ -78,7 +99,7 @@ func LoadDir(dir string) (runs []Run, skipped int, err error) {
 		if err != nil {
 			return fmt.Errorf("%s: %w", path, err)
 		}
-		if r, ok := FromEvents(evs); ok {
+		if r, ok := FromEventsWith(evs, opt); ok {
 			runs = append(runs, r)
 		} else {
 			skipped++
