@@ -22,6 +22,11 @@ type dag struct {
 	shStages  map[int]*stage      // shuffle id -> its map stage (kept across jobs)
 	outputs   map[int][]loc       // shuffle id -> map partition -> where its output is
 	cacheLocs map[int]map[int]loc // node id -> partition -> holder
+
+	// everCached and recomputed count cached partitions computed again
+	// (ispark_inputs.go).
+	everCached map[int]map[int]bool
+	recomputed int
 }
 
 func newDAG() dag {

@@ -32,6 +32,11 @@ type mesosBackend struct {
 	tasks    map[string]*mesosExec // executor id (= task id) -> launch
 	failures int
 	binary   string
+	// Inverse offers (mesos_inverse.go): outstanding ones by id, when the
+	// last arrived, and the task count last declared.
+	inverse     map[string]inverseOffer
+	lastInverse time.Time
+	declared    int
 }
 
 type mesosExec struct {
@@ -244,6 +249,7 @@ func (b *mesosBackend) setTarget(n int) {
 	b.mu.Lock()
 	b.want = n
 	b.mu.Unlock()
+	b.redeclare(n)
 	b.client.Wake()
 }
 
@@ -256,6 +262,7 @@ func (b *mesosBackend) release(id string) {
 	b.mu.Unlock()
 	if t != nil {
 		b.client.Kill(id, t.agent)
+		b.acceptInverseOn(t.agent)
 	}
 	b.client.Wake()
 }
