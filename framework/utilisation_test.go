@@ -24,7 +24,7 @@ func TestMonitorEpoch(t *testing.T) {
 	at := func(d time.Duration) float64 { return unixSeconds(t0.Add(d)) }
 	ctx.mu.Lock()
 	e := ctx.pool.execs["local-1"]
-	e.registered = t0.Add(time.Second) // younger than the first epoch
+	e.registered = t0.Add(time.Second)                                         // younger than the first epoch
 	e.samples = []Sample{{Time: at(time.Second), CPU: 2, MemBytes: 512 << 20}, // the first epoch, before the executor's is full
 		{Time: at(3 * time.Second), CPU: 0.5, MemBytes: 128 << 20}, {Time: at(4 * time.Second), CPU: 1.5, MemBytes: 256 << 20}}
 	ctx.monitorLocked(t0) // starts the first epoch
