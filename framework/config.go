@@ -138,7 +138,13 @@ func (c *Config) setDefaults() {
 	if c.Dispatcher == nil {
 		c.Dispatcher = dispatch.LocalityWait{Wait: c.LocalityWait}
 	}
+	rule := elastic.IdleBacklog{Min: c.MinExecutors, Max: c.MaxExecutors, IdleTimeout: c.IdleTimeout, BacklogTimeout: c.BacklogTimeout}
 	if c.Scaling == nil {
-		c.Scaling = elastic.IdleBacklog{Min: c.MinExecutors, Max: c.MaxExecutors, IdleTimeout: c.IdleTimeout, BacklogTimeout: c.BacklogTimeout}
+		c.Scaling = rule
+	}
+	// iSpark without its backlog rule gets today's, from the settings above.
+	if s, ok := c.Scaling.(elastic.ISpark); ok && s.Scale == (elastic.IdleBacklog{}) {
+		s.Scale = rule
+		c.Scaling = s
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/allot-sched/allot/framework/elastic"
 	"github.com/allot-sched/allot/framework/eventlog"
 )
 
@@ -55,5 +56,22 @@ func TestMonitorEpoch(t *testing.T) {
 	}
 	if len(got) != 1 || got[0].CPU != 0.5 || got[0].Mem != 0.375 || got[0].Samples != 2 || got[0].EpochS != 2 {
 		t.Fatalf("executor_utilisation events %+v, want one for the second epoch", got)
+	}
+}
+
+// TestISparkScaleDefaults: iSpark given without its backlog rule gets the
+// dynamic-allocation settings' rule; one given with it keeps it.
+func TestISparkScaleDefaults(t *testing.T) {
+	cfg := Config{Executors: 2, Dynamic: true, Scaling: elastic.ISpark{Gamma: 0.3}}
+	cfg.setDefaults()
+	want := elastic.ISpark{Gamma: 0.3, Scale: elastic.IdleBacklog{Min: 1, Max: 4, IdleTimeout: 10 * time.Second, BacklogTimeout: time.Second}}
+	if cfg.Scaling != want {
+		t.Fatalf("scaling %#v, want %#v", cfg.Scaling, want)
+	}
+	own := elastic.ISpark{Scale: elastic.IdleBacklog{Min: 2, Max: 3}}
+	cfg = Config{Scaling: own}
+	cfg.setDefaults()
+	if cfg.Scaling != own {
+		t.Fatalf("scaling %#v, want it kept", cfg.Scaling)
 	}
 }

@@ -23,6 +23,8 @@ type Flags struct {
 	// the input size to predict for (0: undeclared).
 	DemandModel string
 	InputBytes  int64
+	// The elastic policy (--elastic and iSpark's parameters).
+	Elastic ElasticFlags
 }
 
 // Register adds the shared flags to fs.
@@ -42,6 +44,7 @@ func (f *Flags) Register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.Quiet, "quiet", false, "no driver log on stderr")
 	fs.StringVar(&f.DemandModel, "demand-model", "", "with --master: declare the profile this `model` (allot predict train) predicts, for Prophet's sorter")
 	fs.Int64Var(&f.InputBytes, "input-bytes", 0, "the input size to declare at start (logged for the predictor, and what --demand-model predicts for)")
+	f.Elastic.Register(fs)
 }
 
 // Context starts a driver for app from the flags.
@@ -54,6 +57,9 @@ func (f *Flags) Context(app string) (*framework.Context, error) {
 		ExecutorBinary: f.ExecutorBinary, EventLogDir: f.EventLogDir, DemandModel: f.DemandModel, InputBytes: f.InputBytes}
 	if f.Quiet {
 		cfg.Logf = func(string, ...any) {}
+	}
+	if err := f.Elastic.apply(&cfg); err != nil {
+		return nil, err
 	}
 	return framework.NewContext(cfg)
 }
