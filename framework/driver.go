@@ -24,6 +24,10 @@ import (
 //	pool.go      the executor pool: registration, heartbeats, loss
 //	scaling.go   dynamic allocation (the shell around an elastic.Policy)
 //	usage.go     per-stage executor usage for the event log
+//	utilisation.go, ispark_inputs.go, handoff.go  iSpark: per-epoch
+//	             utilisation, the policy's inputs, cache-preserving scale-down
+//	mesos_inverse.go  inverse offers: "others are waiting", their answers
+//	handoff_exec.go   the executor's side of a handoff (POST /fetch)
 //	local.go, mesos.go  the backends that start executors
 //	mesos_executor.go   the executor process's side of a Mesos agent
 //	executor.go, plan.go, blocks.go  the executor: tasks, lineage, blocks
