@@ -37,6 +37,7 @@ func (c *Context) measured() map[string]int {
 	for _, e := range c.pool.execs {
 		e.util.at = c.clock.Now()
 	}
+	c.pool.lastEpoch, c.pool.lastISpark = c.clock.Now(), time.Time{} // an epoch just closed
 	return c.dag.cachedBy()
 }
 
@@ -65,6 +66,11 @@ func TestISparkHandoff(t *testing.T) {
 		t.Fatal("an executor was released while nobody waits")
 	}
 	waiting.Store(true)
+	ctx.scaleOnce()
+	if n, _, _, _ := ctx.poolState(); n != 2 || ctx.handoffBusy() {
+		t.Fatal("iSpark's utilisation rules ran twice in one monitoring epoch")
+	}
+	ctx.measured()
 	ctx.scaleOnce()
 	eventually(t, "the handoff to finish", func() bool { return !ctx.handoffBusy() })
 	if got := ctx.Executors(); len(got) != 1 || got["local-1"] == 0 {
@@ -142,5 +148,38 @@ func TestISparkGiverDiesBeforeHandoff(t *testing.T) {
 	}
 	if r := ctx.Recomputations(); r != holders["local-2"] {
 		t.Fatalf("%d recomputations, want the %d partitions local-2 held", r, holders["local-2"])
+	}
+}
+
+// TestISparkReprovisionsOncePerEpoch: an executor above h x U_max asks for
+// one more executor once per monitoring epoch, not at every scaling tick.
+func TestISparkReprovisionsOncePerEpoch(t *testing.T) {
+	mc := newManualClock()
+	var waiting atomic.Bool
+	ctx, err := NewContext(Config{App: "ispark-hot", Local: true, Executors: 1, Cores: 1, Dynamic: true, MaxExecutors: 3,
+		EventLogDir: t.TempDir(), Logf: t.Logf, Clock: mc, MonitorEpoch: time.Second, OthersWaiting: waiting.Load, ForceUtilisation: 0.1,
+		Scaling: elastic.ISpark{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ctx.Close(nil)
+	eventually(t, "1 executor", func() bool { n, _, _, _ := ctx.poolState(); return n == 1 })
+	hot := func() {
+		ctx.measured()
+		ctx.mu.Lock()
+		for _, e := range ctx.pool.execs {
+			e.util.umax = 0.05 // 0.1 > 1.1 x 0.05: hot
+		}
+		ctx.mu.Unlock()
+	}
+	want := []int{2, 2, 2, 3}
+	for i, w := range want {
+		if i == 0 || i == 3 {
+			hot()
+		}
+		ctx.scaleOnce()
+		if _, target, _, _ := ctx.poolState(); target != w {
+			t.Fatalf("tick %d: target %d, want %v over the ticks", i, target, want)
+		}
 	}
 }

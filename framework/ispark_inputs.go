@@ -1,6 +1,8 @@
 package framework
 
 import (
+	"time"
+
 	"github.com/allot-sched/allot/framework/elastic"
 )
 
@@ -111,4 +113,31 @@ func (c *Context) Recomputations() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.dag.recomputed
+}
+
+// decideLocked asks the scaling policy. iSpark's utilisation rules (give
+// back, reprovision) read figures that change once per monitoring epoch,
+// so they run once per epoch, as the paper's provisioning interval:
+// asked every scaling tick, the reprovisioning rule added an executor
+// every 250 ms while one epoch's figure stayed above its threshold.
+// Between epochs only the backlog/idle rule underneath runs, under the
+// ceiling a shrink set while others wait. Caller holds c.mu.
+func (c *Context) decideLocked(now time.Time, snap elastic.Pool) elastic.Decision {
+	isp, ok := c.scaling.(elastic.ISpark)
+	if !ok || c.cfg.MonitorEpoch <= 0 || (!c.pool.lastEpoch.IsZero() && c.pool.lastEpoch.After(c.pool.lastISpark)) {
+		c.pool.lastISpark = now
+		return c.scaling.Decide(now, snap)
+	}
+	d := isp.Scale.Decide(now, snap)
+	ceiling := snap.Backlog.Ceiling
+	if !snap.OthersWaiting {
+		ceiling = 0
+	}
+	if ceiling > 0 && d.Additions > 0 {
+		cut := d.Additions - min(d.Additions, max(0, ceiling-snap.Target))
+		d.Additions -= cut
+		d.Target -= cut
+	}
+	d.Backlog.Ceiling = ceiling
+	return d
 }

@@ -23,8 +23,9 @@ type pool struct {
 	// handoff is set while an iSpark scale-down (moves, then releases) is
 	// under way; no new decision is taken meanwhile (handoff.go).
 	handoff bool
-	// lastEpoch is when utilisation was last computed (utilisation.go).
-	lastEpoch time.Time
+	// lastEpoch is when utilisation was last computed (utilisation.go),
+	// lastISpark when iSpark's utilisation rules last ran (decideLocked).
+	lastEpoch, lastISpark time.Time
 }
 
 func newPool(target int) pool {

@@ -43,7 +43,7 @@ func (c *Context) scaleOnce() {
 	now := c.clock.Now()
 	snap := c.poolSnapshotLocked()
 	snap.OthersWaiting = waiting
-	d := c.scaling.Decide(now, snap)
+	d := c.decideLocked(now, snap)
 	c.applyLocked(now, snap, d)
 	c.answerInverseLocked(d)
 }
