@@ -158,7 +158,10 @@ func TestISparkGiverKilledMidHandoff(t *testing.T) {
 		})
 		pid, _ := strconv.Atoi(m[2])
 		time.Sleep(time.Second) // the first partition has moved; the handoff pauses
-		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		if err := syscall.Kill(pid, syscall.SIGKILL); err == syscall.ESRCH {
+			// A giver of one partition has no pause to interrupt.
+			t.Skipf("giver %s had already gone: its handoff was over before the kill", m[1])
+		} else if err != nil {
 			t.Fatalf("kill -9 giver %s (pid %d): %v", m[1], pid, err)
 		}
 	})
