@@ -19,13 +19,16 @@ import (
 // "others are waiting" is a file the test creates once the points are
 // cached (after iteration 2), and every measured utilisation is forced to
 // 0.1 (--ispark-force-util), so iSpark packs the two executors into one
-// and gives the other back at the next job boundary. The inverse-offer
+// and gives the other back at the next job boundary. --max-executors 2
+// keeps the backlog rule from adding executors before that, so each of
+// the two holds about half of the 8 partitions. The inverse-offer
 // path that carries the real signal is tested in framework/sched and
 // master (TestInverseOffersWithMesosGo).
 
 const (
 	isparkPoints = 200000
 	isparkIters  = 14
+	isparkParts  = "16"
 )
 
 // isparkRun runs kmeans under --elastic ispark with the hooks, calling
@@ -34,8 +37,8 @@ const (
 func isparkRun(t *testing.T, c *cluster, in string, extra []string, during func(app *testcluster.Proc)) (string, []map[string]any) {
 	t.Helper()
 	waiting := filepath.Join(t.TempDir(), "others-waiting")
-	args := append([]string{"--input", in, "--k", "4", "--iterations", strconv.Itoa(isparkIters), "--partitions", "8", "--progress",
-		"--executors", "2", "--cores", "1", "--elastic", "ispark", "--monitor-epoch", "1s", "--ispark-force-util", "0.1",
+	args := append([]string{"--input", in, "--k", "4", "--iterations", strconv.Itoa(isparkIters), "--partitions", isparkParts, "--progress",
+		"--executors", "2", "--max-executors", "2", "--cores", "1", "--elastic", "ispark", "--monitor-epoch", "1s", "--ispark-force-util", "0.1",
 		"--ispark-others-waiting-file", waiting}, extra...)
 	app := c.startApp(t, "kmeans", args...)
 	errb := app.Stderr
@@ -57,7 +60,7 @@ func isparkRun(t *testing.T, c *cluster, in string, extra []string, during func(
 // run must reproduce exactly.
 func plainKMeans(t *testing.T, c *cluster, in string) string {
 	t.Helper()
-	out, errs, err := c.run(t, "kmeans", "--input", in, "--k", "4", "--iterations", strconv.Itoa(isparkIters), "--partitions", "8",
+	out, errs, err := c.run(t, "kmeans", "--input", in, "--k", "4", "--iterations", strconv.Itoa(isparkIters), "--partitions", isparkParts,
 		"--executors", "2", "--cores", "1")
 	if err != nil {
 		t.Fatalf("kmeans without scale-down: %v\n%s", err, testcluster.Tail(errs, 3000))
@@ -137,10 +140,13 @@ func TestISparkGivesBackKeepingCache(t *testing.T) {
 
 var boundaryLine = regexp.MustCompile(`iSpark scale-down: .*`)
 
+var pausedLine = regexp.MustCompile(`iSpark handoff \S+ -> \S+: 1 of \d+ partitions moved, pausing`)
+
 var handoffLine = regexp.MustCompile(`iSpark handoff: giver (\S+) \(pid (\d+)\)`)
 
 // TestISparkGiverKilledMidHandoff: the giver is killed -9 after its first
-// partition moved (the handoff pauses 3s after each, a test hook): the
+// partition moved (the handoff pauses 3s after each, a test hook, and says
+// so on the driver's log): the
 // moved partitions are read on the receiver, the rest are recomputed from
 // lineage, and the centres are still exactly right.
 func TestISparkGiverKilledMidHandoff(t *testing.T) {
@@ -157,11 +163,16 @@ func TestISparkGiverKilledMidHandoff(t *testing.T) {
 			return m != nil
 		})
 		pid, _ := strconv.Atoi(m[2])
-		time.Sleep(time.Second) // the first partition has moved; the handoff pauses
-		if err := syscall.Kill(pid, syscall.SIGKILL); err == syscall.ESRCH {
-			// A giver of one partition has no pause to interrupt.
-			t.Skipf("giver %s had already gone: its handoff was over before the kill", m[1])
-		} else if err != nil {
+		// Kill during the pause after the first partition moved.
+		var p []string
+		testcluster.WaitFor(t, 30*time.Second, "the first partition moved", func() bool {
+			p = pausedLine.FindStringSubmatch(app.Stderr.String())
+			return p != nil || strings.Contains(app.Stderr.String(), "iSpark scale-down:")
+		})
+		if p == nil {
+			t.Skipf("giver %s held a single partition: no pause to interrupt", m[1])
+		}
+		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 			t.Fatalf("kill -9 giver %s (pid %d): %v", m[1], pid, err)
 		}
 	})

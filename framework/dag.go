@@ -23,9 +23,9 @@ type dag struct {
 	outputs   map[int][]loc       // shuffle id -> map partition -> where its output is
 	cacheLocs map[int]map[int]loc // node id -> partition -> holder
 
-	// everCached and recomputed count cached partitions computed again
-	// (ispark_inputs.go).
-	everCached map[int]map[int]bool
+	// lost and recomputed count cached partitions computed again after
+	// their holder was lost (ispark_inputs.go).
+	lost       map[int]map[int]bool
 	recomputed int
 }
 
@@ -163,11 +163,12 @@ func (d *dag) forgetExecutor(id string) (lostCached int) {
 			}
 		}
 	}
-	for _, parts := range d.cacheLocs {
+	for node, parts := range d.cacheLocs {
 		for p, l := range parts {
 			if l.Exec == id {
 				delete(parts, p)
 				lostCached++
+				d.markLost(node, p)
 			}
 		}
 	}

@@ -128,6 +128,7 @@ func (c *Context) runMove(m elastic.Move) bool {
 			break
 		}
 		if c.cfg.HandoffPause > 0 && i+batch < len(names) {
+			c.cfg.Logf("iSpark handoff %s -> %s: %d of %d partitions moved, pausing %v (test hook)", m.From, m.To, moved, len(names), c.cfg.HandoffPause)
 			t := c.clock.NewTicker(c.cfg.HandoffPause)
 			<-t.C()
 			t.Stop()

@@ -89,26 +89,32 @@ func (c *Context) answerInverseLocked(d elastic.Decision) {
 }
 
 // noteCachedLocked counts recomputations: a task that stored partition
-// part of a cached node computed it, and if the node's partition had been
-// cached before, that was a recomputation (its holder was lost). Caller
-// holds c.mu.
+// part of a cached node computed it, and if that partition had been lost
+// with its holder, that was a recomputation. (Two tasks computing the same
+// partition at once, before either recorded it, are not: nothing was
+// lost.) Caller holds c.mu.
 func (c *Context) noteCachedLocked(nodes []int, part int) {
 	for _, id := range nodes {
-		if c.dag.everCached == nil {
-			c.dag.everCached = map[int]map[int]bool{}
-		}
-		if c.dag.everCached[id] == nil {
-			c.dag.everCached[id] = map[int]bool{}
-		}
-		if c.dag.everCached[id][part] {
+		if c.dag.lost[id][part] {
 			c.dag.recomputed++
+			delete(c.dag.lost[id], part)
 		}
-		c.dag.everCached[id][part] = true
 	}
 }
 
+// markLost records that a cached partition was lost with its holder.
+func (d *dag) markLost(node, part int) {
+	if d.lost == nil {
+		d.lost = map[int]map[int]bool{}
+	}
+	if d.lost[node] == nil {
+		d.lost[node] = map[int]bool{}
+	}
+	d.lost[node][part] = true
+}
+
 // Recomputations is how many cached partitions were computed again after
-// they had been cached once (logged in application_end).
+// they were lost with their holder (logged in application_end).
 func (c *Context) Recomputations() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -64,7 +64,7 @@ type ApplicationEnd struct {
 	Event      string  `json:"event"`
 	InputBytes int64   `json:"input_bytes"` // bytes of the text files the application read
 	// RecomputedPartitions counts cached partitions computed again after
-	// they had been cached once (lost with an executor); absent when 0.
+	// they were lost with their executor; absent when 0.
 	RecomputedPartitions int     `json:"recomputed_partitions,omitempty"`
 	Success              bool    `json:"success"`
 	Time                 float64 `json:"time"`
