@@ -116,3 +116,53 @@ func (m *blockManager) snapshot() (memUsed, diskUsed int64, cached []string) {
 	}
 	return m.used, diskUsed, cached
 }
+
+// spill moves a block from memory to disk, where it stays readable: a
+// receiver of a handoff makes room this way for the partitions it takes
+// (iSpark evicts partitions whose reading stages are done first). A block
+// on disk already, or not held, is left as it is.
+func (m *blockManager) spill(name string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e, ok := m.mem[name]
+	if !ok {
+		return
+	}
+	b := e.Value.(*memBlock)
+	if err := os.WriteFile(m.path(b.name), b.data, 0o644); err != nil {
+		return
+	}
+	m.stats.fileBytes.Add(int64(len(b.data)))
+	m.lru.Remove(e)
+	delete(m.mem, name)
+	m.used -= int64(len(b.data))
+	m.disk[name] = int64(len(b.data))
+	m.spills++
+}
+
+// has says whether the block is held, in memory or on disk.
+func (m *blockManager) has(name string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	_, inMem := m.mem[name]
+	_, onDisk := m.disk[name]
+	return inMem || onDisk
+}
+
+// cachedSizes maps each cached (rdd_) block to its size in bytes.
+func (m *blockManager) cachedSizes() map[string]int64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := map[string]int64{}
+	for name, e := range m.mem {
+		if strings.HasPrefix(name, "rdd_") {
+			out[name] = int64(len(e.Value.(*memBlock).data))
+		}
+	}
+	for name, n := range m.disk {
+		if strings.HasPrefix(name, "rdd_") {
+			out[name] = n
+		}
+	}
+	return out
+}

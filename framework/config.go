@@ -78,6 +78,26 @@ type Config struct {
 	// elastic.IdleBacklog from MinExecutors, MaxExecutors, IdleTimeout and
 	// BacklogTimeout).
 	Scaling elastic.Policy
+
+	// iSpark (issue 11; handoff.go, utilisation.go). MonitorEpoch is the
+	// monitoring epoch: each executor's utilisation is averaged over it and
+	// logged (executor_utilisation); 0 turns monitoring off.
+	MonitorEpoch time.Duration
+	// OthersWaiting, if set, says whether other frameworks wait for
+	// resources; otherwise the Mesos backend's inverse offers say so (the
+	// local backend: never). Tests and demos set it to force the signal.
+	OthersWaiting func() bool
+	// ForceUtilisation, when positive, replaces every measured CPU and
+	// memory utilisation the scaling policy sees (a test hook: it makes a
+	// scale-down deterministic). The event log keeps the measured values.
+	ForceUtilisation float64
+	// HandoffPause waits this long after each partition moved in a handoff
+	// (a test hook: it opens a window to kill the giver mid-handoff).
+	HandoffPause time.Duration
+	// DemandFollowsTarget re-declares the Mesos REQUEST's task count when
+	// the executor target drops, so the master stops counting executors
+	// given back as demand (iSpark sets it).
+	DemandFollowsTarget bool
 }
 
 func (c *Config) setDefaults() {
@@ -136,7 +156,13 @@ func (c *Config) setDefaults() {
 	if c.Dispatcher == nil {
 		c.Dispatcher = dispatch.LocalityWait{Wait: c.LocalityWait}
 	}
+	rule := elastic.IdleBacklog{Min: c.MinExecutors, Max: c.MaxExecutors, IdleTimeout: c.IdleTimeout, BacklogTimeout: c.BacklogTimeout}
 	if c.Scaling == nil {
-		c.Scaling = elastic.IdleBacklog{Min: c.MinExecutors, Max: c.MaxExecutors, IdleTimeout: c.IdleTimeout, BacklogTimeout: c.BacklogTimeout}
+		c.Scaling = rule
+	}
+	// iSpark without its backlog rule gets today's, from the settings above.
+	if s, ok := c.Scaling.(elastic.ISpark); ok && s.Scale == (elastic.IdleBacklog{}) {
+		s.Scale = rule
+		c.Scaling = s
 	}
 }

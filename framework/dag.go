@@ -22,6 +22,11 @@ type dag struct {
 	shStages  map[int]*stage      // shuffle id -> its map stage (kept across jobs)
 	outputs   map[int][]loc       // shuffle id -> map partition -> where its output is
 	cacheLocs map[int]map[int]loc // node id -> partition -> holder
+
+	// lost and recomputed count cached partitions computed again after
+	// their holder was lost (ispark_inputs.go).
+	lost       map[int]map[int]bool
+	recomputed int
 }
 
 func newDAG() dag {
@@ -158,11 +163,12 @@ func (d *dag) forgetExecutor(id string) (lostCached int) {
 			}
 		}
 	}
-	for _, parts := range d.cacheLocs {
+	for node, parts := range d.cacheLocs {
 		for p, l := range parts {
 			if l.Exec == id {
 				delete(parts, p)
 				lostCached++
+				d.markLost(node, p)
 			}
 		}
 	}

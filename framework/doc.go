@@ -38,7 +38,7 @@
 // so a test or the simulator can drive them without processes or clocks:
 // where a task runs (framework/dispatch: a Dispatcher, today LocalityWait)
 // and how the executor pool scales (framework/elastic: a Policy, today
-// IdleBacklog). The driver is the shell around them: it snapshots its state
+// IdleBacklog, or ISpark). The driver is the shell around them: it snapshots its state
 // under its lock, asks, and acts. Time comes from an injected Clock.
 //
 // Prophet's framework side (issue 10): an application that declares its
@@ -49,4 +49,11 @@
 // agent whose disk or network collapses while busy (Config.Backoff: a
 // dispatch.Backoff fed from the master's /state usage rates; backoff.go).
 // Both default off, leaving the behaviour above unchanged.
+//
+// For iSpark the driver also measures each executor's utilisation per
+// monitoring epoch (utilisation.go), hears "others are waiting" from the
+// master's inverse offers (mesos_inverse.go) and carries out scale-downs
+// that keep cached data: receivers fetch a giver's partitions (POST
+// /fetch), the driver reads them there, and only then releases the giver,
+// at a job boundary (handoff.go, ispark_inputs.go).
 package framework

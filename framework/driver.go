@@ -24,6 +24,10 @@ import (
 //	pool.go      the executor pool: registration, heartbeats, loss
 //	scaling.go   dynamic allocation (the shell around an elastic.Policy)
 //	usage.go     per-stage executor usage for the event log
+//	utilisation.go, ispark_inputs.go, handoff.go  iSpark: per-epoch
+//	             utilisation, the policy's inputs, cache-preserving scale-down
+//	mesos_inverse.go  inverse offers: "others are waiting", their answers
+//	handoff_exec.go   the executor's side of a handoff (POST /fetch)
 //	local.go, mesos.go  the backends that start executors
 //	mesos_executor.go   the executor process's side of a Mesos agent
 //	executor.go, plan.go, blocks.go  the executor: tasks, lineage, blocks
@@ -75,12 +79,15 @@ type Context struct {
 	// It also guards the per-run fields of the stages in dag (see jobMu).
 	// Events are written while it is held (the event log's lock is a
 	// leaf); the backend is never called while it is held.
-	mu     sync.Mutex
-	dag    dag
-	pool   pool
-	usage  []*usageWindow // stage windows waiting for their samples
-	fatal  error          // fails the running and every later job
-	closed bool
+	mu    sync.Mutex
+	dag   dag
+	pool  pool
+	usage []*usageWindow // stage windows waiting for their samples
+	// jobStages are the running job's stages (nil between jobs), for
+	// iSpark's VIP partitions.
+	jobStages []*stage
+	fatal     error // fails the running and every later job
+	closed    bool
 }
 
 // NewContext starts a driver: its HTTP server for executors, the event log
@@ -147,7 +154,8 @@ func (c *Context) Close(appErr error) error {
 	inputBytes := c.dag.inputBytes
 	c.mu.Unlock()
 	c.backend.stop()
-	ev := &eventlog.ApplicationEnd{Time: c.now(), DurationS: c.clock.Now().Sub(c.started).Seconds(), Success: appErr == nil, InputBytes: inputBytes}
+	ev := &eventlog.ApplicationEnd{Time: c.now(), DurationS: c.clock.Now().Sub(c.started).Seconds(), Success: appErr == nil, InputBytes: inputBytes,
+		RecomputedPartitions: c.Recomputations()}
 	if appErr != nil {
 		ev.Error = appErr.Error()
 	}

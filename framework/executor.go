@@ -102,6 +102,7 @@ func StartExecutor(cfg ExecutorConfig) (*Executor, error) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /task", e.handleTask)
 	mux.HandleFunc("GET /block/{name}", e.handleBlock)
+	mux.HandleFunc("POST /fetch", e.handleFetch)
 	mux.HandleFunc("GET /health", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok\n") })
 	e.srv = &http.Server{Handler: mux}
 	go e.srv.Serve(countingListener{ln, &e.stats})
@@ -162,6 +163,9 @@ type heartbeat struct {
 	ID     string   `json:"id"`
 	Sample Sample   `json:"sample"`
 	Cached []string `json:"cached"`
+	// Sizes are the bytes of each of Cached, in the same order (iSpark
+	// weighs a handoff by them).
+	Sizes []int64 `json:"sizes,omitempty"`
 }
 
 // heartbeats sends a utilisation sample every second; the driver answers
@@ -192,7 +196,12 @@ func (e *Executor) heartbeats() {
 		e.mu.Unlock()
 		var cached []string
 		s.BlockMem, s.BlockSpill, cached = e.blocks.snapshot()
-		b, _ := json.Marshal(heartbeat{ID: e.id, Sample: s, Cached: cached})
+		sizes := e.blocks.cachedSizes()
+		hb := heartbeat{ID: e.id, Sample: s, Cached: cached, Sizes: make([]int64, len(cached))}
+		for i, name := range cached {
+			hb.Sizes[i] = sizes[name]
+		}
+		b, _ := json.Marshal(hb)
 		resp, err := e.client.Post(e.cfg.Driver+"/heartbeat", "application/json", bytes.NewReader(b))
 		if err == nil {
 			resp.Body.Close()

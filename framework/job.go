@@ -56,6 +56,7 @@ func (c *Context) runJob(top *node, action, savePath string) ([]*taskResult, err
 		return nil, err
 	}
 	defer j.drain()
+	defer c.setJobStages(nil)
 	tick := c.clock.NewTicker(jobTick)
 	defer tick.Stop()
 	for {
@@ -87,6 +88,7 @@ func (c *Context) newJob(top *node, action, savePath string) (*job, error) {
 	c.emit(&eventlog.JobStart{Time: c.now(), Action: action, ResultStage: final.id, Partitions: top.Parts})
 	c.mu.Lock()
 	j.order = stageOrder(final)
+	c.jobStages = j.order
 	c.mu.Unlock()
 	return j, nil
 }
@@ -236,4 +238,11 @@ func (c *Context) stageCompletedLocked(s *stage) {
 	}
 	s.windows = map[string]*usageWindow{}
 	c.flushUsageLocked(false)
+}
+
+// setJobStages records the running job's stages (nil: none runs).
+func (c *Context) setJobStages(s []*stage) {
+	c.mu.Lock()
+	c.jobStages = s
+	c.mu.Unlock()
 }

@@ -39,6 +39,11 @@ type mesosBackend struct {
 	// placement Prophet it scores the agents (placement.go).
 	profile   *profile.Profile
 	placement placement.Mode
+	// Inverse offers (mesos_inverse.go): outstanding ones by id, when the
+	// last arrived, and the task count last declared.
+	inverse     map[string]inverseOffer
+	lastInverse time.Time
+	declared    int
 }
 
 type mesosExec struct {
@@ -262,6 +267,7 @@ func (b *mesosBackend) setTarget(n int) {
 	b.mu.Lock()
 	b.want = n
 	b.mu.Unlock()
+	b.redeclare(n)
 	b.client.Wake()
 }
 
@@ -274,6 +280,7 @@ func (b *mesosBackend) release(id string) {
 	b.mu.Unlock()
 	if t != nil {
 		b.client.Kill(id, t.agent)
+		b.acceptInverseOn(t.agent)
 	}
 	b.client.Wake()
 }

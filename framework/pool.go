@@ -20,6 +20,12 @@ type pool struct {
 	// lostSamples keeps the samples of removed executors, for the usage of
 	// the stages they ran.
 	lostSamples map[string][]Sample
+	// handoff is set while an iSpark scale-down (moves, then releases) is
+	// under way; no new decision is taken meanwhile (handoff.go).
+	handoff bool
+	// lastEpoch is when utilisation was last computed (utilisation.go),
+	// lastISpark when iSpark's utilisation rules last ran (decideLocked).
+	lastEpoch, lastISpark time.Time
 }
 
 func newPool(target int) pool {
@@ -34,7 +40,8 @@ type execState struct {
 	idleSince     time.Time
 	registered    time.Time
 	samples       []Sample
-	cached        int // blocks it reported holding in its last heartbeat
+	cached        int      // blocks it reported holding in its last heartbeat
+	util          execUtil // iSpark's monitoring (utilisation.go)
 }
 
 // Executors lists the registered executors' ids and pids (for tests and
@@ -92,6 +99,7 @@ func (c *Context) handleHeartbeat(w http.ResponseWriter, r *http.Request) {
 	}
 	e.samples = append(e.samples, hb.Sample)
 	e.cached = len(hb.Cached)
+	e.util.noteSizes(hb.Cached, hb.Sizes)
 	c.flushUsageLocked(false)
 	c.mu.Unlock()
 	s := hb.Sample

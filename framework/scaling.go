@@ -20,6 +20,11 @@ func (c *Context) scaleLoop() {
 			return
 		case <-t.C():
 		}
+		if c.cfg.MonitorEpoch > 0 {
+			c.mu.Lock()
+			c.monitorLocked(c.clock.Now())
+			c.mu.Unlock()
+		}
 		if c.cfg.Dynamic {
 			c.scaleOnce()
 		}
@@ -29,11 +34,18 @@ func (c *Context) scaleLoop() {
 // scaleOnce asks the scaling policy about the pool as it is now and acts on
 // the decision.
 func (c *Context) scaleOnce() {
+	waiting := c.othersWaiting()
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.pool.handoff {
+		return // a scale-down is under way: decide again once it is done
+	}
 	now := c.clock.Now()
 	snap := c.poolSnapshotLocked()
-	c.applyLocked(now, snap, c.scaling.Decide(now, snap))
+	snap.OthersWaiting = waiting
+	d := c.decideLocked(now, snap)
+	c.applyLocked(now, snap, d)
+	c.answerInverseLocked(d)
 }
 
 // poolSnapshotLocked is the pool as a scaling policy sees it. Caller holds
@@ -43,27 +55,29 @@ func (c *Context) poolSnapshotLocked() elastic.Pool {
 	p := elastic.Pool{Pending: c.pool.pending, Target: c.pool.target, Backlog: c.pool.backlog,
 		Executors: make([]elastic.Executor, 0, len(c.pool.execs))}
 	for id, e := range c.pool.execs {
-		p.Executors = append(p.Executors, elastic.Executor{ID: id, Cores: e.cores, Running: e.running, IdleSince: e.idleSince,
-			CachedBlocks: e.cached, CachedPartitions: cached[id]})
+		x := elastic.Executor{ID: id, Cores: e.cores, Running: e.running, IdleSince: e.idleSince,
+			CachedBlocks: e.cached, CachedPartitions: cached[id]}
+		c.iSparkInputsLocked(e, &x)
+		p.Executors = append(p.Executors, x)
 	}
 	return p
 }
 
 // applyLocked carries out a scaling decision: a new target for the
-// backend, and releases. Executors cannot hand cached partitions to each
-// other yet, so a decision with moves is not acted on; the rule in use
-// (elastic.IdleBacklog) never moves. Caller holds c.mu.
+// backend, and releases. A decision with moves or releases that hand load
+// to a receiver (iSpark's) is carried out by a handoff at the next job
+// boundary (handoff.go); plain releases (idle, no cache) happen now.
+// Caller holds c.mu.
 func (c *Context) applyLocked(now time.Time, before elastic.Pool, d elastic.Decision) {
 	c.pool.backlog = d.Backlog
-	if len(d.Moves) > 0 {
-		c.cfg.Logf("scaling policy asked for %d partition moves, which executors do not support yet: decision ignored", len(d.Moves))
-		return
-	}
 	c.pool.target = d.Target
 	if d.Additions > 0 {
 		c.cfg.Logf("backlog of %d tasks for %v: asking for %d executors", before.Pending, now.Sub(before.Backlog.Since).Round(time.Millisecond), d.Target)
 		c.emit(&eventlog.ExecutorsRequested{Time: unixSeconds(now), Target: d.Target, Backlog: before.Pending})
 		go c.pushTarget()
+	}
+	if handoff := c.startHandoffLocked(d); handoff {
+		return
 	}
 	for _, r := range d.Releases {
 		c.executorLostLocked(r.Executor, r.Reason)

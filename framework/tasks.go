@@ -193,6 +193,7 @@ func (c *Context) taskSucceededLocked(t *taskItem, res *taskResult, results []*t
 	} else {
 		results[t.part] = res
 	}
+	c.noteCachedLocked(res.Cached, t.part)
 	for _, id := range res.Cached {
 		if c.dag.cacheLocs[id] == nil {
 			c.dag.cacheLocs[id] = map[int]loc{}

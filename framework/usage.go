@@ -36,7 +36,9 @@ func (c *Context) flushUsageLocked(final bool) {
 		} else {
 			samples = c.pool.lostSamples[w.exec]
 		}
-		c.emit(windowEvent(w, samples, c.now()))
+		ev := windowEvent(w, samples, c.now())
+		c.noteStageUsageLocked(ev)
+		c.emit(ev)
 	}
 	c.usage = rest
 }

@@ -63,8 +63,11 @@ type ApplicationEnd struct {
 	Error      string  `json:"error,omitempty"` // the application's failure; absent on success
 	Event      string  `json:"event"`
 	InputBytes int64   `json:"input_bytes"` // bytes of the text files the application read
-	Success    bool    `json:"success"`
-	Time       float64 `json:"time"`
+	// RecomputedPartitions counts cached partitions computed again after
+	// they were lost with their executor; absent when 0.
+	RecomputedPartitions int     `json:"recomputed_partitions,omitempty"`
+	Success              bool    `json:"success"`
+	Time                 float64 `json:"time"`
 }
 
 // ExecutorAdded: an executor registered with the driver.
@@ -351,6 +354,10 @@ func newEvent(kind string) Event {
 		return &ExecutorsPlaced{}
 	case KindTaskBackoff:
 		return &TaskBackoff{}
+	case KindExecutorUtilisation:
+		return &ExecutorUtilisation{}
+	case KindPartitionsMoved:
+		return &PartitionsMoved{}
 	}
 	return nil
 }

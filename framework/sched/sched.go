@@ -373,6 +373,9 @@ func (c *Client) serve(ctx context.Context, endpoint string) error {
 
 // handle applies the policy to one event. It is the unit under test.
 func (c *Client) handle(ctx context.Context, caller calls.Caller, e *scheduler.Event) error {
+	if c.handleInverse(e) {
+		return nil
+	}
 	switch e.Type {
 	case scheduler.Event_SUBSCRIBED:
 		id := e.Subscribed.FrameworkID.GetValue()

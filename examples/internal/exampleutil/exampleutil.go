@@ -27,6 +27,8 @@ type Flags struct {
 	Placement string
 	// Backoff turns on Prophet's task backoff.
 	Backoff bool
+	// The elastic policy (--elastic and iSpark's parameters).
+	Elastic ElasticFlags
 }
 
 // Register adds the shared flags to fs.
@@ -48,6 +50,7 @@ func (f *Flags) Register(fs *flag.FlagSet) {
 	fs.Int64Var(&f.InputBytes, "input-bytes", 0, "the input size to declare at start (logged for the predictor, and what --demand-model predicts for)")
 	fs.BoolVar(&f.Backoff, "backoff", false, "with --master: Prophet's task backoff: dispatch fewer tasks to executors predicted to overuse an agent's disk or network while it delivers far below capacity yet stays busy (reads the master's /state usage rates)")
 	fs.StringVar(&f.Placement, "placement", "first", "with --master: choose agents among held offers by offer order (first) or by Prophet's score against the master's /timelines and the declared profile (prophet)")
+	f.Elastic.Register(fs)
 }
 
 // Context starts a driver for app from the flags.
@@ -61,6 +64,9 @@ func (f *Flags) Context(app string) (*framework.Context, error) {
 	cfg.Placement, cfg.Backoff = f.Placement, f.Backoff
 	if f.Quiet {
 		cfg.Logf = func(string, ...any) {}
+	}
+	if err := f.Elastic.apply(&cfg); err != nil {
+		return nil, err
 	}
 	return framework.NewContext(cfg)
 }
