@@ -78,6 +78,14 @@ type BanditConfig struct {
 	// registered, and the products renormalised. 0 means
 	// DefaultBanditWaitScale; negative turns the weight off.
 	WaitScale time.Duration
+	// Chunk is how many tasks of a job one visit places on an agent, as
+	// long as they fit and the job wants them: the paper's placement
+	// (section 6.1) puts "triplets of containers on empty nodes", so a
+	// node runs mostly a triplet of one job beside another job, the
+	// co-location the draw decides. 0 or 1 is one task per visit (the
+	// progressive filling every other path uses), which spreads a job over
+	// every node one container at a time.
+	Chunk int
 }
 
 func (c BanditConfig) window() int {

@@ -3,6 +3,7 @@ package allocator
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math"
 	"reflect"
 	"strings"
@@ -399,5 +400,45 @@ func TestBanditSignalErrors(t *testing.T) {
 	}
 	if err := plain.a.ObserveUsage("a1", usageHigh); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestBanditChunk: with Chunk 3 (the paper's triplets) a job's first visit
+// to an empty agent places three of its tasks there, never more than fit
+// or than the job wants; Chunk 0 keeps one task per visit, so two agents
+// split a job's tasks.
+func TestBanditChunk(t *testing.T) {
+	cases := []struct {
+		chunk, tasks int
+		agents       []string
+		want         map[string]int // tasks per agent
+	}{
+		{3, 16, []string{"cpus:4;mem:8192", "cpus:4;mem:8192"}, map[string]int{"a1": 4, "a2": 4}},
+		{3, 3, []string{"cpus:4;mem:8192", "cpus:4;mem:8192"}, map[string]int{"x": 3}},
+		{3, 2, []string{"cpus:4;mem:8192"}, map[string]int{"a1": 2}},
+		{3, 5, []string{"cpus:2;mem:8192"}, map[string]int{"a1": 2}},
+		{0, 2, []string{"cpus:4;mem:8192", "cpus:4;mem:8192"}, map[string]int{"a1": 1, "a2": 1}},
+	}
+	for i, c := range cases {
+		for seed := uint64(0); seed < 10; seed++ {
+			fx := banditFixture(t, seed, BanditConfig{Chunk: c.chunk})
+			for j, res := range c.agents {
+				fx.agent(fmt.Sprintf("a%d", j+1), res)
+			}
+			fx.job("j", "A", c.tasks)
+			got := map[string]int{}
+			for _, o := range fx.cycle() {
+				got[o.Agent] += o.Tasks
+			}
+			if x, ok := c.want["x"]; ok { // on one agent, either
+				if len(got) != 1 || (got["a1"] != x && got["a2"] != x) {
+					t.Fatalf("case %d seed %d: tasks per agent %v, want %d on one agent", i, seed, got, x)
+				}
+				continue
+			}
+			if !reflect.DeepEqual(got, c.want) {
+				t.Fatalf("case %d seed %d: tasks per agent %v, want %v", i, seed, got, c.want)
+			}
+		}
 	}
 }

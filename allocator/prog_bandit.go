@@ -66,7 +66,28 @@ func (a *Allocator) chooseBanditPath(crit sorter.CoLocating) error {
 
 func (p *progBandit) fill() {
 	p.collect()
+	if p.a.cfg.Bandit.Chunk > 1 {
+		visitRRR(p.a, p.pickChunk)
+		return
+	}
 	visitRRR(p.a, p.pick)
+}
+
+// pickChunk is pick that places up to Chunk-1 more tasks of the picked job
+// on ag itself, leaving the last one to visitRRR; it stops where the next
+// task would not fit or would exceed what the job wants, so visitRRR's own
+// placement always fits.
+func (p *progBandit) pickChunk(ag *agent) candidate {
+	c := p.pick(ag)
+	for k := 1; c.f != nil && k < p.a.cfg.Bandit.Chunk; k++ {
+		f := c.f
+		if (f.want >= 0 && f.want < 2) || !ag.avail.Scalars.Contains(f.task.Times(2)) ||
+			p.a.blocked(f, ag, resources.Resources{Scalars: f.task.Times(2)}) {
+			break
+		}
+		p.a.place(c)
+	}
+	return c
 }
 
 // collect splits the frameworks that want tasks into placed and queued.
