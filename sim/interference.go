@@ -2,6 +2,7 @@ package sim
 
 import (
 	"math"
+	"slices"
 
 	"github.com/allot-sched/allot/allocator"
 	"github.com/allot-sched/allot/resources"
@@ -47,6 +48,10 @@ type Interference struct {
 	Profiles map[string]Profile
 	// SampleEvery is the usage sampling interval in seconds; 0 means 10.
 	SampleEvery float64
+	// Probe, if set, sees every sample as it is given to the allocator,
+	// with the distinct job types running on the node (sorted): the
+	// diagnostics of colocation_diag.go measure the reward with it.
+	Probe func(agent string, types []string, u allocator.NodeUsage)
 }
 
 // Profile is a job type's usage per task, one phase per stage.
@@ -195,6 +200,9 @@ func (st *interference) sample(e *engine) {
 			u := allocator.NodeUsage{CPU: math.Min(1, a.CPU/dt), IOWait: math.Min(1, a.IOWait/dt),
 				DiskReadMBps: a.DiskReadMBps / dt, NetRxMBps: a.NetRxMBps / dt}
 			must(e.al.ObserveUsage(e.agents[i].id, u))
+			if st.m.Probe != nil {
+				st.m.Probe(e.agents[i].id, st.typesOn(e, i), u)
+			}
 			st.acc[i] = allocator.NodeUsage{}
 		}
 	}
@@ -211,4 +219,17 @@ func (st *interference) schedule(e *engine) {
 		st.queued = true
 		e.q.push(qItem{t: e.now + st.every, kind: evSample})
 	}
+}
+
+// typesOn returns the distinct job types running on agent ai, sorted.
+func (st *interference) typesOn(e *engine, ai int) []string {
+	var ts []string
+	for _, ri := range e.agents[ai].bwRuns {
+		t := e.jobs[e.groups[e.runs[ri].group].job].job.Type
+		if !slices.Contains(ts, t) {
+			ts = append(ts, t)
+		}
+	}
+	slices.Sort(ts)
+	return ts
 }
