@@ -442,3 +442,79 @@ func TestBanditChunk(t *testing.T) {
 		}
 	}
 }
+
+// observeProgress advances the clock and reports progress p for a1.
+func (fx *fixture) observeProgress(p float64) {
+	fx.t.Helper()
+	fx.clk.Advance(10 * time.Second)
+	if err := fx.a.ObserveProgress("a1", p); err != nil {
+		fx.t.Fatal(err)
+	}
+}
+
+// TestBanditRewardProgress: with RewardProgress the decision is credited
+// by ObserveProgress's value (by the same rules as usage), and usage
+// credits nothing; with the default reward, progress credits nothing.
+func TestBanditRewardProgress(t *testing.T) {
+	for _, reward := range []Reward{RewardGoodness, RewardProgress} {
+		bc := BanditConfig{Step: 0.5, WaitScale: -1, Reward: reward}
+		fx := banditFixture(t, 7, bc).agent("a1", banditAgent).job("run", "A", 1)
+		fx.cycle()
+		fx.observeProgress(1)
+		fx.observe(usageHigh)
+		fx.job("b", "B", 1).job("c", "C", 1)
+		fx.clk.Advance(time.Second)
+		chosen := fx.cycle()[0].Framework
+		chosenType := map[string]string{"b": "B", "c": "C"}[chosen]
+		fx.observeProgress(0.4) // began before the draw: skipped
+		fx.observe(usageLow)
+		ref := sorter.NewPreferences(bc.Step, sorter.BaselinePerRow)
+		us := []NodeUsage{usageHigh, usageLow, usageHigh}
+		for i, p := range []float64{0.5, 0.9, 0.4} {
+			fx.observeProgress(p)
+			fx.observe(us[i])
+			if reward == RewardProgress {
+				ref.Update([]string{"A"}, []string{"B", "C"}, chosenType, p)
+			} else {
+				ref.Update([]string{"A"}, []string{"B", "C"}, chosenType, banditGoodness(us[i]))
+			}
+		}
+		got := exportedH(t, fx.a)
+		for _, q := range []string{"B", "C"} {
+			if w := ref.H("A", q); math.Abs(got["A"][q]-w) > 1e-12 || w == 0 {
+				t.Fatalf("reward %v: H(%s|A) = %v, want %v", reward, q, got["A"][q], w)
+			}
+		}
+	}
+	fx := banditFixture(t, 1, BanditConfig{})
+	if err := fx.a.ObserveProgress("nope", 1); err == nil {
+		t.Error("progress of an unknown agent accepted")
+	}
+	fx.agent("a1", banditAgent)
+	if err := fx.a.ObserveProgress("a1", math.NaN()); err == nil {
+		t.Error("NaN progress accepted")
+	}
+}
+
+// TestBanditResidentSet: with ResidentSet the draw beside residents A and
+// B reads, and the update moves, the one row "A+B", not A's or B's.
+func TestBanditResidentSet(t *testing.T) {
+	for _, set := range []bool{false, true} {
+		bc := BanditConfig{Step: 0.5, WaitScale: -1, ResidentSet: set}
+		fx := banditFixture(t, 3, bc).agent("a1", "cpus:3;mem:4096").job("ra", "A", 1).job("rb", "B", 1)
+		fx.cycle()
+		fx.observe(usageHigh)
+		fx.job("c", "C", 1).job("d", "D", 1)
+		fx.clk.Advance(time.Second)
+		fx.cycle()
+		fx.observe(usageLow)
+		fx.observe(usageHigh)
+		fx.observe(usageLow)
+		got := exportedH(t, fx.a)
+		_, setRow := got["A+B"]
+		moved := got["A"]["C"] != 0 || got["B"]["C"] != 0
+		if setRow != set || moved == set {
+			t.Fatalf("resident set %v: rows %v (want the row A+B: %v, rows A and B moved: %v)", set, got, set, !set)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/allot-sched/allot/resources"
@@ -162,7 +163,12 @@ func (p *progBandit) draw(ag *agent) candidate {
 		return candidate{}
 	}
 	p.res = p.m.residentTypes(a, ag, p.res)
-	types, probs := p.m.prefs.Policy(p.res, p.types)
+	rows, setRows := p.res, []string(nil)
+	if a.cfg.Bandit.ResidentSet && len(p.res) > 0 {
+		setRows = []string{strings.Join(p.res, "+")} // sorted: one key per set
+		rows = setRows
+	}
+	types, probs := p.m.prefs.Policy(rows, p.types)
 	now := a.clock.Now()
 	sum := 0.0
 	for i, t := range types {
@@ -175,7 +181,7 @@ func (p *progBandit) draw(ag *agent) candidate {
 	i := sorter.Draw(probs, a.rng.Float64())
 	f := p.firstOfType(types[i])
 	p.m.decide(ag.id, decision{At: now.UnixNano(), Framework: f.id, Type: types[i],
-		Residents: slices.Clone(p.res), Window: types})
+		Residents: slices.Clone(p.res), Rows: setRows, Window: types})
 	p.queued = slices.DeleteFunc(p.queued, func(n int32) bool { return n == f.idx })
 	at, _ := slices.BinarySearch(p.placed, f.idx)
 	p.placed = slices.Insert(p.placed, at, f.idx)

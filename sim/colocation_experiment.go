@@ -37,6 +37,13 @@ type ColocationOptions struct {
 	// per pair, and "oracle-progress", from the pairs' slowdowns on one
 	// node: what learning could at best give with either reward.
 	Oracles bool
+	// Beyond adds the rows beyond the paper, each the bandit from
+	// zero: "RA-set" (goodness, one preference row per set of resident
+	// types), "RA-progress" (reward: the co-location's progress rate over
+	// solo, allocator.RewardProgress, with step ProgressStep) and
+	// "RA-progress-set" (both).
+	Beyond       bool
+	ProgressStep float64 // 0 means 1
 }
 
 // ColocationRow is one queue under one policy over the seeds.
@@ -103,7 +110,8 @@ func ParseQueueSpec(spec string, containers int) ([]Job, error) {
 }
 
 // colocationPolicies in the order they are reported.
-var colocationPolicies = []string{"FIFO", "RA", "RA*", "random-in-window", "oracle-G", "oracle-progress"}
+var colocationPolicies = []string{"FIFO", "RA", "RA*", "random-in-window", "oracle-G", "oracle-progress",
+	"RA-set", "RA-progress", "RA-progress-set"}
 
 // ColocationExperiment runs the experiment.
 func ColocationExperiment(opt ColocationOptions) (*ColocationReport, error) {
@@ -183,6 +191,33 @@ func colocationSeed(w *Workload, opt ColocationOptions, seed uint64, runs map[st
 		return fmt.Errorf("RA*: %w", err)
 	}
 	runs["RA*"] = append(runs["RA*"], res)
+	if opt.Beyond {
+		return beyondSeed(w, opt, base, bandit, runs)
+	}
+	return nil
+}
+
+// beyondSeed runs the rows of ColocationOptions.Beyond on one seed.
+func beyondSeed(w *Workload, opt ColocationOptions, base Config, bandit Policy, runs map[string][]*Result) error {
+	step := opt.ProgressStep
+	if step == 0 {
+		step = 1
+	}
+	set, prog := opt.Bandit, opt.Bandit
+	set.ResidentSet = true
+	prog.Reward, prog.Step = allocator.RewardProgress, step
+	progSet := prog
+	progSet.ResidentSet = true
+	for _, r := range []struct {
+		name string
+		bc   allocator.BanditConfig
+	}{{"RA-set", set}, {"RA-progress", prog}, {"RA-progress-set", progSet}} {
+		res, err := Run(w, withPolicy(base, bandit, r.bc, nil))
+		if err != nil {
+			return fmt.Errorf("%s: %w", r.name, err)
+		}
+		runs[r.name] = append(runs[r.name], res)
+	}
 	return nil
 }
 

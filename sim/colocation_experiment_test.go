@@ -1,12 +1,14 @@
 package sim_test
 
 import (
+	"encoding/json"
 	"math"
 	"reflect"
 	"testing"
 
 	"github.com/allot-sched/allot/allocator"
 	"github.com/allot-sched/allot/sim"
+	"github.com/allot-sched/allot/sorter"
 )
 
 func TestParseQueueSpec(t *testing.T) {
@@ -108,6 +110,52 @@ func TestColocationDiagnose(t *testing.T) {
 			if s.Makespan[p] <= 0 {
 				t.Errorf("seed %d: no makespan for %s", s.Seed, p)
 			}
+		}
+	}
+}
+
+// TestColocationBeyondRows: with Beyond the three rows beyond the paper
+// are reported, and a progress-rewarded bandit learns from the model's
+// progress samples (its preferences have updates).
+func TestColocationBeyondRows(t *testing.T) {
+	rep, err := sim.ColocationExperiment(sim.ColocationOptions{Queues: []string{"KM*2,Q10*2 x2"}, Seeds: 2, Nodes: 4,
+		Bandit: allocator.BanditConfig{Step: 0.1}, Beyond: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, r := range rep.Rows {
+		names = append(names, r.Policy)
+	}
+	want := []string{"FIFO", "RA", "RA*", "random-in-window", "RA-set", "RA-progress", "RA-progress-set"}
+	if !reflect.DeepEqual(names, want) {
+		t.Fatalf("rows %v, want %v", names, want)
+	}
+	jobs, err := sim.ParseQueueSpec("KM*4,Q10*4 x2", 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pol, err := sim.ParsePolicy("bandit", sorter.RRR)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, reward := range []allocator.Reward{allocator.RewardGoodness, allocator.RewardProgress} {
+		res, err := sim.Run(&sim.Workload{Name: "progress", Nodes: sim.ColocationCluster(4), Jobs: jobs},
+			sim.Config{Policy: pol, Mode: allocator.Characterized, Seed: 1, Interference: sim.ColocationProfiles(),
+				Bandit: allocator.BanditConfig{Step: 1, Chunk: 3, Reward: reward}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var p struct {
+			AllN    int64   `json:"all_n"`
+			AllMean float64 `json:"all_mean"`
+		}
+		if err := json.Unmarshal(res.Preferences, &p); err != nil {
+			t.Fatal(err)
+		}
+		// progress is a rate in (0, 1]; goodness is at least e
+		if p.AllN == 0 || (reward == allocator.RewardProgress) != (p.AllMean <= 1) {
+			t.Fatalf("reward %v: %d updates with mean reward %v", reward, p.AllN, p.AllMean)
 		}
 	}
 }

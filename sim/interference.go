@@ -37,7 +37,12 @@ import (
 //   - Samples. Every SampleEvery seconds of virtual time while jobs remain,
 //     each node's usage averaged over the interval is given to the
 //     allocator with ObserveUsage, as the master does with the rates of
-//     two successive agent reports.
+//     two successive agent reports. When the bandit learns from progress
+//     (allocator.RewardProgress), each node's progress too: the mean over
+//     its tasks, weighted by time, of a task's rate over its full speed
+//     (the model's full speed is a task's rate alone on an idle node, so
+//     this is the co-located rate over the solo rate), by
+//     ObserveProgress.
 //
 // Calibration: the profiles of ColocationProfiles are set from the paper's
 // pairwise measurements only (Tables 2-3, Fig. 4), never from its queue
@@ -78,6 +83,11 @@ type interference struct {
 	last   float64               // time of the last sample
 	queued bool                  // a sample event is in the queue
 	phases [][3]float64          // per group: use at full speed (cores, MB/s, MB/s)
+	// progress: per agent, the sum over its tasks of rate and the task
+	// count, instantaneous (curProg) and integrated (accProg), when the
+	// bandit learns from progress (allocator.RewardProgress)
+	progress         bool
+	curProg, accProg [][2]float64
 }
 
 func newInterference(e *engine, m *Interference) *interference {
@@ -85,6 +95,10 @@ func newInterference(e *engine, m *Interference) *interference {
 		cur: make([]allocator.NodeUsage, len(e.agents)), acc: make([]allocator.NodeUsage, len(e.agents))}
 	if st.every <= 0 {
 		st.every = 10
+	}
+	if e.cfg.Bandit.Reward == allocator.RewardProgress {
+		st.progress = true
+		st.curProg, st.accProg = make([][2]float64, len(e.agents)), make([][2]float64, len(e.agents))
 	}
 	st.phases = make([][3]float64, len(e.groups))
 	for gi := range e.groups {
@@ -133,6 +147,7 @@ func (st *interference) rerate(e *engine, ai int32) {
 		a.eff[b] = eff
 	}
 	var used [3]float64
+	var prog [2]float64 // sum of task rates, tasks
 	for _, ri := range a.bwRuns {
 		r := &e.runs[ri]
 		rate := 1.0
@@ -144,9 +159,14 @@ func (st *interference) rerate(e *engine, ai int32) {
 		for k, u := range st.phases[r.group] {
 			used[k] += u * float64(r.count) * rate
 		}
+		prog[0] += rate * float64(r.count)
+		prog[1] += float64(r.count)
 		st.setRate(e, ri, rate)
 	}
 	st.cur[ai] = nodeUsage(used, demand, caps)
+	if st.progress {
+		st.curProg[ai] = prog
+	}
 	st.schedule(e) // tasks run again after a pause: resume sampling
 }
 
@@ -188,6 +208,10 @@ func (st *interference) accrue(e *engine, t float64) {
 		a.DiskReadMBps += c.DiskReadMBps * dt
 		a.NetRxMBps += c.NetRxMBps * dt
 	}
+	for i := range st.curProg {
+		st.accProg[i][0] += st.curProg[i][0] * dt
+		st.accProg[i][1] += st.curProg[i][1] * dt
+	}
 }
 
 // sample gives every node's mean usage since the last sample to the
@@ -202,6 +226,14 @@ func (st *interference) sample(e *engine) {
 			must(e.al.ObserveUsage(e.agents[i].id, u))
 			if st.m.Probe != nil {
 				st.m.Probe(e.agents[i].id, st.typesOn(e, i), u)
+			}
+			if st.progress && st.accProg[i][1] > 0 {
+				// the mean task's rate over its full speed: the model's
+				// full speed is a task's solo rate
+				must(e.al.ObserveProgress(e.agents[i].id, st.accProg[i][0]/st.accProg[i][1]))
+			}
+			if st.progress {
+				st.accProg[i] = [2]float64{}
 			}
 			st.acc[i] = allocator.NodeUsage{}
 		}

@@ -46,6 +46,8 @@ func runColocation(args []string, stdout, stderr io.Writer) error {
 	out := fs.String("out", "", "also write colocation.json into this `dir`ectory")
 	placement := fs.String("placement", "triplets", "triplets (the paper's section 6.1, every policy alike; FIFO is the queue order) or spread (one task per agent visit)")
 	oracles := fs.Bool("oracles", false, "add rows oracle-G and oracle-progress: frozen preferences from the measured mean goodness per pair, and from the pairs' slowdowns")
+	beyond := fs.Bool("beyond", false, "add the rows beyond the paper: RA-set (a preference row per set of residents), RA-progress\n(reward: co-located progress rate over solo), RA-progress-set")
+	progressStep := fs.Float64("progress-step", 1, "--beyond: step size of the progress-rewarded bandit (its reward lies in [0, 1])")
 	diagnose := fs.Bool("diagnose", false, "instead, measure why learning does or does not beat random-in-window: goodness G by node\ncomposition, RA's updates and draws beside a resident per seed, oracle makespans")
 	var bf banditFlags
 	addBanditFlags(fs, &bf)
@@ -73,7 +75,7 @@ func runColocation(args []string, stdout, stderr io.Writer) error {
 		return runColocationDiagnose(qs, *seeds, bc, *asJSON, stdout)
 	}
 	rep, err := sim.ColocationExperiment(sim.ColocationOptions{Queues: qs, Seeds: *seeds, Bandit: bc,
-		Spread: *placement == "spread", Oracles: *oracles})
+		Spread: *placement == "spread", Oracles: *oracles, Beyond: *beyond, ProgressStep: *progressStep})
 	if err != nil {
 		return err
 	}
