@@ -257,7 +257,7 @@ type banditModel struct {
 	decisions map[string]decision  // agent -> its most recent draw
 	reward    Reward
 	lastObs   map[string]time.Time // agent -> its last usage observation
-	// started holds the frameworks offered anything since they registered:
+	// started holds the frameworks offered tasks since they registered:
 	// a job between two stages holds nothing but has started, and is
 	// served first when it wants more (prog_bandit.go), not drawn again.
 	started map[string]bool
@@ -287,7 +287,14 @@ func (m *banditModel) observe(e event) {
 		delete(m.added, e.framework)
 		delete(m.started, e.framework)
 	case evOffered:
-		m.started[e.framework] = true
+		// Only an offer of tasks' worth starts a job. A whole-agent offer
+		// (made to a framework before its REQUEST declared a demand, e.g.
+		// an agent's leftover memory while its cpus are busy) does not: a
+		// job that declined it and declares its demand later is still
+		// queued and drawn, not served first as if placed.
+		if e.tasks > 0 {
+			m.started[e.framework] = true
+		}
 	case evAgentRemoved:
 		delete(m.decisions, e.agent)
 		delete(m.lastObs, e.agent)

@@ -518,3 +518,40 @@ func TestBanditResidentSet(t *testing.T) {
 		}
 	}
 }
+
+// TestBanditWholeAgentOfferDoesNotStart: a framework offered an agent's
+// leftovers before it declared a demand (the whole-agent path), which it
+// declines, is still queued when it declares one later: with a window of
+// one the job queued before it is drawn, it is not served first as a
+// started job. (Live frameworks send REQUEST after subscribing, so this
+// happened to every job that registered while the cpus were busy.)
+func TestBanditWholeAgentOfferDoesNotStart(t *testing.T) {
+	for seed := uint64(0); seed < 10; seed++ {
+		fx := banditFixture(t, seed, BanditConfig{Window: 1, WaitScale: -1}).agent("a1", "cpus:1;mem:4096").job("run", "A", 1)
+		first := fx.cycle()
+		fx.job("early", "B", 1)
+		fx.framework("late", "")
+		var leftovers []Offer
+		for _, o := range fx.cycle() {
+			if o.Framework == "late" {
+				leftovers = append(leftovers, o)
+			}
+		}
+		if len(leftovers) == 0 {
+			t.Fatalf("seed %d: late (no demand yet) was offered no leftovers; the test needs it", seed)
+		}
+		fx.decline(leftovers, 0)
+		fx.demand("late", "cpus:1;mem:100", 1)
+		if err := fx.a.SetJobType("late", "C"); err != nil {
+			t.Fatal(err)
+		}
+		if err := fx.a.Recover("run", "a1", first[0].Resources, nil); err != nil {
+			t.Fatal(err)
+		}
+		fx.demand("run", "cpus:1;mem:100", 0)
+		out := fx.cycle()
+		if len(out) != 1 || out[0].Framework != "early" {
+			t.Fatalf("seed %d: offers %+v, want early's task (late declined leftovers only, it had not started)", seed, out)
+		}
+	}
+}

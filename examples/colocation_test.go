@@ -75,8 +75,8 @@ func banditPrefs(t testing.TB, addr string) (types []string, rowN map[string]int
 
 // TestColocationBanditSignalPath runs the co-location bandit's signal path
 // with real processes (issue 13): a master with --sorter bandit, one agent
-// of 2 cpus advertising disk_bw and reporting usage every second, a
-// disk-bound job (direct I/O) and then a cpu-bound one from
+// of 2 cpus advertising disk_bw and reporting usage every second, two
+// disk-bound jobs (direct I/O) and then a cpu-bound one from
 // examples/colojob, each naming its type with the allot.job_type label.
 // It checks that /state shows the types and the agent's usage rates with
 // I/O wait, and that the usage reached the allocator and credited the
@@ -105,20 +105,28 @@ func TestColocationBanditSignalPath(t *testing.T) {
 		getJSONInto("http://"+c.MasterAddr+"/state", &st)
 		return st
 	}
-	running := func(typ string) bool {
+	runningCount := func(typ string) int {
+		n := 0
 		for _, f := range state().Frameworks {
 			for _, tk := range f.Tasks {
 				if f.JobType == typ && tk.State == "TASK_RUNNING" {
-					return true
+					n++
 				}
 			}
 		}
-		return false
+		return n
 	}
-	disk := submit("disk", "32", "10s")
-	testcluster.WaitFor(t, 30*time.Second, "the disk job (job_type disk in /state) to run", func() bool { return running("disk") })
-	cpu := submit("cpu", "5", "6s") // drawn beside the resident disk job
-	testcluster.WaitFor(t, 30*time.Second, "the cpu job to run beside it", func() bool { return running("cpu") })
+	running := func(typ string) bool { return runningCount(typ) > 0 }
+	// Both cpus busy with disk jobs first, so the cpu job queues: it has
+	// declared its demand (REQUEST) before a cpu frees, and is then drawn
+	// beside the remaining disk job. (A framework offered resources before
+	// its REQUEST arrives is served by the whole-agent path, not drawn.)
+	disk := submit("disk", "32", "14s")
+	testcluster.WaitFor(t, 30*time.Second, "the long disk job (job_type disk in /state) to run", func() bool { return running("disk") })
+	short := submit("disk", "32", "3s")
+	testcluster.WaitFor(t, 30*time.Second, "both disk jobs to run", func() bool { return runningCount("disk") == 2 })
+	cpu := submit("cpu", "5", "6s")
+	testcluster.WaitFor(t, 30*time.Second, "the cpu job to run beside the long disk job", func() bool { return running("cpu") })
 	testcluster.WaitFor(t, 10*time.Second, "usage rates with iowait in /state", func() bool {
 		st := state()
 		if len(st.Slaves) != 1 || st.Slaves[0].Rates == nil {
@@ -127,7 +135,7 @@ func TestColocationBanditSignalPath(t *testing.T) {
 		_, ok := st.Slaves[0].Rates["iowait"].(float64)
 		return ok
 	})
-	for _, p := range []*testcluster.Proc{cpu, disk} {
+	for _, p := range []*testcluster.Proc{cpu, short, disk} {
 		select {
 		case <-p.Done():
 		case <-time.After(90 * time.Second):
