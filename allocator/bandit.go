@@ -78,7 +78,37 @@ type BanditConfig struct {
 	// registered, and the products renormalised. 0 means
 	// DefaultBanditWaitScale; negative turns the weight off.
 	WaitScale time.Duration
+	// Chunk is how many tasks of a job one visit places on an agent, as
+	// long as they fit and the job wants them: the paper's placement
+	// (section 6.1) puts "triplets of containers on empty nodes", so a
+	// node runs mostly a triplet of one job beside another job, the
+	// co-location the draw decides. 0 or 1 is one task per visit (the
+	// progressive filling every other path uses), which spreads a job over
+	// every node one container at a time.
+	Chunk int
+	// Reward says what credits a decision (beyond the paper, issue 13):
+	// RewardGoodness, the paper's G of the node's usage (ObserveUsage), or
+	// RewardProgress, the co-location's progress rate relative to solo
+	// (ObserveProgress). A model listens to its reward's observations only.
+	Reward Reward
+	// ResidentSet conditions the preferences on the set of a node's
+	// resident types (one row per set, keyed "A+B") instead of pooling the
+	// rows of each resident type (beyond the paper: its best co-location in
+	// Table 3 was a triple, and a pair's effect need not add up).
+	ResidentSet bool
 }
+
+// Reward is what a co-location bandit learns from.
+type Reward int
+
+const (
+	// RewardGoodness is the paper's eq. 1 of the node's measured usage.
+	RewardGoodness Reward = iota
+	// RewardProgress is the mean, over the tasks on the node, of each
+	// task's progress rate over its type's rate when it runs alone: 1 is
+	// no interference, 0.5 each runs at half its solo speed.
+	RewardProgress
+)
 
 func (c BanditConfig) window() int {
 	if c.Window <= 0 {
@@ -150,6 +180,30 @@ func (a *Allocator) ObserveUsage(agent string, u NodeUsage) error {
 	return nil
 }
 
+// ObserveProgress reports the co-location's progress on an agent over the
+// interval that ends now: the mean over its tasks of each task's progress
+// rate over its type's solo rate (RewardProgress). The allocator stays
+// pure: whoever measures progress (the simulator's model; a master fed by
+// frameworks) computes the number.
+func (a *Allocator) ObserveProgress(agent string, progress float64) error {
+	ag, err := a.agent(agent)
+	if err != nil {
+		return fmt.Errorf("observe progress: %w", err)
+	}
+	if math.IsNaN(progress) || math.IsInf(progress, 0) || progress < 0 {
+		return fmt.Errorf("observe progress of %q: %v must be a finite number >= 0", agent, progress)
+	}
+	if len(a.models) == 0 {
+		return nil
+	}
+	holders := make([]string, 0, len(ag.holds))
+	for _, h := range ag.holds {
+		holders = append(holders, a.fws[h.fw].id)
+	}
+	a.tell(event{kind: evProgress, agent: agent, progress: progress, holders: holders})
+	return nil
+}
+
 // ExportPreferences returns the bandit's learned preferences and baselines
 // (sorter.Preferences.Snapshot, JSON) for a warm start elsewhere (the
 // paper's RA*). It fails when the allocator runs no bandit.
@@ -187,7 +241,12 @@ type decision struct {
 	Framework string   `json:"framework"`
 	Type      string   `json:"type"`
 	Residents []string `json:"residents"` // distinct resident types
-	Window    []string `json:"window"`    // distinct window types
+	// Rows are the preference rows the draw used and the update moves:
+	// the residents, or their set's one key (BanditConfig.ResidentSet).
+	// Empty without ResidentSet (and in older snapshots): then the
+	// residents, each its own row.
+	Rows   []string `json:"rows,omitempty"`
+	Window []string `json:"window"` // distinct window types
 }
 
 // banditModel is the co-location bandit's model (model.go).
@@ -196,8 +255,9 @@ type banditModel struct {
 	types     map[string]string    // framework -> job type
 	added     map[string]time.Time // framework -> registration, for the wait weight
 	decisions map[string]decision  // agent -> its most recent draw
+	reward    Reward
 	lastObs   map[string]time.Time // agent -> its last usage observation
-	// started holds the frameworks offered anything since they registered:
+	// started holds the frameworks offered tasks since they registered:
 	// a job between two stages holds nothing but has started, and is
 	// served first when it wants more (prog_bandit.go), not drawn again.
 	started map[string]bool
@@ -207,7 +267,7 @@ var _ model = (*banditModel)(nil)
 
 func newBanditModel(c BanditConfig) *banditModel {
 	return &banditModel{
-		prefs: sorter.NewPreferences(c.Step, c.Scope),
+		prefs: sorter.NewPreferences(c.Step, c.Scope), reward: c.Reward,
 		types: map[string]string{}, added: map[string]time.Time{},
 		decisions: map[string]decision{}, lastObs: map[string]time.Time{},
 		started: map[string]bool{},
@@ -227,7 +287,14 @@ func (m *banditModel) observe(e event) {
 		delete(m.added, e.framework)
 		delete(m.started, e.framework)
 	case evOffered:
-		m.started[e.framework] = true
+		// Only an offer of tasks' worth starts a job. A whole-agent offer
+		// (made to a framework before its REQUEST declared a demand, e.g.
+		// an agent's leftover memory while its cpus are busy) does not: a
+		// job that declined it and declares its demand later is still
+		// queued and drawn, not served first as if placed.
+		if e.tasks > 0 {
+			m.started[e.framework] = true
+		}
 	case evAgentRemoved:
 		delete(m.decisions, e.agent)
 		delete(m.lastObs, e.agent)
@@ -238,15 +305,22 @@ func (m *banditModel) observe(e event) {
 			m.types[e.framework] = e.jobType
 		}
 	case evUsage:
-		m.credit(e)
+		if m.reward == RewardGoodness {
+			m.credit(e, sorter.Goodness(*e.usage))
+		}
+	case evProgress:
+		if m.reward == RewardProgress {
+			m.credit(e, e.progress)
+		}
 	}
 }
 
 // decide records a draw on agent (called by the fill path during a cycle).
 func (m *banditModel) decide(agent string, d decision) { m.decisions[agent] = d }
 
-// credit applies the credit rules above to one usage observation.
-func (m *banditModel) credit(e event) {
+// credit applies the credit rules above to one observation of the
+// model's reward, whose value is reward.
+func (m *banditModel) credit(e event, reward float64) {
 	prev, seen := m.lastObs[e.agent]
 	m.lastObs[e.agent] = e.at
 	d, ok := m.decisions[e.agent]
@@ -260,7 +334,11 @@ func (m *banditModel) credit(e event) {
 	if !seen || prev.UnixNano() < d.At {
 		return // the interval began before the job was placed
 	}
-	m.prefs.Update(d.Residents, d.Window, d.Type, sorter.Goodness(*e.usage))
+	rows := d.Rows
+	if len(rows) == 0 {
+		rows = d.Residents
+	}
+	m.prefs.Update(rows, d.Window, d.Type, reward)
 }
 
 // stillDecided reports whether the agent still runs the co-location d

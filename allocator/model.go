@@ -82,6 +82,7 @@ const (
 	evJobType      // SetJobType (bandit.go)
 	evUsage        // ObserveUsage (bandit.go)
 	evJobSizeSet   // SetJobSize (jobsize.go, virtual.go)
+	evProgress     // ObserveProgress (bandit.go)
 )
 
 // event is one change as a model sees it. Fields a kind does not use are
@@ -106,6 +107,9 @@ type event struct {
 	// was observed (usage).
 	usage   *sorter.NodeUsage
 	holders []string
+	// progress is the co-location's relative progress rate (progress;
+	// holders as for usage).
+	progress float64
 	// size is the job declared (job size set).
 	size JobSize
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/allot-sched/allot/resources"
@@ -66,7 +67,28 @@ func (a *Allocator) chooseBanditPath(crit sorter.CoLocating) error {
 
 func (p *progBandit) fill() {
 	p.collect()
+	if p.a.cfg.Bandit.Chunk > 1 {
+		visitRRR(p.a, p.pickChunk)
+		return
+	}
 	visitRRR(p.a, p.pick)
+}
+
+// pickChunk is pick that places up to Chunk-1 more tasks of the picked job
+// on ag itself, leaving the last one to visitRRR; it stops where the next
+// task would not fit or would exceed what the job wants, so visitRRR's own
+// placement always fits.
+func (p *progBandit) pickChunk(ag *agent) candidate {
+	c := p.pick(ag)
+	for k := 1; c.f != nil && k < p.a.cfg.Bandit.Chunk; k++ {
+		f := c.f
+		if (f.want >= 0 && f.want < 2) || !ag.avail.Scalars.Contains(f.task.Times(2)) ||
+			p.a.blocked(f, ag, resources.Resources{Scalars: f.task.Times(2)}) {
+			break
+		}
+		p.a.place(c)
+	}
+	return c
 }
 
 // collect splits the frameworks that want tasks into placed and queued.
@@ -141,7 +163,12 @@ func (p *progBandit) draw(ag *agent) candidate {
 		return candidate{}
 	}
 	p.res = p.m.residentTypes(a, ag, p.res)
-	types, probs := p.m.prefs.Policy(p.res, p.types)
+	rows, setRows := p.res, []string(nil)
+	if a.cfg.Bandit.ResidentSet && len(p.res) > 0 {
+		setRows = []string{strings.Join(p.res, "+")} // sorted: one key per set
+		rows = setRows
+	}
+	types, probs := p.m.prefs.Policy(rows, p.types)
 	now := a.clock.Now()
 	sum := 0.0
 	for i, t := range types {
@@ -154,7 +181,7 @@ func (p *progBandit) draw(ag *agent) candidate {
 	i := sorter.Draw(probs, a.rng.Float64())
 	f := p.firstOfType(types[i])
 	p.m.decide(ag.id, decision{At: now.UnixNano(), Framework: f.id, Type: types[i],
-		Residents: slices.Clone(p.res), Window: types})
+		Residents: slices.Clone(p.res), Rows: setRows, Window: types})
 	p.queued = slices.DeleteFunc(p.queued, func(n int32) bool { return n == f.idx })
 	at, _ := slices.BinarySearch(p.placed, f.idx)
 	p.placed = slices.Insert(p.placed, at, f.idx)

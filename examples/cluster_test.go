@@ -28,6 +28,7 @@ func TestMain(m *testing.M) {
 		{Name: "kmeans", Path: "./kmeans"},
 		{Name: "pagerank", Path: "./pagerank"},
 		{Name: "testapp", Path: "./internal/testapp"},
+		{Name: "colojob", Path: "./colojob"},
 	}, func(b map[string]string) { bins = b })
 }
 

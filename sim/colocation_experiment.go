@@ -26,6 +26,24 @@ type ColocationOptions struct {
 	Seeds  int      // runs per queue and policy, seeds 1..Seeds
 	Nodes  int      // default 16
 	Bandit allocator.BanditConfig
+	// Spread, if set, keeps one task per agent visit and FIFO as the fifo
+	// sorter (the placement before the paper's triplets were followed).
+	// Unset (the default), the paper's placement (section 6.1) is used by
+	// every policy alike: triplets, Bandit.Chunk = 3 unless given, and FIFO
+	// is the bandit path with a window of one (the queue's order).
+	Spread bool
+	// Oracles adds two frozen-preference rows (colocation_diag.go):
+	// "oracle-G", preferences from the mean goodness G the RA runs measured
+	// per pair, and "oracle-progress", from the pairs' slowdowns on one
+	// node: what learning could at best give with either reward.
+	Oracles bool
+	// Beyond adds the rows beyond the paper, each the bandit from
+	// zero: "RA-set" (goodness, one preference row per set of resident
+	// types), "RA-progress" (reward: the co-location's progress rate over
+	// solo, allocator.RewardProgress, with step ProgressStep) and
+	// "RA-progress-set" (both).
+	Beyond       bool
+	ProgressStep float64 // 0 means 1
 }
 
 // ColocationRow is one queue under one policy over the seeds.
@@ -92,7 +110,8 @@ func ParseQueueSpec(spec string, containers int) ([]Job, error) {
 }
 
 // colocationPolicies in the order they are reported.
-var colocationPolicies = []string{"FIFO", "RA", "RA*", "random-in-window"}
+var colocationPolicies = []string{"FIFO", "RA", "RA*", "random-in-window", "oracle-G", "oracle-progress",
+	"RA-set", "RA-progress", "RA-progress-set"}
 
 // ColocationExperiment runs the experiment.
 func ColocationExperiment(opt ColocationOptions) (*ColocationReport, error) {
@@ -102,6 +121,9 @@ func ColocationExperiment(opt ColocationOptions) (*ColocationReport, error) {
 	if opt.Seeds <= 0 {
 		opt.Seeds = 10
 	}
+	if !opt.Spread && opt.Bandit.Chunk == 0 {
+		opt.Bandit.Chunk = 3
+	}
 	rep := &ColocationReport{Prefs: map[string]map[string]map[string]float64{}}
 	for _, q := range opt.Queues {
 		jobs, err := ParseQueueSpec(q, opt.Nodes) // a quarter of 4 containers per node
@@ -110,9 +132,15 @@ func ColocationExperiment(opt ColocationOptions) (*ColocationReport, error) {
 		}
 		w := &Workload{Name: "colocation " + q, Nodes: ColocationCluster(opt.Nodes), Jobs: jobs}
 		runs := map[string][]*Result{}
+		acc := map[string][]float64{} // G by node composition, from RA's samples
 		for s := 1; s <= opt.Seeds; s++ {
-			if err := colocationSeed(w, opt, uint64(s), runs); err != nil {
+			if err := colocationSeed(w, opt, uint64(s), runs, acc); err != nil {
 				return nil, fmt.Errorf("queue %s seed %d: %w", q, s, err)
+			}
+		}
+		if opt.Oracles {
+			if err := oracleRuns(w, opt, acc, runs); err != nil {
+				return nil, fmt.Errorf("queue %s: %w", q, err)
 			}
 		}
 		rep.Rows = append(rep.Rows, colocationRows(q, runs)...)
@@ -126,7 +154,7 @@ func ColocationExperiment(opt ColocationOptions) (*ColocationReport, error) {
 }
 
 // colocationSeed runs every policy on w with one seed.
-func colocationSeed(w *Workload, opt ColocationOptions, seed uint64, runs map[string][]*Result) error {
+func colocationSeed(w *Workload, opt ColocationOptions, seed uint64, runs map[string][]*Result, acc map[string][]float64) error {
 	inter := ColocationProfiles()
 	fifo, err := ParsePolicy("fifo", sorter.RRR)
 	if err != nil {
@@ -139,8 +167,17 @@ func colocationSeed(w *Workload, opt ColocationOptions, seed uint64, runs map[st
 	base := Config{Mode: allocator.Characterized, Seed: seed, Interference: inter}
 	random := opt.Bandit
 	random.Step = 0
-	cfgs := map[string]Config{"FIFO": withPolicy(base, fifo, opt.Bandit, nil),
-		"RA": withPolicy(base, bandit, opt.Bandit, nil), "random-in-window": withPolicy(base, bandit, random, nil)}
+	fifoCfg := withPolicy(base, fifo, opt.Bandit, nil)
+	if !opt.Spread {
+		fifoBandit := random
+		fifoBandit.Window = 1
+		fifoCfg = withPolicy(base, bandit, fifoBandit, nil)
+	}
+	probed := *inter
+	probed.Probe = rewardProbe(acc)
+	ra := withPolicy(base, bandit, opt.Bandit, nil)
+	ra.Interference = &probed
+	cfgs := map[string]Config{"FIFO": fifoCfg, "RA": ra, "random-in-window": withPolicy(base, bandit, random, nil)}
 	for _, name := range []string{"FIFO", "RA", "random-in-window"} {
 		res, err := Run(w, cfgs[name])
 		if err != nil {
@@ -154,6 +191,33 @@ func colocationSeed(w *Workload, opt ColocationOptions, seed uint64, runs map[st
 		return fmt.Errorf("RA*: %w", err)
 	}
 	runs["RA*"] = append(runs["RA*"], res)
+	if opt.Beyond {
+		return beyondSeed(w, opt, base, bandit, runs)
+	}
+	return nil
+}
+
+// beyondSeed runs the rows of ColocationOptions.Beyond on one seed.
+func beyondSeed(w *Workload, opt ColocationOptions, base Config, bandit Policy, runs map[string][]*Result) error {
+	step := opt.ProgressStep
+	if step == 0 {
+		step = 1
+	}
+	set, prog := opt.Bandit, opt.Bandit
+	set.ResidentSet = true
+	prog.Reward, prog.Step = allocator.RewardProgress, step
+	progSet := prog
+	progSet.ResidentSet = true
+	for _, r := range []struct {
+		name string
+		bc   allocator.BanditConfig
+	}{{"RA-set", set}, {"RA-progress", prog}, {"RA-progress-set", progSet}} {
+		res, err := Run(w, withPolicy(base, bandit, r.bc, nil))
+		if err != nil {
+			return fmt.Errorf("%s: %w", r.name, err)
+		}
+		runs[r.name] = append(runs[r.name], res)
+	}
 	return nil
 }
 
@@ -166,6 +230,9 @@ func withPolicy(c Config, p Policy, b allocator.BanditConfig, prefs []byte) Conf
 func colocationRows(q string, runs map[string][]*Result) []ColocationRow {
 	var rows []ColocationRow
 	for _, name := range colocationPolicies {
+		if len(runs[name]) == 0 {
+			continue
+		}
 		var ms, ch, waits []float64
 		for i, r := range runs[name] {
 			ms = append(ms, r.Makespan)

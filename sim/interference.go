@@ -2,6 +2,7 @@ package sim
 
 import (
 	"math"
+	"slices"
 
 	"github.com/allot-sched/allot/allocator"
 	"github.com/allot-sched/allot/resources"
@@ -36,7 +37,12 @@ import (
 //   - Samples. Every SampleEvery seconds of virtual time while jobs remain,
 //     each node's usage averaged over the interval is given to the
 //     allocator with ObserveUsage, as the master does with the rates of
-//     two successive agent reports.
+//     two successive agent reports. When the bandit learns from progress
+//     (allocator.RewardProgress), each node's progress too: the mean over
+//     its tasks, weighted by time, of a task's rate over its full speed
+//     (the model's full speed is a task's rate alone on an idle node, so
+//     this is the co-located rate over the solo rate), by
+//     ObserveProgress.
 //
 // Calibration: the profiles of ColocationProfiles are set from the paper's
 // pairwise measurements only (Tables 2-3, Fig. 4), never from its queue
@@ -47,6 +53,10 @@ type Interference struct {
 	Profiles map[string]Profile
 	// SampleEvery is the usage sampling interval in seconds; 0 means 10.
 	SampleEvery float64
+	// Probe, if set, sees every sample as it is given to the allocator,
+	// with the distinct job types running on the node (sorted): the
+	// diagnostics of colocation_diag.go measure the reward with it.
+	Probe func(agent string, types []string, u allocator.NodeUsage)
 }
 
 // Profile is a job type's usage per task, one phase per stage.
@@ -73,6 +83,11 @@ type interference struct {
 	last   float64               // time of the last sample
 	queued bool                  // a sample event is in the queue
 	phases [][3]float64          // per group: use at full speed (cores, MB/s, MB/s)
+	// progress: per agent, the sum over its tasks of rate and the task
+	// count, instantaneous (curProg) and integrated (accProg), when the
+	// bandit learns from progress (allocator.RewardProgress)
+	progress         bool
+	curProg, accProg [][2]float64
 }
 
 func newInterference(e *engine, m *Interference) *interference {
@@ -80,6 +95,10 @@ func newInterference(e *engine, m *Interference) *interference {
 		cur: make([]allocator.NodeUsage, len(e.agents)), acc: make([]allocator.NodeUsage, len(e.agents))}
 	if st.every <= 0 {
 		st.every = 10
+	}
+	if e.cfg.Bandit.Reward == allocator.RewardProgress {
+		st.progress = true
+		st.curProg, st.accProg = make([][2]float64, len(e.agents)), make([][2]float64, len(e.agents))
 	}
 	st.phases = make([][3]float64, len(e.groups))
 	for gi := range e.groups {
@@ -128,6 +147,7 @@ func (st *interference) rerate(e *engine, ai int32) {
 		a.eff[b] = eff
 	}
 	var used [3]float64
+	var prog [2]float64 // sum of task rates, tasks
 	for _, ri := range a.bwRuns {
 		r := &e.runs[ri]
 		rate := 1.0
@@ -139,9 +159,14 @@ func (st *interference) rerate(e *engine, ai int32) {
 		for k, u := range st.phases[r.group] {
 			used[k] += u * float64(r.count) * rate
 		}
+		prog[0] += rate * float64(r.count)
+		prog[1] += float64(r.count)
 		st.setRate(e, ri, rate)
 	}
 	st.cur[ai] = nodeUsage(used, demand, caps)
+	if st.progress {
+		st.curProg[ai] = prog
+	}
 	st.schedule(e) // tasks run again after a pause: resume sampling
 }
 
@@ -183,6 +208,10 @@ func (st *interference) accrue(e *engine, t float64) {
 		a.DiskReadMBps += c.DiskReadMBps * dt
 		a.NetRxMBps += c.NetRxMBps * dt
 	}
+	for i := range st.curProg {
+		st.accProg[i][0] += st.curProg[i][0] * dt
+		st.accProg[i][1] += st.curProg[i][1] * dt
+	}
 }
 
 // sample gives every node's mean usage since the last sample to the
@@ -195,6 +224,17 @@ func (st *interference) sample(e *engine) {
 			u := allocator.NodeUsage{CPU: math.Min(1, a.CPU/dt), IOWait: math.Min(1, a.IOWait/dt),
 				DiskReadMBps: a.DiskReadMBps / dt, NetRxMBps: a.NetRxMBps / dt}
 			must(e.al.ObserveUsage(e.agents[i].id, u))
+			if st.m.Probe != nil {
+				st.m.Probe(e.agents[i].id, st.typesOn(e, i), u)
+			}
+			if st.progress && st.accProg[i][1] > 0 {
+				// the mean task's rate over its full speed: the model's
+				// full speed is a task's solo rate
+				must(e.al.ObserveProgress(e.agents[i].id, st.accProg[i][0]/st.accProg[i][1]))
+			}
+			if st.progress {
+				st.accProg[i] = [2]float64{}
+			}
 			st.acc[i] = allocator.NodeUsage{}
 		}
 	}
@@ -211,4 +251,17 @@ func (st *interference) schedule(e *engine) {
 		st.queued = true
 		e.q.push(qItem{t: e.now + st.every, kind: evSample})
 	}
+}
+
+// typesOn returns the distinct job types running on agent ai, sorted.
+func (st *interference) typesOn(e *engine, ai int) []string {
+	var ts []string
+	for _, ri := range e.agents[ai].bwRuns {
+		t := e.jobs[e.groups[e.runs[ri].group].job].job.Type
+		if !slices.Contains(ts, t) {
+			ts = append(ts, t)
+		}
+	}
+	slices.Sort(ts)
+	return ts
 }

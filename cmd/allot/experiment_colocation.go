@@ -9,6 +9,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/allot-sched/allot/allocator"
 	"github.com/allot-sched/allot/sim"
 )
 
@@ -43,6 +44,11 @@ func runColocation(args []string, stdout, stderr io.Writer) error {
 	seeds := fs.Int("seeds", 10, "runs per queue and policy (seeds 1..N)")
 	asJSON := fs.Bool("json", false, `print {"rows":[...],"prefs":{...},"calibration":[...]}`)
 	out := fs.String("out", "", "also write colocation.json into this `dir`ectory")
+	placement := fs.String("placement", "triplets", "triplets (the paper's section 6.1, every policy alike; FIFO is the queue order) or spread (one task per agent visit)")
+	oracles := fs.Bool("oracles", false, "add rows oracle-G and oracle-progress: frozen preferences from the measured mean goodness per pair, and from the pairs' slowdowns")
+	beyond := fs.Bool("beyond", false, "add the rows beyond the paper: RA-set (a preference row per set of residents), RA-progress\n(reward: co-located progress rate over solo), RA-progress-set")
+	progressStep := fs.Float64("progress-step", 1, "--beyond: step size of the progress-rewarded bandit (its reward lies in [0, 1])")
+	diagnose := fs.Bool("diagnose", false, "instead, measure why learning does or does not beat random-in-window: goodness G by node\ncomposition, RA's updates and draws beside a resident per seed, oracle makespans")
 	var bf banditFlags
 	addBanditFlags(fs, &bf)
 	if err := parseFlags(fs, args); err != nil {
@@ -59,7 +65,17 @@ func runColocation(args []string, stdout, stderr io.Writer) error {
 	if strings.EqualFold(*queues, "A,B") || strings.EqualFold(*queues, "B,A") || !strings.Contains(*queues, "*") {
 		qs = splitList(*queues)
 	}
-	rep, err := sim.ColocationExperiment(sim.ColocationOptions{Queues: qs, Seeds: *seeds, Bandit: bc})
+	if *placement != "triplets" && *placement != "spread" {
+		return usagef("--placement: want triplets or spread, got %q", *placement)
+	}
+	if *diagnose {
+		if *placement == "triplets" && bc.Chunk == 0 {
+			bc.Chunk = 3
+		}
+		return runColocationDiagnose(qs, *seeds, bc, *asJSON, stdout)
+	}
+	rep, err := sim.ColocationExperiment(sim.ColocationOptions{Queues: qs, Seeds: *seeds, Bandit: bc,
+		Spread: *placement == "spread", Oracles: *oracles, Beyond: *beyond, ProgressStep: *progressStep})
 	if err != nil {
 		return err
 	}
@@ -89,6 +105,35 @@ func printColocation(w io.Writer, rep *sim.ColocationReport) error {
 	fmt.Fprintln(tw, "\ncalibration\tjob\tsim\tpaper")
 	for _, c := range rep.Calibration {
 		fmt.Fprintf(tw, "%s\t%s\t%+.1f %%\t%+.1f %%\n", c.Pair, c.Job, 100*c.Ratio, 100*c.Paper)
+	}
+	return tw.Flush()
+}
+
+func runColocationDiagnose(qs []string, seeds int, bc allocator.BanditConfig, asJSON bool, stdout io.Writer) error {
+	var all []*sim.ColocationDiagnosis
+	for _, q := range qs {
+		d, err := sim.ColocationDiagnose(q, seeds, bc)
+		if err != nil {
+			return err
+		}
+		all = append(all, d)
+	}
+	if asJSON {
+		return json.NewEncoder(stdout).Encode(all)
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	for _, d := range all {
+		fmt.Fprintf(tw, "queue %s: goodness G by node composition (RA's samples)\ntypes\tsamples\tmean G\tsd G\n", d.Queue)
+		for _, r := range d.Rewards {
+			fmt.Fprintf(tw, "%s\t%d\t%.2f\t%.2f\n", r.Types, r.N, r.Mean, r.SD)
+		}
+		fmt.Fprintln(tw, "seed\tFIFO\trandom\tRA\tRA*\toracle-G\toracle-progress\tRA updates\tRA draws beside\tRA mean G")
+		for _, s := range d.Seeds {
+			m := s.Makespan
+			fmt.Fprintf(tw, "%d\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%d\t%d\t%.2f\n", s.Seed, m["FIFO"], m["random-in-window"],
+				m["RA"], m["RA*"], m["oracle"], m["progress-oracle"], s.Updates, s.DrawsBeside, s.BaselineFinal)
+		}
+		fmt.Fprintln(tw)
 	}
 	return tw.Flush()
 }

@@ -42,6 +42,7 @@ type banditFlags struct {
 	window    int
 	baseline  string
 	waitScale time.Duration
+	chunk     int
 }
 
 func addBanditFlags(fs *flag.FlagSet, f *banditFlags) {
@@ -49,13 +50,14 @@ func addBanditFlags(fs *flag.FlagSet, f *banditFlags) {
 	fs.IntVar(&f.window, "bandit-window", allocator.DefaultBanditWindow, "--sorter bandit: the next job is drawn among the first `n` queued jobs that fit")
 	fs.StringVar(&f.baseline, "bandit-baseline", "row", "--sorter bandit: baseline of the update, row (mean goodness of the running type's row) or global (the paper's)")
 	fs.DurationVar(&f.waitScale, "bandit-wait-scale", allocator.DefaultBanditWaitScale, "--sorter bandit: a queued job's odds are multiplied by 1 + wait/`duration` against starvation (negative: off)")
+	fs.IntVar(&f.chunk, "bandit-chunk", 0, "--sorter bandit: place up to `n` tasks of a job per agent visit (3: the paper's triplets; 0 or 1: one task per visit)")
 }
 
 // config checks the flags and returns the allocator's BanditConfig.
 func (f banditFlags) config() (allocator.BanditConfig, error) {
-	c := allocator.BanditConfig{Step: f.step, Window: f.window, WaitScale: f.waitScale}
-	if f.step < 0 || f.window < 1 {
-		return c, usagef("--bandit-step must be >= 0 and --bandit-window >= 1")
+	c := allocator.BanditConfig{Step: f.step, Window: f.window, WaitScale: f.waitScale, Chunk: f.chunk}
+	if f.step < 0 || f.window < 1 || f.chunk < 0 {
+		return c, usagef("--bandit-step must be >= 0, --bandit-window >= 1 and --bandit-chunk >= 0")
 	}
 	switch f.baseline {
 	case "row":
