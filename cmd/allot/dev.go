@@ -81,7 +81,7 @@ func runDev(args []string, stdout, stderr io.Writer) error {
 		a, err := agent.New(agent.Config{Masters: []string{m.Addr()}, Listen: net.JoinHostPort(host, "0"),
 			WorkDir: filepath.Join(dir, fmt.Sprintf("agent%d", i)), Resources: *res, KillExecutorsOnStop: true, ThrottleIO: *throttle,
 			UsageInterval: *usageEvery,
-			Log: base.With().Str("component", fmt.Sprintf("agent%d", i)).Logger()})
+			Log:           base.With().Str("component", fmt.Sprintf("agent%d", i)).Logger()})
 		if err == nil {
 			err = a.Start()
 		}
