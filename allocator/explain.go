@@ -153,3 +153,33 @@ func (a *Allocator) Explain(fwID, agentID string) string {
 	}
 	return fmt.Sprintf("framework %q is eligible for agent %q; %s decides the order (its score %.6g)", f.id, ag.id, a.crit.Name(), f.skey)
 }
+
+// FilterState is one live decline filter: the framework refuses what the
+// agent has, up to Resources, until Until (or a revive).
+type FilterState struct {
+	Agent     string
+	Until     time.Time
+	Resources resources.Resources
+}
+
+// Filters lists framework fwID's decline filters that have not expired, by
+// agent registration order (the operator's "why does it get nothing").
+func (a *Allocator) Filters(fwID string) ([]FilterState, error) {
+	f, err := a.framework(fwID)
+	if err != nil {
+		return nil, err
+	}
+	now := a.clock.Now()
+	var out []FilterState
+	for _, ag := range a.agents {
+		if ag == nil {
+			continue
+		}
+		for _, fl := range ag.filters {
+			if fl.fw == f.idx && now.Before(fl.until) {
+				out = append(out, FilterState{Agent: ag.id, Until: fl.until, Resources: fl.res.Clone()})
+			}
+		}
+	}
+	return out, nil
+}

@@ -318,6 +318,10 @@ type stateFramework struct {
 	Tasks          []stateTask        `json:"tasks"`
 	CompletedTasks []stateTask        `json:"completed_tasks"`
 	OfferCount     int                `json:"offers"`
+	// Share is the allocator's weighted dominant share a_n / (phi C).
+	Share float64 `json:"dominant_share"`
+	// Filters are the framework's live decline filters.
+	Filters []stateFilter `json:"filters"`
 	JobType        string             `json:"job_type,omitempty"`
 	// JobSize is the head job last declared (labels or REQUEST).
 	JobSize *api.JobSize `json:"job_size,omitempty"`
@@ -331,6 +335,13 @@ type stateAgent struct {
 	Used      map[string]float64 `json:"used_resources"`
 	Usage     *api.Usage         `json:"usage,omitempty"`
 	Rates     *stateRates        `json:"usage_rates,omitempty"`
+}
+
+// stateFilter is a decline filter as /state shows it.
+type stateFilter struct {
+	AgentID   string             `json:"agent_id"`
+	Until     float64            `json:"until"` // Unix seconds
+	Resources map[string]float64 `json:"resources"`
 }
 
 // stateScalars is r as /state shows it: scalar name -> value.
@@ -382,7 +393,13 @@ func (m *Master) stateFrameworksLocked() []stateFramework {
 			FailoverTO: fw.info.GetFailoverTimeout(), OfferCount: len(fw.offers), Tasks: []stateTask{}, CompletedTasks: []stateTask{},
 			JobType: jobTypeOf(&fw.info), JobSize: fw.jobSize}
 		if st, err := m.alloc.Framework(id); err == nil {
-			f.UsedResources = stateScalars(st.Allocated)
+			f.UsedResources, f.Share = stateScalars(st.Allocated), st.Share
+		}
+		f.Filters = []stateFilter{}
+		if fls, err := m.alloc.Filters(id); err == nil {
+			for _, fl := range fls {
+				f.Filters = append(f.Filters, stateFilter{AgentID: fl.Agent, Until: float64(fl.Until.UnixNano()) / 1e9, Resources: stateScalars(fl.Resources)})
+			}
 		}
 		for _, tid := range sortedKeys(fw.tasks) {
 			f.Tasks = append(f.Tasks, stateTaskOf(fw.tasks[tid]))

@@ -111,9 +111,12 @@ const render = {
 
   frameworks(st) {
     const { total } = totals(st);
+    const now = Date.now() / 1000;
+    const filters = (f) => (f.filters || []).length ? el("td", { title: f.filters.map((x) => `agent ${x.agent_id} until ${new Date(x.until * 1000).toLocaleTimeString()}`).join("\n") },
+      `${f.filters.length} (next ends in ${Math.max(0, Math.min(...f.filters.map((x) => x.until)) - now).toFixed(0)} s)`) : "none";
     fill("frameworks", (st.frameworks || []).map((f) => [idCell(f.id, "/tasks?framework=" + encodeURIComponent(f.id)), f.name, f.role,
-      stateBadge(!f.connected ? "disconnected" : f.active ? "active" : "suppressed"), pct(dominantShare(f, total)), String(f.offers), String((f.tasks || []).length),
-      String((f.completed_tasks || []).length), f.job_type || "–"]), "no frameworks subscribed");
+      stateBadge(!f.connected ? "disconnected" : f.active ? "active" : "suppressed"), pct(f.dominant_share ?? dominantShare(f, total)), String(f.offers),
+      filters(f), String((f.tasks || []).length), String((f.completed_tasks || []).length), f.job_type || "–"]), "no frameworks subscribed");
   },
 
   tasks(st) {
