@@ -322,7 +322,7 @@ type stateFramework struct {
 	Share float64 `json:"dominant_share"`
 	// Filters are the framework's live decline filters.
 	Filters []stateFilter `json:"filters"`
-	JobType        string             `json:"job_type,omitempty"`
+	JobType string        `json:"job_type,omitempty"`
 	// JobSize is the head job last declared (labels or REQUEST).
 	JobSize *api.JobSize `json:"job_size,omitempty"`
 }
