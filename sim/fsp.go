@@ -20,14 +20,17 @@ import (
 //   - fsp (sorter.FSP{Oracle: true}): at arrival every job declares its
 //     true size (JobSize: MB x s at full speed).
 //   - fspy (sorter.FSP{}): at arrival a job declares an unknown size with
-//     the paper's initial APB (eq. 9, without an AM: the simulator runs
-//     none) and an infinite initial size, so it is served fairly; a probe
+//     the paper's initial APB (eq. 9; its AM's memory added when it has
+//     one) and an infinite initial size, so it is served fairly; a probe
 //     event ProbeDelay seconds later asks SizeOptions.Predictor, and if it
 //     answers, the job declares the prediction (eq. 10 moves it to the
 //     size-based queue). A predictor that cannot tell yet (a regression
 //     with too little history) leaves the job of unknown size for good.
 //     The probe itself is a delay only: it takes no resources (the
 //     paper's probing queue and its share are not modelled).
+//   - A job with an AM (Job.AM, am.go) declares its memory as the AM of
+//     JobSize and adds it to the APB (eq. 9: R_am + R_m x N_m), so its
+//     virtual size shrinks at (virtual resource - AM) as VSC has it.
 //   - A known size is declared with APB = the job's largest stage's
 //     memory (tasks x container memory), capped at the cluster's memory:
 //     what the job's configuration says before it runs. fsp and fspy use
@@ -161,12 +164,13 @@ func (s *sizer) finished(e *engine, ji int32) {
 func (s *sizer) declare(e *engine, fw int, ji int32) {
 	s.head[fw] = ji
 	j := e.jobs[ji].job
-	d := allocator.JobSize{Job: j.ID}
+	d := allocator.JobSize{Job: j.ID, AM: j.AM[resources.Mem].Units()}
 	if p := s.predicted[ji]; !math.IsNaN(p) {
 		d.Known, d.Size, d.APB = true, p, s.apb(j, false)
 	} else {
 		d.APB = s.apb(j, true)
 	}
+	d.APB += d.AM
 	must(e.al.SetJobSize(e.fws[fw].id, d))
 	e.markDirty()
 }
