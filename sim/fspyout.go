@@ -86,3 +86,58 @@ func fspyECDFChart(rep *FSPYReport, policies []string) *plot.Chart {
 	}
 	return ch
 }
+
+// FSPYIssueJSON is the report in the shape issue 12 specifies, exactly:
+// {"windows":[{"id","load","policy","mean_rt_s","p50_rt_s"}],
+// "groups":[{"load","fspy_over_fair"}],
+// "fair_slowdown":{"le_1","le_1_5","max"},"r2"}. `allot experiment fspy
+// --json` prints it; report.json under --out holds the whole FSPYReport.
+type FSPYIssueJSON struct {
+	Windows      []FSPYIssueWindow `json:"windows"`
+	Groups       []FSPYIssueGroup  `json:"groups"`
+	FairSlowdown FSPYIssueSlowdown `json:"fair_slowdown"`
+	R2           float64           `json:"r2"` // -1 when nothing was predicted
+}
+
+// FSPYIssueWindow is one window under one policy.
+type FSPYIssueWindow struct {
+	ID     int     `json:"id"`
+	Load   float64 `json:"load"`
+	Policy string  `json:"policy"`
+	MeanRT float64 `json:"mean_rt_s"`
+	P50RT  float64 `json:"p50_rt_s"`
+}
+
+// FSPYIssueGroup is a load group: its windows' mean load and fspy's mean
+// response time over fair's.
+type FSPYIssueGroup struct {
+	Load         float64 `json:"load"`
+	FSPYOverFair float64 `json:"fspy_over_fair"`
+}
+
+// FSPYIssueSlowdown is fspy's fair slowdown over every window's jobs.
+type FSPYIssueSlowdown struct {
+	LE1   float64 `json:"le_1"`
+	LE1p5 float64 `json:"le_1_5"`
+	Max   float64 `json:"max"`
+}
+
+// IssueJSON returns the report in the issue's shape.
+func (r *FSPYReport) IssueJSON() FSPYIssueJSON {
+	out := FSPYIssueJSON{
+		Windows:      make([]FSPYIssueWindow, 0, len(r.Windows)),
+		Groups:       make([]FSPYIssueGroup, 0, len(r.Groups)),
+		FairSlowdown: FSPYIssueSlowdown{LE1: r.FairSlowdown.LE1, LE1p5: r.FairSlowdown.LE1p5, Max: r.FairSlowdown.Max},
+		R2:           r.R2,
+	}
+	if math.IsNaN(out.R2) {
+		out.R2 = -1
+	}
+	for _, w := range r.Windows {
+		out.Windows = append(out.Windows, FSPYIssueWindow{ID: w.ID, Load: w.Load, Policy: w.Policy, MeanRT: w.MeanRT, P50RT: w.P50RT})
+	}
+	for _, g := range r.Groups {
+		out.Groups = append(out.Groups, FSPYIssueGroup{Load: g.Load, FSPYOverFair: g.FSPYOverFair})
+	}
+	return out
+}
