@@ -31,6 +31,12 @@ type JobSize struct {
 	// virtual size shrinks at (virtual resource - AM) MB per second.
 	// Finite, >= 0 and below APB.
 	AM float64
+	// Probe says the framework runs a probing job (FSPY's probing queue)
+	// rather than a production one: it does not enter the virtual
+	// cluster; Known, Size and AM are ignored and APB is the memory the
+	// probe holds (its one uber-mode container). FSP serves probes FIFO
+	// within its probing share (sorter.FSP).
+	Probe bool
 }
 
 // Validate reports the first thing wrong with s.

@@ -66,6 +66,8 @@ type vjob struct {
 	Left    bool    // its virtual size reached zero
 	Finish  int64   // when it left, Unix ns
 	Head    bool    // its framework's current job
+	Probe   bool    // a probing job: never in the queue (sorter.VirtualProbe)
+	Since   int64   // when a probe was declared, Unix ns
 }
 
 func (j *vjob) remaining() float64 { return j.Size - j.Served }
@@ -150,6 +152,14 @@ func (m *virtualCluster) declare(fw string, s JobSize, at int64) {
 		size = math.Inf(1)
 	}
 	h := m.st.Heads[fw]
+	if s.Probe {
+		m.declareProbe(fw, s, at)
+		return
+	}
+	if h != nil && h.Probe {
+		m.detach(fw)
+		h = nil
+	}
 	if h == nil || h.Job != s.Job {
 		m.detach(fw)
 		m.st.Seq++
@@ -167,6 +177,19 @@ func (m *virtualCluster) declare(fw string, s JobSize, at int64) {
 		h.Left, h.Finish, h.Served = true, at, h.Size
 	}
 	m.vra()
+}
+
+// declareProbe records framework fw as running probing job s: outside
+// the virtual cluster, FIFO by when it was first declared.
+func (m *virtualCluster) declareProbe(fw string, s JobSize, at int64) {
+	h := m.st.Heads[fw]
+	if h != nil && h.Probe && h.Job == s.Job {
+		h.APB = s.APB
+		return
+	}
+	m.detach(fw)
+	m.st.Seq++
+	m.st.Heads[fw] = &vjob{FW: fw, Job: s.Job, APB: s.APB, Seq: m.st.Seq, Head: true, Left: true, Probe: true, Since: at}
 }
 
 // detach ends the tie between a framework and its job: an unknown-size
@@ -290,13 +313,48 @@ func (m *virtualCluster) refresh(now time.Time, v views) bool {
 		}
 	}
 	t := now.UnixNano()
+	var probes []*vjob
 	for fw, h := range m.st.Heads {
+		if h.Probe {
+			probes = append(probes, h)
+			continue
+		}
 		if f := v.framework(fw); f != nil {
 			f.Virtual = h.view(t)
 			m.shown[fw] = true
 		}
 	}
+	m.showProbes(probes, t, v)
 	return true
+}
+
+// showProbes writes the probes' views: oldest first, each with the memory
+// declared by the probes up to and including it.
+func (m *virtualCluster) showProbes(probes []*vjob, t int64, v views) {
+	slices.SortFunc(probes, func(a, b *vjob) int {
+		if a.Since != b.Since {
+			return cmpInt64(a.Since, b.Since)
+		}
+		return cmpInt64(int64(a.Seq), int64(b.Seq))
+	})
+	var ahead float64
+	for _, h := range probes {
+		ahead += h.APB
+		if f := v.framework(h.FW); f != nil {
+			f.Virtual = sorter.Virtual{State: sorter.VirtualProbe, Remaining: -float64(t-h.Since) / 1e9, Ahead: ahead}
+			m.shown[h.FW] = true
+		}
+	}
+}
+
+func cmpInt64(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
 }
 
 // view is what the sorter reads of j at time t (Unix ns).
