@@ -288,6 +288,12 @@ func Run(w *Workload, cfg Config) (*Result, error) {
 	if _, err := ParsePredictor(cfg.Sizes.Predictor, nil, 0); err != nil {
 		return nil, err
 	}
+	if pw, p := withProbes(w, cfg); pw != w {
+		if err := pw.Validate(); err != nil {
+			return nil, fmt.Errorf("probing jobs: %w", err)
+		}
+		w, cfg.Policy = pw, p
+	}
 	e := &engine{cfg: cfg, w: w, epoch: time.Unix(0, 0).UTC(), iv: cfg.Interval.Seconds()}
 	e.clock = &allocator.ManualClock{T: e.epoch}
 	e.lastCycle = math.Inf(-1)

@@ -26,8 +26,9 @@ import (
 //     answers, the job declares the prediction (eq. 10 moves it to the
 //     size-based queue). A predictor that cannot tell yet (a regression
 //     with too little history) leaves the job of unknown size for good.
-//     The probe itself is a delay only: it takes no resources (the
-//     paper's probing queue and its share are not modelled).
+//     Without SizeOptions.ProbeShare the probe is a delay only and takes
+//     no resources; with it, the probe is a job in the probing queue
+//     (probe.go) and the prediction arrives when it finishes.
 //   - A job with an AM (Job.AM, am.go) declares its memory as the AM of
 //     JobSize and adds it to the APB (eq. 9: R_am + R_m x N_m), so its
 //     virtual size shrinks at (virtual resource - AM) as VSC has it.
@@ -56,6 +57,12 @@ type SizeOptions struct {
 	// ProbeDelay is how long after arrival the probe's prediction arrives,
 	// seconds; 0 means DefaultProbeDelay, negative means at arrival.
 	ProbeDelay float64
+	// ProbeShare, if > 0, runs probes as jobs (fspy only; probe.go): each
+	// job's probe is a job of its own, one container of ProbeMemMB and 1
+	// cpu for the probe delay, in FSPY's probing queue with this share of
+	// the cluster (sorter.FSP.ProbeShare), and the prediction arrives when
+	// the probe finishes. 0: a probe is a delay and takes nothing.
+	ProbeShare float64
 	// ProbeNoise is the sigma of a log-normal sampling error on the
 	// function times a probe measures (MapFuncSeconds, ReduceFuncSeconds),
 	// per job and phase, seeded by Config.Seed: a probe reads a small
@@ -78,6 +85,9 @@ type sizer struct {
 	predicted []float64
 	// per framework: the index of the job it declared, -1 if none
 	head []int32
+	// probes run as jobs (probe.go): per job, the job it probes (-1 for a
+	// production job) and its probe (-1 if none)
+	probeFor, probeOf []int32
 }
 
 func newSizer(e *engine) *sizer {
@@ -110,13 +120,18 @@ func newSizer(e *engine) *sizer {
 	for i := range s.head {
 		s.head[i] = -1
 	}
+	s.linkProbes(e)
 	return s
 }
 
 // arrived declares job ji if it is its framework's head, and schedules
 // its probe (fspy).
 func (s *sizer) arrived(e *engine, ji int32) {
-	if !s.oracle {
+	if s.probeFor[ji] >= 0 {
+		s.declareProbe(e, ji)
+		return
+	}
+	if !s.oracle && s.probeOf[ji] < 0 {
 		d := s.opt.ProbeDelay
 		if d == 0 {
 			d = DefaultProbeDelay
@@ -145,6 +160,10 @@ func (s *sizer) probe(e *engine, ji int32) {
 // finished trains the predictor on job ji and declares its framework's
 // next head job, if any.
 func (s *sizer) finished(e *engine, ji int32) {
+	if p := s.probeFor[ji]; p >= 0 {
+		s.probe(e, p) // the probe's measurements are in
+		return
+	}
 	j := &e.jobs[ji]
 	if f, a, ok := SWIMFeatures(j.job); ok {
 		s.pred.Observe(s.noisy(e, f), a)
@@ -219,7 +238,7 @@ func (s *sizer) predictions(e *engine) map[string]float64 {
 	}
 	out := map[string]float64{}
 	for i, p := range s.predicted {
-		if !math.IsNaN(p) {
+		if !math.IsNaN(p) && s.probeFor[i] < 0 {
 			out[e.jobs[i].job.ID] = p
 		}
 	}

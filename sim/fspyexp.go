@@ -9,6 +9,7 @@ import (
 
 	"github.com/allot-sched/allot/allocator"
 	"github.com/allot-sched/allot/framework/predict/jobsize"
+	"github.com/allot-sched/allot/sorter"
 )
 
 // The fspy experiment: section IV.C of the FSPY paper on the simulator.
@@ -45,6 +46,13 @@ import (
 //     6, fair's median response time above 40 s at RCP 6) say its
 //     cluster was loaded, so it cannot have run the tool's scaling with
 //     our per-task costs;
+//   - fspy's probes are jobs of their own (probe.go) in the paper's
+//     probing queue, FIFO within ProbeShare (default
+//     sorter.DefaultProbeShare, 0.1; the paper leaves it to
+//     configuration) and lent idle capacity beyond it; each holds one
+//     2048 MB container for the probe delay, and its job's prediction
+//     arrives when it ends. fspy pays for its probes; no other policy
+//     runs any;
 //   - "fair" is YARN's fair scheduler in its DRF policy (sorter drf),
 //     "capacity" the memory-only one; all in characterized mode, one
 //     container per task, as YARN allocates;
@@ -69,12 +77,16 @@ type FSPYOptions struct {
 	Scale float64
 	// AMMemMB is every job's application master (TraceOptions.AMMemMB);
 	// 0: YARNAMMemMB, as the paper's YARN runs them; negative: none.
-	AMMemMB  float64
-	Sizes    SizeOptions
-	History  int      // jobs before a window the regression learns from; default 1000
-	Policies []string // default fair, capacity, fspy, fsp, fifo
-	Nodes    []Node   // default the fspy preset
-	Progress func(done, total int)
+	AMMemMB float64
+	// ProbeShare is fspy's probing share (SizeOptions.ProbeShare, probes
+	// as jobs); 0: sorter.DefaultProbeShare; negative: probes are a delay
+	// and take nothing.
+	ProbeShare float64
+	Sizes      SizeOptions
+	History    int      // jobs before a window the regression learns from; default 1000
+	Policies   []string // default fair, capacity, fspy, fsp, fifo
+	Nodes      []Node   // default the fspy preset
+	Progress   func(done, total int)
 }
 
 // FSPYWindow is one window under one policy.
@@ -149,6 +161,14 @@ func (o *FSPYOptions) defaults() {
 	}
 	if o.AMMemMB == 0 {
 		o.AMMemMB = YARNAMMemMB
+	}
+	switch {
+	case o.ProbeShare == 0:
+		o.Sizes.ProbeShare = sorter.DefaultProbeShare
+	case o.ProbeShare > 0:
+		o.Sizes.ProbeShare = o.ProbeShare
+	default:
+		o.Sizes.ProbeShare = 0
 	}
 	if len(o.Policies) == 0 {
 		o.Policies = []string{"fair", "capacity", "fspy", "fsp", "fifo"}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/allot-sched/allot/sim"
+	"github.com/allot-sched/allot/sorter"
 )
 
 func init() {
@@ -23,7 +24,8 @@ cut into windows of 200 consecutive jobs overlapping by 50; each window runs
 alone on 8 servers of 8 vcores / 8 GB under fair (drf), capacity, fspy
 (regression-predicted sizes after a probe), fsp (true sizes) and fifo.
 Every job runs a YARN application master (--am-mem MB, held to the job's
-end; AMs capped at half the memory, as YARN's maxAMShare).
+end; AMs capped at half the memory, as YARN's maxAMShare), and fspy's probes
+are jobs in a probing queue of --probe-share of the cluster.
 Windows are grouped by the octave of their offered load (memory-time asked
 per second of arrivals over the cluster's memory, the argument of the
 paper's RCP). Prints mean response time per group and policy, the fair and
@@ -52,6 +54,7 @@ func runFSPYExperiment(args []string, stdout, stderr io.Writer) error {
 	fs.Float64Var(&o.RateNoise, "rate-noise", 0.3, "`sigma` of the per-job log-normal cost factor (0: durations exact in bytes)")
 	fs.Float64Var(&o.Scale, "scale", 0, "`factor` on the trace's bytes, as SWIM's replay tool scales to a smaller cluster (0: none; the tool's for 8 machines: 0.01333 on FB-2009, 0.002667 on FB-2010)")
 	fs.Float64Var(&o.AMMemMB, "am-mem", sim.YARNAMMemMB, "`MB` of every job's application master container (-1: none)")
+	fs.Float64Var(&o.ProbeShare, "probe-share", sorter.DefaultProbeShare, "fspy's probing queue's `share` of the cluster: probes are jobs run FIFO within it, lent idle capacity beyond it (0: probes are a delay and take nothing)")
 	fs.StringVar(&o.Sizes.Predictor, "predictor", "regression", "fspy's size `predictor`: regression, oracle or noisy:SIGMA")
 	fs.Float64Var(&o.Sizes.ProbeDelay, "probe-delay", sim.DefaultProbeDelay, "`seconds` from a job's arrival to its prediction")
 	fs.Float64Var(&o.Sizes.ProbeNoise, "probe-noise", 0.1, "`sigma` of the probe's sampling error on function times")
@@ -113,6 +116,8 @@ func checkFSPYFlags(o *sim.FSPYOptions, trace string) (string, error) {
 		return "", usagef("--windows must be >= 0, got %d", o.Windows)
 	case o.RateNoise < 0 || o.RateNoise > 2 || o.Sizes.ProbeNoise < 0 || o.Sizes.ProbeNoise > 2:
 		return "", usagef("--rate-noise and --probe-noise must be between 0 and 2")
+	case o.ProbeShare < 0 || o.ProbeShare > 1:
+		return "", usagef("--probe-share must be between 0 and 1, got %v", o.ProbeShare)
 	case o.Scale < 0:
 		return "", usagef("--scale must be >= 0, got %v", o.Scale)
 	case o.Sizes.ProbeDelay < 0 || o.History < 0:
@@ -123,6 +128,9 @@ func checkFSPYFlags(o *sim.FSPYOptions, trace string) (string, error) {
 	}
 	if o.RateNoise == 0 {
 		o.RateNoise = -1 // FSPYOptions reads 0 as its default
+	}
+	if o.ProbeShare == 0 {
+		o.ProbeShare = -1
 	}
 	if o.Sizes.ProbeNoise == 0 {
 		o.Sizes.ProbeNoise = -1
