@@ -371,3 +371,34 @@ func TestSetJobSizeValidates(t *testing.T) {
 		t.Errorf("drf refused a valid job size: %v", err)
 	}
 }
+
+// TestVRADRF: the DRF virtual cluster (sorter.FSP.DRF) on 16 cpus and
+// 8192 MB. a (2048 MB, 16 cpus) and b (8192 MB, 8 cpus) have dominant
+// share 1, c (1024 MB, no cpus) 1/8. Cpus bind first: 16s + 8s = 16 at
+// s = 2/3, so a gets 2/3 of 2048 MB, b 2/3 of 8192 and c all of its 1024.
+// Memory alone would give c 1024, a 2048 and b the 5120 left.
+func TestVRADRF(t *testing.T) {
+	for _, c := range []struct {
+		drf     bool
+		a, b, c float64
+	}{
+		{true, 2048 * 2 / 3.0, 8192 * 2 / 3.0, 1024},
+		{false, 2048, 5120, 1024},
+	} {
+		fx := newFixture(t, Config{Sorter: sorter.FSP{DRF: c.drf}})
+		fx.agent("n1", "cpus:8;mem:4096").agent("n2", "cpus:8;mem:4096")
+		fx.framework("a", "").framework("b", "").framework("c", "")
+		fx.size("a", JobSize{Job: "a", Known: true, Size: 1e6, APB: 2048, APBCPUs: 16})
+		fx.size("b", JobSize{Job: "b", Known: true, Size: 1e6, APB: 8192, APBCPUs: 8})
+		fx.size("c", JobSize{Job: "c", Known: true, Size: 1e6, APB: 1024, AM: 256})
+		fx.cycle()
+		for fw, want := range map[string]float64{"a": c.a, "b": c.b, "c": c.c} {
+			if got := fx.view(fw).Resource; !near(got, want) {
+				t.Errorf("drf %v: %s's virtual memory %v, want %v", c.drf, fw, got, want)
+			}
+		}
+		if got := fx.view("c").Rate; !near(got, c.c-256) {
+			t.Errorf("drf %v: c shrinks at %v MB/s, want its virtual memory less its AM", c.drf, got)
+		}
+	}
+}

@@ -77,10 +77,11 @@ const DefaultProbeDelay = 10.0
 // sizer is the simulator's side of size declarations (nil for policies
 // that use no sizes).
 type sizer struct {
-	oracle    bool
-	opt       SizeOptions
-	pred      jobsize.Predictor
-	clusterMB float64
+	oracle      bool
+	opt         SizeOptions
+	pred        jobsize.Predictor
+	clusterMB   float64
+	clusterCPUs float64
 	// per job: the prediction (NaN until there is one)
 	predicted []float64
 	// per framework: the index of the job it declared, -1 if none
@@ -95,7 +96,7 @@ func newSizer(e *engine) *sizer {
 	if !ok {
 		return nil
 	}
-	s := &sizer{oracle: f.Oracle, opt: e.cfg.Sizes, clusterMB: e.total[resources.Mem].Units()}
+	s := &sizer{oracle: f.Oracle, opt: e.cfg.Sizes, clusterMB: e.total[resources.Mem].Units(), clusterCPUs: e.total[resources.CPUs].Units()}
 	truth := jobsize.Oracle{}
 	for i := range e.w.Jobs {
 		truth[e.w.Jobs[i].ID] = JobSize(&e.w.Jobs[i])
@@ -185,31 +186,36 @@ func (s *sizer) declare(e *engine, fw int, ji int32) {
 	j := e.jobs[ji].job
 	d := allocator.JobSize{Job: j.ID, AM: j.AM[resources.Mem].Units()}
 	if p := s.predicted[ji]; !math.IsNaN(p) {
-		d.Known, d.Size, d.APB = true, p, s.apb(j, false)
+		d.Known, d.Size = true, p
+		d.APB, d.APBCPUs = s.apb(j, false)
 	} else {
-		d.APB = s.apb(j, true)
+		d.APB, d.APBCPUs = s.apb(j, true)
 	}
 	d.APB += d.AM
+	d.APBCPUs += j.AM[resources.CPUs].Units()
 	must(e.al.SetJobSize(e.fws[fw].id, d))
 	e.markDirty()
 }
 
-// apb is the memory bound a job declares: its first stage's (eq. 9's
-// initial APB, R_m x N_m) before its size is known, its largest stage's
-// after; at most the cluster's memory, at least 1 MB.
-func (s *sizer) apb(j *Job, initial bool) float64 {
-	var mb float64
+// apb is the bound a job declares, in memory and cpus: its first stage's
+// (eq. 9's initial APB, R_m x N_m) before its size is known, its largest
+// stage's (by memory) after; at most the cluster's, at least 1 MB. The
+// cpus count only for a virtual cluster shared by DRF (sorter.FSP.DRF).
+func (s *sizer) apb(j *Job, initial bool) (mb, cpus float64) {
 	for si, st := range j.Stages {
-		var m float64
+		var m, c float64
 		for _, g := range st.Groups {
 			m += float64(g.Tasks) * g.Demand[resources.Mem].Units()
+			c += float64(g.Tasks) * g.Demand[resources.CPUs].Units()
 		}
-		mb = math.Max(mb, m)
+		if m > mb {
+			mb, cpus = m, c
+		}
 		if initial && si == 0 {
 			break
 		}
 	}
-	return math.Max(1, math.Min(mb, s.clusterMB))
+	return math.Max(1, math.Min(mb, s.clusterMB)), math.Min(cpus, s.clusterCPUs)
 }
 
 // features is what the probe reports: SWIMFeatures with the probe's

@@ -324,8 +324,8 @@ func (o *FSPYOptions) commonSlowdown(rep *FSPYReport, acc *fspyAcc, level int) e
 		if err != nil {
 			return err
 		}
-		for _, t := range alone {
-			aloneSum += t
+		for i := range h.w.Jobs { // the window's order: the same sum, bit for bit
+			aloneSum += alone[h.w.Jobs[i].ID]
 			aloneN++
 		}
 		for _, name := range []string{"fair", "fspy", "fsp"} {

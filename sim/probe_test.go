@@ -43,3 +43,25 @@ func TestProbingJobs(t *testing.T) {
 		}
 	}
 }
+
+// TestFSPVariantPolicies: the DRF / projected-finish variants parse under
+// their sorter names and run.
+func TestFSPVariantPolicies(t *testing.T) {
+	for _, name := range []string{"fspy-drf", "fsp-drf"} {
+		p, err := ParsePolicy(name, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Sorter.Name() != name {
+			t.Fatalf("%s parses to %s", name, p.Sorter.Name())
+		}
+		r, err := Run(fspWorkload(), Config{Policy: p, Mode: allocator.Characterized, Check: true, Sizes: SizeOptions{ProbeDelay: 5}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// as fsp: b, the smaller and sooner to finish virtually, first
+		if b := r.JobStats[1]; b.JCT() != 19 {
+			t.Errorf("%s: b took %v s, want 19", name, b.JCT())
+		}
+	}
+}

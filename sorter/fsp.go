@@ -43,6 +43,9 @@ type Virtual struct {
 	// Resource is the memory (MB) the virtual fair cluster gives the job
 	// (the paper's VRA): a fair-queue job is owed this much.
 	Resource float64
+	// Rate is how fast the job's virtual size shrinks, MB (its virtual
+	// resource less its AM): Remaining / Rate projects its virtual finish.
+	Rate float64
 	// Ahead is, for VirtualProbe, the memory (MB) the probes declared up
 	// to and including this one, oldest first: the probe is within the
 	// probing share when Ahead is at most the share. Remaining is then
@@ -93,9 +96,19 @@ type Virtual struct {
 // "fspy" predicted ones after a probe; the ordering is the same.
 // ProbeShare is the probing queue's share of the cluster's memory: 0 for
 // DefaultProbeShare, negative for none (every probe borrows).
+//
+// Beyond the paper, DRF shares the virtual cluster's cpus and memory by
+// DRF over each job's APB vector (allocator/vra_drf.go) instead of memory
+// alone, and Finish orders the size-based queue by projected virtual
+// finish time, Remaining / Rate seconds from now, instead of remaining
+// virtual size: FSP's own rule (serve the job fair sharing would finish
+// first), which the remaining size gives only when every job shrinks at
+// the same rate. Both: "fspy-drf" and "fsp-drf".
 type FSP struct {
 	Oracle     bool
 	ProbeShare float64
+	DRF        bool
+	Finish     bool
 }
 
 // DefaultProbeShare is the probing queue's share when FSP.ProbeShare is 0.
@@ -116,10 +129,14 @@ func (f FSP) probeShare() float64 {
 }
 
 func (f FSP) Name() string {
+	n := "fspy"
 	if f.Oracle {
-		return "fsp"
+		n = "fsp"
 	}
-	return "fspy"
+	if f.DRF || f.Finish {
+		n += "-drf"
+	}
+	return n
 }
 
 // fspTier bounds the key ranges of the fair tiers: far beyond any virtual
@@ -131,7 +148,15 @@ const fspTier = 1e300
 func (p FSP) Key(f *Framework, c *Cluster) float64 {
 	v := &f.Virtual
 	switch v.State {
-	case VirtualKnown, VirtualDone:
+	case VirtualKnown:
+		if p.Finish {
+			if v.Rate <= 0 {
+				return fspTier / 2 // never finishes at this rate: last of tier 3
+			}
+			return math.Min(v.Remaining/v.Rate, fspTier/2)
+		}
+		return v.Remaining
+	case VirtualDone:
 		return v.Remaining
 	case VirtualProbe:
 		age := math.Max(0, -v.Remaining)
