@@ -58,14 +58,17 @@ func writeFSPYWindowsCSV(w io.Writer, rep *FSPYReport) error {
 	return nil
 }
 
-// fspyMeanRTChart: mean response time against the groups' mean load.
+// fspyMeanRTChart: mean response time against the groups' load level,
+// both in log2: fifo's means are a hundred times fair's at heavy load, and
+// on a linear axis they flatten every other line (the paper's Figure 6
+// has fair and fspy only).
 func fspyMeanRTChart(rep *FSPYReport, policies []string) *plot.Chart {
-	ch := &plot.Chart{Title: rep.Trace + ": mean response time by load group", XLabel: "log2 offered load (group)", YLabel: "mean response time (s)"}
+	ch := &plot.Chart{Title: rep.Trace + ": mean response time by load group", XLabel: "log2 offered load (group)", YLabel: "log2 mean response time (s)"}
 	for _, p := range policies {
 		l := plot.Line{Name: p}
 		for _, g := range rep.Groups {
-			if v, ok := g.MeanRT[p]; ok {
-				l.X, l.Y = append(l.X, float64(g.Level)), append(l.Y, v)
+			if v, ok := g.MeanRT[p]; ok && v > 0 {
+				l.X, l.Y = append(l.X, float64(g.Level)), append(l.Y, math.Log2(v))
 			}
 		}
 		ch.Lines = append(ch.Lines, l)
@@ -73,14 +76,17 @@ func fspyMeanRTChart(rep *FSPYReport, policies []string) *plot.Chart {
 	return ch
 }
 
-// fspyECDFChart: the response-time ECDF of the heaviest group.
+// fspyECDFChart: the response-time ECDF of the heaviest group, over log2
+// response time.
 func fspyECDFChart(rep *FSPYReport, policies []string) *plot.Chart {
 	ch := &plot.Chart{Title: fmt.Sprintf("%s: ECDF of response times, load level %d", rep.Trace, rep.CommonLevel),
-		XLabel: "response time (s)", YLabel: "fraction of jobs", YMin: 0, YMax: 1, Step: true}
+		XLabel: "log2 response time (s)", YLabel: "fraction of jobs", YMin: 0, YMax: 1, Step: true}
 	for _, p := range policies {
 		l := plot.Line{Name: p}
 		for _, pt := range rep.ECDF[p] {
-			l.X, l.Y = append(l.X, pt.X), append(l.Y, pt.Y)
+			if pt.X > 0 { // response times span 10 s to hours: log2
+				l.X, l.Y = append(l.X, math.Log2(pt.X)), append(l.Y, pt.Y)
+			}
 		}
 		ch.Lines = append(ch.Lines, l)
 	}
