@@ -287,8 +287,10 @@ func New(cfg Config) (*Allocator, error) {
 	if err := a.choosePath(cfg.Sorter); err != nil {
 		return nil, err
 	}
-	if _, ok := cfg.Sorter.(sorter.FSP); ok {
-		a.addModel(newVirtualCluster())
+	if f, ok := cfg.Sorter.(sorter.FSP); ok {
+		vc := newVirtualCluster()
+		vc.drf = f.DRF
+		a.addModel(vc)
 	}
 	a.global.keyOf = func(n int32) float64 { return a.fws[n].key }
 	return a, nil

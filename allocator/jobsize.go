@@ -31,6 +31,17 @@ type JobSize struct {
 	// virtual size shrinks at (virtual resource - AM) MB per second.
 	// Finite, >= 0 and below APB.
 	AM float64
+	// APBCPUs is the job's average parallelism bound in cpus, for a
+	// virtual cluster that shares cpus and memory by DRF (sorter.FSP.DRF);
+	// 0: not declared, the job's share is its memory's alone. Finite and
+	// >= 0.
+	APBCPUs float64
+	// Probe says the framework runs a probing job (FSPY's probing queue)
+	// rather than a production one: it does not enter the virtual
+	// cluster; Known, Size and AM are ignored and APB is the memory the
+	// probe holds (its one uber-mode container). FSP serves probes FIFO
+	// within its probing share (sorter.FSP).
+	Probe bool
 }
 
 // Validate reports the first thing wrong with s.
@@ -45,6 +56,8 @@ func (s JobSize) Validate() error {
 		return fmt.Errorf("job size of %q: a known size must be > 0", s.Job)
 	case !finite(s.APB) || s.APB <= 0:
 		return fmt.Errorf("job size of %q: apb %v MB, want a finite number > 0", s.Job, s.APB)
+	case !finite(s.APBCPUs) || s.APBCPUs < 0:
+		return fmt.Errorf("job size of %q: apb cpus %v, want a finite number >= 0", s.Job, s.APBCPUs)
 	case !finite(s.AM) || s.AM < 0 || s.AM >= s.APB:
 		return fmt.Errorf("job size of %q: am %v MB, want a finite number >= 0 and below the apb (%v)", s.Job, s.AM, s.APB)
 	}

@@ -51,6 +51,9 @@ type virtualCluster struct {
 	// shown are the frameworks whose views the last refresh wrote; not
 	// state (a restored model clears the views it no longer knows).
 	shown map[string]bool
+	// drf shares cpus and memory by DRF instead of memory alone (vra_drf.go);
+	// configuration (sorter.FSP.DRF), not state.
+	drf bool
 }
 
 // vjob is a job in (or, having left, still the head job of its framework
@@ -61,11 +64,14 @@ type vjob struct {
 	Size    float64 // S, MB x s; +Inf for an unknown size without S_init
 	Served  float64 // virtual work done, MB x s: the virtual size is Size - Served
 	APB, AM float64 // MB
+	APBCPUs float64 // cpus (DRF mode; 0: memory alone)
 	Seq     uint64  // entry order, VRA's tie-break
 	VR      float64 // virtual resource, MB (VRA)
 	Left    bool    // its virtual size reached zero
 	Finish  int64   // when it left, Unix ns
 	Head    bool    // its framework's current job
+	Probe   bool    // a probing job: never in the queue (sorter.VirtualProbe)
+	Since   int64   // when a probe was declared, Unix ns
 }
 
 func (j *vjob) remaining() float64 { return j.Size - j.Served }
@@ -74,13 +80,15 @@ func (j *vjob) remaining() float64 { return j.Size - j.Served }
 func (j *vjob) rate() float64 { return math.Max(0, j.VR-j.AM) }
 
 type virtualState struct {
-	Started bool
-	Last    int64   // Unix ns of the last advance
-	Total   float64 // cluster memory, MB
-	Agents  map[string]float64
-	Queue   []*vjob // in the virtual cluster, by (APB, Seq)
-	Heads   map[string]*vjob
-	Seq     uint64
+	Started   bool
+	Last      int64   // Unix ns of the last advance
+	Total     float64 // cluster memory, MB
+	Agents    map[string]float64
+	CPUs      map[string]float64 // agents' cpus (DRF mode)
+	TotalCPUs float64
+	Queue     []*vjob // in the virtual cluster, by (APB, Seq)
+	Heads     map[string]*vjob
+	Seq       uint64
 }
 
 func newVirtualCluster() *virtualCluster {
@@ -88,7 +96,7 @@ func newVirtualCluster() *virtualCluster {
 }
 
 func emptyVirtualState() virtualState {
-	return virtualState{Agents: map[string]float64{}, Heads: map[string]*vjob{}}
+	return virtualState{Agents: map[string]float64{}, CPUs: map[string]float64{}, Heads: map[string]*vjob{}}
 }
 
 var _ model = (*virtualCluster)(nil)
@@ -98,15 +106,15 @@ func (*virtualCluster) name() string { return "fsp-virtual-cluster" }
 func (m *virtualCluster) observe(e event) {
 	switch e.kind {
 	case evAgentAdded, evAgentUpdated:
-		mb := e.res.Scalars[resources.Mem].Units()
-		if had, ok := m.st.Agents[e.agent]; ok && had == mb {
+		mb, cpus := e.res.Scalars[resources.Mem].Units(), e.res.Scalars[resources.CPUs].Units()
+		if had, ok := m.st.Agents[e.agent]; ok && had == mb && m.st.CPUs[e.agent] == cpus {
 			// an agent re-registering with a new leader after a
 			// restore: nothing changes, and not splitting the step
 			// keeps the virtual sizes bit for bit
 			return
 		}
 		m.advance(e.at.UnixNano())
-		m.st.Agents[e.agent] = mb
+		m.st.Agents[e.agent], m.st.CPUs[e.agent] = mb, cpus
 		m.agentsChanged()
 	case evAgentRemoved:
 		if _, ok := m.st.Agents[e.agent]; !ok {
@@ -114,6 +122,7 @@ func (m *virtualCluster) observe(e event) {
 		}
 		m.advance(e.at.UnixNano())
 		delete(m.st.Agents, e.agent)
+		delete(m.st.CPUs, e.agent)
 		m.agentsChanged()
 	case evFrameworkRemoved:
 		m.advance(e.at.UnixNano())
@@ -137,9 +146,10 @@ func (st *virtualState) sumAgents() {
 		ids = append(ids, id)
 	}
 	sort.Strings(ids)
-	st.Total = 0
+	st.Total, st.TotalCPUs = 0, 0
 	for _, id := range ids {
 		st.Total += st.Agents[id]
+		st.TotalCPUs += st.CPUs[id]
 	}
 }
 
@@ -150,6 +160,14 @@ func (m *virtualCluster) declare(fw string, s JobSize, at int64) {
 		size = math.Inf(1)
 	}
 	h := m.st.Heads[fw]
+	if s.Probe {
+		m.declareProbe(fw, s, at)
+		return
+	}
+	if h != nil && h.Probe {
+		m.detach(fw)
+		h = nil
+	}
 	if h == nil || h.Job != s.Job {
 		m.detach(fw)
 		m.st.Seq++
@@ -159,7 +177,7 @@ func (m *virtualCluster) declare(fw string, s JobSize, at int64) {
 	if !h.Left {
 		m.leaveQueue(h)
 	}
-	h.Known, h.Size, h.APB, h.AM = s.Known, size, s.APB, s.AM
+	h.Known, h.Size, h.APB, h.AM, h.APBCPUs = s.Known, size, s.APB, s.AM, s.APBCPUs
 	if h.remaining() > 0 {
 		h.Left = false
 		m.joinQueue(h)
@@ -167,6 +185,19 @@ func (m *virtualCluster) declare(fw string, s JobSize, at int64) {
 		h.Left, h.Finish, h.Served = true, at, h.Size
 	}
 	m.vra()
+}
+
+// declareProbe records framework fw as running probing job s: outside
+// the virtual cluster, FIFO by when it was first declared.
+func (m *virtualCluster) declareProbe(fw string, s JobSize, at int64) {
+	h := m.st.Heads[fw]
+	if h != nil && h.Probe && h.Job == s.Job {
+		h.APB = s.APB
+		return
+	}
+	m.detach(fw)
+	m.st.Seq++
+	m.st.Heads[fw] = &vjob{FW: fw, Job: s.Job, APB: s.APB, Seq: m.st.Seq, Head: true, Left: true, Probe: true, Since: at}
 }
 
 // detach ends the tie between a framework and its job: an unknown-size
@@ -213,8 +244,13 @@ func (m *virtualCluster) leaveQueue(j *vjob) {
 	}
 }
 
-// vra is Algorithm 2: max-min fair memory capped at each job's APB.
+// vra is Algorithm 2: max-min fair memory capped at each job's APB (or,
+// in DRF mode, its DRF version, vraDRF).
 func (m *virtualCluster) vra() {
+	if m.drf {
+		m.vraDRF()
+		return
+	}
 	left := m.st.Total
 	n := len(m.st.Queue)
 	for i, j := range m.st.Queue {
@@ -290,13 +326,48 @@ func (m *virtualCluster) refresh(now time.Time, v views) bool {
 		}
 	}
 	t := now.UnixNano()
+	var probes []*vjob
 	for fw, h := range m.st.Heads {
+		if h.Probe {
+			probes = append(probes, h)
+			continue
+		}
 		if f := v.framework(fw); f != nil {
 			f.Virtual = h.view(t)
 			m.shown[fw] = true
 		}
 	}
+	m.showProbes(probes, t, v)
 	return true
+}
+
+// showProbes writes the probes' views: oldest first, each with the memory
+// declared by the probes up to and including it.
+func (m *virtualCluster) showProbes(probes []*vjob, t int64, v views) {
+	slices.SortFunc(probes, func(a, b *vjob) int {
+		if a.Since != b.Since {
+			return cmpInt64(a.Since, b.Since)
+		}
+		return cmpInt64(int64(a.Seq), int64(b.Seq))
+	})
+	var ahead float64
+	for _, h := range probes {
+		ahead += h.APB
+		if f := v.framework(h.FW); f != nil {
+			f.Virtual = sorter.Virtual{State: sorter.VirtualProbe, Remaining: -float64(t-h.Since) / 1e9, Ahead: ahead}
+			m.shown[h.FW] = true
+		}
+	}
+}
+
+func cmpInt64(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
 }
 
 // view is what the sorter reads of j at time t (Unix ns).
@@ -305,9 +376,9 @@ func (j *vjob) view(t int64) sorter.Virtual {
 	case j.Left:
 		return sorter.Virtual{State: sorter.VirtualDone, Remaining: -float64(t-j.Finish) / 1e9}
 	case j.Known:
-		return sorter.Virtual{State: sorter.VirtualKnown, Remaining: j.remaining(), Resource: j.VR}
+		return sorter.Virtual{State: sorter.VirtualKnown, Remaining: j.remaining(), Resource: j.VR, Rate: j.rate()}
 	}
-	return sorter.Virtual{State: sorter.VirtualUnknown, Remaining: j.remaining(), Resource: j.VR}
+	return sorter.Virtual{State: sorter.VirtualUnknown, Remaining: j.remaining(), Resource: j.VR, Rate: j.rate()}
 }
 
 // virtualSnapshot is the gob form of the state: pointers flattened, maps
@@ -321,14 +392,15 @@ type virtualSnapshot struct {
 }
 
 type agentMem struct {
-	ID string
-	MB float64
+	ID   string
+	MB   float64
+	CPUs float64
 }
 
 func (m *virtualCluster) snapshot() ([]byte, error) {
 	s := virtualSnapshot{Started: m.st.Started, Last: m.st.Last, Seq: m.st.Seq}
 	for id, mb := range m.st.Agents {
-		s.Agents = append(s.Agents, agentMem{id, mb})
+		s.Agents = append(s.Agents, agentMem{id, mb, m.st.CPUs[id]})
 	}
 	sort.Slice(s.Agents, func(i, k int) bool { return s.Agents[i].ID < s.Agents[k].ID })
 	for _, j := range m.st.Queue {
@@ -357,7 +429,7 @@ func (m *virtualCluster) restore(data []byte) error {
 	st := emptyVirtualState()
 	st.Started, st.Last, st.Seq = s.Started, s.Last, s.Seq
 	for _, a := range s.Agents {
-		st.Agents[a.ID] = a.MB
+		st.Agents[a.ID], st.CPUs[a.ID] = a.MB, a.CPUs
 	}
 	for i := range s.Jobs {
 		j := &s.Jobs[i]

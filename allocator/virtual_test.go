@@ -171,6 +171,55 @@ func TestFSPOrdering(t *testing.T) {
 	}
 }
 
+// TestFSPProbingQueue: probes within the probing share (a tenth of 64 GB:
+// the first three of 2048 MB) come first, oldest first; the fourth
+// borrows after everything else. Probes are not in the virtual cluster.
+func TestFSPProbingQueue(t *testing.T) {
+	cases := []struct {
+		share float64
+		want  string
+	}{
+		{0, "p1 p2 p3 small owed p4"},    // DefaultProbeShare
+		{0.2, "p1 p2 p3 p4 small owed"},  // all four fit
+		{-1, "small owed p1 p2 p3 p4"},   // no share: every probe borrows
+		{0.05, "p1 small owed p2 p3 p4"}, // one fits
+	}
+	for _, c := range cases {
+		fx := newFixture(t, Config{Sorter: sorter.FSP{ProbeShare: c.share}})
+		fx.agent("n1", "cpus:64;mem:65536")
+		for _, fw := range []string{"owed", "p4", "p3", "small", "p2", "p1"} {
+			fx.framework(fw, "")
+		}
+		start := fx.clk.Now()
+		fx.size("small", JobSize{Job: "s", Known: true, Size: 1e8, APB: 1024})
+		for i, p := range []string{"p1", "p2", "p3", "p4"} {
+			fx.clk.T = start.Add(time.Duration(i) * time.Second)
+			fx.size(p, JobSize{Job: "probe-" + p, Probe: true, APB: 2048})
+		}
+		// owed is a fair-queue job holding more than its share once it is
+		// offered n1: keep it out of the first tier by its holdings
+		fx.size("owed", JobSize{Job: "o", APB: 1024})
+		if err := fx.a.AddAgent("n2", AgentInfo{Total: resources.MustParse("cpus:4;mem:2048"), Used: map[string]resources.Resources{"owed": resources.MustParse("cpus:1;mem:2048")}}); err != nil {
+			t.Fatal(err)
+		}
+		fx.clk.T = start.Add(10 * time.Second)
+		fx.a.Allocate()
+		var order []string
+		for _, n := range fx.a.global.items {
+			order = append(order, fx.a.fws[n].id)
+		}
+		if got := strings.Join(order, " "); got != c.want {
+			t.Errorf("share %v: order %q, want %q", c.share, got, c.want)
+		}
+		if v := fx.view("p4"); v.State != sorter.VirtualProbe || v.Ahead != 8192 || v.Remaining != -7 {
+			t.Errorf("share %v: p4's view %+v, want a probe 7 s old with 8192 MB ahead", c.share, v)
+		}
+		if n := len(fx.a.models[0].(*virtualCluster).st.Queue); n != 2 {
+			t.Errorf("share %v: %d jobs in the virtual cluster, want 2 (probes stay out)", c.share, n)
+		}
+	}
+}
+
 // fspScript drives an FSP allocator through declarations, cycles,
 // recoveries and removals at uneven times; the same script gives the
 // same state.
@@ -185,6 +234,12 @@ func fspScript(t *testing.T, fx *fixture, steps int) {
 		fx.size(fw, JobSize{Job: "j" + fw, Known: known, Size: map[bool]float64{true: size}[known], APB: float64(1024 * (1 + i%4)), AM: 256})
 		if i%3 == 0 && i > 2 {
 			fx.size(fw, JobSize{Job: "j" + fw, Known: true, Size: size / 2, APB: 2048})
+		}
+		if i%5 == 2 {
+			p := "probe" + strconv.Itoa(i)
+			fx.framework(p, "")
+			fx.demand(p, "cpus:1;mem:1024", 1)
+			fx.size(p, JobSize{Job: "p" + fw, Probe: true, APB: 1024})
 		}
 		out := fx.cycle()
 		if i%2 == 1 {
@@ -314,5 +369,36 @@ func TestSetJobSizeValidates(t *testing.T) {
 	drf.framework("a", "")
 	if err := drf.a.SetJobSize("a", JobSize{Job: "j", Known: true, Size: 5, APB: 1}); err != nil {
 		t.Errorf("drf refused a valid job size: %v", err)
+	}
+}
+
+// TestVRADRF: the DRF virtual cluster (sorter.FSP.DRF) on 16 cpus and
+// 8192 MB. a (2048 MB, 16 cpus) and b (8192 MB, 8 cpus) have dominant
+// share 1, c (1024 MB, no cpus) 1/8. Cpus bind first: 16s + 8s = 16 at
+// s = 2/3, so a gets 2/3 of 2048 MB, b 2/3 of 8192 and c all of its 1024.
+// Memory alone would give c 1024, a 2048 and b the 5120 left.
+func TestVRADRF(t *testing.T) {
+	for _, c := range []struct {
+		drf     bool
+		a, b, c float64
+	}{
+		{true, 2048 * 2 / 3.0, 8192 * 2 / 3.0, 1024},
+		{false, 2048, 5120, 1024},
+	} {
+		fx := newFixture(t, Config{Sorter: sorter.FSP{DRF: c.drf}})
+		fx.agent("n1", "cpus:8;mem:4096").agent("n2", "cpus:8;mem:4096")
+		fx.framework("a", "").framework("b", "").framework("c", "")
+		fx.size("a", JobSize{Job: "a", Known: true, Size: 1e6, APB: 2048, APBCPUs: 16})
+		fx.size("b", JobSize{Job: "b", Known: true, Size: 1e6, APB: 8192, APBCPUs: 8})
+		fx.size("c", JobSize{Job: "c", Known: true, Size: 1e6, APB: 1024, AM: 256})
+		fx.cycle()
+		for fw, want := range map[string]float64{"a": c.a, "b": c.b, "c": c.c} {
+			if got := fx.view(fw).Resource; !near(got, want) {
+				t.Errorf("drf %v: %s's virtual memory %v, want %v", c.drf, fw, got, want)
+			}
+		}
+		if got := fx.view("c").Rate; !near(got, c.c-256) {
+			t.Errorf("drf %v: c shrinks at %v MB/s, want its virtual memory less its AM", c.drf, got)
+		}
 	}
 }

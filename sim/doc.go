@@ -17,7 +17,10 @@
 // (online.go). For the FSPY paper, slowdown.go has its metrics (response
 // time, common and fair slowdown, prediction R^2) and its workload method
 // (windows of consecutive jobs grouped by offered load), and
-// swimfeatures.go the features its size predictor sees of a SWIM job.
+// swimfeatures.go the features its size predictor sees of a SWIM job;
+// am.go runs YARN's per-job application masters (held to the job's end,
+// admitted under maxAMShare) and probe.go fspy's probing jobs in their
+// queue.
 // For the co-location bandit, interference.go is a model of jobs that
 // share nodes without isolation (cores contended, I/O wait, usage samples
 // given to the allocator; Config.Interference, off by default) and

@@ -73,6 +73,11 @@ type Config struct {
 	Progress func(Progress)
 	// Sizes say how jobs learn their sizes under fspy (sim/fsp.go).
 	Sizes SizeOptions
+	// AMShare caps the memory the jobs' application masters (Job.AM) may
+	// hold at once, as a fraction of the cluster's (YARN's maxAMShare,
+	// am.go); 0: DefaultAMShare; negative: no cap. Only jobs with an AM
+	// are affected.
+	AMShare float64
 	// Check cross-checks the simulator's books against the allocator's
 	// after every allocation cycle and fails the run on any difference
 	// (slow; for tests).
@@ -186,6 +191,8 @@ type simJob struct {
 	done       bool
 	after      []int32 // jobs that run after this one
 	arrived    bool
+	amGroup    int32 // the AM's group (am.go), -1 without an AM
+	amRun      int32 // the AM's run once it started, -1 before
 }
 
 type simGroup struct {
@@ -193,6 +200,7 @@ type simGroup struct {
 	job     int32
 	stage   int16
 	index   int16
+	am      bool             // the job's application master (am.go)
 	res     resources.Vector // reservable part of the demand
 	bw      bool             // demands a bandwidth
 	pending int64
@@ -256,6 +264,7 @@ type engine struct {
 	m metrics
 
 	sizes *sizer // job sizes for fsp and fspy (fsp.go); nil otherwise
+	ams   amAdmission
 }
 
 var bwKinds = [2]resources.Kind{resources.DiskBW, resources.NetBW}
@@ -278,6 +287,12 @@ func Run(w *Workload, cfg Config) (*Result, error) {
 	}
 	if _, err := ParsePredictor(cfg.Sizes.Predictor, nil, 0); err != nil {
 		return nil, err
+	}
+	if pw, p := withProbes(w, cfg); pw != w {
+		if err := pw.Validate(); err != nil {
+			return nil, fmt.Errorf("probing jobs: %w", err)
+		}
+		w, cfg.Policy = pw, p
 	}
 	e := &engine{cfg: cfg, w: w, epoch: time.Unix(0, 0).UTC(), iv: cfg.Interval.Seconds()}
 	e.clock = &allocator.ManualClock{T: e.epoch}
@@ -354,6 +369,7 @@ func (e *engine) setup() error {
 				e.total64 += int64(g.Tasks)
 			}
 		}
+		e.addAM(int32(i))
 		jobIx[j.ID] = int32(i)
 		if j.After != "" {
 			p := jobIx[j.After]
@@ -474,6 +490,10 @@ func (e *engine) arrive(ji int32) {
 	}
 	if e.sizes != nil {
 		e.sizes.arrived(e, ji)
+	}
+	if j.amGroup >= 0 {
+		e.admitAM(ji)
+		return
 	}
 	e.readyStage(ji)
 }
@@ -728,7 +748,7 @@ func (e *engine) launch(f *simFramework, ai int32, gi int32, k int64) error {
 	ri := e.newRun()
 	r := &e.runs[ri]
 	*r = simRun{group: gi, agent: ai, count: int32(k), slot: -1, work: g.g.Duration, rate: 1, since: e.now, version: r.version + 1, live: true}
-	if (g.bw && a.bwCap) || e.inter != nil {
+	if ((g.bw && a.bwCap) || e.inter != nil) && !g.am {
 		r.slot = int32(len(a.bwRuns))
 		a.bwRuns = append(a.bwRuns, ri)
 		e.queueRerate(ai)
@@ -757,6 +777,28 @@ func (e *engine) queueRerate(ai int32) {
 
 // finishRun ends a run: its tasks are done and their resources return.
 func (e *engine) finishRun(ri int32) error {
+	if e.groups[e.runs[ri].group].am {
+		e.amStarted(ri)
+		return nil
+	}
+	g, err := e.release(ri)
+	if err != nil {
+		return err
+	}
+	j := &e.jobs[g.job]
+	if j.left -= int64(e.runs[ri].count); j.left == 0 {
+		if j.stage+1 < len(j.job.Stages) {
+			j.stage++
+			e.readyStage(g.job)
+		} else {
+			e.jobDone(g.job)
+		}
+	}
+	return nil
+}
+
+// release ends run ri: its tasks are done and their resources return.
+func (e *engine) release(ri int32) (*simGroup, error) {
 	r := &e.runs[ri]
 	g := &e.groups[r.group]
 	a := &e.agents[r.agent]
@@ -778,25 +820,18 @@ func (e *engine) finishRun(ri int32) error {
 	r.live = false
 	e.freeRun = append(e.freeRun, ri)
 	if err := e.al.Recover(f.id, a.id, resources.Resources{Scalars: g.res.Times(k)}, nil); err != nil {
-		return fmt.Errorf("t=%.3fs: recovering finished tasks: %w", e.now, err)
+		return nil, fmt.Errorf("t=%.3fs: recovering finished tasks: %w", e.now, err)
 	}
 	e.observe(EventFinish, g, a, int(k))
 	e.markDirty()
-	if j.left -= k; j.left == 0 {
-		if j.stage+1 < len(j.job.Stages) {
-			j.stage++
-			e.readyStage(g.job)
-		} else {
-			e.jobDone(g.job)
-		}
-	}
-	return nil
+	return g, nil
 }
 
 func (e *engine) jobDone(ji int32) {
 	j := &e.jobs[ji]
 	j.done, j.finish = true, e.now
 	e.jobsDone++
+	e.endAM(ji)
 	f := e.fws[j.fw]
 	f.jobsLeft--
 	if f.active--; f.active == 0 {

@@ -20,14 +20,18 @@ import (
 //   - fsp (sorter.FSP{Oracle: true}): at arrival every job declares its
 //     true size (JobSize: MB x s at full speed).
 //   - fspy (sorter.FSP{}): at arrival a job declares an unknown size with
-//     the paper's initial APB (eq. 9, without an AM: the simulator runs
-//     none) and an infinite initial size, so it is served fairly; a probe
+//     the paper's initial APB (eq. 9; its AM's memory added when it has
+//     one) and an infinite initial size, so it is served fairly; a probe
 //     event ProbeDelay seconds later asks SizeOptions.Predictor, and if it
 //     answers, the job declares the prediction (eq. 10 moves it to the
 //     size-based queue). A predictor that cannot tell yet (a regression
 //     with too little history) leaves the job of unknown size for good.
-//     The probe itself is a delay only: it takes no resources (the
-//     paper's probing queue and its share are not modelled).
+//     Without SizeOptions.ProbeShare the probe is a delay only and takes
+//     no resources; with it, the probe is a job in the probing queue
+//     (probe.go) and the prediction arrives when it finishes.
+//   - A job with an AM (Job.AM, am.go) declares its memory as the AM of
+//     JobSize and adds it to the APB (eq. 9: R_am + R_m x N_m), so its
+//     virtual size shrinks at (virtual resource - AM) as VSC has it.
 //   - A known size is declared with APB = the job's largest stage's
 //     memory (tasks x container memory), capped at the cluster's memory:
 //     what the job's configuration says before it runs. fsp and fspy use
@@ -53,6 +57,12 @@ type SizeOptions struct {
 	// ProbeDelay is how long after arrival the probe's prediction arrives,
 	// seconds; 0 means DefaultProbeDelay, negative means at arrival.
 	ProbeDelay float64
+	// ProbeShare, if > 0, runs probes as jobs (fspy only; probe.go): each
+	// job's probe is a job of its own, one container of ProbeMemMB and 1
+	// cpu for the probe delay, in FSPY's probing queue with this share of
+	// the cluster (sorter.FSP.ProbeShare), and the prediction arrives when
+	// the probe finishes. 0: a probe is a delay and takes nothing.
+	ProbeShare float64
 	// ProbeNoise is the sigma of a log-normal sampling error on the
 	// function times a probe measures (MapFuncSeconds, ReduceFuncSeconds),
 	// per job and phase, seeded by Config.Seed: a probe reads a small
@@ -67,14 +77,18 @@ const DefaultProbeDelay = 10.0
 // sizer is the simulator's side of size declarations (nil for policies
 // that use no sizes).
 type sizer struct {
-	oracle    bool
-	opt       SizeOptions
-	pred      jobsize.Predictor
-	clusterMB float64
+	oracle      bool
+	opt         SizeOptions
+	pred        jobsize.Predictor
+	clusterMB   float64
+	clusterCPUs float64
 	// per job: the prediction (NaN until there is one)
 	predicted []float64
 	// per framework: the index of the job it declared, -1 if none
 	head []int32
+	// probes run as jobs (probe.go): per job, the job it probes (-1 for a
+	// production job) and its probe (-1 if none)
+	probeFor, probeOf []int32
 }
 
 func newSizer(e *engine) *sizer {
@@ -82,7 +96,7 @@ func newSizer(e *engine) *sizer {
 	if !ok {
 		return nil
 	}
-	s := &sizer{oracle: f.Oracle, opt: e.cfg.Sizes, clusterMB: e.total[resources.Mem].Units()}
+	s := &sizer{oracle: f.Oracle, opt: e.cfg.Sizes, clusterMB: e.total[resources.Mem].Units(), clusterCPUs: e.total[resources.CPUs].Units()}
 	truth := jobsize.Oracle{}
 	for i := range e.w.Jobs {
 		truth[e.w.Jobs[i].ID] = JobSize(&e.w.Jobs[i])
@@ -107,13 +121,18 @@ func newSizer(e *engine) *sizer {
 	for i := range s.head {
 		s.head[i] = -1
 	}
+	s.linkProbes(e)
 	return s
 }
 
 // arrived declares job ji if it is its framework's head, and schedules
 // its probe (fspy).
 func (s *sizer) arrived(e *engine, ji int32) {
-	if !s.oracle {
+	if s.probeFor[ji] >= 0 {
+		s.declareProbe(e, ji)
+		return
+	}
+	if !s.oracle && s.probeOf[ji] < 0 {
 		d := s.opt.ProbeDelay
 		if d == 0 {
 			d = DefaultProbeDelay
@@ -142,6 +161,10 @@ func (s *sizer) probe(e *engine, ji int32) {
 // finished trains the predictor on job ji and declares its framework's
 // next head job, if any.
 func (s *sizer) finished(e *engine, ji int32) {
+	if p := s.probeFor[ji]; p >= 0 {
+		s.probe(e, p) // the probe's measurements are in
+		return
+	}
 	j := &e.jobs[ji]
 	if f, a, ok := SWIMFeatures(j.job); ok {
 		s.pred.Observe(s.noisy(e, f), a)
@@ -161,32 +184,38 @@ func (s *sizer) finished(e *engine, ji int32) {
 func (s *sizer) declare(e *engine, fw int, ji int32) {
 	s.head[fw] = ji
 	j := e.jobs[ji].job
-	d := allocator.JobSize{Job: j.ID}
+	d := allocator.JobSize{Job: j.ID, AM: j.AM[resources.Mem].Units()}
 	if p := s.predicted[ji]; !math.IsNaN(p) {
-		d.Known, d.Size, d.APB = true, p, s.apb(j, false)
+		d.Known, d.Size = true, p
+		d.APB, d.APBCPUs = s.apb(j, false)
 	} else {
-		d.APB = s.apb(j, true)
+		d.APB, d.APBCPUs = s.apb(j, true)
 	}
+	d.APB += d.AM
+	d.APBCPUs += j.AM[resources.CPUs].Units()
 	must(e.al.SetJobSize(e.fws[fw].id, d))
 	e.markDirty()
 }
 
-// apb is the memory bound a job declares: its first stage's (eq. 9's
-// initial APB, R_m x N_m) before its size is known, its largest stage's
-// after; at most the cluster's memory, at least 1 MB.
-func (s *sizer) apb(j *Job, initial bool) float64 {
-	var mb float64
+// apb is the bound a job declares, in memory and cpus: its first stage's
+// (eq. 9's initial APB, R_m x N_m) before its size is known, its largest
+// stage's (by memory) after; at most the cluster's, at least 1 MB. The
+// cpus count only for a virtual cluster shared by DRF (sorter.FSP.DRF).
+func (s *sizer) apb(j *Job, initial bool) (mb, cpus float64) {
 	for si, st := range j.Stages {
-		var m float64
+		var m, c float64
 		for _, g := range st.Groups {
 			m += float64(g.Tasks) * g.Demand[resources.Mem].Units()
+			c += float64(g.Tasks) * g.Demand[resources.CPUs].Units()
 		}
-		mb = math.Max(mb, m)
+		if m > mb {
+			mb, cpus = m, c
+		}
 		if initial && si == 0 {
 			break
 		}
 	}
-	return math.Max(1, math.Min(mb, s.clusterMB))
+	return math.Max(1, math.Min(mb, s.clusterMB)), math.Min(cpus, s.clusterCPUs)
 }
 
 // features is what the probe reports: SWIMFeatures with the probe's
@@ -215,7 +244,7 @@ func (s *sizer) predictions(e *engine) map[string]float64 {
 	}
 	out := map[string]float64{}
 	for i, p := range s.predicted {
-		if !math.IsNaN(p) {
+		if !math.IsNaN(p) && s.probeFor[i] < 0 {
 			out[e.jobs[i].job.ID] = p
 		}
 	}

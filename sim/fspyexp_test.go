@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"sort"
 	"strings"
 	"testing"
 )
@@ -41,6 +42,33 @@ func TestRunFSPY(t *testing.T) {
 	for _, f := range []string{`"windows":[{"id":`, `"load":`, `"policy":`, `"mean_rt_s":`, `"p50_rt_s":`, `"groups":[{`, `"fspy_over_fair":`, `"fair_slowdown":{`, `"le_1":`, `"le_1_5":`, `"max":`, `"r2":`} {
 		if !bytes.Contains(b, []byte(f)) {
 			t.Errorf("JSON lacks %s", f)
+		}
+	}
+	// the issue's shape, exactly: these keys and no others
+	ib, err := json.Marshal(rep.IssueJSON())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var issue map[string]any
+	if err := json.Unmarshal(ib, &issue); err != nil {
+		t.Fatal(err)
+	}
+	keys := func(m any) string {
+		var ks []string
+		for k := range m.(map[string]any) {
+			ks = append(ks, k)
+		}
+		sort.Strings(ks)
+		return strings.Join(ks, ",")
+	}
+	for _, c := range []struct{ what, got, want string }{
+		{"top", keys(issue), "fair_slowdown,groups,r2,windows"},
+		{"window", keys(issue["windows"].([]any)[0]), "id,load,mean_rt_s,p50_rt_s,policy"},
+		{"group", keys(issue["groups"].([]any)[0]), "fspy_over_fair,load"},
+		{"fair_slowdown", keys(issue["fair_slowdown"]), "le_1,le_1_5,max"},
+	} {
+		if c.got != c.want {
+			t.Errorf("issue JSON %s keys %s, want %s", c.what, c.got, c.want)
 		}
 	}
 	again, err := RunFSPY(opt)

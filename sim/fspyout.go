@@ -58,14 +58,17 @@ func writeFSPYWindowsCSV(w io.Writer, rep *FSPYReport) error {
 	return nil
 }
 
-// fspyMeanRTChart: mean response time against the groups' mean load.
+// fspyMeanRTChart: mean response time against the groups' load level,
+// both in log2: fifo's means are a hundred times fair's at heavy load, and
+// on a linear axis they flatten every other line (the paper's Figure 6
+// has fair and fspy only).
 func fspyMeanRTChart(rep *FSPYReport, policies []string) *plot.Chart {
-	ch := &plot.Chart{Title: rep.Trace + ": mean response time by load group", XLabel: "log2 offered load (group)", YLabel: "mean response time (s)"}
+	ch := &plot.Chart{Title: rep.Trace + ": mean response time by load group", XLabel: "log2 offered load (group)", YLabel: "log2 mean response time (s)"}
 	for _, p := range policies {
 		l := plot.Line{Name: p}
 		for _, g := range rep.Groups {
-			if v, ok := g.MeanRT[p]; ok {
-				l.X, l.Y = append(l.X, float64(g.Level)), append(l.Y, v)
+			if v, ok := g.MeanRT[p]; ok && v > 0 {
+				l.X, l.Y = append(l.X, float64(g.Level)), append(l.Y, math.Log2(v))
 			}
 		}
 		ch.Lines = append(ch.Lines, l)
@@ -73,16 +76,74 @@ func fspyMeanRTChart(rep *FSPYReport, policies []string) *plot.Chart {
 	return ch
 }
 
-// fspyECDFChart: the response-time ECDF of the heaviest group.
+// fspyECDFChart: the response-time ECDF of the heaviest group, over log2
+// response time.
 func fspyECDFChart(rep *FSPYReport, policies []string) *plot.Chart {
 	ch := &plot.Chart{Title: fmt.Sprintf("%s: ECDF of response times, load level %d", rep.Trace, rep.CommonLevel),
-		XLabel: "response time (s)", YLabel: "fraction of jobs", YMin: 0, YMax: 1, Step: true}
+		XLabel: "log2 response time (s)", YLabel: "fraction of jobs", YMin: 0, YMax: 1, Step: true}
 	for _, p := range policies {
 		l := plot.Line{Name: p}
 		for _, pt := range rep.ECDF[p] {
-			l.X, l.Y = append(l.X, pt.X), append(l.Y, pt.Y)
+			if pt.X > 0 { // response times span 10 s to hours: log2
+				l.X, l.Y = append(l.X, math.Log2(pt.X)), append(l.Y, pt.Y)
+			}
 		}
 		ch.Lines = append(ch.Lines, l)
 	}
 	return ch
+}
+
+// FSPYIssueJSON is the report in the shape issue 12 specifies, exactly:
+// {"windows":[{"id","load","policy","mean_rt_s","p50_rt_s"}],
+// "groups":[{"load","fspy_over_fair"}],
+// "fair_slowdown":{"le_1","le_1_5","max"},"r2"}. `allot experiment fspy
+// --json` prints it; report.json under --out holds the whole FSPYReport.
+type FSPYIssueJSON struct {
+	Windows      []FSPYIssueWindow `json:"windows"`
+	Groups       []FSPYIssueGroup  `json:"groups"`
+	FairSlowdown FSPYIssueSlowdown `json:"fair_slowdown"`
+	R2           float64           `json:"r2"` // -1 when nothing was predicted
+}
+
+// FSPYIssueWindow is one window under one policy.
+type FSPYIssueWindow struct {
+	ID     int     `json:"id"`
+	Load   float64 `json:"load"`
+	Policy string  `json:"policy"`
+	MeanRT float64 `json:"mean_rt_s"`
+	P50RT  float64 `json:"p50_rt_s"`
+}
+
+// FSPYIssueGroup is a load group: its windows' mean load and fspy's mean
+// response time over fair's.
+type FSPYIssueGroup struct {
+	Load         float64 `json:"load"`
+	FSPYOverFair float64 `json:"fspy_over_fair"`
+}
+
+// FSPYIssueSlowdown is fspy's fair slowdown over every window's jobs.
+type FSPYIssueSlowdown struct {
+	LE1   float64 `json:"le_1"`
+	LE1p5 float64 `json:"le_1_5"`
+	Max   float64 `json:"max"`
+}
+
+// IssueJSON returns the report in the issue's shape.
+func (r *FSPYReport) IssueJSON() FSPYIssueJSON {
+	out := FSPYIssueJSON{
+		Windows:      make([]FSPYIssueWindow, 0, len(r.Windows)),
+		Groups:       make([]FSPYIssueGroup, 0, len(r.Groups)),
+		FairSlowdown: FSPYIssueSlowdown{LE1: r.FairSlowdown.LE1, LE1p5: r.FairSlowdown.LE1p5, Max: r.FairSlowdown.Max},
+		R2:           r.R2,
+	}
+	if math.IsNaN(out.R2) {
+		out.R2 = -1
+	}
+	for _, w := range r.Windows {
+		out.Windows = append(out.Windows, FSPYIssueWindow{ID: w.ID, Load: w.Load, Policy: w.Policy, MeanRT: w.MeanRT, P50RT: w.P50RT})
+	}
+	for _, g := range r.Groups {
+		out.Groups = append(out.Groups, FSPYIssueGroup{Load: g.Load, FSPYOverFair: g.FSPYOverFair})
+	}
+	return out
 }

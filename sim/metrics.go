@@ -288,11 +288,15 @@ func (e *engine) result() *Result {
 	}
 	jcts := make([]float64, 0, len(e.jobs))
 	var waitSum, jctSum, last float64
-	r.JobStats = make([]JobStat, len(e.jobs))
+	r.JobStats = make([]JobStat, 0, len(e.jobs))
 	for i := range e.jobs {
+		if e.sizes.isProbe(i) {
+			r.Jobs--
+			continue // fspy's probes are its cost, not the workload's jobs (probe.go)
+		}
 		j := &e.jobs[i]
 		st := JobStat{ID: j.job.ID, Framework: j.job.Framework, Arrive: j.arrive - m.t0, Start: j.start - m.t0, Finish: j.finish - m.t0, Tasks: j.job.Tasks()}
-		r.JobStats[i] = st
+		r.JobStats = append(r.JobStats, st)
 		jcts = append(jcts, st.JCT())
 		jctSum += st.JCT()
 		waitSum += st.Start - st.Arrive

@@ -28,6 +28,13 @@ var policyAliases = map[string]struct {
 	"fair":   {"drf", sorter.RRR}, // YARN's fair scheduler in its DRF policy
 }
 
+// fspVariants are sorter.FSP's options beyond the paper, by the names
+// sorter.FSP.Name gives them (not in the master's sorter table).
+var fspVariants = map[string]sorter.FSP{
+	"fspy-drf": {DRF: true, Finish: true},
+	"fsp-drf":  {Oracle: true, DRF: true, Finish: true},
+}
+
 // ParsePolicy reads "drf", "psdsf/joint", "bf-drf", "fair"...: a criterion
 // name (see sorter.Names), optionally followed by /rrr, /bestfit or /joint;
 // without one, sel applies. The label is the name as given, lower-cased,
@@ -47,6 +54,9 @@ func ParsePolicy(s string, sel sorter.AgentSelection) (Policy, error) {
 		if sel, err = sorter.ParseAgentSelection(selName); err != nil {
 			return Policy{}, err
 		}
+	}
+	if v, ok := fspVariants[name]; ok && !hasSel {
+		return Policy{Name: name, Sorter: v, Selection: sel}, nil
 	}
 	c, err := sorter.Lookup(crit)
 	if err != nil {

@@ -46,6 +46,51 @@ type TraceOptions struct {
 	RateNoise float64
 	// NoiseSeed seeds RateNoise.
 	NoiseSeed uint64
+	// SWIMScale, if > 0, scales a SWIM job's bytes as SWIM's replay tool
+	// (GenerateReplayScript) does when it synthesizes a trace for a
+	// smaller cluster: input, shuffle and output times machines-here over
+	// machines-sampled (truncated to whole bytes), then input at least one
+	// 64 MiB block and shuffle and output at least 1 KiB (see
+	// SWIMReplayScale). 0, the default, reads the bytes as they are.
+	SWIMScale float64
+	// AMMemMB, if > 0, gives every SWIM job an application master of 1
+	// cpu and this many MB (Job.AM) that starts in swimStartup seconds,
+	// as YARN runs a MapReduce job; 0, the default, runs none (Hadoop
+	// 0.20's JobTracker, which the SWIM model otherwise follows, had no
+	// per-job master). YARNAMMemMB is YARN's.
+	AMMemMB float64
+}
+
+// YARNAMMemMB is a MapReduce AM's container on YARN: Hadoop 2's default
+// yarn.app.mapreduce.am.resource.mb (1536 MB) rounded up, as YARN's
+// schedulers normalize requests, to a multiple of the 1024 MB allocation
+// increment.
+const YARNAMMemMB = 2048
+
+// SWIMReplayScale is the factor SWIM's replay tool scales a trace's bytes
+// by to run it on machines machines: machines over the size of the
+// cluster the trace was sampled from (SWIM's documentation: FB-2009 600
+// machines, FB-2010 3,000). 0 for a trace it does not know.
+func SWIMReplayScale(trace string, machines int) float64 {
+	var sampled float64
+	switch strings.ToUpper(trace) {
+	case "FB-2009":
+		sampled = 600
+	case "FB-2010":
+		sampled = 3000
+	default:
+		return 0
+	}
+	return float64(machines) / sampled
+}
+
+// swimScale applies TraceOptions.SWIMScale to a job's bytes.
+func swimScale(opt TraceOptions, in, shuffle, out float64) (float64, float64, float64) {
+	if !(opt.SWIMScale > 0) {
+		return in, shuffle, out
+	}
+	s := opt.SWIMScale
+	return math.Max(math.Floor(in*s), swimBlock), math.Max(math.Floor(shuffle*s), 1024), math.Max(math.Floor(out*s), 1024)
 }
 
 // DefaultMachineMemMB is the machine size Alibaba's memory is scaled by.
@@ -163,13 +208,16 @@ func ReadSWIM(r io.Reader, file string, opt TraceOptions) ([]Job, error) {
 		if id == "" {
 			return nil, &InputError{File: file, Line: line, Column: names[0], Msg: "empty; want a job id"}
 		}
-		in, shuffle, out := v[3], v[4], v[5]
+		in, shuffle, out := swimScale(opt, v[3], v[4], v[5])
 		gm, gr := swimNoise(opt, id)
 		maps := int(math.Max(1, math.Ceil(in/swimBlock)))
 		perMap := in / float64(maps)
 		mapDur := swimStartup + perMap/swimMapRate*gm
 		j := Job{ID: id, Framework: id, Submit: v[1], Line: line,
 			MapReduce: &MapReduce{InputBytes: in, ShuffleBytes: shuffle, OutputBytes: out, MapCost: gm, ReduceCost: gr}}
+		if opt.AMMemMB > 0 {
+			j.AM, j.AMStartup = Shape(1, opt.AMMemMB, 0, 0, 0), swimStartup
+		}
 		j.Stages = append(j.Stages, Stage{Groups: []Group{{
 			Tasks: maps, Duration: mapDur, Line: line,
 			Demand: Shape(1, swimMapMemMB, 0, perMap/bytesPerMB/mapDur, 0),

@@ -49,6 +49,13 @@ type Job struct {
 	Type string
 	// Line is the jobs-file line of the job's first row (0 if generated).
 	Line int
+	// AM, if not zero, is the job's application master (sim/am.go): a
+	// container of this shape the job must hold before its first stage
+	// becomes ready (for AMStartup seconds, the master's start-up) and
+	// keeps until its last task finishes. It does no work: it is not one
+	// of the job's tasks and not part of its size.
+	AM        resources.Vector
+	AMStartup float64
 	// MapReduce, if not nil, is what the trace says about a MapReduce job
 	// (SWIM): the features a size predictor may be given. The simulator
 	// itself runs Stages only.

@@ -1,6 +1,10 @@
 package sorter
 
-import "github.com/allot-sched/allot/resources"
+import (
+	"math"
+
+	"github.com/allot-sched/allot/resources"
+)
 
 // VirtualState says where FSP's virtual fair cluster has a framework's
 // head job.
@@ -20,6 +24,10 @@ const (
 	// VirtualDone: a job of known size whose virtual size reached zero
 	// while the real job still runs: it is late against fair sharing.
 	VirtualDone
+	// VirtualProbe: the framework runs a probing job (FSPY's probing
+	// queue), which is not in the virtual cluster: served FIFO within the
+	// probing share, after everything else beyond it.
+	VirtualProbe
 )
 
 // Virtual is the view of a framework's head job in FSP's virtual fair
@@ -35,6 +43,14 @@ type Virtual struct {
 	// Resource is the memory (MB) the virtual fair cluster gives the job
 	// (the paper's VRA): a fair-queue job is owed this much.
 	Resource float64
+	// Rate is how fast the job's virtual size shrinks, MB (its virtual
+	// resource less its AM): Remaining / Rate projects its virtual finish.
+	Rate float64
+	// Ahead is, for VirtualProbe, the memory (MB) the probes declared up
+	// to and including this one, oldest first: the probe is within the
+	// probing share when Ahead is at most the share. Remaining is then
+	// minus the seconds since the probe was declared (FIFO: oldest first).
+	Ahead float64
 }
 
 // FSP is the Fair Sojourn Protocol as FSPY builds it for YARN (Liu, Zeng,
@@ -63,15 +79,64 @@ type Virtual struct {
 // one fair-queue job take another's unused share ahead of the size-based
 // queue (it gets it in tier 4).
 //
+// Probing queue (the paper's probing share, section III.C). Probing jobs
+// are frameworks of their own that declare themselves probes
+// (VirtualProbe); they are not in the virtual cluster. Probes whose
+// declared memory, summed FIFO up to and including theirs, fits in
+// ProbeShare of the cluster's memory come before every tier above,
+// oldest first (tier 0); the others come after every tier (tier 5),
+// oldest first: they borrow what production leaves idle, as production
+// borrows the idle part of the probing share (the tiers only order who is
+// offered what is free; nothing is preempted). The FIFO sum is over
+// declared probes, running or waiting, which is the probing queue's
+// holdings plus its demand when each probe asks one container (FSPY's
+// probes run in uber mode, one container each).
+//
 // Oracle names the variant: "fsp" is fed true sizes at submission,
 // "fspy" predicted ones after a probe; the ordering is the same.
-type FSP struct{ Oracle bool }
+// ProbeShare is the probing queue's share of the cluster's memory: 0 for
+// DefaultProbeShare, negative for none (every probe borrows).
+//
+// Beyond the paper, DRF shares the virtual cluster's cpus and memory by
+// DRF over each job's APB vector (allocator/vra_drf.go) instead of memory
+// alone, and Finish orders the size-based queue by projected virtual
+// finish time, Remaining / Rate seconds from now, instead of remaining
+// virtual size: FSP's own rule (serve the job fair sharing would finish
+// first), which the remaining size gives only when every job shrinks at
+// the same rate. Both: "fspy-drf" and "fsp-drf".
+type FSP struct {
+	Oracle     bool
+	ProbeShare float64
+	DRF        bool
+	Finish     bool
+}
+
+// DefaultProbeShare is the probing queue's share when FSP.ProbeShare is 0.
+// The paper leaves it to configuration; a tenth of the cluster holds
+// several uber-mode probes at once, more than FB-2009's arrivals (one job
+// every ~15 s, probes of ~10 s) keep busy on average, and leaves the rest
+// to production.
+const DefaultProbeShare = 0.1
+
+func (f FSP) probeShare() float64 {
+	switch {
+	case f.ProbeShare == 0:
+		return DefaultProbeShare
+	case f.ProbeShare < 0:
+		return 0
+	}
+	return f.ProbeShare
+}
 
 func (f FSP) Name() string {
+	n := "fspy"
 	if f.Oracle {
-		return "fsp"
+		n = "fsp"
 	}
-	return "fspy"
+	if f.DRF || f.Finish {
+		n += "-drf"
+	}
+	return n
 }
 
 // fspTier bounds the key ranges of the fair tiers: far beyond any virtual
@@ -79,12 +144,27 @@ func (f FSP) Name() string {
 // keeps its full precision.
 const fspTier = 1e300
 
-// Key is the framework's place in the four tiers above.
-func (FSP) Key(f *Framework, c *Cluster) float64 {
+// Key is the framework's place in the tiers above.
+func (p FSP) Key(f *Framework, c *Cluster) float64 {
 	v := &f.Virtual
 	switch v.State {
-	case VirtualKnown, VirtualDone:
+	case VirtualKnown:
+		if p.Finish {
+			if v.Rate <= 0 {
+				return fspTier / 2 // never finishes at this rate: last of tier 3
+			}
+			return math.Min(v.Remaining/v.Rate, fspTier/2)
+		}
 		return v.Remaining
+	case VirtualDone:
+		return v.Remaining
+	case VirtualProbe:
+		age := math.Max(0, -v.Remaining)
+		old := age / (1 + age) // in [0, 1): the older, the larger
+		if v.Ahead <= p.probeShare()*c.Total[resources.Mem].Units() {
+			return -fspTier * (3 + old) // tier 0: in (-4e300, -3e300]
+		}
+		return fspTier * (4 - old) // tier 5: in (3e300, 4e300]
 	}
 	held := f.Allocated[resources.Mem]
 	share := held.Ratio(c.Total[resources.Mem]) / f.Weight

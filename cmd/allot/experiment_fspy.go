@@ -4,11 +4,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math"
 	"path/filepath"
 	"strings"
 
 	"github.com/allot-sched/allot/sim"
+	"github.com/allot-sched/allot/sorter"
 )
 
 func init() {
@@ -23,6 +23,9 @@ const fspyDescription = `Runs section IV.C of Liu, Zeng, Piao (FSPY) in the simu
 cut into windows of 200 consecutive jobs overlapping by 50; each window runs
 alone on 8 servers of 8 vcores / 8 GB under fair (drf), capacity, fspy
 (regression-predicted sizes after a probe), fsp (true sizes) and fifo.
+Every job runs a YARN application master (--am-mem MB, held to the job's
+end; AMs capped at half the memory, as YARN's maxAMShare), and fspy's probes
+are jobs in a probing queue of --probe-share of the cluster.
 Windows are grouped by the octave of their offered load (memory-time asked
 per second of arrivals over the cluster's memory, the argument of the
 paper's RCP). Prints mean response time per group and policy, the fair and
@@ -49,13 +52,16 @@ func runFSPYExperiment(args []string, stdout, stderr io.Writer) error {
 	fs.Uint64Var(&o.Seed, "seed", 1, "first `seed`")
 	fs.IntVar(&o.Windows, "windows", 0, "run at most `n` windows, evenly spread over the trace (0: all)")
 	fs.Float64Var(&o.RateNoise, "rate-noise", 0.3, "`sigma` of the per-job log-normal cost factor (0: durations exact in bytes)")
+	fs.Float64Var(&o.Scale, "scale", 0, "`factor` on the trace's bytes, as SWIM's replay tool scales to a smaller cluster (0: none; the tool's for 8 machines: 0.01333 on FB-2009, 0.002667 on FB-2010)")
+	fs.Float64Var(&o.AMMemMB, "am-mem", sim.YARNAMMemMB, "`MB` of every job's application master container (-1: none)")
+	fs.Float64Var(&o.ProbeShare, "probe-share", sorter.DefaultProbeShare, "fspy's probing queue's `share` of the cluster: probes are jobs run FIFO within it, lent idle capacity beyond it (0: probes are a delay and take nothing)")
 	fs.StringVar(&o.Sizes.Predictor, "predictor", "regression", "fspy's size `predictor`: regression, oracle or noisy:SIGMA")
 	fs.Float64Var(&o.Sizes.ProbeDelay, "probe-delay", sim.DefaultProbeDelay, "`seconds` from a job's arrival to its prediction")
 	fs.Float64Var(&o.Sizes.ProbeNoise, "probe-noise", 0.1, "`sigma` of the probe's sampling error on function times")
 	fs.IntVar(&o.History, "history", 1000, "trace jobs before a window the regression learns from first")
 	fs.StringVar(&policies, "policies", "fair,capacity,fspy,fsp,fifo", "comma-separated `policies`")
 	fs.StringVar(&out, "out", "", "write report.json, windows.csv and SVG plots into `dir`")
-	fs.BoolVar(&asJSON, "json", false, "print the report as one JSON object")
+	fs.BoolVar(&asJSON, "json", false, "print the report as one JSON object in the issue's shape (windows, groups, fair_slowdown, r2)")
 	fs.StringVar(&progMod, "progress", "auto", "progress on stderr: auto, always, never")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -89,12 +95,10 @@ func runFSPYExperiment(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "wrote %d files to %s\n", len(files), out)
 	}
 	if asJSON {
-		if math.IsNaN(rep.R2) {
-			rep.R2 = -1 // JSON has no NaN: no prediction
-		}
+		// the issue's shape, exactly; report.json under --out has it all
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		return enc.Encode(rep)
+		return enc.Encode(rep.IssueJSON())
 	}
 	return sim.WriteFSPYTable(stdout, rep, o.Policies)
 }
@@ -112,6 +116,10 @@ func checkFSPYFlags(o *sim.FSPYOptions, trace string) (string, error) {
 		return "", usagef("--windows must be >= 0, got %d", o.Windows)
 	case o.RateNoise < 0 || o.RateNoise > 2 || o.Sizes.ProbeNoise < 0 || o.Sizes.ProbeNoise > 2:
 		return "", usagef("--rate-noise and --probe-noise must be between 0 and 2")
+	case o.ProbeShare < 0 || o.ProbeShare > 1:
+		return "", usagef("--probe-share must be between 0 and 1, got %v", o.ProbeShare)
+	case o.Scale < 0:
+		return "", usagef("--scale must be >= 0, got %v", o.Scale)
 	case o.Sizes.ProbeDelay < 0 || o.History < 0:
 		return "", usagef("--probe-delay and --history must be >= 0")
 	}
@@ -120,6 +128,9 @@ func checkFSPYFlags(o *sim.FSPYOptions, trace string) (string, error) {
 	}
 	if o.RateNoise == 0 {
 		o.RateNoise = -1 // FSPYOptions reads 0 as its default
+	}
+	if o.ProbeShare == 0 {
+		o.ProbeShare = -1
 	}
 	if o.Sizes.ProbeNoise == 0 {
 		o.Sizes.ProbeNoise = -1
