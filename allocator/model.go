@@ -78,10 +78,11 @@ const (
 	evWeightsSet
 	evRecovered
 	evOffered
-	evAppDemandSet // an application demand declared or cleared (gang.go)
-	evJobType      // SetJobType (bandit.go)
-	evUsage        // ObserveUsage (bandit.go)
-	evJobSizeSet   // SetJobSize (jobsize.go, virtual.go)
+	evAppDemandSet  // an application demand declared or cleared (gang.go)
+	evJobType       // SetJobType (bandit.go)
+	evUsage         // ObserveUsage (bandit.go)
+	evJobSizeSet    // SetJobSize (jobsize.go, virtual.go)
+	evStageProgress // ObserveStageProgress (progress.go)
 )
 
 // event is one change as a model sees it. Fields a kind does not use are
@@ -108,6 +109,8 @@ type event struct {
 	holders []string
 	// size is the job declared (job size set).
 	size JobSize
+	// progress is the stage progress reported (stage progress).
+	progress stageProgress
 }
 
 // views is what refresh may write: the views criteria read. A model

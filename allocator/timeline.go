@@ -46,6 +46,9 @@ type execRec struct {
 	Key       string
 	Framework string
 	Launch    int64 // Unix ns
+	// Anchor is where a stage progress report re-anchored the profile
+	// (Unix ns of its predicted launch); 0 until one did (progress.go).
+	Anchor    int64 `json:",omitempty"`
 	Cpus, Mem float64
 	Profile   profile.Profile
 }
@@ -109,6 +112,10 @@ func (m *timelines) observe(e event) {
 		if ag := m.agents[e.agent]; ag != nil {
 			ag.recover(e.framework, e.res)
 		}
+	case evStageProgress:
+		if ag := m.agents[e.agent]; ag != nil {
+			ag.progress(e.framework, e.progress, e.at)
+		}
 	}
 }
 
@@ -150,7 +157,7 @@ func (m *timelines) offered(e event) {
 }
 
 func (ag *agentTL) add(x execRec) {
-	if ag.tl.Add(x.Key, time.Unix(0, x.Launch), &x.Profile) != nil {
+	if ag.tl.Add(x.Key, time.Unix(0, x.anchor()), &x.Profile) != nil {
 		return // an invalid profile never passes SetAppDemand
 	}
 	for r := profile.Resource(0); r < profile.NumResources; r++ {

@@ -90,6 +90,13 @@ type AppConfig struct {
 	Horizon float64
 	// Backoff switches task backoff on with its thresholds (nil: off).
 	Backoff *BackoffParams
+	// Diagnose measures the prediction against the run (apps_diag.go).
+	Diagnose bool
+	// Progress > 0 reports every gang-placed executor's stage progress to
+	// the allocator every Progress steps and at each stage entry, so the
+	// timelines re-anchor on it (apps_progress.go); 0 never reports (the
+	// paper's method).
+	Progress int
 }
 
 // DefaultBeta is the degradation law's beta unless a run says otherwise.
@@ -113,6 +120,8 @@ type AppResult struct {
 	// Backoffs counts executors put into task backoff; Contested the
 	// agent-bandwidth-rounds that triggered it (0 with backoff off).
 	Backoffs, Contested int
+	// Diag is set when AppConfig.Diagnose was.
+	Diag *AppDiagnostics
 }
 
 // Predict fills every application's Predicted profile from its actual
@@ -142,7 +151,9 @@ type appExec struct {
 	stage      int
 	left       float64 // work left in the stage
 	start      float64
-	backoff    int // rounds left at reduced task slots (backoff.go)
+	anchor     float64 // launch time the timeline's profile is anchored at
+	reported   int     // stage last reported (apps_progress.go)
+	backoff    int     // rounds left at reduced task slots (backoff.go)
 }
 
 type appRun struct {
@@ -162,6 +173,8 @@ type appRun struct {
 	// metrics
 	steps, overSteps, delivered, capacity float64
 	backoffs, contestedRounds             int
+	diag                                  *appDiag
+	stepNo                                int
 }
 
 // RunApps simulates apps on nodes under cfg.
@@ -213,6 +226,9 @@ func newAppRun(apps []App, nodes []AppNode, cfg AppConfig) (*appRun, error) {
 	for i := range r.first {
 		r.first[i], r.finish[i] = math.NaN(), math.NaN()
 	}
+	if cfg.Diagnose {
+		r.diag = newAppDiag(nodes)
+	}
 	return r, nil
 }
 
@@ -236,6 +252,9 @@ func (r *appRun) run() (AppResult, error) {
 			}
 			next++
 		}
+		if err := r.reportProgress(); err != nil {
+			return AppResult{}, err
+		}
 		if err := r.allocate(); err != nil {
 			return AppResult{}, err
 		}
@@ -245,6 +264,7 @@ func (r *appRun) run() (AppResult, error) {
 		}
 		done += n
 		r.now += dt
+		r.stepNo++
 		r.clk.Advance(r.cfg.Step)
 	}
 	return r.result(), nil
@@ -282,7 +302,9 @@ func (r *appRun) allocate() error {
 		fmt.Sscanf(o.Agent, "server-%d", &ag)
 		n := max(o.Tasks, 1)
 		for k := 0; k < n; k++ {
-			r.execs = append(r.execs, &appExec{app: i, agent: ag, left: r.apps[i].Stages[0].Work, start: r.now})
+			x := &appExec{app: i, agent: ag, left: r.apps[i].Stages[0].Work, start: r.now, anchor: r.now}
+			r.execs = append(r.execs, x)
+			r.diagLaunch(x)
 		}
 		if math.IsNaN(r.first[i]) {
 			r.first[i] = r.now
@@ -304,6 +326,13 @@ func (r *appRun) advance(dt float64) (int, error) {
 		f := r.slots(x)
 		loads[x.agent].d[0] += s.DiskBW * f
 		loads[x.agent].d[1] += s.NetBW * f
+	}
+	if r.diag != nil {
+		d := make([][2]float64, len(loads))
+		for i := range loads {
+			d[i] = loads[i].d
+		}
+		r.diagStep(d)
 	}
 	frac := make([][2]float64, len(r.nodes))
 	seen := make([][2]float64, len(r.nodes)) // demand, for the monitor
@@ -389,6 +418,7 @@ func (r *appRun) step(x *appExec, f [2]float64, slots, dt float64) bool {
 // its application's last.
 func (r *appRun) exit(x *appExec) (int, error) {
 	a := &r.apps[x.app]
+	r.diagExit(x)
 	if err := r.al.Recover(a.Name, agentName(x.agent), r.execRes(x.app), nil); err != nil {
 		return 0, err
 	}
@@ -415,6 +445,9 @@ func (r *appRun) result() AppResult {
 		res.BWUtil = r.delivered / r.capacity
 	}
 	res.Backoffs, res.Contested = r.backoffs, r.contestedRounds
+	if r.diag != nil {
+		res.Diag = r.diag.result()
+	}
 	return res
 }
 
