@@ -15,9 +15,6 @@ import (
 // over-allocates: whether the timeline it scores against still says what
 // the devices are doing.
 type appDiag struct {
-	tls []*profile.Timeline
-	key map[*appExec]string
-	seq int
 	// agent-bandwidth-steps: over-allocated in fact; of those, predicted
 	// within capacity by the timeline (a miss); predicted over.
 	overBW, missBW, predOverBW float64
@@ -47,39 +44,51 @@ type AppDiagnostics struct {
 	DiskLoad, NetLoad float64
 }
 
-func newAppDiag(nodes []AppNode) *appDiag {
-	d := &appDiag{key: map[*appExec]string{}}
+// mirror is a timeline per agent outside the allocator, built as the
+// allocator's model builds its own (every launched executor's predicted
+// profile, anchored at its launch, re-anchored as the model is): the
+// diagnostics compare it with the run, and the framework-side placement
+// (apps_fwplace.go) scores against it, as a framework scores against the
+// timelines the master publishes.
+type mirror struct {
+	tls []*profile.Timeline
+	key map[*appExec]string
+	seq int
+}
+
+func newMirror(nodes []AppNode) *mirror {
+	m := &mirror{key: map[*appExec]string{}}
 	for _, n := range nodes {
 		tl, _ := profile.NewTimeline(n.DiskBW, n.NetBW)
-		d.tls = append(d.tls, tl)
+		m.tls = append(m.tls, tl)
 	}
-	return d
+	return m
 }
 
-func (r *appRun) diagLaunch(x *appExec) {
-	d := r.diag
-	if d == nil {
+func (r *appRun) mirrorLaunch(x *appExec) {
+	m := r.mirror
+	if m == nil {
 		return
 	}
-	d.seq++
-	k := fmt.Sprint(d.seq)
-	d.key[x] = k
-	_ = d.tls[x.agent].Add(k, secs(x.start), &r.apps[x.app].Predicted)
+	m.seq++
+	k := fmt.Sprint(m.seq)
+	m.key[x] = k
+	_ = m.tls[x.agent].Add(k, secs(x.start), &r.apps[x.app].Predicted)
 }
 
-func (r *appRun) diagExit(x *appExec) {
-	d := r.diag
-	if d == nil {
+func (r *appRun) mirrorExit(x *appExec) {
+	m := r.mirror
+	if m == nil {
 		return
 	}
-	d.tls[x.agent].Remove(d.key[x])
-	delete(d.key, x)
+	m.tls[x.agent].Remove(m.key[x])
+	delete(m.key, x)
 }
 
-// diagReanchor mirrors a re-anchor of x at stage k started at t.
-func (r *appRun) diagReanchor(x *appExec, k int, t float64) {
-	if d := r.diag; d != nil {
-		_ = d.tls[x.agent].Reanchor(d.key[x], k, secs(t))
+// mirrorReanchor mirrors a re-anchor of x at stage k started at t.
+func (r *appRun) mirrorReanchor(x *appExec, k int, t float64) {
+	if m := r.mirror; m != nil {
+		_ = m.tls[x.agent].Reanchor(m.key[x], k, secs(t))
 	}
 }
 
@@ -91,6 +100,7 @@ func (r *appRun) diagStep(loads [][2]float64) {
 	if d == nil {
 		return
 	}
+	tls := r.mirror.tls
 	now := secs(r.now)
 	for i, n := range r.nodes {
 		c := [2]float64{n.DiskBW, n.NetBW}
@@ -103,7 +113,7 @@ func (r *appRun) diagStep(loads [][2]float64) {
 				continue
 			}
 			d.overBW++
-			if d.tls[i].At(now, res) < 0 {
+			if tls[i].At(now, res) < 0 {
 				d.predOverBW++
 			} else {
 				d.missBW++

@@ -37,7 +37,7 @@ func (r *appRun) reportProgress() error {
 			s := p[x.stage]
 			started := r.now - done*(s.End-s.Start).Seconds()
 			x.anchor = started - s.Start.Seconds()
-			r.diagReanchor(x, x.stage, started)
+			r.mirrorReanchor(x, x.stage, started)
 		}
 	}
 	return nil
