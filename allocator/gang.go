@@ -1,6 +1,7 @@
 package allocator
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 	"sort"
@@ -202,6 +203,20 @@ type gangShape struct {
 	prof      string
 }
 
+// shapeKey encodes stages exactly (offsets and the bits of the peaks): a
+// key equal for equal profiles, as their text was, at a fraction of the
+// cost of formatting them, which every declaration pays.
+func shapeKey(stages []profile.Stage) string {
+	b := make([]byte, 0, 32*len(stages))
+	for _, st := range stages {
+		b = binary.LittleEndian.AppendUint64(b, uint64(st.Start))
+		b = binary.LittleEndian.AppendUint64(b, uint64(st.End))
+		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(st.DiskBW))
+		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(st.NetBW))
+	}
+	return string(b)
+}
+
 // shapeScores keeps a shape's fitting agents for one cycle in a lazy
 // min-heap by (score, position in p.ags), each entry stamped with the
 // agent's version when scored. A placement bumps the version of the E
@@ -272,7 +287,7 @@ func (p *gangPath) collect() bool {
 	for i := range p.apps {
 		d := &p.apps[i].rec.Demand
 		if p.apps[i].rec.shape == "" {
-			p.apps[i].rec.shape = fmt.Sprint(d.Profile.Stages)
+			p.apps[i].rec.shape = shapeKey(d.Profile.Stages)
 		}
 		k := gangShape{e: d.Executors, cpus: d.Cpus, mem: d.Mem, prof: p.apps[i].rec.shape}
 		s := p.shapes[k]

@@ -443,3 +443,26 @@ func TestDeadlineMeans(t *testing.T) {
 		t.Error("an unknown deadline mean validated")
 	}
 }
+
+func TestShapeKey(t *testing.T) {
+	base := app(1, 1, 10).Profile.Stages
+	same := append([]profile.Stage(nil), base...)
+	tests := []struct {
+		name  string
+		edit  func([]profile.Stage) []profile.Stage
+		equal bool
+	}{
+		{"same values", func(s []profile.Stage) []profile.Stage { return same }, true},
+		{"disk peak", func(s []profile.Stage) []profile.Stage { s[0].DiskBW += 1e-9; return s }, false},
+		{"net peak", func(s []profile.Stage) []profile.Stage { s[1].NetBW = 0; return s }, false},
+		{"end", func(s []profile.Stage) []profile.Stage { s[1].End++; return s }, false},
+		{"a stage fewer", func(s []profile.Stage) []profile.Stage { return s[:1] }, false},
+		{"peaks swapped", func(s []profile.Stage) []profile.Stage { s[1].DiskBW, s[1].NetBW = s[1].NetBW, s[1].DiskBW; return s }, false},
+	}
+	for _, tc := range tests {
+		other := tc.edit(append([]profile.Stage(nil), base...))
+		if got := shapeKey(base) == shapeKey(other); got != tc.equal {
+			t.Errorf("%s: keys equal %v, want %v", tc.name, got, tc.equal)
+		}
+	}
+}

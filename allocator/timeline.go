@@ -60,7 +60,7 @@ type appRec struct {
 	Arrival  int64 // Unix ns of the declaration
 	Deadline int64 // Unix ns; 0 = none (no application had been placed yet)
 	Pending  bool  // declared and not yet offered its gang
-	// shape is the profile as text, the gang path's key for applications
+	// shape is the profile as an exact key (shapeKey), the gang path's key for applications
 	// that score alike; computed once, on first use (not snapshotted).
 	shape string
 }
