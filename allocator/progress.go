@@ -72,7 +72,7 @@ func (ag *agentTL) progress(fw string, p stageProgress, at time.Time) bool {
 		if ag.tl.Reanchor(x.Key, p.stage, time.Unix(0, started)) != nil {
 			return false
 		}
-		x.Anchor = anchor
+		x.Anchor, x.Anchored = anchor, true
 		return true
 	}
 	return false
@@ -81,7 +81,7 @@ func (ag *agentTL) progress(fw string, p stageProgress, at time.Time) bool {
 // anchor is the time x's profile is anchored at: its launch until a
 // progress report moved it.
 func (x *execRec) anchor() int64 {
-	if x.Anchor != 0 {
+	if x.Anchored {
 		return x.Anchor
 	}
 	return x.Launch

@@ -98,3 +98,45 @@ func TestStageProgressSurvivesSnapshot(t *testing.T) {
 		t.Errorf("restored a1 at +3m30s: %v, want 230", got)
 	}
 }
+
+// TestReanchorToEpochSurvivesSnapshot: an anchor at Unix 0 (the
+// simulator's clock starts there) is an anchor, not "none".
+func TestReanchorToEpochSurvivesSnapshot(t *testing.T) {
+	mk := func() (*Allocator, *ManualClock) {
+		clk := &ManualClock{T: time.Unix(0, 0)}
+		a, err := New(Config{Sorter: sorter.Prophet{}, Clock: clk, Seed: 7})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := a.AddAgent("a0", AgentInfo{Total: gangAgent}); err != nil {
+			t.Fatal(err)
+		}
+		return a, clk
+	}
+	a, clk := mk()
+	_ = a.AddFramework("f", "")
+	_ = a.SetAppDemand("f", app(1, 2, 100))
+	clk.Advance(30 * time.Second)
+	if d := a.Allocate(); len(d.Offers) != 1 {
+		t.Fatalf("offers %v", d.Offers)
+	}
+	clk.Advance(30 * time.Second)
+	// stage 0 (one minute) all done at +60s: it started at 0, the anchor
+	if err := a.ObserveStageProgress("f", "a0", 0, 1); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := a.SnapshotPolicies()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := mk()
+	if err := b.RestorePolicies(snap); err != nil {
+		t.Fatal(err)
+	}
+	probe := time.Unix(0, 0).Add(70 * time.Second) // stage 1 (disk 5) from the epoch anchor
+	for name, x := range map[string]*Allocator{"original": a, "restored": b} {
+		if got := x.path.(*gangPath).m.agents["a0"].tl.At(probe, profile.Disk); got != 325 {
+			t.Errorf("%s: disk at +70s %v, want 325", name, got)
+		}
+	}
+}

@@ -48,8 +48,10 @@ type execRec struct {
 	Framework string
 	Launch    int64 // Unix ns
 	// Anchor is where a stage progress report re-anchored the profile
-	// (Unix ns of its predicted launch); 0 until one did (progress.go).
+	// (Unix ns of its predicted launch), if Anchored (progress.go); both
+	// are omitted until one did, so older snapshots read the same.
 	Anchor    int64 `json:",omitempty"`
+	Anchored  bool  `json:",omitempty"`
 	Cpus, Mem float64
 	Profile   profile.Profile
 }
