@@ -78,11 +78,11 @@ const (
 	evWeightsSet
 	evRecovered
 	evOffered
-	evAppDemandSet  // an application demand declared or cleared (gang.go)
-	evJobType       // SetJobType (bandit.go)
-	evUsage         // ObserveUsage (bandit.go)
-	evJobSizeSet    // SetJobSize (jobsize.go, virtual.go)
-	evStageProgress // ObserveStageProgress (progress.go)
+	evAppDemandSet // an application demand declared or cleared (gang.go)
+	evJobType      // SetJobType (bandit.go)
+	evUsage        // ObserveUsage (bandit.go)
+	evJobSizeSet   // SetJobSize (jobsize.go, virtual.go)
+	evProgress     // ObserveStageProgress (progress.go)
 )
 
 // event is one change as a model sees it. Fields a kind does not use are

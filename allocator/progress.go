@@ -47,7 +47,7 @@ func (a *Allocator) ObserveStageProgress(framework, agent string, stage int, don
 	if len(a.models) == 0 {
 		return nil
 	}
-	a.tell(event{kind: evStageProgress, framework: framework, agent: agent, progress: stageProgress{stage, done}})
+	a.tell(event{kind: evProgress, framework: framework, agent: agent, progress: stageProgress{stage, done}})
 	return nil
 }
 

@@ -115,7 +115,7 @@ func (m *timelines) observe(e event) {
 		if ag := m.agents[e.agent]; ag != nil {
 			ag.recover(e.framework, e.res)
 		}
-	case evStageProgress:
+	case evProgress:
 		if ag := m.agents[e.agent]; ag != nil {
 			ag.progress(e.framework, e.progress, e.at)
 		}
