@@ -200,7 +200,7 @@ func (a *Allocator) ObserveProgress(agent string, progress float64) error {
 	for _, h := range ag.holds {
 		holders = append(holders, a.fws[h.fw].id)
 	}
-	a.tell(event{kind: evProgress, agent: agent, progress: progress, holders: holders})
+	a.tell(event{kind: evCoProgress, agent: agent, coProgress: progress, holders: holders})
 	return nil
 }
 
@@ -308,9 +308,9 @@ func (m *banditModel) observe(e event) {
 		if m.reward == RewardGoodness {
 			m.credit(e, sorter.Goodness(*e.usage))
 		}
-	case evProgress:
+	case evCoProgress:
 		if m.reward == RewardProgress {
-			m.credit(e, e.progress)
+			m.credit(e, e.coProgress)
 		}
 	}
 }

@@ -72,6 +72,8 @@
 //	                   the frameworks without one (by DRF) from what is left
 //	timeline.go        the gang criteria's model: one profile.Timeline per
 //	                   agent, applications' waits and deadlines
+//	progress.go        ObserveStageProgress: an executor's observed stage
+//	                   re-anchors its profile on the model's timeline
 //
 // A new placement shape is a new file beside these and a case in
 // choosePath, not a branch inside an existing path.

@@ -396,3 +396,73 @@ func TestTimelineKeptWhenRestoredAgentReregisters(t *testing.T) {
 		}
 	}
 }
+
+func TestDeadlineMeans(t *testing.T) {
+	tests := []struct {
+		name string
+		mean DeadlineMean
+		wait time.Duration // the first application's wait before its offer
+		// "b" declares 6s after "a", while "c" (declared with "a") waits
+		want time.Duration // b's deadline after its arrival; 0 = none
+	}{
+		{"placed: mean of the placed waits", DeadlinePlaced, 4 * time.Second, 12 * time.Second},
+		{"placed: zero waits are no mean", DeadlinePlaced, 0, 0},
+		{"pending: mean of the queue's waits so far", DeadlinePending, 4 * time.Second, 18 * time.Second},
+		{"pending: the same with no wait placed", DeadlinePending, 0, 18 * time.Second},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p := DefaultGangParams()
+			p.DeadlineMean = tc.mean
+			a, clk := newGang(t, sorter.Prophet{}, 1, &p)
+			for _, fw := range []string{"a", "c"} {
+				_ = a.AddFramework(fw, "")
+			}
+			_ = a.SetAppDemand("a", app(1, 8, 10))
+			_ = a.SetAppDemand("c", app(1, 8, 10)) // cannot fit beside a
+			clk.Advance(tc.wait)
+			if d := a.Allocate(); len(d.Offers) != 1 || d.Offers[0].Framework != "a" {
+				t.Fatalf("offers %v", d.Offers)
+			}
+			clk.Advance(6*time.Second - tc.wait)
+			_ = a.AddFramework("b", "")
+			_ = a.SetAppDemand("b", app(1, 8, 10))
+			r := a.path.(*gangPath).m.apps["b"]
+			var got time.Duration
+			if r.Deadline != 0 {
+				got = time.Duration(r.Deadline - r.Arrival)
+			}
+			if got != tc.want {
+				t.Errorf("b's deadline arrival + %v, want + %v", got, tc.want)
+			}
+		})
+	}
+	p := DefaultGangParams()
+	p.DeadlineMean = 9
+	if p.Validate() == nil {
+		t.Error("an unknown deadline mean validated")
+	}
+}
+
+func TestShapeKey(t *testing.T) {
+	base := app(1, 1, 10).Profile.Stages
+	same := append([]profile.Stage(nil), base...)
+	tests := []struct {
+		name  string
+		edit  func([]profile.Stage) []profile.Stage
+		equal bool
+	}{
+		{"same values", func(s []profile.Stage) []profile.Stage { return same }, true},
+		{"disk peak", func(s []profile.Stage) []profile.Stage { s[0].DiskBW += 1e-9; return s }, false},
+		{"net peak", func(s []profile.Stage) []profile.Stage { s[1].NetBW = 0; return s }, false},
+		{"end", func(s []profile.Stage) []profile.Stage { s[1].End++; return s }, false},
+		{"a stage fewer", func(s []profile.Stage) []profile.Stage { return s[:1] }, false},
+		{"peaks swapped", func(s []profile.Stage) []profile.Stage { s[1].DiskBW, s[1].NetBW = s[1].NetBW, s[1].DiskBW; return s }, false},
+	}
+	for _, tc := range tests {
+		other := tc.edit(append([]profile.Stage(nil), base...))
+		if got := shapeKey(base) == shapeKey(other); got != tc.equal {
+			t.Errorf("%s: keys equal %v, want %v", tc.name, got, tc.equal)
+		}
+	}
+}

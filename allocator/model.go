@@ -82,7 +82,8 @@ const (
 	evJobType      // SetJobType (bandit.go)
 	evUsage        // ObserveUsage (bandit.go)
 	evJobSizeSet   // SetJobSize (jobsize.go, virtual.go)
-	evProgress     // ObserveProgress (bandit.go)
+	evCoProgress   // ObserveProgress (bandit.go)
+	evProgress     // ObserveStageProgress (progress.go)
 )
 
 // event is one change as a model sees it. Fields a kind does not use are
@@ -107,11 +108,13 @@ type event struct {
 	// was observed (usage).
 	usage   *sorter.NodeUsage
 	holders []string
-	// progress is the co-location's relative progress rate (progress;
-	// holders as for usage).
-	progress float64
+	// coProgress is the co-location's relative progress rate (co-location
+	// progress; holders as for usage).
+	coProgress float64
 	// size is the job declared (job size set).
 	size JobSize
+	// progress is the stage progress reported (stage progress).
+	progress stageProgress
 }
 
 // views is what refresh may write: the views criteria read. A model

@@ -90,6 +90,17 @@ type AppConfig struct {
 	Horizon float64
 	// Backoff switches task backoff on with its thresholds (nil: off).
 	Backoff *BackoffParams
+	// Diagnose measures the prediction against the run (apps_diag.go).
+	Diagnose bool
+	// Progress > 0 reports every gang-placed executor's stage progress to
+	// the allocator every Progress steps and at each stage entry, so the
+	// timelines re-anchor on it (apps_progress.go); 0 never reports (the
+	// paper's method).
+	Progress int
+	// FrameworkPlace, with a non-gang criterion, lets each application
+	// choose its agents among its offers by Prophet's score
+	// (apps_fwplace.go); nil: it launches where it is offered.
+	FrameworkPlace *FrameworkPlacement
 }
 
 // DefaultBeta is the degradation law's beta unless a run says otherwise.
@@ -113,6 +124,8 @@ type AppResult struct {
 	// Backoffs counts executors put into task backoff; Contested the
 	// agent-bandwidth-rounds that triggered it (0 with backoff off).
 	Backoffs, Contested int
+	// Diag is set when AppConfig.Diagnose was.
+	Diag *AppDiagnostics
 }
 
 // Predict fills every application's Predicted profile from its actual
@@ -142,7 +155,9 @@ type appExec struct {
 	stage      int
 	left       float64 // work left in the stage
 	start      float64
-	backoff    int // rounds left at reduced task slots (backoff.go)
+	anchor     float64 // launch time the timeline's profile is anchored at
+	reported   int     // stage last reported (apps_progress.go)
+	backoff    int     // rounds left at reduced task slots (backoff.go)
 }
 
 type appRun struct {
@@ -162,6 +177,9 @@ type appRun struct {
 	// metrics
 	steps, overSteps, delivered, capacity float64
 	backoffs, contestedRounds             int
+	diag                                  *appDiag
+	mirror                                *mirror
+	stepNo                                int
 }
 
 // RunApps simulates apps on nodes under cfg.
@@ -188,6 +206,11 @@ func newAppRun(apps []App, nodes []AppNode, cfg AppConfig) (*appRun, error) {
 			return nil, err
 		}
 	}
+	if cfg.FrameworkPlace != nil {
+		if err := cfg.FrameworkPlace.validate(); err != nil {
+			return nil, err
+		}
+	}
 	clk := &allocator.ManualClock{T: time.Unix(0, 0)}
 	al, err := allocator.New(allocator.Config{
 		Sorter: cfg.Policy.Sorter, AgentSelection: cfg.Policy.Selection, Mode: allocator.Characterized,
@@ -197,6 +220,9 @@ func newAppRun(apps []App, nodes []AppNode, cfg AppConfig) (*appRun, error) {
 		return nil, err
 	}
 	_, gang := cfg.Policy.Sorter.(sorter.Gang)
+	if gang && cfg.FrameworkPlace != nil {
+		return nil, fmt.Errorf("sim: framework placement needs a criterion that does not place gangs, not %s", cfg.Policy.Label())
+	}
 	r := &appRun{cfg: cfg, apps: apps, nodes: nodes, al: al, clk: clk, gang: gang,
 		want: make([]int, len(apps)), live: make([]int, len(apps)),
 		first: make([]float64, len(apps)), last: make([]float64, len(apps)), finish: make([]float64, len(apps))}
@@ -212,6 +238,12 @@ func newAppRun(apps []App, nodes []AppNode, cfg AppConfig) (*appRun, error) {
 	}
 	for i := range r.first {
 		r.first[i], r.finish[i] = math.NaN(), math.NaN()
+	}
+	if cfg.Diagnose || cfg.FrameworkPlace != nil {
+		r.mirror = newMirror(nodes)
+	}
+	if cfg.Diagnose {
+		r.diag = &appDiag{}
 	}
 	return r, nil
 }
@@ -236,6 +268,9 @@ func (r *appRun) run() (AppResult, error) {
 			}
 			next++
 		}
+		if err := r.reportProgress(); err != nil {
+			return AppResult{}, err
+		}
 		if err := r.allocate(); err != nil {
 			return AppResult{}, err
 		}
@@ -245,6 +280,7 @@ func (r *appRun) run() (AppResult, error) {
 		}
 		done += n
 		r.now += dt
+		r.stepNo++
 		r.clk.Advance(r.cfg.Step)
 	}
 	return r.result(), nil
@@ -268,7 +304,11 @@ func (r *appRun) execRes(i int) resources.Resources {
 }
 
 func (r *appRun) declare(i int) error {
-	return r.al.SetDemand(r.apps[i].Name, allocator.Demand{Task: r.execRes(i), Tasks: r.want[i]})
+	n := r.want[i]
+	if fp := r.cfg.FrameworkPlace; fp != nil {
+		n = fp.fwAsk(n)
+	}
+	return r.al.SetDemand(r.apps[i].Name, allocator.Demand{Task: r.execRes(i), Tasks: n})
 }
 
 func (r *appRun) allocate() error {
@@ -276,22 +316,52 @@ func (r *appRun) allocate() error {
 	for i := range r.apps {
 		byName[r.apps[i].Name] = i
 	}
-	for _, o := range r.al.Allocate().Offers {
+	offers := r.al.Allocate().Offers
+	if r.cfg.FrameworkPlace != nil {
+		return r.allocateByScore(byName, offers)
+	}
+	for _, o := range offers {
 		i := byName[o.Framework]
 		ag := 0
 		fmt.Sscanf(o.Agent, "server-%d", &ag)
-		n := max(o.Tasks, 1)
-		for k := 0; k < n; k++ {
-			r.execs = append(r.execs, &appExec{app: i, agent: ag, left: r.apps[i].Stages[0].Work, start: r.now})
-		}
-		if math.IsNaN(r.first[i]) {
-			r.first[i] = r.now
-		}
-		r.last[i] = r.now
-		r.want[i] -= n
-		r.live[i] += n
+		r.launch(i, ag, max(o.Tasks, 1))
 	}
 	return nil
+}
+
+// allocateByScore hands each application its cycle's offers, in the
+// order of its first offer, to place by score (apps_fwplace.go).
+func (r *appRun) allocateByScore(byName map[string]int, offers []allocator.Offer) error {
+	var order []int
+	per := map[int][]allocator.Offer{}
+	for _, o := range offers {
+		i := byName[o.Framework]
+		if per[i] == nil {
+			order = append(order, i)
+		}
+		per[i] = append(per[i], o)
+	}
+	for _, i := range order {
+		if err := r.placeByScore(i, per[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// launch starts n executors of application i on agent ag.
+func (r *appRun) launch(i, ag, n int) {
+	for k := 0; k < n; k++ {
+		x := &appExec{app: i, agent: ag, left: r.apps[i].Stages[0].Work, start: r.now, anchor: r.now}
+		r.execs = append(r.execs, x)
+		r.mirrorLaunch(x)
+	}
+	if math.IsNaN(r.first[i]) {
+		r.first[i] = r.now
+	}
+	r.last[i] = r.now
+	r.want[i] -= n
+	r.live[i] += n
 }
 
 // advance runs every executor dt seconds under the degradation law and
@@ -304,6 +374,13 @@ func (r *appRun) advance(dt float64) (int, error) {
 		f := r.slots(x)
 		loads[x.agent].d[0] += s.DiskBW * f
 		loads[x.agent].d[1] += s.NetBW * f
+	}
+	if r.diag != nil {
+		d := make([][2]float64, len(loads))
+		for i := range loads {
+			d[i] = loads[i].d
+		}
+		r.diagStep(d)
 	}
 	frac := make([][2]float64, len(r.nodes))
 	seen := make([][2]float64, len(r.nodes)) // demand, for the monitor
@@ -389,6 +466,7 @@ func (r *appRun) step(x *appExec, f [2]float64, slots, dt float64) bool {
 // its application's last.
 func (r *appRun) exit(x *appExec) (int, error) {
 	a := &r.apps[x.app]
+	r.mirrorExit(x)
 	if err := r.al.Recover(a.Name, agentName(x.agent), r.execRes(x.app), nil); err != nil {
 		return 0, err
 	}
@@ -415,6 +493,9 @@ func (r *appRun) result() AppResult {
 		res.BWUtil = r.delivered / r.capacity
 	}
 	res.Backoffs, res.Contested = r.backoffs, r.contestedRounds
+	if r.diag != nil {
+		res.Diag = r.diag.result()
+	}
 	return res
 }
 

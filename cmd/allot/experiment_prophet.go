@@ -18,7 +18,7 @@ import (
 func init() {
 	registerExperiment(experiment{
 		name:    "prophet",
-		summary: "the Prophet paper's 90 applications on 16 servers: capacity, drf, tetris-peak, prophet with and without task backoff (+2 variants)",
+		summary: "the Prophet paper's 90 applications on 16 servers: capacity, drf, tetris-peak, prophet with and without task backoff (+4 variants beyond the paper)",
 		run:     runProphetExperiment,
 	})
 }

@@ -43,7 +43,7 @@ func TestProphetExperimentCLI(t *testing.T) {
 	if err := json.Unmarshal(out.Bytes(), &doc); err != nil {
 		t.Fatal(err)
 	}
-	if len(doc.Rows) != 7 || doc.Rows[4].Policy != "prophet-nobackoff" || doc.Paper["prophet"] != 11290 || doc.Paper["prophet-nobackoff"] != 15707 {
+	if len(doc.Rows) != 10 || doc.Rows[9].Policy != "drf-prophetfw" || doc.Rows[4].Policy != "prophet-nobackoff" || doc.Paper["prophet"] != 11290 || doc.Paper["prophet-nobackoff"] != 15707 {
 		t.Fatalf("rows %v, paper %v", doc.Rows, doc.Paper)
 	}
 	if doc.Backoff == nil || doc.Backoff.Exec == 0 {
