@@ -132,6 +132,17 @@ func (c *cliFlags) state() (*cliState, error) {
 	return &st, nil
 }
 
+// readState parses a list verb's flags (no positional arguments) and
+// fetches the leader's /state.
+func readState(name, description string, args []string, stderr io.Writer) (*cliState, *cliFlags, error) {
+	fs, c := newCLIFlags(name, "[flags]", description, stderr)
+	if _, err := parseInterleaved(fs, args); err != nil {
+		return nil, nil, err
+	}
+	st, err := c.state()
+	return st, c, err
+}
+
 func printJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
@@ -140,11 +151,7 @@ func printJSON(w io.Writer, v any) error {
 
 // runStatus prints the cluster at a glance.
 func runStatus(args []string, stdout, stderr io.Writer) error {
-	fs, c := newCLIFlags("status", "[flags]", "The cluster at a glance: the leading master, raft peers, the allocator's sorter,\nagent selection and mode, agents, frameworks, and each resource's total and allocation.", stderr)
-	if _, err := parseInterleaved(fs, args); err != nil {
-		return err
-	}
-	st, err := c.state()
+	st, c, err := readState("status", "The cluster at a glance: the leading master, raft peers, the allocator's sorter,\nagent selection and mode, agents, frameworks, and each resource's total and allocation.", args, stderr)
 	if err != nil {
 		return err
 	}
@@ -244,11 +251,7 @@ func usedOf(name string, used, total map[string]float64) string {
 
 // runAgents lists the agents.
 func runAgents(args []string, stdout, stderr io.Writer) error {
-	fs, c := newCLIFlags("agents", "[flags]", "List the agents: allocated over total cpus, mem and disk, measured CPU use and I/O wait, active tasks.", stderr)
-	if _, err := parseInterleaved(fs, args); err != nil {
-		return err
-	}
-	st, err := c.state()
+	st, c, err := readState("agents", "List the agents: allocated over total cpus, mem and disk, measured CPU use and I/O wait, active tasks.", args, stderr)
 	if err != nil {
 		return err
 	}
@@ -279,11 +282,7 @@ func runAgents(args []string, stdout, stderr io.Writer) error {
 
 // runFrameworks lists the frameworks.
 func runFrameworks(args []string, stdout, stderr io.Writer) error {
-	fs, c := newCLIFlags("frameworks", "[flags]", "List the frameworks: role, state, active and finished tasks, offers outstanding, allocation.", stderr)
-	if _, err := parseInterleaved(fs, args); err != nil {
-		return err
-	}
-	st, err := c.state()
+	st, c, err := readState("frameworks", "List the frameworks: role, state, active and finished tasks, offers outstanding, allocation.", args, stderr)
 	if err != nil {
 		return err
 	}
