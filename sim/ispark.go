@@ -82,30 +82,31 @@ type IterResult struct {
 }
 
 type iexec struct {
-	id    string
-	agent int
-	lanes []int
-	slots int                           // lanes it runs at once: 1, more on a receiver
-	cache map[elastic.Partition]float64 // MB held
-	acc   [2]float64                    // cpu demand and memory utilisation summed over the epoch
-	accN  float64
-	iacc  [2]float64 // ... and over the running iteration
-	iaccN float64
-	// ecpu and emem are the last epoch's utilisation (cpu as demand; the
-	// failures' measure), cpu and mem the last iteration's. The policy
-	// sees the higher of each pair: a burst at once, a trough only once a
-	// whole iteration shows it.
+	id       string
+	agent    int
+	lanes    []int
+	slots    int                           // lanes it runs at once: 1, more on a receiver
+	cache    map[elastic.Partition]float64 // MB held
+	cacheTot float64
+	acc      [2]float64 // cpu demand and memory utilisation summed over the epoch
+	accN     float64
+	iacc     [2]float64 // ... and over the running iteration
+	iaccN    float64
+	// ecpu and emem are the last epoch's utilisation while running (cpu as
+	// demand, which may pass 1): the failures' measure, and what the
+	// policy sees when it is above eq. 3's estimate from the tasks.
 	ecpu, emem float64
-	cpu, mem   float64
 	umax       float64
 	leaveAt    float64 // > 0: leaving (handoff under way), released then
 	idleSince  float64
+	joined     float64
 }
 
 type ilane struct {
 	exec  *iexec // nil: orphaned by an executor lost, waiting for one
 	left  float64
 	rho   float64
+	meas  float64 // its tasks' cpu utilisation in the last iteration
 	memf  float64
 	stall float64 // no progress before this time (partitions in flight)
 }
@@ -114,6 +115,7 @@ type iapp struct {
 	IterApp
 	started, done bool
 	iter          int
+	iterStart     float64
 	lanes         []ilane
 	execs         []*iexec
 	target        int
@@ -316,7 +318,7 @@ func (r *iterRun) allocate() error {
 }
 
 func (r *iterRun) launch(a *iapp, agent int) {
-	e := &iexec{id: fmt.Sprintf("%s/e%03d", a.Name, a.seq), agent: agent, slots: 1, cache: map[elastic.Partition]float64{}, idleSince: r.now}
+	e := &iexec{id: fmt.Sprintf("%s/e%03d", a.Name, a.seq), agent: agent, slots: 1, cache: map[elastic.Partition]float64{}, idleSince: r.now, joined: r.now}
 	a.seq++
 	a.execs = append(a.execs, e)
 	if !a.started {
@@ -349,13 +351,18 @@ func (r *iterRun) advance(dt float64) (int, error) {
 					ln.left -= dt * speed / a.Shape.IterSec
 				}
 			}
-			m := r.memUtil(a, e)
-			e.acc[0] += d
-			e.acc[1] += m
-			e.accN++
-			e.iacc[0] += d
-			e.iacc[1] += m
-			e.iaccN++
+			if d > 0 {
+				// the monitor measures tasks while they run (eq. 3's
+				// u_i): an executor waiting at the barrier or for
+				// partitions in flight is not measured
+				m := r.memUtil(a, e)
+				e.acc[0] += d
+				e.acc[1] += m
+				e.accN++
+				e.iacc[0] += d
+				e.iacc[1] += m
+				e.iaccN++
+			}
 			a.used += min(d, 1) * dt
 			r.used += min(d, 1) * dt
 		}

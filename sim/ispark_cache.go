@@ -33,6 +33,7 @@ func (a *iapp) isDone(p elastic.Partition) bool { return p.Node != 0 && p.Node <
 // its partitions, recomputing those no executor of the application holds.
 func (r *iterRun) beginIter(a *iapp) {
 	s := a.Shape
+	a.iterStart = r.now
 	for l := range a.lanes {
 		ln := &a.lanes[l]
 		ln.rho = s.rho(a.iter) * (1 + IterNoise*(2*r.rng.Float64()-1))
@@ -68,11 +69,13 @@ func (r *iterRun) endIter(a *iapp) (int, error) {
 	a.iter++
 	for _, e := range a.execs {
 		// the monitor's per-iteration utilisation; U_max over iterations
-		if e.iaccN > 0 {
-			e.cpu, e.mem = e.iacc[0]/e.iaccN, e.iacc[1]/e.iaccN
-			e.umax = max(e.umax, r.factor(e.cpu, e.mem))
+		if e.joined <= a.iterStart && e.iaccN > 0 {
+			e.umax = max(e.umax, r.factor(e.iacc[0]/e.iaccN, e.iacc[1]/e.iaccN))
 		}
 		e.iacc, e.iaccN = [2]float64{}, 0
+	}
+	for l := range a.lanes {
+		a.lanes[l].meas = a.lanes[l].rho // the task metrics of the iteration that ended
 	}
 	for l := range a.lanes {
 		for j := 0; j < a.Shape.Parts; j++ {
@@ -82,7 +85,7 @@ func (r *iterRun) endIter(a *iapp) (int, error) {
 	for _, e := range a.execs {
 		for _, p := range held(e) {
 			if p.Node != 0 && p.Node < k {
-				delete(e.cache, p)
+				uncache(e, p)
 			}
 		}
 	}
@@ -128,12 +131,14 @@ func (r *iterRun) execMem(a *iapp, e *iexec) float64 {
 	return m * float64(min(len(e.lanes), e.slots)) / float64(len(e.lanes))
 }
 
-func cacheMB(e *iexec) float64 {
-	s := 0.0
-	for _, p := range held(e) {
-		s += e.cache[p]
+func cacheMB(e *iexec) float64 { return e.cacheTot }
+
+// uncache drops p from e's cache.
+func uncache(e *iexec, p elastic.Partition) {
+	if mb, ok := e.cache[p]; ok {
+		delete(e.cache, p)
+		e.cacheTot -= mb
 	}
-	return s
 }
 
 // held is e's cached partitions in (node, part) order: every walk over a
@@ -181,9 +186,10 @@ func (r *iterRun) admit(a *iapp, e *iexec, p elastic.Partition, mb float64) {
 		if !ok {
 			return
 		}
-		delete(e.cache, v)
+		uncache(e, v)
 	}
 	e.cache[p] = mb
+	e.cacheTot += mb
 }
 
 func (r *iterRun) victim(a *iapp, e *iexec) (elastic.Partition, bool) {
@@ -216,7 +222,7 @@ func (r *iterRun) trim(a *iapp, e *iexec) {
 			// execution memory wins (unified memory): VIP partitions spill
 			v = anyPart(e)
 		}
-		delete(e.cache, v)
+		uncache(e, v)
 	}
 }
 
@@ -238,7 +244,7 @@ func (r *iterRun) transfer(a *iapp, from, to *iexec, p elastic.Partition) float6
 	if !ok {
 		return r.now
 	}
-	delete(from.cache, p)
+	uncache(from, p)
 	r.admit(a, to, p, mb)
 	r.res.MovedMB += mb
 	if from.agent == to.agent {
@@ -296,7 +302,7 @@ func (r *iterRun) giveLanes(a *iapp, e *iexec) {
 		if x == e || x.leaveAt > 0 || len(x.lanes) < 2 {
 			continue
 		}
-		if donor == nil || len(x.lanes) > len(donor.lanes) || (len(x.lanes) == len(donor.lanes) && x.cpu > donor.cpu) {
+		if donor == nil || len(x.lanes) > len(donor.lanes) || (len(x.lanes) == len(donor.lanes) && x.ecpu > donor.ecpu) {
 			donor = x
 		}
 	}

@@ -14,6 +14,7 @@ import (
 func (r *iterRun) epoch(a *iapp) error {
 	a.nextEpoch = r.now + r.cfg.Epoch
 	for _, e := range a.execs {
+		e.ecpu, e.emem = 0, 0
 		if e.accN > 0 {
 			e.ecpu, e.emem = e.acc[0]/e.accN, e.acc[1]/e.accN
 		}
@@ -84,7 +85,7 @@ func (r *iterRun) kill(a *iapp, e *iexec) error {
 		}
 		a.lanes[l].exec = nil
 	}
-	e.lanes, e.cache = nil, map[elastic.Partition]float64{}
+	e.lanes, e.cache, e.cacheTot = nil, map[elastic.Partition]float64{}, 0
 	if err := r.release(a, e); err != nil {
 		return err
 	}
@@ -108,9 +109,10 @@ func (a *iapp) fewest() *iexec {
 
 // pool is what a's driver hands its policy.
 func (r *iterRun) pool(a *iapp) elastic.Pool {
-	// Before its first iteration has ended the iController has no
-	// utilisation history to pack by: it does not shrink yet.
-	p := elastic.Pool{Target: a.target, Backlog: a.backlog, OthersWaiting: a.iter > 0 && r.now < a.othersUntil}
+	// Before two iterations have ended the iController has no utilisation
+	// history to pack by (the first is the pool's ramp-up, its executors
+	// joining mid-iteration and its lanes moving): it does not shrink yet.
+	p := elastic.Pool{Target: a.target, Backlog: a.backlog, OthersWaiting: a.iter >= 2 && r.now < a.othersUntil}
 	epoch0 := r.clk.Now().Add(-time.Duration(r.now * float64(time.Second)))
 	for l := range a.lanes {
 		if a.lanes[l].exec == nil && a.lanes[l].left > 0 {
@@ -131,7 +133,7 @@ func (r *iterRun) pool(a *iapp) elastic.Pool {
 		x := elastic.Executor{ID: e.id, Cores: ExecCores, Running: min(active, ExecCores),
 			IdleSince:    epoch0.Add(time.Duration(e.idleSince * float64(time.Second))),
 			CachedBlocks: len(e.cache), CachedPartitions: len(e.cache), MemMB: int(r.cfg.MemMB),
-			CPUUtil: max(e.cpu, e.ecpu), MemUtil: max(e.mem, e.emem), UMax: e.umax}
+			CPUUtil: max(r.taskCPU(a, e), e.ecpu), MemUtil: max(r.memUtil(a, e), e.emem), UMax: e.umax}
 		if !r.cfg.PlainEviction {
 			x.CacheBytes = int64(StorageFrac * (r.cfg.MemMB - ExecBaseMB) * 1e6)
 		}
@@ -168,6 +170,8 @@ func (a *iapp) exec(id string) *iexec {
 // demand by the caller), idle executors released, givers handed off.
 func (r *iterRun) apply(a *iapp, d elastic.Decision) error {
 	a.target, a.backlog = d.Target, d.Backlog
+	kept := 0 // releases not carried out keep their executor in the target
+	defer func() { a.target += kept }()
 	r.res.Added += d.Additions
 	moves := map[string][]elastic.Move{}
 	for _, m := range d.Moves {
@@ -180,10 +184,14 @@ func (r *iterRun) apply(a *iapp, d elastic.Decision) error {
 		}
 		to := a.exec(rel.Receiver)
 		if rel.Receiver == "" || to == nil {
-			if len(e.lanes) == 0 {
-				if err := r.release(a, e); err != nil {
-					return err
-				}
+			// an idle release; an executor whose lanes are in flight to
+			// it looks idle to the policy but is not
+			if len(e.lanes) > 0 {
+				kept++
+				continue
+			}
+			if err := r.release(a, e); err != nil {
+				return err
 			}
 			continue
 		}
@@ -209,7 +217,7 @@ func (r *iterRun) handoff(a *iapp, e, to *iexec, moves []elastic.Move) {
 			}
 			if !r.cfg.PlainEviction {
 				for _, v := range m.Evict {
-					delete(dest.cache, v)
+					uncache(dest, v)
 				}
 			}
 			for _, p := range m.Partitions {
@@ -220,7 +228,7 @@ func (r *iterRun) handoff(a *iapp, e, to *iexec, moves []elastic.Move) {
 			}
 		}
 	}
-	e.cache = map[elastic.Partition]float64{}
+	e.cache, e.cacheTot = map[elastic.Partition]float64{}, 0
 	to.slots += e.slots // the receiver is oversubscribed: it runs the giver's lanes beside its own
 	for _, l := range append([]int(nil), e.lanes...) {
 		r.moveLane(a, l, to)
@@ -238,4 +246,18 @@ func (r *iterRun) recomputeSooner(a *iapp, e *iexec, p elastic.Partition) bool {
 	mb := e.cache[p]
 	land := max(r.now, r.netFree[e.agent]) + mb/ISparkWorkerNetBW
 	return land-r.now > a.Shape.RecomputeSec
+}
+
+// taskCPU is e's utilisation as eq. 3 estimates it: the sum of its tasks'
+// utilisation measured in the last iteration (u_i), scaled by the share of
+// its lanes it runs at once. 0 before any iteration has been measured.
+func (r *iterRun) taskCPU(a *iapp, e *iexec) float64 {
+	if len(e.lanes) == 0 {
+		return 0
+	}
+	u := 0.0
+	for _, l := range e.lanes {
+		u += a.lanes[l].meas
+	}
+	return u * float64(min(len(e.lanes), e.slots)) / float64(len(e.lanes))
 }
