@@ -14,7 +14,8 @@ import (
 )
 
 // The iterative model (iterative.go) run against the real allocator, the
-// way the master runs it. The allocator (DRF, characterized mode,
+// way the master runs it. The allocator (FIFO, YARN's default queue under
+// which the paper's vanilla Spark starves later applications; characterized mode,
 // Config.Reclaim on for every policy) places executors of 1 cpu and MemMB
 // each; an application declares target-minus-live executors as its demand
 // (SetDemand) and gets them as offers. Its inverse offers
