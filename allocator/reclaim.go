@@ -130,10 +130,11 @@ func (a *Allocator) reclaim() []InverseOffer {
 	level := starving[0].FairShare
 	asked := map[[2]int32]bool{}
 	given := map[int32]resources.Vector{}
+	after := map[int32]float64{} // shareAfter(h, given[h]), kept as given changes
 	var out []InverseOffer
 	for _, s := range starving {
 		f := a.fws[a.fwByID[s.Framework]]
-		if io, ok := a.reclaimFor(f, s, level, asked, given); ok {
+		if io, ok := a.reclaimFor(f, s, level, asked, given, after); ok {
 			out = append(out, io)
 		}
 	}
@@ -141,15 +142,23 @@ func (a *Allocator) reclaim() []InverseOffer {
 }
 
 // holders are the active frameworks other than f above the fair level
-// after what they were asked for this cycle, highest share first.
-func (a *Allocator) holders(f *framework, level float64, given map[int32]resources.Vector) []*framework {
+// after what they were asked for this cycle, highest share first. after
+// caches each framework's share after what it was asked for (reclaimFor
+// drops the entry of the holder it asks), so a cycle with many starving
+// frameworks computes each share once rather than once per starving one.
+func (a *Allocator) holders(f *framework, level float64, given map[int32]resources.Vector, after map[int32]float64) []*framework {
 	var hs []*framework
 	shares := map[int32]float64{}
 	for _, h := range a.fws {
 		if h == nil || h == f || !h.active {
 			continue
 		}
-		if s := a.shareAfter(h, given[h.idx]); s > level {
+		s, ok := after[h.idx]
+		if !ok {
+			s = a.shareAfter(h, given[h.idx])
+			after[h.idx] = s
+		}
+		if s > level {
 			hs = append(hs, h)
 			shares[h.idx] = s
 		}
@@ -184,8 +193,8 @@ func (a *Allocator) shareAfter(h *framework, less resources.Vector) float64 {
 }
 
 // reclaimFor picks the holder and agent for one starving framework.
-func (a *Allocator) reclaimFor(f *framework, s Starving, level float64, asked map[[2]int32]bool, given map[int32]resources.Vector) (InverseOffer, bool) {
-	for _, h := range a.holders(f, level, given) {
+func (a *Allocator) reclaimFor(f *framework, s Starving, level float64, asked map[[2]int32]bool, given map[int32]resources.Vector, after map[int32]float64) (InverseOffer, bool) {
+	for _, h := range a.holders(f, level, given, after) {
 		var best *agent
 		var bestR resources.Vector
 		bestSize := 0.0
@@ -206,6 +215,7 @@ func (a *Allocator) reclaimFor(f *framework, s Starving, level float64, asked ma
 		}
 		asked[[2]int32{h.idx, best.idx}] = true
 		given[h.idx] = given[h.idx].Add(bestR)
+		delete(after, h.idx)
 		res := resources.Resources{Scalars: bestR}
 		return InverseOffer{Framework: h.id, Agent: best.id, Resources: res,
 			Reason: fmt.Sprintf("%s waits at share %.3f (fair %.3f) while %s holds %.3f: give back %s on %s",

@@ -25,5 +25,9 @@
 // share nodes without isolation (cores contended, I/O wait, usage samples
 // given to the allocator; Config.Interference, off by default) and
 // colocation.go the paper's node, job types, queues and the pairwise
-// calibration of the model.
+// calibration of the model. For iSpark, iterative.go is the
+// iterative-application model (executors whose utilisation diminishes over
+// iterations, cached partitions, moving against recomputing) and ispark.go
+// runs it with framework/elastic's own policies against the allocator's
+// inverse offers (ispark_experiment.go: `allot experiment ispark`).
 package sim

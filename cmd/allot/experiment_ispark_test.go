@@ -1,0 +1,67 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestISparkExperimentCLI(t *testing.T) {
+	for _, c := range []struct {
+		args    []string
+		code    int
+		errWant string
+	}{
+		{[]string{"--seeds", "0"}, 2, "--seeds must be between 1 and 20"},
+		{[]string{"--apps", "5"}, 2, "--apps must be between 10 and 1000"},
+		{[]string{"stray"}, 2, `unexpected argument "stray"`},
+	} {
+		var out, errb bytes.Buffer
+		if code := run(append([]string{"experiment", "ispark"}, c.args...), &out, &errb); code != c.code || !strings.Contains(errb.String(), c.errWant) {
+			t.Errorf("%v: code %d, stderr %q; want %d and %q", c.args, code, errb.String(), c.code, c.errWant)
+		}
+	}
+	if testing.Short() {
+		t.Skip("the run takes 22 simulations")
+	}
+	dir := t.TempDir()
+	var out, errb bytes.Buffer
+	if code := run([]string{"experiment", "ispark", "--apps", "10", "--json", "--out", dir}, &out, &errb); code != 0 {
+		t.Fatalf("code %d: %s", code, errb.String())
+	}
+	var doc struct {
+		Rows []struct {
+			Policy     string   `json:"policy"`
+			CPUUtil    float64  `json:"cpu_util"`
+			Reduction  *float64 `json:"makespan_p50_reduction"`
+			JCT        float64  `json:"jct_p50_s"`
+			Recomputed *float64 `json:"recomputed_partitions"`
+			Moved      *float64 `json:"moved_bytes"`
+			Failures   *float64 `json:"task_failures"`
+		} `json:"rows"`
+		Sensitivity struct {
+			Gamma []struct{ Value float64 } `json:"gamma"`
+			H     []struct{ Value float64 } `json:"h"`
+		} `json:"sensitivity"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &doc); err != nil {
+		t.Fatalf("json: %v\n%s", err, out.String())
+	}
+	if len(doc.Rows) != 6 || doc.Rows[0].Policy != "static" || doc.Rows[2].Policy != "ispark" || doc.Rows[3].Policy != "ispark-cf" {
+		t.Fatalf("rows %+v", doc.Rows)
+	}
+	for _, r := range doc.Rows {
+		if r.CPUUtil <= 0 || r.CPUUtil > 1 || r.JCT <= 0 || r.Reduction == nil || r.Recomputed == nil || r.Moved == nil || r.Failures == nil {
+			t.Errorf("row %+v: a field is missing or out of range", r)
+		}
+	}
+	if len(doc.Sensitivity.Gamma) != 5 || len(doc.Sensitivity.H) != 4 || doc.Sensitivity.H[3].Value != 1.2 {
+		t.Errorf("sensitivity %+v", doc.Sensitivity)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "ispark.json")); err != nil {
+		t.Error(err)
+	}
+}

@@ -1,0 +1,135 @@
+package sim
+
+import (
+	"reflect"
+	"testing"
+)
+
+// bigShape fills most of the cluster by itself: two of them cannot run at
+// once, so the second waits on the first.
+func bigShape() IterShape {
+	s := IterShapes["pagerank"]
+	s.Name, s.Lanes, s.Iters = "big", 120, 30
+	return s
+}
+
+func TestIterShapeDiminishes(t *testing.T) {
+	for name, s := range IterShapes {
+		if !(s.rho(0) > 0.75 && s.rho(s.Iters-1) < 0.35 && s.rho(5) < s.rho(1)) {
+			t.Errorf("%s: rho %0.2f -> %0.2f, want high early and diminishing below 0.35", name, s.rho(0), s.rho(s.Iters-1))
+		}
+	}
+}
+
+// Alone, nobody waits: no inverse offer reaches the application, so iSpark
+// never shrinks it and runs exactly as dynamic allocation does.
+func TestISparkAloneEqualsDynamic(t *testing.T) {
+	apps := []IterApp{{Name: "a", Shape: bigShape()}}
+	dyn, err := RunIter(apps, IterConfig{Policy: IterDynamic, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	isp, err := RunIter(apps, IterConfig{Policy: IterISpark, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if isp.Givers != 0 || isp.JCT[0] != dyn.JCT[0] {
+		t.Errorf("alone: iSpark gave %d executors, jct %.0f vs dynamic %.0f; want 0 and equal", isp.Givers, isp.JCT[0], dyn.JCT[0])
+	}
+}
+
+// Two applications on a cluster with room for one: under iSpark the
+// inverse offers make the first give back executors once its utilisation
+// falls, so the second finishes sooner than under dynamic allocation, and
+// its handoffs move partitions rather than lose them.
+func TestISparkSecondWaitsLess(t *testing.T) {
+	apps := []IterApp{{Name: "first", Shape: bigShape()}, {Name: "second", Shape: bigShape(), Arrival: 10}}
+	dyn, err := RunIter(apps, IterConfig{Policy: IterDynamic, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	isp, err := RunIter(apps, IterConfig{Policy: IterISpark, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if isp.Givers == 0 || isp.MovedMB == 0 {
+		t.Fatalf("iSpark released %d executors, moved %.0f MB; want both > 0", isp.Givers, isp.MovedMB)
+	}
+	if !(isp.JCT[1] < dyn.JCT[1]) {
+		t.Errorf("second app: jct %.0f under iSpark, %.0f under dynamic; want shorter", isp.JCT[1], dyn.JCT[1])
+	}
+	if isp.JCT[0] > 1.1*dyn.JCT[0] {
+		t.Errorf("first app slowed by more than 10%%: %.0f vs %.0f", isp.JCT[0], dyn.JCT[0])
+	}
+}
+
+func TestRunIterDeterministic(t *testing.T) {
+	apps, err := GenerateIterApps(12, ISparkMeanGapSec, ISparkMix, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := RunIter(apps, IterConfig{Policy: IterISpark, Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := RunIter(apps, IterConfig{Policy: IterISpark, Seed: 3})
+	if !reflect.DeepEqual(a, b) {
+		t.Error("two runs of one seed differ")
+	}
+}
+
+func TestRunIterRejects(t *testing.T) {
+	if _, err := RunIter(nil, IterConfig{Policy: "nope"}); err == nil {
+		t.Error("unknown policy accepted")
+	}
+	bad := IterShapes["gbt"]
+	bad.Lanes = 0
+	if _, err := RunIter([]IterApp{{Name: "x", Shape: bad}}, IterConfig{Policy: IterStatic}); err == nil {
+		t.Error("shape with no lanes accepted")
+	}
+}
+
+// The experiment's shape on a small workload: relations that could fail,
+// no figures typed in.
+func TestISparkExperimentShape(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the experiment on 30 applications")
+	}
+	rep, err := ISparkExperiment(ISparkOptions{Seeds: 1, Apps: 30, Gammas: []float64{0.2, 0.5}, Hs: []float64{1.0, 1.1}, MemMBs: []float64{2048}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := map[string]ISparkRow{}
+	for _, r := range rep.Rows {
+		row[r.Policy] = r
+	}
+	if len(rep.Rows) != len(IterPolicies) {
+		t.Fatalf("%d rows, want %d", len(rep.Rows), len(IterPolicies))
+	}
+	dyn, df := row[IterDynamic], row[IterISpark]
+	if !(df.CPUUtil > dyn.CPUUtil) {
+		t.Errorf("iSpark cpu %.3f not above dynamic %.3f", df.CPUUtil, dyn.CPUUtil)
+	}
+	if dyn.MakespanP50Reduction != 0 || !(df.MakespanP50Reduction > 0) {
+		t.Errorf("makespan reduction: dynamic %.3f (want 0), iSpark %.3f (want > 0)", dyn.MakespanP50Reduction, df.MakespanP50Reduction)
+	}
+	if row[IterStatic].Givers != 0 || dyn.Givers != 0 || df.Givers == 0 {
+		t.Errorf("givers: static %.0f dynamic %.0f iSpark %.0f; only iSpark should hand off", row[IterStatic].Givers, dyn.Givers, df.Givers)
+	}
+	if nc := row[IterNoCache]; !(nc.Recomputed > df.Recomputed) {
+		t.Errorf("without the cache manager %.0f partitions recomputed, with it %.0f; want more without", nc.Recomputed, df.Recomputed)
+	}
+	if !(df.AppUtil["lda"] > row[IterStatic].AppUtil["lda"]) {
+		t.Errorf("LDA utilisation: iSpark %.3f not above static %.3f", df.AppUtil["lda"], row[IterStatic].AppUtil["lda"])
+	}
+	g := rep.Sensitivity.Gamma
+	if len(g) != 2 || !(g[1].UtilGain > g[0].UtilGain) {
+		t.Errorf("gamma sweep %+v: want the gain to rise with gamma", g)
+	}
+	if h := rep.Sensitivity.H; len(h) != 2 || h[0].JCTRatio != 1 {
+		t.Errorf("h sweep %+v: want two points, the first the reference", h)
+	}
+	if len(rep.Eviction) != 1 || rep.Eviction[0].DAGAware < rep.Eviction[0].Plain {
+		t.Errorf("eviction %+v: dependency-aware should hit at least as often as random", rep.Eviction)
+	}
+}
