@@ -106,7 +106,7 @@ const (
 // average of the shapes' curves), while the length of the low tail does.
 // Iterations were scaled until dynamic allocation's cluster CPU
 // utilisation on seeds 1-3 came near the paper's 32.1 %, then frozen
-// (notes/p11s.md has the calibration runs).
+// (docs/ispark.md has the calibration runs).
 const IterLengthScale = 2.0
 
 // IterShapes are PageRank, GBT and LDA (Table I's mix 40/30/30 %). Their
