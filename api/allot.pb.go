@@ -1650,15 +1650,19 @@ type JobSize struct {
 	// job names the head job; a new name starts a new job, the same name
 	// updates it (the paper's eq. 10 for a prediction that arrives).
 	Job string `protobuf:"bytes,1,opt,name=job,proto3" json:"job,omitempty"`
-	// kind is "known", "predicted" or "unknown" (size is then the initial
-	// size S_init, 0 for infinite).
+	// kind is "known", "predicted", "unknown" (size is then the initial
+	// size S_init, 0 for infinite) or "probe" (a probing job: FSPY's probing
+	// queue; apb_mb is the memory its one container holds).
 	Kind string `protobuf:"bytes,2,opt,name=kind,proto3" json:"kind,omitempty"`
 	// size_mb_s is the job's size in MB x s.
 	SizeMbS float64 `protobuf:"fixed64,3,opt,name=size_mb_s,json=sizeMbS,proto3" json:"size_mb_s,omitempty"`
 	// apb_mb is the job's average parallelism bound in MB.
 	ApbMb float64 `protobuf:"fixed64,4,opt,name=apb_mb,json=apbMb,proto3" json:"apb_mb,omitempty"`
 	// am_mb is the memory of the job's application master in MB.
-	AmMb          float64 `protobuf:"fixed64,5,opt,name=am_mb,json=amMb,proto3" json:"am_mb,omitempty"`
+	AmMb float64 `protobuf:"fixed64,5,opt,name=am_mb,json=amMb,proto3" json:"am_mb,omitempty"`
+	// apb_cpus is the job's average parallelism bound in cpus (0: not
+	// declared), for a virtual cluster shared by DRF.
+	ApbCpus       float64 `protobuf:"fixed64,6,opt,name=apb_cpus,json=apbCpus,proto3" json:"apb_cpus,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1724,6 +1728,13 @@ func (x *JobSize) GetApbMb() float64 {
 func (x *JobSize) GetAmMb() float64 {
 	if x != nil {
 		return x.AmMb
+	}
+	return 0
+}
+
+func (x *JobSize) GetApbCpus() float64 {
+	if x != nil {
+		return x.ApbCpus
 	}
 	return 0
 }
@@ -1874,13 +1885,14 @@ const file_allot_proto_rawDesc = "" +
 	"startNanos\x12\x1b\n" +
 	"\tend_nanos\x18\x02 \x01(\x03R\bendNanos\x12\x17\n" +
 	"\adisk_bw\x18\x03 \x01(\x01R\x06diskBw\x12\x15\n" +
-	"\x06net_bw\x18\x04 \x01(\x01R\x05netBw\"w\n" +
+	"\x06net_bw\x18\x04 \x01(\x01R\x05netBw\"\x92\x01\n" +
 	"\aJobSize\x12\x10\n" +
 	"\x03job\x18\x01 \x01(\tR\x03job\x12\x12\n" +
 	"\x04kind\x18\x02 \x01(\tR\x04kind\x12\x1a\n" +
 	"\tsize_mb_s\x18\x03 \x01(\x01R\asizeMbS\x12\x15\n" +
 	"\x06apb_mb\x18\x04 \x01(\x01R\x05apbMb\x12\x13\n" +
-	"\x05am_mb\x18\x05 \x01(\x01R\x04amMb*\xbf\x01\n" +
+	"\x05am_mb\x18\x05 \x01(\x01R\x04amMb\x12\x19\n" +
+	"\bapb_cpus\x18\x06 \x01(\x01R\aapbCpus*\xbf\x01\n" +
 	"\vCommandType\x12\x13\n" +
 	"\x0fCOMMAND_UNKNOWN\x10\x00\x12\x10\n" +
 	"\fAGENT_UPSERT\x10\x01\x12\x10\n" +

@@ -45,20 +45,24 @@ const (
 	JobSizeKindLabel = "allot.job_size_kind"
 	JobAPBLabel      = "allot.job_apb_mb"
 	JobAMLabel       = "allot.job_am_mb"
+	JobAPBCPUsLabel  = "allot.job_apb_cpus"
 	// JobSizeResourceName names the REQUEST pseudo-resource.
 	JobSizeResourceName = "allot.job"
 )
 
 // The values of JobSizeKindLabel. Known and predicted sizes are served
 // alike (the size-based queue); an unknown one is served fairly until a
-// size arrives.
+// size arrives; a probe is a probing job (FSPY's probing queue, FIFO
+// within the probing share), outside the virtual cluster, its APB the
+// memory of its one container.
 const (
 	JobSizeKnown     = "known"
 	JobSizePredicted = "predicted"
 	JobSizeUnknown   = "unknown"
+	JobSizeProbe     = "probe"
 )
 
-var jobSizeKeys = []string{JobIDLabel, JobSizeLabel, JobSizeKindLabel, JobAPBLabel, JobAMLabel}
+var jobSizeKeys = []string{JobIDLabel, JobSizeLabel, JobSizeKindLabel, JobAPBLabel, JobAMLabel, JobAPBCPUsLabel}
 
 func isJobSizeKey(k string) bool {
 	for _, j := range jobSizeKeys {
@@ -78,7 +82,12 @@ func (e *JobSizeError) Error() string { return e.Key + ": " + e.Problem }
 
 // IsKnown reports whether the size is known or predicted (not an initial
 // guess).
-func (m *JobSize) IsKnown() bool { return m.GetKind() != JobSizeUnknown }
+func (m *JobSize) IsKnown() bool {
+	return m.GetKind() != JobSizeUnknown && m.GetKind() != JobSizeProbe
+}
+
+// IsProbe reports whether the declaration is a probing job's.
+func (m *JobSize) IsProbe() bool { return m.GetKind() == JobSizeProbe }
 
 // JobSizeFromLabels reads a declaration from FrameworkInfo labels: nil
 // when none of the keys is there. The result is validated; Job is "" when
@@ -101,10 +110,10 @@ func parseJobSize(vals map[string]string) (*JobSize, error) {
 	m := &JobSize{Job: vals[JobIDLabel], Kind: JobSizeKnown}
 	if k, ok := vals[JobSizeKindLabel]; ok {
 		switch k {
-		case JobSizeKnown, JobSizePredicted, JobSizeUnknown:
+		case JobSizeKnown, JobSizePredicted, JobSizeUnknown, JobSizeProbe:
 			m.Kind = k
 		default:
-			return nil, &JobSizeError{JobSizeKindLabel, fmt.Sprintf("%q is not one of known, predicted, unknown", k)}
+			return nil, &JobSizeError{JobSizeKindLabel, fmt.Sprintf("%q is not one of known, predicted, unknown, probe", k)}
 		}
 	}
 	num := func(key string, required bool) (float64, bool, error) {
@@ -149,6 +158,12 @@ func parseJobSize(vals map[string]string) (*JobSize, error) {
 	case m.AmMb >= m.ApbMb:
 		return nil, &JobSizeError{JobAMLabel, fmt.Sprintf("%v MB is not below %s (%v MB)", m.AmMb, JobAPBLabel, m.ApbMb)}
 	}
+	if m.ApbCpus, _, err = num(JobAPBCPUsLabel, false); err != nil {
+		return nil, err
+	}
+	if m.ApbCpus < 0 {
+		return nil, &JobSizeError{JobAPBCPUsLabel, fmt.Sprintf("%v cpus is negative", m.ApbCpus)}
+	}
 	return m, nil
 }
 
@@ -168,6 +183,9 @@ func (m *JobSize) pairs() [][2]string {
 		[2]string{JobAPBLabel, f(m.GetApbMb())})
 	if m.GetAmMb() != 0 {
 		out = append(out, [2]string{JobAMLabel, f(m.GetAmMb())})
+	}
+	if m.GetApbCpus() != 0 {
+		out = append(out, [2]string{JobAPBCPUsLabel, f(m.GetApbCpus())})
 	}
 	return out
 }

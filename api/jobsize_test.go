@@ -53,6 +53,12 @@ func TestJobSizeFromLabels(t *testing.T) {
 		{"am not a number", []string{JobSizeLabel, "1", JobAPBLabel, "8", JobAMLabel, "1GB"}, nil, JobAMLabel},
 		{"apb below am", []string{JobSizeLabel, "1", JobAPBLabel, "8", JobAMLabel, "9"}, nil, JobAMLabel},
 		{"apb equal to am", []string{JobSizeLabel, "1", JobAPBLabel, "8", JobAMLabel, "8"}, nil, JobAMLabel},
+		{"probe", []string{JobSizeKindLabel, "probe", JobAPBLabel, "2048"},
+			&JobSize{Kind: JobSizeProbe, ApbMb: 2048}, ""},
+		{"apb cpus", []string{JobSizeLabel, "5", JobAPBLabel, "4096", JobAPBCPUsLabel, "4"},
+			&JobSize{Kind: JobSizeKnown, SizeMbS: 5, ApbMb: 4096, ApbCpus: 4}, ""},
+		{"apb cpus negative", []string{JobSizeLabel, "5", JobAPBLabel, "4096", JobAPBCPUsLabel, "-1"}, nil, JobAPBCPUsLabel},
+		{"apb cpus NaN", []string{JobSizeLabel, "5", JobAPBLabel, "4096", JobAPBCPUsLabel, "NaN"}, nil, JobAPBCPUsLabel},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			got, err := JobSizeFromLabels(labelsOf(c.kv...))

@@ -83,7 +83,8 @@ func (m *Master) declareJobSizeLocked(fw *framework, js *api.JobSize) error {
 }
 
 func allocJobSize(js *api.JobSize) allocator.JobSize {
-	return allocator.JobSize{Job: js.GetJob(), Known: js.IsKnown(), Size: js.GetSizeMbS(), APB: js.GetApbMb(), AM: js.GetAmMb()}
+	return allocator.JobSize{Job: js.GetJob(), Known: js.IsKnown(), Size: js.GetSizeMbS(), APB: js.GetApbMb(), AM: js.GetAmMb(),
+		APBCPUs: js.GetApbCpus(), Probe: js.IsProbe()}
 }
 
 // redeclareJobSizesLocked gives the allocator every recovered

@@ -309,3 +309,21 @@ func (h *harness) httpSubscribe(info mesos.FrameworkInfo) (int, string) {
 	h.m.handleScheduler(w, r)
 	return w.Code, w.Body.String()
 }
+
+// A framework that declares itself a probe (allot.job_size_kind=probe) is
+// served before the production jobs while probes fit in fspy's probing
+// share, whatever their sizes: the probing queue of FSPY, reachable from
+// the wire.
+func TestJobSizeProbeLabelServedFirst(t *testing.T) {
+	h := newHarness(t, func(c *Config) { c.Sorter = "fspy" })
+	h.agent("cpus:8;mem:65536")
+	// An unknown-size production job registered first would win a tie
+	// with the probe were the probe just another job of unknown size.
+	fws := map[string]*fakeFramework{}
+	fws["unknown"] = h.subscribeInfo("", sizedInfo("unknown", &api.JobSize{Kind: api.JobSizeUnknown, ApbMb: 4096}))
+	fws["small"] = h.subscribeInfo("", sizedInfo("small", known("s", 10, 4096)))
+	fws["probe"] = h.subscribeInfo("", sizedInfo("probe", &api.JobSize{Kind: api.JobSizeProbe, ApbMb: 2048}))
+	if got := h.offerOrder(fws); len(got) == 0 || got[0] != "probe" {
+		t.Fatalf("offer order %v, want the probe first", got)
+	}
+}
