@@ -155,8 +155,13 @@ func TestRaftFSPYOrderSurvivesKill9(t *testing.T) {
 	for agent := range first {
 		log.order(t, agent, "a", "b", "c")
 	}
-	if got := log.order(t, c.addAgentID(), "a", "b", "c"); !slices.Equal(got, []string{"c", "a", "b"}) {
+	added := c.addAgentID()
+	if got := log.order(t, added, "a", "b", "c"); !slices.Equal(got, []string{"c", "a", "b"}) {
 		t.Fatalf("a new agent was offered in the order %v, want c a b", got)
+	}
+	all := map[string]bool{added: true}
+	for a := range first {
+		all[a] = true
 	}
 	old := c.leader(10 * time.Second)
 	testcluster.WaitFor(t, 30*time.Second, "the virtual cluster replicated after the declarations", func() bool {
@@ -169,11 +174,13 @@ func TestRaftFSPYOrderSurvivesKill9(t *testing.T) {
 	if lead == old {
 		t.Fatalf("master %d still leads after kill -9", old)
 	}
-	// Wait until the re-subscribed frameworks have declined every agent
-	// that re-registered, so the next agent is the only thing on offer.
-	agents := c.agentIDs()
-	c.waitAgents(len(agents))
-	for agent := range agents {
+	// Wait until every agent started has re-registered (the new leader's
+	// registry may not hold one whose registration was not yet committed
+	// when the leader died: it comes back as it re-registers) and the
+	// re-subscribed frameworks have declined them all, so the next agent
+	// is the only thing on offer.
+	c.waitAgents(len(all))
+	for agent := range all {
 		log.order(t, agent, "a", "b", "c")
 	}
 	if got := log.order(t, c.addAgentID(), "a", "b", "c"); !slices.Equal(got, []string{"c", "a", "b"}) {
