@@ -222,6 +222,26 @@ func (a *Allocator) RestorePolicies(snap []byte) error {
 	return nil
 }
 
+// ForgetUnknownFrameworks makes the policy models forget frameworks the
+// allocator does not have, as if told they were removed. A master calls
+// it after RestorePolicies once the registry's frameworks are back: a
+// snapshot can name frameworks removed after it was taken and before the
+// failover. (Restoring into an allocator that learns its frameworks only
+// later must not call it.)
+func (a *Allocator) ForgetUnknownFrameworks() {
+	for _, m := range a.models {
+		if f, ok := m.(forgetter); ok {
+			f.forgetUnknown(func(id string) bool { _, ok := a.fwByID[id]; return ok }, a.clock.Now())
+		}
+	}
+}
+
+// forgetter is a model that keeps per-framework state a restore may bring
+// back for frameworks that are gone.
+type forgetter interface {
+	forgetUnknown(known func(framework string) bool, now time.Time)
+}
+
 type policyRecord struct {
 	name string
 	data []byte

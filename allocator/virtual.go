@@ -200,6 +200,29 @@ func (m *virtualCluster) declareProbe(fw string, s JobSize, at int64) {
 	m.st.Heads[fw] = &vjob{FW: fw, Job: s.Job, APB: s.APB, Seq: m.st.Seq, Head: true, Left: true, Probe: true, Since: at}
 }
 
+// forgetUnknown detaches the jobs of frameworks that were removed after
+// the snapshot this model was restored from (RestorePolicies): an
+// unknown-size job would otherwise hold a virtual share for good. Nothing
+// moves when every framework is known, so a restore stays bit for bit.
+func (m *virtualCluster) forgetUnknown(known func(string) bool, now time.Time) {
+	var gone []string
+	for fw := range m.st.Heads {
+		if !known(fw) {
+			gone = append(gone, fw)
+		}
+	}
+	if len(gone) == 0 {
+		return
+	}
+	sort.Strings(gone)
+	m.advance(now.UnixNano())
+	for _, fw := range gone {
+		m.detach(fw)
+	}
+}
+
+var _ forgetter = (*virtualCluster)(nil)
+
 // detach ends the tie between a framework and its job: an unknown-size
 // job leaves the virtual cluster with its real job; a known-size one
 // stays until its virtual size runs out.

@@ -402,3 +402,36 @@ func TestVRADRF(t *testing.T) {
 		}
 	}
 }
+
+// A snapshot taken while framework a ran, restored by an allocator where a
+// is gone (removed before the failover), does not bring a's unknown-size
+// job back for good: b gets the whole virtual cluster.
+func TestRestoreForgetsRemovedFrameworks(t *testing.T) {
+	fx, _ := fspFixture(t)
+	fx.size("a", JobSize{Job: "a1", Known: false, APB: 8192})
+	fx.size("b", JobSize{Job: "b1", Known: true, Size: 1e9, APB: 8192})
+	fx.cycle()
+	snap, err := fx.a.SnapshotPolicies()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The new leader: a was removed before the failover; b re-registered.
+	nx := newFixture(t, Config{Sorter: sorter.FSP{Oracle: true}})
+	nx.agent("n1", "cpus:8;mem:4096").agent("n2", "cpus:8;mem:4096").framework("b", "")
+	if err := nx.a.RestorePolicies(snap); err != nil {
+		t.Fatal(err)
+	}
+	nx.a.ForgetUnknownFrameworks()
+	m := nx.a.models[0].(*virtualCluster)
+	if h := m.st.Heads["a"]; h != nil {
+		t.Fatalf("a's job came back with the snapshot: %+v", *h)
+	}
+	for _, j := range m.st.Queue {
+		if j.FW == "a" {
+			t.Fatalf("a's unknown-size job is still in the virtual cluster, holding %v MB", j.VR)
+		}
+	}
+	if j := m.st.Heads["b"]; j == nil || !near(j.VR, 8192) {
+		t.Fatalf("b's virtual memory after the restore: %+v, want all 8192 MB", j)
+	}
+}

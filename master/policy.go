@@ -131,6 +131,10 @@ func (m *Master) restorePoliciesLocked() {
 			err = m.alloc.RestorePolicies(rec.State)
 		}
 		if m.allocOK("restore_policies", err, "sorter", rec.Sorter) {
+			// frameworks removed after the record was written are not
+			// back (recoverLocked ran first): the models forget them, and
+			// the next sync replicates the difference
+			m.alloc.ForgetUnknownFrameworks()
 			m.pol.last = rec.State
 			return
 		}
