@@ -4,6 +4,7 @@ import (
 	"net"
 	"net/http"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -133,6 +134,14 @@ func TestForwardFrameworkSurvivesLeaderKill9(t *testing.T) {
 		return len(fw.unaccounted(true)) == 0
 	})
 	t.Logf("framework: %s", fw.summary())
+	for _, id := range fw.lost() {
+		// No agent died: a task reported lost must never have run (the
+		// old leader took its ACCEPT and died before the launch left it).
+		runs, _ := filepath.Glob(filepath.Join(c.dir, "agent*", "slaves", "*", "frameworks", "*", "executors", id, "runs", "*"))
+		if len(runs) > 0 {
+			t.Errorf("task %s was reported lost but ran: %v", id, runs)
+		}
+	}
 	fw.checkStableID(t)
 	c.waitAgents(3)
 	c.checkInvariants()
