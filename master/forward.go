@@ -3,6 +3,7 @@ package master
 import (
 	"bytes"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
@@ -30,6 +31,17 @@ const ForwardedHeader = "X-Allot-Forwarded"
 // forwarding; larger bodies (a registry snapshot restore) stream through
 // unbuffered.
 const maxReplayBody = 16 << 20
+
+// forwardTransport carries forwarded calls. Not http.DefaultTransport:
+// masters talk to each other directly (no HTTP_PROXY from the
+// environment), a partitioned leader must fail a dial in seconds rather
+// than half a minute, and a follower forwarding for thousands of agents
+// wants more than two idle connections to the leader.
+var forwardTransport = &http.Transport{
+	DialContext:         (&net.Dialer{Timeout: 2 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+	MaxIdleConnsPerHost: 256,
+	IdleConnTimeout:     90 * time.Second,
+}
 
 // forwarder holds the streams a follower proxies. Each leader it forwards
 // to is a generation; when the leader it knows changes (another master is
@@ -113,6 +125,7 @@ func (m *Master) forward(w http.ResponseWriter, r *http.Request, leader string) 
 			pr.Out.Host = leader
 			pr.Out.Header.Set(ForwardedHeader, m.self.HTTP)
 		},
+		Transport:     forwardTransport,
 		FlushInterval: -1,
 		ModifyResponse: func(resp *http.Response) error {
 			resp.Header.Set(ForwardedHeader, leader)
