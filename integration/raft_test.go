@@ -28,6 +28,7 @@ import (
 
 	"github.com/allot-sched/allot/api/taskstate"
 	"github.com/allot-sched/allot/internal/testcluster"
+	"github.com/allot-sched/allot/master"
 )
 
 // raftProxy stands between the masters' raft ports: master i advertises
@@ -205,11 +206,17 @@ func (c *mcluster) serving(i int) (bool, string) {
 		return false, ""
 	}
 	defer resp.Body.Close()
+	// A follower forwards /state to the leader and names it in
+	// ForwardedHeader; with --redirect it answers 307 and names it in
+	// Location.
+	if l := resp.Header.Get(master.ForwardedHeader); l != "" {
+		return false, "//" + l + "/state"
+	}
 	return resp.StatusCode == 200, resp.Header.Get("Location")
 }
 
 // leader waits until exactly one live master serves and every other live
-// master redirects to it; it returns that master's index.
+// master forwards (or redirects) to it; it returns that master's index.
 func (c *mcluster) leader(timeout time.Duration) int {
 	c.t.Helper()
 	lead := -1
@@ -244,10 +251,15 @@ func (c *mcluster) leader(timeout time.Duration) int {
 }
 
 func (c *mcluster) addAgent(res string) *testcluster.Agent {
+	return c.addAgentVia(res, c.seeds())
+}
+
+// addAgentVia starts an agent that knows only the masters in seeds.
+func (c *mcluster) addAgentVia(res string, seeds []string) *testcluster.Agent {
 	i := len(c.agents)
 	a := &testcluster.Agent{Addr: testcluster.FreePort(c.t), Dir: filepath.Join(c.dir, "agent"+strconv.Itoa(i)), Resources: res}
 	c.agents = append(c.agents, a)
-	testcluster.StartAgent(c.t, allotBin, strings.Join(c.seeds(), ","), a, agentFlags...)
+	testcluster.StartAgent(c.t, allotBin, strings.Join(seeds, ","), a, agentFlags...)
 	return a
 }
 
@@ -363,6 +375,9 @@ type rsched struct {
 	seeds []string
 	info  mesos.FrameworkInfo
 	cmd   string
+	// direct: build the caller for the next seed as is, without asking
+	// /redirect for the leader first (a master forwards to the leader).
+	direct bool
 
 	mu        sync.Mutex
 	ids       []string // every framework id SUBSCRIBED gave (must be one)
@@ -381,8 +396,12 @@ type rsched struct {
 }
 
 func startRSched(t testing.TB, seeds []string, cmd string) *rsched {
+	return startRSchedVia(t, seeds, cmd, false)
+}
+
+func startRSchedVia(t testing.TB, seeds []string, cmd string, direct bool) *rsched {
 	ft := 120.0
-	s := &rsched{t: t, seeds: seeds, cmd: cmd, latest: map[string]mesos.TaskState{}, sent: map[string]bool{}, agentOf: map[string]string{}, ended: make(chan struct{}),
+	s := &rsched{t: t, seeds: seeds, cmd: cmd, direct: direct, latest: map[string]mesos.TaskState{}, sent: map[string]bool{}, agentOf: map[string]string{}, ended: make(chan struct{}),
 		info: mesos.FrameworkInfo{Name: "failover-test", User: "root", FailoverTimeout: &ft}}
 	ctx, cancel := context.WithCancel(context.Background())
 	s.cancel = cancel
@@ -454,7 +473,9 @@ func (s *rsched) run(ctx context.Context) {
 		// the subscription. So ask /redirect which master leads and build
 		// the caller for that one, as a careful framework does.
 		addr := s.seeds[i%len(s.seeds)]
-		if resp, err := noRedirect.Get("http://" + addr + "/redirect"); err == nil {
+		if s.direct {
+			// no lookup: the master at addr forwards to the leader
+		} else if resp, err := noRedirect.Get("http://" + addr + "/redirect"); err == nil {
 			if loc := strings.TrimPrefix(resp.Header.Get("Location"), "//"); resp.StatusCode == http.StatusTemporaryRedirect && loc != "" {
 				addr = loc
 			}

@@ -13,7 +13,8 @@ import (
 	"github.com/allot-sched/allot/api"
 )
 
-// leaderOnly serves h on the leader. A follower answers 307 with
+// leaderOnly serves h on the leader. A follower forwards the request to the
+// leader (forward.go), or, with Config.Redirect, answers 307 with
 // `Location: //leader-host:port/<same path>` (mesos-go's httpsched keeps only
 // the host from it and replays the call there).
 //
@@ -31,6 +32,8 @@ func (m *Master) leaderOnly(h http.HandlerFunc) http.HandlerFunc {
 		switch {
 		case here:
 			h(w, r)
+		case leader != "" && !m.cfg.Redirect:
+			m.forward(w, r, leader)
 		case leader != "":
 			loc := "//" + leader + r.URL.Path
 			if r.URL.RawQuery != "" {

@@ -46,7 +46,10 @@
 //	               (modelled: false) under sorters that keep no timelines.
 //	               Frameworks score their own placement against it.
 //	metrics.go     Prometheus series
-//	registry.go, raft.go, cluster.go  the replicated registry and redirects
+//	registry.go, raft.go, cluster.go  the replicated registry, holding calls
+//	               through an election, and 307s under --redirect
+//	forward.go     a follower forwards leader-only calls (streams included)
+//	               to the leader, ending forwarded streams on a leader change
 //	policy.go      replicating the allocator's policy-model state (POLICY_SET),
 //	               restoring it on election, GET /api/v1/allot/policy
 //

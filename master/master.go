@@ -75,6 +75,10 @@ type Config struct {
 	// Reclaim turns on inverse offers (allocator.Config.Reclaim and
 	// inverse.go); off, nothing is ever asked back.
 	Reclaim bool
+	// Redirect makes a follower answer leader-only calls with 307 to the
+	// leader (allot's behaviour before forwarding, and Mesos's) instead of
+	// forwarding them to the leader (forward.go).
+	Redirect bool
 }
 
 // Master is one running master. Create it with New, then Start.
@@ -118,6 +122,8 @@ type Master struct {
 	weights           map[string]float64
 	inverse           inverseTable // inverse.go
 	pol               policySync   // policy.go
+
+	fwd forwarder // streams a follower forwards to the leader (forward.go)
 
 	kick chan struct{}
 	stop chan struct{}
@@ -305,8 +311,9 @@ func (m *Master) Start() error {
 	go func() { defer m.wg.Done(); m.allocationLoop() }()
 	go func() { defer m.wg.Done(); m.pingLoop() }()
 	go func() { defer m.wg.Done(); m.watchLeadership() }()
-	m.wg.Add(1)
+	m.wg.Add(2)
 	go func() { defer m.wg.Done(); m.policyLoop() }()
+	go func() { defer m.wg.Done(); m.watchForwarding() }()
 	m.log.Info().Str("addr", ln.Addr().String()).Str("http", m.self.HTTP).Str("raft", m.self.Raft).Str("master_id", m.id).
 		Int("agents", len(m.reg.Agents())).Int("frameworks", len(m.reg.Frameworks())).
 		Msg("master started")

@@ -2,8 +2,6 @@ package master
 
 import (
 	"net/http"
-	"net/http/httputil"
-	"net/url"
 	"strings"
 
 	"github.com/allot-sched/allot/ui"
@@ -33,12 +31,7 @@ func (m *Master) uiRoutes(mux *http.ServeMux) {
 		case here:
 			mux.ServeHTTP(w, r2)
 		case leader != "":
-			proxy := &httputil.ReverseProxy{
-				Rewrite:       func(pr *httputil.ProxyRequest) { pr.SetURL(&url.URL{Scheme: "http", Host: leader}) },
-				FlushInterval: -1, // the event stream must reach the browser as it comes
-			}
-			r2.RequestURI = ""
-			proxy.ServeHTTP(w, r2)
+			m.forward(w, r2, leader) // the event stream included, as it comes
 		default:
 			m.noLeader(w)
 		}

@@ -7,7 +7,9 @@
 //
 // Inputs are jobs and nodes: the documented CSV formats (csv.go), the
 // shared SWIM and Alibaba 2017 traces with the models stated in traces.go,
-// and generators that follow the papers' setups (generate.go). Outputs are
+// and generators that follow the papers' setups (generate.go); whatif.go
+// reshapes any of them (arrivals, durations, a sample or copies of the
+// nodes) for "what if" questions. Outputs are
 // the metrics of metrics.go (makespan, JCT percentiles, waiting, utilisation,
 // Jain's index, ratio to a lower bound), a text table, JSON, CSV series and
 // SVG plots (report.go, plot/).

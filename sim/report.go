@@ -23,15 +23,22 @@ func (r *Result) Label() string {
 // Report is the JSON document `allot sim --json` prints: one object with
 // every run, in the order they ran.
 type Report struct {
-	Runs []*Result `json:"runs"`
+	// WhatIf, when the workload was reshaped (WhatIf.Apply), says how.
+	WhatIf *WhatIfReport `json:"what_if,omitempty"`
+	Runs   []*Result     `json:"runs"`
 }
 
 // WriteJSON writes the runs as one JSON object (two-space indented, a
 // trailing newline). The same runs give the same bytes.
 func WriteJSON(w io.Writer, runs []*Result) error {
+	return WriteReport(w, Report{Runs: runs})
+}
+
+// WriteReport writes the report as WriteJSON does.
+func WriteReport(w io.Writer, r Report) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	return enc.Encode(Report{Runs: runs})
+	return enc.Encode(r)
 }
 
 // utilKinds lists the utilisation keys present in any run, cpus and mem

@@ -34,7 +34,11 @@ Clusters: --nodes FILE (node_id,cpus,mem_mb[,gpus,disk_bw,net_bw,count]) or
 Sorters: drf, tsf, psdsf, rpsdsf, fifo, capacity, tetris, random, prophet,
 tetris-peak (gangs of applications that declared an AppDemand), and the
 papers' names bf-drf (drf with best fit) and fair (drf); NAME/SELECTION picks
-an agent selection for one sorter.`
+an agent selection for one sorter.
+What-if (any format, applied after loading, shown in the report's header):
+--time-scale F compresses (F<1) or stretches arrivals, --duration-scale F
+task times, --nodes-sample P keeps a seeded fraction of the nodes and
+--cluster-scale K makes K copies of each.`
 
 // simOptions are the parsed flags of `allot sim`.
 type simOptions struct {
@@ -51,6 +55,7 @@ type simOptions struct {
 	maxJobs                    int
 	progress                   string
 	sizes                      sim.SizeOptions // fsp, fspy
+	whatIf                     sim.WhatIf      // --time-scale, --duration-scale, --nodes-sample, --cluster-scale
 }
 
 func runSim(args []string, stdout, stderr io.Writer) error {
@@ -75,6 +80,10 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 	fs.Float64Var(&o.sizes.ProbeDelay, "probe-delay", sim.DefaultProbeDelay, "fspy: `seconds` from a job's arrival to its size prediction")
 	fs.Float64Var(&o.sizes.ProbeNoise, "probe-noise", 0, "fspy, swim: `sigma` of the probe's log-normal sampling error on function times (0: a perfect probe)")
 	fs.IntVar(&o.maxJobs, "max-jobs", 0, "keep only the first `n` jobs (0: all)")
+	fs.Float64Var(&o.whatIf.TimeScale, "time-scale", 1, "what-if: multiply the time from the first arrival to each job's arrival by `F` (0.5: twice the arrival rate)")
+	fs.Float64Var(&o.whatIf.DurationScale, "duration-scale", 1, "what-if: multiply every task's running time by `F`")
+	fs.Float64Var(&o.whatIf.NodesSample, "nodes-sample", 1, "what-if: keep a `fraction` of the nodes, drawn with --seed (0.5: half the machines)")
+	fs.IntVar(&o.whatIf.ClusterScale, "cluster-scale", 1, "what-if: `K` copies of each node (after --nodes-sample)")
 	fs.StringVar(&o.progress, "progress", "auto", "progress bar on stderr: auto (when stderr is a terminal), always, never")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -109,6 +118,13 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 	if o.sizes.ProbeDelay == 0 {
 		o.sizes.ProbeDelay = -1 // at arrival: SizeOptions reads 0 as the default
 	}
+	if o.whatIf.TimeScale <= 0 || o.whatIf.DurationScale <= 0 || o.whatIf.NodesSample <= 0 || o.whatIf.ClusterScale < 1 {
+		return usagef("--time-scale, --duration-scale and --nodes-sample must be positive and --cluster-scale at least 1")
+	}
+	if err := o.whatIf.Check(); err != nil {
+		return usagef("%v", err)
+	}
+	o.whatIf.Seed = o.seed
 	if o.maxJobs < 0 {
 		return usagef("--max-jobs must be >= 0, got %d", o.maxJobs)
 	}
@@ -128,7 +144,7 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 
-	w, err := loadWorkload(o, format)
+	w, whatIf, err := loadWorkload(o, format)
 	if err != nil {
 		return err
 	}
@@ -157,9 +173,13 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "wrote %d files to %s (open %s)\n", len(files), o.out, filepath.Join(o.out, "index.html"))
 	}
 	if o.json {
-		return sim.WriteJSON(stdout, runs)
+		return sim.WriteReport(stdout, sim.Report{WhatIf: whatIf, Runs: runs})
 	}
-	fmt.Fprintf(stdout, "workload %s: %d nodes\n\n", w.Name, len(w.Nodes))
+	fmt.Fprintf(stdout, "workload %s: %d nodes\n", w.Name, len(w.Nodes))
+	if whatIf != nil {
+		fmt.Fprintf(stdout, "what-if: %s\n", whatIf)
+	}
+	fmt.Fprintln(stdout)
 	return sim.WriteTable(stdout, runs, wall)
 }
 
@@ -237,7 +257,25 @@ func splitList(s string) []string {
 	return out
 }
 
-func loadWorkload(o simOptions, format sim.Format) (*sim.Workload, error) {
+// loadWorkload reads or generates the workload and its nodes, then
+// reshapes it with the what-if knobs (nil report when none is set).
+func loadWorkload(o simOptions, format sim.Format) (*sim.Workload, *sim.WhatIfReport, error) {
+	w, err := loadNodesAndJobs(o, format)
+	if err != nil {
+		return nil, nil, err
+	}
+	var rep *sim.WhatIfReport
+	if o.whatIf.Active() {
+		var r sim.WhatIfReport
+		if w, r, err = o.whatIf.Apply(w); err != nil {
+			return nil, nil, usagef("%v", err)
+		}
+		rep = &r
+	}
+	return w, rep, w.Validate()
+}
+
+func loadNodesAndJobs(o simOptions, format sim.Format) (*sim.Workload, error) {
 	var w *sim.Workload
 	switch o.generate {
 	case "":
@@ -276,10 +314,7 @@ func loadWorkload(o simOptions, format sim.Format) (*sim.Workload, error) {
 		}
 		w.Nodes, err = sim.ParseCluster(spec)
 	}
-	if err != nil {
-		return nil, err
-	}
-	return w, w.Validate()
+	return w, err
 }
 
 // wantProgress decides whether to draw the progress bar.

@@ -57,6 +57,11 @@ func TestSimExitCodes(t *testing.T) {
 		{"rate noise on swim", []string{"--jobs", swimJobs, "--format", "swim", "--cluster", "fspy", "--rate-noise", "0.3"}, 0, ""},
 		{"rate noise on csv", []string{"--jobs", simJobs, "--nodes", simNodes, "--rate-noise", "0.3"}, 2, "--format swim only"},
 		{"negative rate noise", []string{"--jobs", swimJobs, "--format", "swim", "--rate-noise", "-1"}, 2, "between 0 and 2"},
+		{"what-if on csv", []string{"--jobs", simJobs, "--nodes", simNodes, "--time-scale", "0.5", "--duration-scale", "2", "--cluster-scale", "2"}, 0, ""},
+		{"what-if on swim", []string{"--jobs", swimJobs, "--format", "swim", "--cluster", "fspy", "--nodes-sample", "0.5"}, 0, ""},
+		{"zero time scale", []string{"--jobs", simJobs, "--nodes", simNodes, "--time-scale", "0"}, 2, "must be positive"},
+		{"nodes sample over 1", []string{"--jobs", simJobs, "--nodes", simNodes, "--nodes-sample", "1.5"}, 2, "fraction in (0, 1]"},
+		{"cluster scale 0", []string{"--jobs", simJobs, "--nodes", simNodes, "--cluster-scale", "0"}, 2, "at least 1"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -143,5 +148,37 @@ func TestSimOutWritesFilesAPersonCanOpen(t *testing.T) {
 	// no progress bar when stderr is not a terminal
 	if strings.Contains(stderr, "[") {
 		t.Errorf("stderr has a progress bar: %q", stderr)
+	}
+}
+
+// The what-if knobs are shown in the report's header, text and JSON, and
+// not at all when none is set.
+func TestSimWhatIfHeader(t *testing.T) {
+	args := []string{"--generate", "synthetic", "--progress", "never"}
+	knobs := []string{"--time-scale", "0.5", "--nodes-sample", "0.5", "--cluster-scale", "2"}
+	_, plain, _ := runSimCmd(t, args...)
+	if strings.Contains(plain, "what-if") {
+		t.Errorf("no knobs, yet a what-if header:\n%s", plain)
+	}
+	code, text, stderr := runSimCmd(t, append(args, knobs...)...)
+	if code != 0 || !strings.Contains(text, "what-if: time-scale 0.5 (arrival span") || !strings.Contains(text, "nodes-sample 0.5 (seed 1), cluster-scale 2, nodes 6 -> 6") {
+		t.Errorf("exit %d, text header:\n%s\n%s", code, text, stderr)
+	}
+	code, out, stderr := runSimCmd(t, append(append(args, knobs...), "--json")...)
+	var rep struct {
+		WhatIf *struct {
+			TimeScale  float64 `json:"time_scale"`
+			Before     int     `json:"nodes_before"`
+			After      int     `json:"nodes_after"`
+			SpanBefore float64 `json:"arrival_span_before_s"`
+			SpanAfter  float64 `json:"arrival_span_after_s"`
+		} `json:"what_if"`
+		Runs []json.RawMessage `json:"runs"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || code != 0 {
+		t.Fatalf("exit %d, %v: %s\n%s", code, err, out, stderr)
+	}
+	if w := rep.WhatIf; w == nil || w.TimeScale != 0.5 || w.Before != 6 || w.After != 6 || w.SpanAfter*2 < w.SpanBefore-0.2 || w.SpanAfter*2 > w.SpanBefore+0.2 || len(rep.Runs) != 1 {
+		t.Errorf("JSON what_if = %+v (%d runs)", rep.WhatIf, len(rep.Runs))
 	}
 }
