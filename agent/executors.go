@@ -38,6 +38,10 @@ type executor struct {
 	stream               *api.Stream
 	queued               []*exec1.Event // LAUNCH events waiting for SUBSCRIBE
 	tasks                map[string]*agentTask
+	// limits are its container's (executorLimits); limitation, once set,
+	// is the limit it broke, and its tasks fail with it.
+	limits     limits
+	limitation *limitation
 }
 
 // agentTask is a task and its status update stream: pending holds the
@@ -153,6 +157,7 @@ func (a *Agent) run(ev *api.AgentEvent) {
 		}
 		ex = nil
 	}
+	grown := ex != nil
 	if ex == nil {
 		ex = &executor{fw: ev.FrameworkId, id: exInfo.ExecutorID.Value, info: exInfo, fwInfo: fwInfo, command: command, commandTask: commandTask,
 			checkpoint: fwInfo.GetCheckpoint(), containerID: string(hexID()), tasks: map[string]*agentTask{}, launching: true}
@@ -172,6 +177,16 @@ func (a *Agent) run(ev *api.AgentEvent) {
 	}
 	for _, ti := range tasks {
 		ex.tasks[ti.TaskID.Value] = &agentTask{info: ti, state: mesos.TASK_STAGING}
+	}
+	ex.limits = executorLimits(ex)
+	if grown {
+		// Tasks joined a running executor: its container grows with them.
+		cid, l := ex.containerID, ex.limits
+		go func() {
+			if err := a.iso.prepare(cid, l); err != nil {
+				a.log.Warn().Err(err).Str("container_id", cid).Msg("raising container limits")
+			}
+		}()
 	}
 	if ex.stream != nil {
 		ex.stream.Send(launch)
@@ -205,6 +220,7 @@ func (a *Agent) launchExecutor(ex *executor, uris []mesos.CommandInfo_URI) {
 			}
 		}
 		a.cleanupLocked(ex)
+		go a.destroyContainer(ex.containerID, 0)
 	}
 	if err := os.MkdirAll(ex.sandbox, 0o755); err != nil {
 		fail(err)
@@ -250,8 +266,18 @@ func (a *Agent) launchExecutor(ex *executor, uris []mesos.CommandInfo_URI) {
 			path = p
 		}
 	}
+	a.mu.Lock()
+	l := ex.limits
+	a.mu.Unlock()
+	if err := a.iso.prepare(ex.containerID, l); err != nil {
+		fail(fmt.Errorf("%s isolator: preparing container %s: %w", a.iso.kind(), ex.containerID, err))
+		return
+	}
 	cmd := exec.Command(path, argv[1:]...)
 	cmd.Args[0] = argv[0]
+	if w := a.iso.wrap(ex.containerID, append([]string{path}, argv[1:]...)); w[0] != path {
+		cmd = exec.Command(w[0], w[1:]...)
+	}
 	cmd.Dir = ex.sandbox
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -259,6 +285,9 @@ func (a *Agent) launchExecutor(ex *executor, uris []mesos.CommandInfo_URI) {
 	if err := cmd.Start(); err != nil {
 		fail(err)
 		return
+	}
+	if err := a.iso.isolate(ex.containerID, cmd.Process.Pid); err != nil {
+		a.log.Warn().Err(err).Str("container_id", ex.containerID).Msg("isolating executor")
 	}
 	a.mu.Lock()
 	ex.pid, ex.launching = cmd.Process.Pid, false
@@ -355,11 +384,19 @@ func (a *Agent) executorExited(ex *executor, code int) {
 		ex.stream.Close("executor exited")
 	}
 	a.log.Info().Str("executor_id", ex.id).Str("framework_id", ex.fw).Int("status", code).Msg("executor exited")
+	if ex.limitation == nil && ex.pid > 0 {
+		if lim := a.iso.limited(ex.containerID, ex.pid, ex.limits); lim != nil {
+			ex.limitation = lim // the kernel killed the executor itself
+		}
+	}
+	go a.destroyContainer(ex.containerID, ex.pid)
 	for _, t := range ex.tasks {
 		if taskstate.IsTerminal(t.state) {
 			continue
 		}
-		if ex.registrationTimedOut {
+		if lim := ex.limitation; lim != nil {
+			a.enqueueUpdateLocked(ex, t, a.agentStatus(ex, t, mesos.TASK_FAILED, lim.reason, lim.message))
+		} else if ex.registrationTimedOut {
 			a.enqueueUpdateLocked(ex, t, a.agentStatus(ex, t, mesos.TASK_FAILED, mesos.REASON_EXECUTOR_REGISTRATION_TIMEOUT,
 				fmt.Sprintf("executor did not subscribe to the executor API within %v", a.cfg.RegistrationTimeout)))
 		} else if ex.killing {
@@ -626,7 +663,7 @@ func (a *Agent) handleExecutor(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		if !dup {
-			a.enqueueUpdateLocked(ex, t, &st)
+			a.enqueueUpdateLocked(ex, t, a.checkLimitOnEndLocked(ex, &st))
 		}
 		a.mu.Unlock()
 	case exec1.Call_MESSAGE:
