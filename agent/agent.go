@@ -297,6 +297,9 @@ func (a *Agent) Stop(ctx context.Context) error {
 			a.log.Warn().Err(err).Str("container_id", ex.containerID).Msg("container not removed")
 		}
 	}
+	if cg, ok := a.iso.(*cgroupsIsolator); ok {
+		cg.removeParent()
+	}
 	err := a.srv.Shutdown(ctx)
 	a.wg.Wait()
 	return err

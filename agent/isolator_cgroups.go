@@ -298,3 +298,11 @@ func (c *cgroupsIsolator) containers() []string {
 	}
 	return out
 }
+
+// removeParent removes this agent's parent cgroup when no container is
+// left in it (an agent stopping with checkpointed executors alive keeps it).
+func (c *cgroupsIsolator) removeParent() {
+	for _, d := range c.dirs {
+		syscall.Rmdir(filepath.Join(d, c.parent))
+	}
+}

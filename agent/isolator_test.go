@@ -230,3 +230,11 @@ func TestPosixLimitedReal(t *testing.T) {
 	}
 	t.Fatal("posix isolator did not notice 100 MB resident against a 48 MB limit in 20s")
 }
+
+// internal/testcluster finds an agent's cgroups by this name and pins the
+// same value (TestAgentCgroupParent): change both together.
+func TestContainerParentPinned(t *testing.T) {
+	if got, want := containerParent("/tmp/allot-work"), "allot/w3c4714a6"; got != want {
+		t.Errorf("containerParent = %q, want %q", got, want)
+	}
+}

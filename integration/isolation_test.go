@@ -1,0 +1,173 @@
+package integration
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	mesos "github.com/mesos/mesos-go/api/v1/lib"
+	"github.com/mesos/mesos-go/api/v1/lib/scheduler/calls"
+
+	"github.com/allot-sched/allot/api/taskstate"
+	"github.com/allot-sched/allot/internal/testcluster"
+)
+
+// cgroupsMissing names what this host lacks for cgroups isolation, or
+// returns "" when an agent can create containers here.
+func cgroupsMissing() string {
+	if os.Geteuid() != 0 {
+		return fmt.Sprintf("cgroups isolation needs root (running as uid %d)", os.Geteuid())
+	}
+	probe := ""
+	if _, err := os.Stat("/sys/fs/cgroup/cgroup.controllers"); err == nil {
+		probe = "/sys/fs/cgroup"
+	} else if st, err := os.Stat("/sys/fs/cgroup/memory"); err == nil && st.IsDir() {
+		probe = "/sys/fs/cgroup/memory"
+	} else {
+		return "no cgroup v2 (/sys/fs/cgroup/cgroup.controllers) and no cgroup v1 memory hierarchy (/sys/fs/cgroup/memory)"
+	}
+	d := filepath.Join(probe, fmt.Sprintf("allot-probe-%d", os.Getpid()))
+	if err := os.Mkdir(d, 0o755); err != nil {
+		return "cgroups not writable: " + err.Error()
+	}
+	syscall.Rmdir(d)
+	return ""
+}
+
+func isolatedCluster(t *testing.T, isolation string) *cluster {
+	t.Helper()
+	return &cluster{testcluster.New(t, testcluster.Config{Bin: allotBin, Agents: 1,
+		MasterFlags: []string{"--log-level", "debug"},
+		AgentFlags:  append(append([]string{}, agentFlags...), "--isolation", isolation)})}
+}
+
+// hogShell allocates 512 MB in the shell itself (a command substitution
+// holds all of it) and keeps it.
+const hogShell = `x=$(head -c 536870912 /dev/zero | tr '\0' a); sleep 60`
+
+// oomAndNeighbour launches a 64 MB task that allocates 512 MB beside a
+// neighbour, and checks the hog is failed by the agent for its memory
+// while the neighbour runs on. It returns the hog's status.
+func oomAndNeighbour(t *testing.T, c *cluster) mesos.TaskStatus {
+	t.Helper()
+	fw := subscribe(t, c.MasterAddr, mesos.FrameworkInfo{Name: "isolated"})
+	o := fw.takeOffer(t, "")
+	if err := fw.call(launch(o, cmdTask("neighbour", o, "sleep 60", 0.1, 32), cmdTask("hog", o, hogShell, 0.1, 64))); err != nil {
+		t.Fatal(err)
+	}
+	fw.waitState(t, "neighbour", mesos.TASK_RUNNING)
+	st := fw.waitState(t, "hog", mesos.TASK_FAILED)
+	if st.GetSource() != mesos.SOURCE_AGENT || st.GetReason() != mesos.REASON_CONTAINER_LIMITATION_MEMORY {
+		t.Errorf("hog failed with source %v reason %v, want SOURCE_AGENT, REASON_CONTAINER_LIMITATION_MEMORY (message %q)",
+			st.GetSource(), st.GetReason(), st.GetMessage())
+	}
+	// 64 MB allocated plus the 32 MB executor overhead.
+	if msg := st.GetMessage(); !strings.Contains(msg, "limit 96 MB") || !strings.Contains(msg, "peak ") {
+		t.Errorf("hog's message %q does not give the limit (96 MB) and the peak", msg)
+	}
+	t.Logf("hog: %s", st.GetMessage())
+	time.Sleep(time.Second)
+	for _, s := range fw.states("neighbour") {
+		if taskstate.IsTerminal(s) {
+			t.Errorf("neighbour ended (%v) when the hog was killed; states %v", s, fw.states("neighbour"))
+		}
+	}
+	if err := fw.call(calls.Kill("neighbour", o.AgentID.Value)); err != nil {
+		t.Fatal(err)
+	}
+	fw.waitState(t, "neighbour", mesos.TASK_KILLED)
+	return st
+}
+
+// isolationShown checks the agent's /state and the master's entry for it
+// name the isolator.
+func isolationShown(t *testing.T, c *cluster, want func(string) bool) {
+	t.Helper()
+	doc, err := agentState(c.Agents[0].Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := doc["isolation"].(string); !want(got) {
+		t.Errorf("agent /state isolation = %q (reason %q)", got, doc["isolation_reason"])
+	}
+	var ms struct {
+		Slaves []struct {
+			Isolation string `json:"isolation"`
+		} `json:"slaves"`
+	}
+	resp, err := http.Get("http://" + c.MasterAddr + "/state")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	json.NewDecoder(resp.Body).Decode(&ms)
+	if len(ms.Slaves) != 1 || !want(ms.Slaves[0].Isolation) {
+		t.Errorf("master /state slaves = %+v, want the agent's isolation", ms.Slaves)
+	}
+}
+
+// A task allocated 64 MB that allocates 512 MB is OOM-killed in its
+// cgroup and reported by the agent; its neighbour keeps running; usage
+// comes from the container; no cgroup is left once the executors end.
+func TestIsolationCgroupsOOMKill(t *testing.T) {
+	if why := cgroupsMissing(); why != "" {
+		t.Skip("skipping cgroups isolation test: " + why)
+	}
+	c := isolatedCluster(t, "cgroups/cpu,cgroups/mem")
+	isolationShown(t, c, func(s string) bool { return strings.HasPrefix(s, "cgroups/v") })
+	fw := subscribe(t, c.MasterAddr, mesos.FrameworkInfo{Name: "measured"})
+	o := fw.takeOffer(t, "")
+	if err := fw.call(launch(o, cmdTask("watched", o, "sleep 60", 0.5, 40))); err != nil {
+		t.Fatal(err)
+	}
+	fw.waitState(t, "watched", mesos.TASK_RUNNING)
+	// The limit /monitor/statistics shows is the container's own.
+	testcluster.WaitFor(t, 10*time.Second, "the container's memory limit in /monitor/statistics", func() bool {
+		return containerMemLimit(c.Agents[0].Addr, "watched") == (40+32)<<20
+	})
+	fw.call(calls.Kill("watched", o.AgentID.Value))
+	fw.waitState(t, "watched", mesos.TASK_KILLED)
+	fw.close()
+	oomAndNeighbour(t, c)
+	testcluster.WaitFor(t, 10*time.Second, "the executors' cgroups to be removed", func() bool {
+		return len(testcluster.AgentCgroups(c.Agents[0].Dir)) == 0
+	})
+}
+
+func containerMemLimit(agentAddr, executorID string) uint64 {
+	var stats []struct {
+		ExecutorID string `json:"executor_id"`
+		Statistics struct {
+			MemLimitBytes uint64 `json:"mem_limit_bytes"`
+		} `json:"statistics"`
+	}
+	resp, err := http.Get("http://" + agentAddr + "/monitor/statistics")
+	if err != nil {
+		return 0
+	}
+	defer resp.Body.Close()
+	json.NewDecoder(resp.Body).Decode(&stats)
+	for _, s := range stats {
+		if s.ExecutorID == executorID {
+			return s.Statistics.MemLimitBytes
+		}
+	}
+	return 0
+}
+
+// With cgroups switched off by flag, the posix isolator samples /proc and
+// kills the hog for its memory with the same reason; no cgroup is made.
+func TestIsolationPosixFallback(t *testing.T) {
+	c := isolatedCluster(t, "posix/cpu,posix/mem")
+	isolationShown(t, c, func(s string) bool { return s == "posix" })
+	oomAndNeighbour(t, c)
+	if left := testcluster.AgentCgroups(c.Agents[0].Dir); len(left) != 0 {
+		t.Errorf("posix isolation made cgroups: %v", left)
+	}
+}
