@@ -125,4 +125,5 @@ func (a *Agent) recoverContainers() {
 			a.destroyContainer(id, 0)
 		}
 	}
+	cg.removeParent() // kept while recovered containers live in it
 }

@@ -53,23 +53,38 @@ func newCgroups(root, parent string, cpu, mem, cfs bool) (*cgroupsIsolator, erro
 			}
 		}
 	}
+	// Prove the parent can be made (and, on v2, given its controllers),
+	// then take it away again: containers make it when they need it, and
+	// an agent that never runs an executor leaves nothing behind.
 	for _, d := range c.dirs {
 		if err := os.MkdirAll(filepath.Join(d, parent), 0o755); err != nil {
 			return nil, fmt.Errorf("%s not writable: %v", filepath.Join(d, parent), err)
 		}
 	}
-	if c.v2 {
-		// Controllers must be enabled on every level above a leaf.
-		p := root
-		for _, part := range strings.Split(parent, "/") {
-			writeCg(filepath.Join(p, "cgroup.subtree_control"), "+cpu +memory +pids")
-			p = filepath.Join(p, part)
-		}
-		if err := writeCg(filepath.Join(p, "cgroup.subtree_control"), "+cpu +memory +pids"); err != nil {
-			return nil, fmt.Errorf("enabling cpu, memory and pids controllers under %s: %v", p, err)
-		}
+	err := c.enableControllers()
+	c.removeParent()
+	if err != nil {
+		return nil, err
 	}
 	return c, nil
+}
+
+// enableControllers turns cpu, memory and pids on for the children of
+// every level from the root to the parent (v2 only: a v1 hierarchy has its
+// controller everywhere).
+func (c *cgroupsIsolator) enableControllers() error {
+	if !c.v2 {
+		return nil
+	}
+	p := c.root
+	for _, part := range strings.Split(c.parent, "/") {
+		writeCg(filepath.Join(p, "cgroup.subtree_control"), "+cpu +memory +pids")
+		p = filepath.Join(p, part)
+	}
+	if err := writeCg(filepath.Join(p, "cgroup.subtree_control"), "+cpu +memory +pids"); err != nil {
+		return fmt.Errorf("enabling cpu, memory and pids controllers under %s: %v", p, err)
+	}
+	return nil
 }
 
 func (c *cgroupsIsolator) kind() string {
@@ -113,6 +128,14 @@ func (c *cgroupsIsolator) leaves(id string) []string {
 }
 
 func (c *cgroupsIsolator) prepare(id string, l limits) error {
+	for _, d := range c.leaves(id) {
+		if err := os.MkdirAll(filepath.Dir(d), 0o755); err != nil {
+			return err
+		}
+	}
+	if err := c.enableControllers(); err != nil {
+		return err
+	}
 	for _, d := range c.leaves(id) {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return err
