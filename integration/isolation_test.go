@@ -171,3 +171,76 @@ func TestIsolationPosixFallback(t *testing.T) {
 		t.Errorf("posix isolation made cgroups: %v", left)
 	}
 }
+
+// spinShell keeps four processes spinning, so that two such tasks on a
+// two-core host are both always runnable and the shares decide.
+const spinShell = `for i in 1 2 3 4; do (while :; do :; done) & done; wait`
+
+// Two executors with cpus 1 and 3 that both spin get CPU time in about
+// that ratio, measured from their cgroups' own counters.
+func TestIsolationCgroupsCPUShares(t *testing.T) {
+	if why := cgroupsMissing(); why != "" {
+		t.Skip("skipping cgroups isolation test: " + why)
+	}
+	c := isolatedCluster(t, "cgroups/cpu,cgroups/mem")
+	fw := subscribe(t, c.MasterAddr, mesos.FrameworkInfo{Name: "spinners"})
+	o := fw.takeOffer(t, "")
+	if err := fw.call(launch(o, cmdTask("one", o, spinShell, 1, 32), cmdTask("three", o, spinShell, 3, 32))); err != nil {
+		t.Fatal(err)
+	}
+	fw.waitState(t, "one", mesos.TASK_RUNNING)
+	fw.waitState(t, "three", mesos.TASK_RUNNING)
+	var usage map[string]uint64
+	testcluster.WaitFor(t, 10*time.Second, "both containers to hold their spinners", func() bool {
+		usage = containerCPU(c.Agents[0].Dir)
+		return usage["one"] > 0 && usage["three"] > 0
+	})
+	time.Sleep(500 * time.Millisecond) // all eight spinners started
+	before := containerCPU(c.Agents[0].Dir)
+	time.Sleep(4 * time.Second)
+	after := containerCPU(c.Agents[0].Dir)
+	one, three := after["one"]-before["one"], after["three"]-before["three"]
+	ratio := float64(three) / float64(one)
+	t.Logf("CPU time over 4s: cpus 1: %.2fs, cpus 3: %.2fs, ratio %.2f (want about 3)", float64(one)/1e9, float64(three)/1e9, ratio)
+	if ratio < 2 || ratio > 4.5 {
+		t.Errorf("CPU time ratio %.2f, want 3 within [2, 4.5]", ratio)
+	}
+	fw.call(calls.Kill("one", o.AgentID.Value))
+	fw.call(calls.Kill("three", o.AgentID.Value))
+	fw.waitState(t, "one", mesos.TASK_KILLED)
+	fw.waitState(t, "three", mesos.TASK_KILLED)
+	testcluster.WaitFor(t, 10*time.Second, "the executors' cgroups to be removed", func() bool {
+		return len(testcluster.AgentCgroups(c.Agents[0].Dir)) == 0
+	})
+}
+
+// containerCPU reads each container's CPU time (ns) from its cgroup
+// counter (v1 cpuacct.usage, v2 cpu.stat usage_usec), keyed by the
+// executor id of the processes in it.
+func containerCPU(workDir string) map[string]uint64 {
+	out := map[string]uint64{}
+	for _, d := range testcluster.AgentCgroups(workDir) {
+		var ns uint64
+		if b, err := os.ReadFile(filepath.Join(d, "cpuacct.usage")); err == nil {
+			fmt.Sscan(string(b), &ns)
+		} else if b, err := os.ReadFile(filepath.Join(d, "cpu.stat")); err == nil {
+			var us uint64
+			fmt.Sscanf(string(b), "usage_usec %d", &us)
+			ns = us * 1000
+		} else {
+			continue
+		}
+		procs, _ := os.ReadFile(filepath.Join(d, "cgroup.procs"))
+		for _, p := range strings.Fields(string(procs)) {
+			env, _ := os.ReadFile("/proc/" + p + "/environ")
+			for _, kv := range strings.Split(string(env), "\x00") {
+				// v1's cpu hierarchy has a cpu.stat without usage_usec
+				// (0 here); cpuacct's counter is the one that counts.
+				if id, ok := strings.CutPrefix(kv, "MESOS_EXECUTOR_ID="); ok && ns > out[id] {
+					out[id] = ns
+				}
+			}
+		}
+	}
+	return out
+}
