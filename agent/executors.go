@@ -42,6 +42,8 @@ type executor struct {
 	// is the limit it broke, and its tasks fail with it.
 	limits     limits
 	limitation *limitation
+	applied    limits // what the container was last given
+	resizing   bool   // a resize goroutine is applying limits
 }
 
 // agentTask is a task and its status update stream: pending holds the
@@ -178,16 +180,7 @@ func (a *Agent) run(ev *api.AgentEvent) {
 	for _, ti := range tasks {
 		ex.tasks[ti.TaskID.Value] = &agentTask{info: ti, state: mesos.TASK_STAGING}
 	}
-	ex.limits = executorLimits(ex)
-	if grown {
-		// Tasks joined a running executor: its container grows with them.
-		cid, l := ex.containerID, ex.limits
-		go func() {
-			if err := a.iso.prepare(cid, l); err != nil {
-				a.log.Warn().Err(err).Str("container_id", cid).Msg("raising container limits")
-			}
-		}()
-	}
+	a.setLimitsLocked(ex, grown)
 	if ex.stream != nil {
 		ex.stream.Send(launch)
 		for _, ti := range tasks {
@@ -269,7 +262,11 @@ func (a *Agent) launchExecutor(ex *executor, uris []mesos.CommandInfo_URI) {
 	a.mu.Lock()
 	l := ex.limits
 	a.mu.Unlock()
-	if err := a.iso.prepare(ex.containerID, l); err != nil {
+	err := a.iso.prepare(ex.containerID, l)
+	a.mu.Lock()
+	ex.applied = l
+	a.mu.Unlock()
+	if err != nil {
 		fail(fmt.Errorf("%s isolator: preparing container %s: %w", a.iso.kind(), ex.containerID, err))
 		return
 	}
@@ -291,6 +288,9 @@ func (a *Agent) launchExecutor(ex *executor, uris []mesos.CommandInfo_URI) {
 	}
 	a.mu.Lock()
 	ex.pid, ex.launching = cmd.Process.Pid, false
+	if ex.applied != ex.limits {
+		a.setLimitsLocked(ex, true) // tasks joined while it was starting
+	}
 	a.checkpointLocked(ex)
 	a.mu.Unlock()
 	a.log.Info().Str("executor_id", ex.id).Str("framework_id", ex.fw).Int("pid", cmd.Process.Pid).Str("sandbox", ex.sandbox).Msg("executor started")

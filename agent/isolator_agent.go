@@ -127,3 +127,36 @@ func (a *Agent) recoverContainers() {
 	}
 	cg.removeParent() // kept while recovered containers live in it
 }
+
+// setLimitsLocked recomputes ex's limits after tasks joined it and, for a
+// running executor, has its container follow. The memory limit never
+// shrinks while the container lives (as Mesos: lowering it could OOM-kill a
+// task that is only freeing memory); cpu shares follow both ways. One
+// goroutine per executor applies the latest limits, so that a burst of
+// launches costs a few writes, in order, and none under a.mu.
+func (a *Agent) setLimitsLocked(ex *executor, running bool) {
+	l := executorLimits(ex)
+	if l.memBytes < ex.limits.memBytes {
+		l.memBytes = ex.limits.memBytes
+	}
+	ex.limits = l
+	if !running || ex.resizing {
+		return
+	}
+	ex.resizing = true
+	go func() {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		for ex.applied != ex.limits && !ex.exited && !ex.launching {
+			l, cid := ex.limits, ex.containerID
+			a.mu.Unlock()
+			err := a.iso.prepare(cid, l)
+			a.mu.Lock()
+			ex.applied = l
+			if err != nil {
+				a.log.Warn().Err(err).Str("container_id", cid).Msg("updating container limits")
+			}
+		}
+		ex.resizing = false
+	}()
+}

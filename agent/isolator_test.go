@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -237,4 +238,62 @@ func TestContainerParentPinned(t *testing.T) {
 	if got, want := containerParent("/tmp/allot-work"), "allot/w3c4714a6"; got != want {
 		t.Errorf("containerParent = %q, want %q", got, want)
 	}
+}
+
+// recordingIsolator records the limits it is given.
+type recordingIsolator struct {
+	posixIsolator
+	mu       sync.Mutex
+	prepared []limits
+}
+
+func (r *recordingIsolator) prepare(_ string, l limits) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.prepared = append(r.prepared, l)
+	return nil
+}
+
+// Tasks joining a running executor grow its container; the memory limit
+// never shrinks while it lives, the cpu share follows the tasks.
+func TestSetLimitsGrowsContainer(t *testing.T) {
+	rec := &recordingIsolator{}
+	a := &Agent{iso: rec}
+	task := func(id string, cpus, mem float64) *agentTask {
+		return &agentTask{info: mesos.TaskInfo{TaskID: mesos.TaskID{Value: id}, Resources: []mesos.Resource{scalarRes("cpus", cpus), scalarRes("mem", mem)}}}
+	}
+	ex := &executor{containerID: "c", pid: 1, tasks: map[string]*agentTask{"a": task("a", 1, 64)}}
+	settle := func() limits {
+		testWait(t, func() bool { a.mu.Lock(); defer a.mu.Unlock(); return !ex.resizing })
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		return ex.applied
+	}
+	steps := []struct {
+		change func()
+		want   limits
+	}{
+		{func() {}, limits{cpus: 1, memBytes: 64<<20 + executorOverheadMem}},
+		{func() { ex.tasks["b"] = task("b", 2, 128) }, limits{cpus: 3, memBytes: 192<<20 + executorOverheadMem}},
+		{func() { delete(ex.tasks, "b"); ex.tasks["c"] = task("c", 0.5, 16) }, limits{cpus: 1.5, memBytes: 192<<20 + executorOverheadMem}},
+	}
+	for i, s := range steps {
+		a.mu.Lock()
+		s.change()
+		a.setLimitsLocked(ex, true)
+		a.mu.Unlock()
+		if got := settle(); got != s.want {
+			t.Errorf("step %d: container limits %+v, want %+v", i, got, s.want)
+		}
+	}
+}
+
+func testWait(t *testing.T, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		if cond() {
+			return
+		}
+	}
+	t.Fatal("condition not met in 5s")
 }
