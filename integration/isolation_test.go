@@ -244,3 +244,82 @@ func containerCPU(workDir string) map[string]uint64 {
 	}
 	return out
 }
+
+// memCgroupOf returns the directory of pid's memory cgroup (v1 memory
+// hierarchy, or v2's unified one) and the name of its limit file.
+func memCgroupOf(pid int) (dir, limitFile string) {
+	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pid))
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.SplitN(line, ":", 3)
+		if len(f) != 3 {
+			continue
+		}
+		if f[1] == "memory" {
+			return filepath.Join(testcluster.CgroupRoot, "memory", f[2]), "memory.limit_in_bytes"
+		}
+		if f[0] == "0" && f[1] == "" {
+			dir, limitFile = filepath.Join(testcluster.CgroupRoot, f[2]), "memory.max"
+		}
+	}
+	return dir, limitFile
+}
+
+// kill -9 an agent and start it again: a checkpointed executor stays in its
+// container with its limits; a stale container under the agent's parent is
+// removed at start; the recovered container goes when its executor ends.
+func TestIsolationCgroupsAgentRestart(t *testing.T) {
+	if why := cgroupsMissing(); why != "" {
+		t.Skip("skipping cgroups isolation test: " + why)
+	}
+	c := isolatedCluster(t, "cgroups/cpu,cgroups/mem")
+	a := c.Agents[0]
+	fw := subscribe(t, c.MasterAddr, checkpointing("contained"))
+	o := fw.takeOffer(t, "")
+	if err := fw.call(launch(o, execTask("long", o, execInfo("sleeper"), "sleep"))); err != nil {
+		t.Fatal(err)
+	}
+	fw.waitState(t, "long", mesos.TASK_RUNNING)
+	pids := sandboxPids(c.Dir, "sleeper")
+	if len(pids) != 1 {
+		t.Fatalf("executor processes = %v, want one", pids)
+	}
+	dir, limitFile := memCgroupOf(pids[0])
+	if !strings.Contains(dir, testcluster.AgentCgroupParent(a.Dir)) {
+		t.Fatalf("executor's memory cgroup %q is not under the agent's parent %s", dir, testcluster.AgentCgroupParent(a.Dir))
+	}
+	// executor 32 MB + task 16 MB + 32 MB overhead
+	const want = "83886080"
+	if got, _ := os.ReadFile(filepath.Join(dir, limitFile)); strings.TrimSpace(string(got)) != want {
+		t.Fatalf("%s = %q, want %s", limitFile, got, want)
+	}
+	a.Kill(syscall.SIGKILL)
+	stale := filepath.Join(filepath.Dir(dir), "stale-container")
+	if err := os.Mkdir(stale, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	c.StartAgent(a)
+	c.WaitAgents(1)
+	testcluster.WaitFor(t, 10*time.Second, "the stale container to be removed", func() bool {
+		_, err := os.Stat(stale)
+		return os.IsNotExist(err)
+	})
+	if got, _ := memCgroupOf(pids[0]); got != dir {
+		t.Errorf("recovered executor's memory cgroup = %q, want still %q", got, dir)
+	}
+	if got, _ := os.ReadFile(filepath.Join(dir, limitFile)); strings.TrimSpace(string(got)) != want {
+		t.Errorf("after the restart %s = %q, want %s", limitFile, got, want)
+	}
+	deadline := time.Now().Add(15 * time.Second)
+	for !sawState(fw, "long", mesos.TASK_KILLED) {
+		if time.Now().After(deadline) {
+			t.Fatalf("KILL not answered after the restart; framework saw %v", fw.states("long"))
+		}
+		fw.call(calls.Kill("long", o.AgentID.Value))
+		time.Sleep(200 * time.Millisecond)
+	}
+	// The executor outlives its last task until shut down.
+	fw.call(calls.Shutdown("sleeper", o.AgentID.Value))
+	testcluster.WaitFor(t, 15*time.Second, "the recovered executor's container to be removed", func() bool {
+		return len(testcluster.AgentCgroups(a.Dir)) == 0
+	})
+}
