@@ -223,27 +223,10 @@ func (a *Agent) launchExecutor(ex *executor, uris []mesos.CommandInfo_URI) {
 		fail(fmt.Errorf("fetcher: %w", err))
 		return
 	}
-	var argv []string
-	var cmdEnv []mesos.Environment_Variable
-	if ex.command {
-		argv = a.cfg.ExecutorCommand
-	} else {
-		ci := ex.info.Command
-		if ci == nil || ci.GetValue() == "" && len(ci.Arguments) == 0 {
-			fail(fmt.Errorf("executor %s has no command", ex.id))
-			return
-		}
-		if ci.GetShell() {
-			argv = []string{"/bin/sh", "-c", ci.GetValue()}
-		} else {
-			argv = append([]string{ci.GetValue()}, ci.Arguments...)
-			if len(ci.Arguments) > 0 {
-				argv = append([]string{ci.GetValue()}, ci.Arguments[1:]...)
-			}
-		}
-		if ci.Environment != nil {
-			cmdEnv = ci.Environment.Variables
-		}
+	argv, cmdEnv, err := a.executorArgv(ex)
+	if err != nil {
+		fail(err)
+		return
 	}
 	stdout, err1 := os.Create(filepath.Join(ex.sandbox, "stdout"))
 	stderr, err2 := os.Create(filepath.Join(ex.sandbox, "stderr"))
@@ -259,21 +242,10 @@ func (a *Agent) launchExecutor(ex *executor, uris []mesos.CommandInfo_URI) {
 			path = p
 		}
 	}
-	a.mu.Lock()
-	l := ex.limits
-	a.mu.Unlock()
-	err := a.iso.prepare(ex.containerID, l)
-	a.mu.Lock()
-	ex.applied = l
-	a.mu.Unlock()
+	cmd, err := a.containedCommand(ex, path, argv)
 	if err != nil {
-		fail(fmt.Errorf("%s isolator: preparing container %s: %w", a.iso.kind(), ex.containerID, err))
+		fail(err)
 		return
-	}
-	cmd := exec.Command(path, argv[1:]...)
-	cmd.Args[0] = argv[0]
-	if w := a.iso.wrap(ex.containerID, append([]string{path}, argv[1:]...)); w[0] != path {
-		cmd = exec.Command(w[0], w[1:]...)
 	}
 	cmd.Dir = ex.sandbox
 	cmd.Stdout, cmd.Stderr = stdout, stderr
@@ -294,6 +266,23 @@ func (a *Agent) launchExecutor(ex *executor, uris []mesos.CommandInfo_URI) {
 	a.checkpointLocked(ex)
 	a.mu.Unlock()
 	a.log.Info().Str("executor_id", ex.id).Str("framework_id", ex.fw).Int("pid", cmd.Process.Pid).Str("sandbox", ex.sandbox).Msg("executor started")
+	a.killIfNotSubscribed(ex)
+	go func() {
+		err := cmd.Wait()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+			if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+				code = 128 + int(ws.Signal())
+			}
+		}
+		a.executorExited(ex, code)
+	}()
+}
+
+// killIfNotSubscribed kills ex if it has not subscribed within the
+// registration timeout; its tasks then fail REASON_EXECUTOR_REGISTRATION_TIMEOUT.
+func (a *Agent) killIfNotSubscribed(ex *executor) {
 	time.AfterFunc(a.cfg.RegistrationTimeout, func() {
 		a.mu.Lock()
 		defer a.mu.Unlock()
@@ -306,17 +295,54 @@ func (a *Agent) launchExecutor(ex *executor, uris []mesos.CommandInfo_URI) {
 		ex.killing = true
 		go killTree(ex.pid, syscall.SIGKILL)
 	})
-	go func() {
-		err := cmd.Wait()
-		code := 0
-		if ee, ok := err.(*exec.ExitError); ok {
-			code = ee.ExitCode()
-			if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-				code = 128 + int(ws.Signal())
-			}
+}
+
+// executorArgv is the command line of ex's executor and the environment
+// its CommandInfo adds.
+func (a *Agent) executorArgv(ex *executor) ([]string, []mesos.Environment_Variable, error) {
+	if ex.command {
+		return a.cfg.ExecutorCommand, nil, nil
+	}
+	ci := ex.info.Command
+	if ci == nil || ci.GetValue() == "" && len(ci.Arguments) == 0 {
+		return nil, nil, fmt.Errorf("executor %s has no command", ex.id)
+	}
+	var argv []string
+	if ci.GetShell() {
+		argv = []string{"/bin/sh", "-c", ci.GetValue()}
+	} else {
+		argv = append([]string{ci.GetValue()}, ci.Arguments...)
+		if len(ci.Arguments) > 0 {
+			argv = append([]string{ci.GetValue()}, ci.Arguments[1:]...)
 		}
-		a.executorExited(ex, code)
-	}()
+	}
+	var env []mesos.Environment_Variable
+	if ci.Environment != nil {
+		env = ci.Environment.Variables
+	}
+	return argv, env, nil
+}
+
+// containedCommand prepares ex's container with its current limits and
+// returns the command that starts the executor (path, with argv[0] as its
+// name) inside it.
+func (a *Agent) containedCommand(ex *executor, path string, argv []string) (*exec.Cmd, error) {
+	a.mu.Lock()
+	l := ex.limits
+	a.mu.Unlock()
+	err := a.iso.prepare(ex.containerID, l)
+	a.mu.Lock()
+	ex.applied = l
+	a.mu.Unlock()
+	if err != nil {
+		return nil, fmt.Errorf("%s isolator: preparing container %s: %w", a.iso.kind(), ex.containerID, err)
+	}
+	if w := a.iso.wrap(ex.containerID, append([]string{path}, argv[1:]...)); w[0] != path {
+		return exec.Command(w[0], w[1:]...), nil
+	}
+	cmd := exec.Command(path, argv[1:]...)
+	cmd.Args[0] = argv[0]
+	return cmd, nil
 }
 
 func fileExists(p string) bool {
