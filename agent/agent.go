@@ -60,7 +60,16 @@ type Config struct {
 	// framework library's executors: they are told (throttle.go) to share
 	// one token bucket per device among this agent's executors.
 	ThrottleIO bool
-	Log        zerolog.Logger
+	// Isolation is --isolation: "" or "auto" (cgroups when writable, else
+	// posix), "cgroups/cpu,cgroups/mem" or "posix/cpu,posix/mem".
+	Isolation string
+	// CgroupsRoot is where the cgroup hierarchies are mounted
+	// (/sys/fs/cgroup).
+	CgroupsRoot string
+	// CgroupsEnableCFS caps each container's CPU time at its cpus with a
+	// CFS quota, besides weighting it by shares.
+	CgroupsEnableCFS bool
+	Log              zerolog.Logger
 }
 
 // Agent is one running agent.
@@ -86,6 +95,9 @@ type Agent struct {
 
 	// fault is FaultDiskBusyFile's state; only usageLoop touches it.
 	fault diskBusyFault
+
+	iso    isolator
+	isoWhy string // why this isolator (logged at start, shown in /state)
 }
 
 // New builds the agent; Start runs it.
@@ -122,12 +134,22 @@ func New(cfg Config) (*Agent, error) {
 	if err := os.MkdirAll(filepath.Join(cfg.WorkDir, "meta"), 0o755); err != nil {
 		return nil, err
 	}
+	want, err := parseIsolation(cfg.Isolation)
+	if err != nil {
+		return nil, err
+	}
+	iso, why, err := newIsolator(want, orDefault(cfg.CgroupsRoot, "/sys/fs/cgroup"), cfg.WorkDir, cfg.CgroupsEnableCFS)
+	if err != nil {
+		return nil, err
+	}
 	a := &Agent{cfg: cfg, log: cfg.Log, total: total,
 		hc:         &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16, IdleConnTimeout: 90 * time.Second}},
 		frameworks: map[string]*mesos.FrameworkInfo{},
 		executors:  map[string]*executor{},
 		sendq:      make(chan *api.AgentCall, 65536),
 		stop:       make(chan struct{}),
+		iso:        iso,
+		isoWhy:     why,
 	}
 	if b, err := os.ReadFile(filepath.Join(cfg.WorkDir, "meta", "agent_id")); err == nil {
 		a.id = strings.TrimSpace(string(b))
@@ -221,6 +243,7 @@ func (a *Agent) Start() error {
 	mux.HandleFunc("/files/download", a.handleFilesDownload)
 	a.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	a.recover()
+	a.recoverContainers()
 	a.wg.Add(1)
 	go func() {
 		defer a.wg.Done()
@@ -232,11 +255,13 @@ func (a *Agent) Start() error {
 		a.wg.Add(1)
 		go func() { defer a.wg.Done(); a.sender() }()
 	}
-	a.wg.Add(3)
+	a.wg.Add(4)
+	go func() { defer a.wg.Done(); a.limitLoop() }()
 	go func() { defer a.wg.Done(); a.usageLoop(a.cfg.UsageInterval) }()
 	go func() { defer a.wg.Done(); a.masterLoop() }()
 	go func() { defer a.wg.Done(); a.retryLoop() }()
-	a.log.Info().Str("addr", a.addr).Str("resources", a.total.String()).Str("agent_id", a.id).Msg("agent started")
+	a.log.Info().Str("addr", a.addr).Str("resources", a.total.String()).Str("agent_id", a.id).
+		Str("isolation", a.iso.kind()).Str("isolation_reason", a.isoWhy).Msg("agent started")
 	return nil
 }
 
@@ -255,15 +280,26 @@ func (a *Agent) ID() string {
 func (a *Agent) Stop(ctx context.Context) error {
 	close(a.stop)
 	a.mu.Lock()
+	var killed []*executor
 	for _, ex := range a.executors {
 		if ex.stream != nil {
 			ex.stream.Close("agent shutting down")
 		}
 		if (!ex.checkpoint || a.cfg.KillExecutorsOnStop) && ex.pid > 0 && !ex.exited {
 			killTree(ex.pid, syscall.SIGKILL)
+			killed = append(killed, ex)
 		}
 	}
 	a.mu.Unlock()
+	// Their containers go with them: no one would remove them later.
+	for _, ex := range killed {
+		if err := a.iso.destroy(ex.containerID, ex.pid); err != nil {
+			a.log.Warn().Err(err).Str("container_id", ex.containerID).Msg("container not removed")
+		}
+	}
+	if cg, ok := a.iso.(*cgroupsIsolator); ok {
+		cg.removeParent()
+	}
 	err := a.srv.Shutdown(ctx)
 	a.wg.Wait()
 	return err
@@ -347,7 +383,8 @@ func (e *redirectError) Error() string { return "redirected to " + e.to }
 func (a *Agent) registerAndServe(addr string) error {
 	a.mu.Lock()
 	call := &api.AgentCall{Type: api.AgentCallType_REGISTER, AgentId: a.id, Agent: &api.AgentRecord{
-		Id: a.id, Hostname: a.cfg.Hostname, Address: a.addr, Resources: a.total.String(), Attributes: a.cfg.Attributes}}
+		Id: a.id, Hostname: a.cfg.Hostname, Address: a.addr, Resources: a.total.String(), Attributes: a.cfg.Attributes,
+		Isolation: a.iso.kind()}}
 	call.Tasks = a.taskRecordsLocked()
 	a.mu.Unlock()
 	body, _ := proto.Marshal(call)

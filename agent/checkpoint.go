@@ -183,9 +183,12 @@ type procStats struct {
 	CpusUserTimeSecs float64 `json:"cpus_user_time_secs"`
 	CpusSysTimeSecs  float64 `json:"cpus_system_time_secs"`
 	MemRSSBytes      uint64  `json:"mem_rss_bytes"`
-	DiskReadBytes    uint64  `json:"disk_read_bytes"`
-	DiskWriteBytes   uint64  `json:"disk_write_bytes"`
-	Processes        int     `json:"processes"`
+	// The container's charged memory and its limit (cgroups isolation only).
+	MemTotalBytes  uint64 `json:"mem_total_bytes,omitempty"`
+	MemLimitBytes  uint64 `json:"mem_limit_bytes,omitempty"`
+	DiskReadBytes  uint64 `json:"disk_read_bytes"`
+	DiskWriteBytes uint64 `json:"disk_write_bytes"`
+	Processes      int    `json:"processes"`
 	// Network bytes, Mesos's names; only when NetMeasured (see executorNet).
 	NetRxBytes  uint64 `json:"net_rx_bytes"`
 	NetTxBytes  uint64 `json:"net_tx_bytes"`
@@ -197,20 +200,20 @@ type procStats struct {
 func (a *Agent) handleStatistics(w http.ResponseWriter, r *http.Request) {
 	a.mu.Lock()
 	type pe struct {
-		fw, id string
-		pid    int
+		fw, id, cid string
+		pid         int
 	}
 	var list []pe
 	for _, ex := range a.executors {
 		if ex.pid > 0 && !ex.exited {
-			list = append(list, pe{ex.fw, ex.id, ex.pid})
+			list = append(list, pe{ex.fw, ex.id, ex.containerID, ex.pid})
 		}
 	}
 	a.mu.Unlock()
 	sort.Slice(list, func(i, j int) bool { return list[i].id < list[j].id })
 	out := []execStats{}
 	for _, e := range list {
-		out = append(out, execStats{ExecutorID: e.id, FrameworkID: e.fw, Source: e.id, Statistics: groupStats(e.pid)})
+		out = append(out, execStats{ExecutorID: e.id, FrameworkID: e.fw, Source: e.id, Statistics: a.iso.usage(e.cid, e.pid)})
 	}
 	w.Header().Set("Content-Type", "application/json")
 	json.NewEncoder(w).Encode(out)
@@ -223,7 +226,8 @@ func (a *Agent) handleState(w http.ResponseWriter, r *http.Request) {
 		PendingUpdates                     int
 	}
 	doc := map[string]any{"id": a.id, "hostname": a.cfg.Hostname, "pid": "slave(1)@" + a.addr, "resources": a.total.String(),
-		"master": a.master, "connected": a.connected}
+		"master": a.master, "connected": a.connected,
+		"isolation": a.iso.kind(), "isolation_reason": a.isoWhy}
 	var tasks []jt
 	for _, ex := range a.executors {
 		for _, t := range ex.tasks {

@@ -24,6 +24,13 @@
 // confined to executors' sandboxes: a path that resolves outside one, by
 // ".." or a symlink, is answered 403 and logged.
 //
+// Isolation (isolator*.go, docs/isolation.md): every executor run lives in
+// a container of an isolator chosen at start by --isolation. cgroups (v1 or
+// v2, detected) gives it cpu shares by its cpus, a memory limit of its mem
+// plus 32 MB executor overhead, and a pids limit; the kernel's OOM kill is
+// reported as TASK_FAILED, SOURCE_AGENT, REASON_CONTAINER_LIMITATION_MEMORY.
+// posix samples /proc and kills an executor over its memory the same way.
+//
 // Concurrency: Agent.mu guards executors, tasks and pending updates. Events
 // to executors are queued on per-subscription streams; calls to the master
 // are made by sender goroutines, never under the lock.

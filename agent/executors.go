@@ -38,6 +38,12 @@ type executor struct {
 	stream               *api.Stream
 	queued               []*exec1.Event // LAUNCH events waiting for SUBSCRIBE
 	tasks                map[string]*agentTask
+	// limits are its container's (executorLimits); limitation, once set,
+	// is the limit it broke, and its tasks fail with it.
+	limits     limits
+	limitation *limitation
+	applied    limits // what the container was last given
+	resizing   bool   // a resize goroutine is applying limits
 }
 
 // agentTask is a task and its status update stream: pending holds the
@@ -153,6 +159,7 @@ func (a *Agent) run(ev *api.AgentEvent) {
 		}
 		ex = nil
 	}
+	grown := ex != nil
 	if ex == nil {
 		ex = &executor{fw: ev.FrameworkId, id: exInfo.ExecutorID.Value, info: exInfo, fwInfo: fwInfo, command: command, commandTask: commandTask,
 			checkpoint: fwInfo.GetCheckpoint(), containerID: string(hexID()), tasks: map[string]*agentTask{}, launching: true}
@@ -173,6 +180,7 @@ func (a *Agent) run(ev *api.AgentEvent) {
 	for _, ti := range tasks {
 		ex.tasks[ti.TaskID.Value] = &agentTask{info: ti, state: mesos.TASK_STAGING}
 	}
+	a.setLimitsLocked(ex, grown)
 	if ex.stream != nil {
 		ex.stream.Send(launch)
 		for _, ti := range tasks {
@@ -205,6 +213,7 @@ func (a *Agent) launchExecutor(ex *executor, uris []mesos.CommandInfo_URI) {
 			}
 		}
 		a.cleanupLocked(ex)
+		go a.destroyContainer(ex.containerID, 0)
 	}
 	if err := os.MkdirAll(ex.sandbox, 0o755); err != nil {
 		fail(err)
@@ -214,27 +223,10 @@ func (a *Agent) launchExecutor(ex *executor, uris []mesos.CommandInfo_URI) {
 		fail(fmt.Errorf("fetcher: %w", err))
 		return
 	}
-	var argv []string
-	var cmdEnv []mesos.Environment_Variable
-	if ex.command {
-		argv = a.cfg.ExecutorCommand
-	} else {
-		ci := ex.info.Command
-		if ci == nil || ci.GetValue() == "" && len(ci.Arguments) == 0 {
-			fail(fmt.Errorf("executor %s has no command", ex.id))
-			return
-		}
-		if ci.GetShell() {
-			argv = []string{"/bin/sh", "-c", ci.GetValue()}
-		} else {
-			argv = append([]string{ci.GetValue()}, ci.Arguments...)
-			if len(ci.Arguments) > 0 {
-				argv = append([]string{ci.GetValue()}, ci.Arguments[1:]...)
-			}
-		}
-		if ci.Environment != nil {
-			cmdEnv = ci.Environment.Variables
-		}
+	argv, cmdEnv, err := a.executorArgv(ex)
+	if err != nil {
+		fail(err)
+		return
 	}
 	stdout, err1 := os.Create(filepath.Join(ex.sandbox, "stdout"))
 	stderr, err2 := os.Create(filepath.Join(ex.sandbox, "stderr"))
@@ -250,8 +242,11 @@ func (a *Agent) launchExecutor(ex *executor, uris []mesos.CommandInfo_URI) {
 			path = p
 		}
 	}
-	cmd := exec.Command(path, argv[1:]...)
-	cmd.Args[0] = argv[0]
+	cmd, err := a.containedCommand(ex, path, argv)
+	if err != nil {
+		fail(err)
+		return
+	}
 	cmd.Dir = ex.sandbox
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -260,11 +255,34 @@ func (a *Agent) launchExecutor(ex *executor, uris []mesos.CommandInfo_URI) {
 		fail(err)
 		return
 	}
+	if err := a.iso.isolate(ex.containerID, cmd.Process.Pid); err != nil {
+		a.log.Warn().Err(err).Str("container_id", ex.containerID).Msg("isolating executor")
+	}
 	a.mu.Lock()
 	ex.pid, ex.launching = cmd.Process.Pid, false
+	if ex.applied != ex.limits {
+		a.setLimitsLocked(ex, true) // tasks joined while it was starting
+	}
 	a.checkpointLocked(ex)
 	a.mu.Unlock()
 	a.log.Info().Str("executor_id", ex.id).Str("framework_id", ex.fw).Int("pid", cmd.Process.Pid).Str("sandbox", ex.sandbox).Msg("executor started")
+	a.killIfNotSubscribed(ex)
+	go func() {
+		err := cmd.Wait()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+			if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+				code = 128 + int(ws.Signal())
+			}
+		}
+		a.executorExited(ex, code)
+	}()
+}
+
+// killIfNotSubscribed kills ex if it has not subscribed within the
+// registration timeout; its tasks then fail REASON_EXECUTOR_REGISTRATION_TIMEOUT.
+func (a *Agent) killIfNotSubscribed(ex *executor) {
 	time.AfterFunc(a.cfg.RegistrationTimeout, func() {
 		a.mu.Lock()
 		defer a.mu.Unlock()
@@ -277,17 +295,54 @@ func (a *Agent) launchExecutor(ex *executor, uris []mesos.CommandInfo_URI) {
 		ex.killing = true
 		go killTree(ex.pid, syscall.SIGKILL)
 	})
-	go func() {
-		err := cmd.Wait()
-		code := 0
-		if ee, ok := err.(*exec.ExitError); ok {
-			code = ee.ExitCode()
-			if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-				code = 128 + int(ws.Signal())
-			}
+}
+
+// executorArgv is the command line of ex's executor and the environment
+// its CommandInfo adds.
+func (a *Agent) executorArgv(ex *executor) ([]string, []mesos.Environment_Variable, error) {
+	if ex.command {
+		return a.cfg.ExecutorCommand, nil, nil
+	}
+	ci := ex.info.Command
+	if ci == nil || ci.GetValue() == "" && len(ci.Arguments) == 0 {
+		return nil, nil, fmt.Errorf("executor %s has no command", ex.id)
+	}
+	var argv []string
+	if ci.GetShell() {
+		argv = []string{"/bin/sh", "-c", ci.GetValue()}
+	} else {
+		argv = append([]string{ci.GetValue()}, ci.Arguments...)
+		if len(ci.Arguments) > 0 {
+			argv = append([]string{ci.GetValue()}, ci.Arguments[1:]...)
 		}
-		a.executorExited(ex, code)
-	}()
+	}
+	var env []mesos.Environment_Variable
+	if ci.Environment != nil {
+		env = ci.Environment.Variables
+	}
+	return argv, env, nil
+}
+
+// containedCommand prepares ex's container with its current limits and
+// returns the command that starts the executor (path, with argv[0] as its
+// name) inside it.
+func (a *Agent) containedCommand(ex *executor, path string, argv []string) (*exec.Cmd, error) {
+	a.mu.Lock()
+	l := ex.limits
+	a.mu.Unlock()
+	err := a.iso.prepare(ex.containerID, l)
+	a.mu.Lock()
+	ex.applied = l
+	a.mu.Unlock()
+	if err != nil {
+		return nil, fmt.Errorf("%s isolator: preparing container %s: %w", a.iso.kind(), ex.containerID, err)
+	}
+	if w := a.iso.wrap(ex.containerID, append([]string{path}, argv[1:]...)); w[0] != path {
+		return exec.Command(w[0], w[1:]...), nil
+	}
+	cmd := exec.Command(path, argv[1:]...)
+	cmd.Args[0] = argv[0]
+	return cmd, nil
 }
 
 func fileExists(p string) bool {
@@ -355,11 +410,19 @@ func (a *Agent) executorExited(ex *executor, code int) {
 		ex.stream.Close("executor exited")
 	}
 	a.log.Info().Str("executor_id", ex.id).Str("framework_id", ex.fw).Int("status", code).Msg("executor exited")
+	if ex.limitation == nil && ex.pid > 0 {
+		if lim := a.iso.limited(ex.containerID, ex.pid, ex.limits); lim != nil {
+			ex.limitation = lim // the kernel killed the executor itself
+		}
+	}
+	go a.destroyContainer(ex.containerID, ex.pid)
 	for _, t := range ex.tasks {
 		if taskstate.IsTerminal(t.state) {
 			continue
 		}
-		if ex.registrationTimedOut {
+		if lim := ex.limitation; lim != nil {
+			a.enqueueUpdateLocked(ex, t, a.agentStatus(ex, t, mesos.TASK_FAILED, lim.reason, lim.message))
+		} else if ex.registrationTimedOut {
 			a.enqueueUpdateLocked(ex, t, a.agentStatus(ex, t, mesos.TASK_FAILED, mesos.REASON_EXECUTOR_REGISTRATION_TIMEOUT,
 				fmt.Sprintf("executor did not subscribe to the executor API within %v", a.cfg.RegistrationTimeout)))
 		} else if ex.killing {
@@ -626,7 +689,7 @@ func (a *Agent) handleExecutor(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		if !dup {
-			a.enqueueUpdateLocked(ex, t, &st)
+			a.enqueueUpdateLocked(ex, t, a.checkLimitOnEndLocked(ex, &st))
 		}
 		a.mu.Unlock()
 	case exec1.Call_MESSAGE:

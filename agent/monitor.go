@@ -222,13 +222,13 @@ func (a *Agent) usageLoop(interval time.Duration) {
 		a.fault.apply(a.cfg.FaultDiskBusyFile, u)
 		a.mu.Lock()
 		type pe struct {
-			fw, id string
-			pid    int
+			fw, id, cid string
+			pid         int
 		}
 		var list []pe
 		for _, ex := range a.executors {
 			if ex.pid > 0 && !ex.exited {
-				list = append(list, pe{ex.fw, ex.id, ex.pid})
+				list = append(list, pe{ex.fw, ex.id, ex.containerID, ex.pid})
 			}
 		}
 		a.mu.Unlock()
@@ -237,7 +237,7 @@ func (a *Agent) usageLoop(interval time.Duration) {
 			// write_bytes: storage I/O, not page-cache hits or sockets).
 			// Network bytes are 0 and NetMeasured false unless the executor
 			// has a network namespace of its own (executorNet).
-			s := groupStats(e.pid)
+			s := a.iso.usage(e.cid, e.pid)
 			u.Executors = append(u.Executors, &api.ExecutorUsage{FrameworkId: e.fw, ExecutorId: e.id, CpusUserSeconds: s.CpusUserTimeSecs,
 				CpusSystemSeconds: s.CpusSysTimeSecs, MemRssBytes: s.MemRSSBytes, DiskReadBytes: s.DiskReadBytes, DiskWriteBytes: s.DiskWriteBytes,
 				NetRxBytes: s.NetRxBytes, NetTxBytes: s.NetTxBytes, NetMeasured: s.NetMeasured})

@@ -359,8 +359,10 @@ type AgentRecord struct {
 	Resources          string            `protobuf:"bytes,4,opt,name=resources,proto3" json:"resources,omitempty"`
 	Attributes         map[string]string `protobuf:"bytes,5,rep,name=attributes,proto3" json:"attributes,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	RegisteredUnixNano int64             `protobuf:"varint,6,opt,name=registered_unix_nano,json=registeredUnixNano,proto3" json:"registered_unix_nano,omitempty"`
-	unknownFields      protoimpl.UnknownFields
-	sizeCache          protoimpl.SizeCache
+	// isolation is the agent's isolator: "cgroups/v1", "cgroups/v2" or "posix".
+	Isolation     string `protobuf:"bytes,7,opt,name=isolation,proto3" json:"isolation,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *AgentRecord) Reset() {
@@ -433,6 +435,13 @@ func (x *AgentRecord) GetRegisteredUnixNano() int64 {
 		return x.RegisteredUnixNano
 	}
 	return 0
+}
+
+func (x *AgentRecord) GetIsolation() string {
+	if x != nil {
+		return x.Isolation
+	}
+	return ""
 }
 
 type FrameworkRecord struct {
@@ -1752,7 +1761,7 @@ const file_allot_proto_rawDesc = "" +
 	"\x06config\x18\x05 \x01(\v2\x16.allot.v1.ConfigRecordR\x06config\x12\x0e\n" +
 	"\x02id\x18\x06 \x01(\tR\x02id\x12'\n" +
 	"\x05batch\x18\a \x03(\v2\x11.allot.v1.CommandR\x05batch\x12.\n" +
-	"\x06policy\x18\b \x01(\v2\x16.allot.v1.PolicyRecordR\x06policy\"\xa9\x02\n" +
+	"\x06policy\x18\b \x01(\v2\x16.allot.v1.PolicyRecordR\x06policy\"\xc7\x02\n" +
 	"\vAgentRecord\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1a\n" +
 	"\bhostname\x18\x02 \x01(\tR\bhostname\x12\x18\n" +
@@ -1761,7 +1770,8 @@ const file_allot_proto_rawDesc = "" +
 	"\n" +
 	"attributes\x18\x05 \x03(\v2%.allot.v1.AgentRecord.AttributesEntryR\n" +
 	"attributes\x120\n" +
-	"\x14registered_unix_nano\x18\x06 \x01(\x03R\x12registeredUnixNano\x1a=\n" +
+	"\x14registered_unix_nano\x18\x06 \x01(\x03R\x12registeredUnixNano\x12\x1c\n" +
+	"\tisolation\x18\a \x01(\tR\tisolation\x1a=\n" +
 	"\x0fAttributesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x9f\x02\n" +

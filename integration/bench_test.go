@@ -12,6 +12,8 @@ import (
 	"time"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
+
+	"github.com/allot-sched/allot/internal/testcluster"
 )
 
 // BenchmarkLaunchThroughput measures the control plane: one master, four
@@ -27,7 +29,16 @@ func BenchmarkLaunchThroughput(b *testing.B) {
 	// FINISHED, as a real one paces itself; more only queues and inflates
 	// the ACCEPT-to-RUNNING time without adding throughput.
 	const maxInFlight, maxPerOffer = 64, 64
-	c := newCluster(b, 4, "--allocation-interval", "50ms")
+	// ALLOT_BENCH_ISOLATION=posix/cpu,posix/mem (or cgroups/cpu,cgroups/mem)
+	// sets the agents' --isolation, to measure what isolation costs.
+	var c *cluster
+	if iso := os.Getenv("ALLOT_BENCH_ISOLATION"); iso == "" {
+		c = newCluster(b, 4, "--allocation-interval", "50ms")
+	} else {
+		c = &cluster{testcluster.New(b, testcluster.Config{Bin: allotBin, Agents: 4,
+			MasterFlags: []string{"--log-level", "debug", "--allocation-interval", "50ms"},
+			AgentFlags:  append(append([]string{}, agentFlags...), "--isolation", iso)})}
+	}
 	var (
 		mu       sync.Mutex
 		accepted = map[string]time.Time{}

@@ -335,6 +335,7 @@ type stateAgent struct {
 	Used      map[string]float64 `json:"used_resources"`
 	Usage     *api.Usage         `json:"usage,omitempty"`
 	Rates     *stateRates        `json:"usage_rates,omitempty"`
+	Isolation string             `json:"isolation,omitempty"`
 }
 
 // stateFilter is a decline filter as /state shows it.
@@ -445,7 +446,7 @@ func (m *Master) stateAgentsLocked() []stateAgent {
 	var agents []stateAgent
 	for _, id := range sortedKeys(m.agents) {
 		a := m.agents[id]
-		ja := stateAgent{ID: id, Hostname: a.rec.Hostname, PID: "slave(1)@" + a.rec.Address, Active: a.stream != nil, Resources: stateScalars(a.total), Usage: m.usage[id], Rates: m.ratesForStateLocked(id)}
+		ja := stateAgent{ID: id, Hostname: a.rec.Hostname, PID: "slave(1)@" + a.rec.Address, Active: a.stream != nil, Resources: stateScalars(a.total), Usage: m.usage[id], Rates: m.ratesForStateLocked(id), Isolation: a.rec.Isolation}
 		if st, err := m.alloc.Agent(id); err == nil {
 			ja.Used = stateScalars(st.Total.Sub(st.Available))
 		}

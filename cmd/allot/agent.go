@@ -46,6 +46,9 @@ func runAgent(args []string, stdout, stderr io.Writer) error {
 	usage := fs.Duration("usage-interval", 10*time.Second, "report usage (CPU, memory, disk and network counters per host and executor) to the master this often")
 	level := fs.String("log-level", "info", "log level: debug, info, warn, error")
 	throttle := fs.Bool("throttle-io", false, "make the advertised disk_bw and net_bw real: the framework library's executors on this agent share one token bucket per device (for live experiments on one machine)")
+	isolation := fs.String("isolation", "auto", "`isolators`: auto (cgroups when /sys/fs/cgroup is writable, else posix), cgroups/cpu,cgroups/mem (one cgroup v1 or v2 container per executor: cpu shares, memory limit with OOM kill, pids limit) or posix/cpu,posix/mem (usage sampled from /proc, an executor over its memory killed)")
+	cfs := fs.Bool("cgroups-enable-cfs", false, "with cgroups isolation, also cap each executor's CPU time at its cpus (CFS quota), not only weight it")
+	cgRoot := fs.String("cgroups-root", "/sys/fs/cgroup", "`dir` where the cgroup hierarchies are mounted")
 	faultBusy := fs.String("fault-disk-busy-file", "", "testing: while this `file` exists, report the disks fully busy (drives Prophet's task backoff without a real collision)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -63,7 +66,7 @@ func runAgent(args []string, stdout, stderr io.Writer) error {
 	}
 	a, err := agent.New(agent.Config{Masters: strings.Split(*masters, ","), Listen: *listen, Advertise: *advertise, WorkDir: *workDir,
 		Resources: *res, Attributes: at, ShutdownGrace: *grace, UsageInterval: *usage, RegistrationTimeout: *regTimeout, Log: log,
-		FaultDiskBusyFile: *faultBusy, ThrottleIO: *throttle})
+		FaultDiskBusyFile: *faultBusy, ThrottleIO: *throttle, Isolation: *isolation, CgroupsEnableCFS: *cfs, CgroupsRoot: *cgRoot})
 	if err != nil {
 		return err
 	}

@@ -28,6 +28,7 @@ func runDev(args []string, stdout, stderr io.Writer) error {
 	n := fs.Int("agents", 2, "number of agents")
 	res := fs.String("resources", "cpus:4;mem:4096;disk:20000;ports:[31000-32000]", "resources of each agent, Mesos form")
 	keep := fs.Bool("keep", false, "keep the work dirs after stopping")
+	isolation := fs.String("isolation", "", "agents' isolation: auto (cgroups when writable, else posix), cgroups/cpu,cgroups/mem or posix/cpu,posix/mem")
 	throttle := fs.Bool("throttle-io", false, "agents make their advertised disk_bw and net_bw real for the framework library's executors (a token bucket per agent and device)")
 	usageEvery := fs.Duration("usage-interval", 10*time.Second, "each agent reports usage to the master this often (the co-location bandit learns from it)")
 	fs.Set("listen", "127.0.0.1:5050")
@@ -80,8 +81,8 @@ func runDev(args []string, stdout, stderr io.Writer) error {
 	for i := 0; i < *n; i++ {
 		a, err := agent.New(agent.Config{Masters: []string{m.Addr()}, Listen: net.JoinHostPort(host, "0"),
 			WorkDir: filepath.Join(dir, fmt.Sprintf("agent%d", i)), Resources: *res, KillExecutorsOnStop: true, ThrottleIO: *throttle,
-			UsageInterval: *usageEvery,
-			Log:           base.With().Str("component", fmt.Sprintf("agent%d", i)).Logger()})
+			UsageInterval: *usageEvery, Isolation: *isolation,
+			Log: base.With().Str("component", fmt.Sprintf("agent%d", i)).Logger()})
 		if err == nil {
 			err = a.Start()
 		}

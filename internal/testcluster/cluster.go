@@ -57,6 +57,9 @@ func New(t testing.TB, cfg Config) *Cluster {
 	// them: agents are gone and can no longer restart an executor.
 	t.Cleanup(func() {
 		KillSandboxProcesses(c.Dir)
+		for _, a := range c.Agents {
+			RemoveAgentCgroups(a.Dir)
+		}
 		if t.Failed() {
 			LogSandboxes(t, c.Dir)
 		}

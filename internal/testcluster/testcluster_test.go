@@ -177,3 +177,11 @@ func TestTail(t *testing.T) {
 		}
 	}
 }
+
+// The harness finds an agent's cgroups by the agent's own naming; the
+// agent package pins the same value (TestContainerParentPinned).
+func TestAgentCgroupParent(t *testing.T) {
+	if got, want := AgentCgroupParent("/tmp/allot-work"), "allot/w3c4714a6"; got != want {
+		t.Errorf("AgentCgroupParent = %q, want %q", got, want)
+	}
+}

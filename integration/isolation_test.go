@@ -1,0 +1,325 @@
+package integration
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	mesos "github.com/mesos/mesos-go/api/v1/lib"
+	"github.com/mesos/mesos-go/api/v1/lib/scheduler/calls"
+
+	"github.com/allot-sched/allot/api/taskstate"
+	"github.com/allot-sched/allot/internal/testcluster"
+)
+
+// cgroupsMissing names what this host lacks for cgroups isolation, or
+// returns "" when an agent can create containers here.
+func cgroupsMissing() string {
+	if os.Geteuid() != 0 {
+		return fmt.Sprintf("cgroups isolation needs root (running as uid %d)", os.Geteuid())
+	}
+	probe := ""
+	if _, err := os.Stat("/sys/fs/cgroup/cgroup.controllers"); err == nil {
+		probe = "/sys/fs/cgroup"
+	} else if st, err := os.Stat("/sys/fs/cgroup/memory"); err == nil && st.IsDir() {
+		probe = "/sys/fs/cgroup/memory"
+	} else {
+		return "no cgroup v2 (/sys/fs/cgroup/cgroup.controllers) and no cgroup v1 memory hierarchy (/sys/fs/cgroup/memory)"
+	}
+	d := filepath.Join(probe, fmt.Sprintf("allot-probe-%d", os.Getpid()))
+	if err := os.Mkdir(d, 0o755); err != nil {
+		return "cgroups not writable: " + err.Error()
+	}
+	syscall.Rmdir(d)
+	return ""
+}
+
+func isolatedCluster(t *testing.T, isolation string) *cluster {
+	t.Helper()
+	return &cluster{testcluster.New(t, testcluster.Config{Bin: allotBin, Agents: 1,
+		MasterFlags: []string{"--log-level", "debug"},
+		AgentFlags:  append(append([]string{}, agentFlags...), "--isolation", isolation)})}
+}
+
+// hogShell allocates 512 MB in the shell itself (a command substitution
+// holds all of it) and keeps it.
+const hogShell = `x=$(head -c 536870912 /dev/zero | tr '\0' a); sleep 60`
+
+// oomAndNeighbour launches a 64 MB task that allocates 512 MB beside a
+// neighbour, and checks the hog is failed by the agent for its memory
+// while the neighbour runs on. It returns the hog's status.
+func oomAndNeighbour(t *testing.T, c *cluster) mesos.TaskStatus {
+	t.Helper()
+	fw := subscribe(t, c.MasterAddr, mesos.FrameworkInfo{Name: "isolated"})
+	o := fw.takeOffer(t, "")
+	if err := fw.call(launch(o, cmdTask("neighbour", o, "sleep 60", 0.1, 32), cmdTask("hog", o, hogShell, 0.1, 64))); err != nil {
+		t.Fatal(err)
+	}
+	fw.waitState(t, "neighbour", mesos.TASK_RUNNING)
+	st := fw.waitState(t, "hog", mesos.TASK_FAILED)
+	if st.GetSource() != mesos.SOURCE_AGENT || st.GetReason() != mesos.REASON_CONTAINER_LIMITATION_MEMORY {
+		t.Errorf("hog failed with source %v reason %v, want SOURCE_AGENT, REASON_CONTAINER_LIMITATION_MEMORY (message %q)",
+			st.GetSource(), st.GetReason(), st.GetMessage())
+	}
+	// 64 MB allocated plus the 32 MB executor overhead.
+	if msg := st.GetMessage(); !strings.Contains(msg, "limit 96 MB") || !strings.Contains(msg, "peak ") {
+		t.Errorf("hog's message %q does not give the limit (96 MB) and the peak", msg)
+	}
+	t.Logf("hog: %s", st.GetMessage())
+	time.Sleep(time.Second)
+	for _, s := range fw.states("neighbour") {
+		if taskstate.IsTerminal(s) {
+			t.Errorf("neighbour ended (%v) when the hog was killed; states %v", s, fw.states("neighbour"))
+		}
+	}
+	if err := fw.call(calls.Kill("neighbour", o.AgentID.Value)); err != nil {
+		t.Fatal(err)
+	}
+	fw.waitState(t, "neighbour", mesos.TASK_KILLED)
+	return st
+}
+
+// isolationShown checks the agent's /state and the master's entry for it
+// name the isolator.
+func isolationShown(t *testing.T, c *cluster, want func(string) bool) {
+	t.Helper()
+	doc, err := agentState(c.Agents[0].Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := doc["isolation"].(string); !want(got) {
+		t.Errorf("agent /state isolation = %q (reason %q)", got, doc["isolation_reason"])
+	}
+	var ms struct {
+		Slaves []struct {
+			Isolation string `json:"isolation"`
+		} `json:"slaves"`
+	}
+	resp, err := http.Get("http://" + c.MasterAddr + "/state")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	json.NewDecoder(resp.Body).Decode(&ms)
+	if len(ms.Slaves) != 1 || !want(ms.Slaves[0].Isolation) {
+		t.Errorf("master /state slaves = %+v, want the agent's isolation", ms.Slaves)
+	}
+}
+
+// A task allocated 64 MB that allocates 512 MB is OOM-killed in its
+// cgroup and reported by the agent; its neighbour keeps running; usage
+// comes from the container; no cgroup is left once the executors end.
+func TestIsolationCgroupsOOMKill(t *testing.T) {
+	if why := cgroupsMissing(); why != "" {
+		t.Skip("skipping cgroups isolation test: " + why)
+	}
+	c := isolatedCluster(t, "cgroups/cpu,cgroups/mem")
+	isolationShown(t, c, func(s string) bool { return strings.HasPrefix(s, "cgroups/v") })
+	fw := subscribe(t, c.MasterAddr, mesos.FrameworkInfo{Name: "measured"})
+	o := fw.takeOffer(t, "")
+	if err := fw.call(launch(o, cmdTask("watched", o, "sleep 60", 0.5, 40))); err != nil {
+		t.Fatal(err)
+	}
+	fw.waitState(t, "watched", mesos.TASK_RUNNING)
+	// The limit /monitor/statistics shows is the container's own.
+	testcluster.WaitFor(t, 10*time.Second, "the container's memory limit in /monitor/statistics", func() bool {
+		return containerMemLimit(c.Agents[0].Addr, "watched") == (40+32)<<20
+	})
+	fw.call(calls.Kill("watched", o.AgentID.Value))
+	fw.waitState(t, "watched", mesos.TASK_KILLED)
+	fw.close()
+	oomAndNeighbour(t, c)
+	testcluster.WaitFor(t, 10*time.Second, "the executors' cgroups to be removed", func() bool {
+		return len(testcluster.AgentCgroups(c.Agents[0].Dir)) == 0
+	})
+}
+
+func containerMemLimit(agentAddr, executorID string) uint64 {
+	var stats []struct {
+		ExecutorID string `json:"executor_id"`
+		Statistics struct {
+			MemLimitBytes uint64 `json:"mem_limit_bytes"`
+		} `json:"statistics"`
+	}
+	resp, err := http.Get("http://" + agentAddr + "/monitor/statistics")
+	if err != nil {
+		return 0
+	}
+	defer resp.Body.Close()
+	json.NewDecoder(resp.Body).Decode(&stats)
+	for _, s := range stats {
+		if s.ExecutorID == executorID {
+			return s.Statistics.MemLimitBytes
+		}
+	}
+	return 0
+}
+
+// With cgroups switched off by flag, the posix isolator samples /proc and
+// kills the hog for its memory with the same reason; no cgroup is made.
+func TestIsolationPosixFallback(t *testing.T) {
+	c := isolatedCluster(t, "posix/cpu,posix/mem")
+	isolationShown(t, c, func(s string) bool { return s == "posix" })
+	oomAndNeighbour(t, c)
+	if left := testcluster.AgentCgroups(c.Agents[0].Dir); len(left) != 0 {
+		t.Errorf("posix isolation made cgroups: %v", left)
+	}
+}
+
+// spinShell keeps four processes spinning, so that two such tasks on a
+// two-core host are both always runnable and the shares decide.
+const spinShell = `for i in 1 2 3 4; do (while :; do :; done) & done; wait`
+
+// Two executors with cpus 1 and 3 that both spin get CPU time in about
+// that ratio, measured from their cgroups' own counters.
+func TestIsolationCgroupsCPUShares(t *testing.T) {
+	if why := cgroupsMissing(); why != "" {
+		t.Skip("skipping cgroups isolation test: " + why)
+	}
+	c := isolatedCluster(t, "cgroups/cpu,cgroups/mem")
+	fw := subscribe(t, c.MasterAddr, mesos.FrameworkInfo{Name: "spinners"})
+	o := fw.takeOffer(t, "")
+	if err := fw.call(launch(o, cmdTask("one", o, spinShell, 1, 32), cmdTask("three", o, spinShell, 3, 32))); err != nil {
+		t.Fatal(err)
+	}
+	fw.waitState(t, "one", mesos.TASK_RUNNING)
+	fw.waitState(t, "three", mesos.TASK_RUNNING)
+	var usage map[string]uint64
+	testcluster.WaitFor(t, 10*time.Second, "both containers to hold their spinners", func() bool {
+		usage = containerCPU(c.Agents[0].Dir)
+		return usage["one"] > 0 && usage["three"] > 0
+	})
+	time.Sleep(500 * time.Millisecond) // all eight spinners started
+	before := containerCPU(c.Agents[0].Dir)
+	time.Sleep(4 * time.Second)
+	after := containerCPU(c.Agents[0].Dir)
+	one, three := after["one"]-before["one"], after["three"]-before["three"]
+	ratio := float64(three) / float64(one)
+	t.Logf("CPU time over 4s: cpus 1: %.2fs, cpus 3: %.2fs, ratio %.2f (want about 3)", float64(one)/1e9, float64(three)/1e9, ratio)
+	if ratio < 2 || ratio > 4.5 {
+		t.Errorf("CPU time ratio %.2f, want 3 within [2, 4.5]", ratio)
+	}
+	fw.call(calls.Kill("one", o.AgentID.Value))
+	fw.call(calls.Kill("three", o.AgentID.Value))
+	fw.waitState(t, "one", mesos.TASK_KILLED)
+	fw.waitState(t, "three", mesos.TASK_KILLED)
+	testcluster.WaitFor(t, 10*time.Second, "the executors' cgroups to be removed", func() bool {
+		return len(testcluster.AgentCgroups(c.Agents[0].Dir)) == 0
+	})
+}
+
+// containerCPU reads each container's CPU time (ns) from its cgroup
+// counter (v1 cpuacct.usage, v2 cpu.stat usage_usec), keyed by the
+// executor id of the processes in it.
+func containerCPU(workDir string) map[string]uint64 {
+	out := map[string]uint64{}
+	for _, d := range testcluster.AgentCgroups(workDir) {
+		var ns uint64
+		if b, err := os.ReadFile(filepath.Join(d, "cpuacct.usage")); err == nil {
+			fmt.Sscan(string(b), &ns)
+		} else if b, err := os.ReadFile(filepath.Join(d, "cpu.stat")); err == nil {
+			var us uint64
+			fmt.Sscanf(string(b), "usage_usec %d", &us)
+			ns = us * 1000
+		} else {
+			continue
+		}
+		procs, _ := os.ReadFile(filepath.Join(d, "cgroup.procs"))
+		for _, p := range strings.Fields(string(procs)) {
+			env, _ := os.ReadFile("/proc/" + p + "/environ")
+			for _, kv := range strings.Split(string(env), "\x00") {
+				// v1's cpu hierarchy has a cpu.stat without usage_usec
+				// (0 here); cpuacct's counter is the one that counts.
+				if id, ok := strings.CutPrefix(kv, "MESOS_EXECUTOR_ID="); ok && ns > out[id] {
+					out[id] = ns
+				}
+			}
+		}
+	}
+	return out
+}
+
+// memCgroupOf returns the directory of pid's memory cgroup (v1 memory
+// hierarchy, or v2's unified one) and the name of its limit file.
+func memCgroupOf(pid int) (dir, limitFile string) {
+	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pid))
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.SplitN(line, ":", 3)
+		if len(f) != 3 {
+			continue
+		}
+		if f[1] == "memory" {
+			return filepath.Join(testcluster.CgroupRoot, "memory", f[2]), "memory.limit_in_bytes"
+		}
+		if f[0] == "0" && f[1] == "" {
+			dir, limitFile = filepath.Join(testcluster.CgroupRoot, f[2]), "memory.max"
+		}
+	}
+	return dir, limitFile
+}
+
+// kill -9 an agent and start it again: a checkpointed executor stays in its
+// container with its limits; a stale container under the agent's parent is
+// removed at start; the recovered container goes when its executor ends.
+func TestIsolationCgroupsAgentRestart(t *testing.T) {
+	if why := cgroupsMissing(); why != "" {
+		t.Skip("skipping cgroups isolation test: " + why)
+	}
+	c := isolatedCluster(t, "cgroups/cpu,cgroups/mem")
+	a := c.Agents[0]
+	fw := subscribe(t, c.MasterAddr, checkpointing("contained"))
+	o := fw.takeOffer(t, "")
+	if err := fw.call(launch(o, execTask("long", o, execInfo("sleeper"), "sleep"))); err != nil {
+		t.Fatal(err)
+	}
+	fw.waitState(t, "long", mesos.TASK_RUNNING)
+	pids := sandboxPids(c.Dir, "sleeper")
+	if len(pids) != 1 {
+		t.Fatalf("executor processes = %v, want one", pids)
+	}
+	dir, limitFile := memCgroupOf(pids[0])
+	if !strings.Contains(dir, testcluster.AgentCgroupParent(a.Dir)) {
+		t.Fatalf("executor's memory cgroup %q is not under the agent's parent %s", dir, testcluster.AgentCgroupParent(a.Dir))
+	}
+	// executor 32 MB + task 16 MB + 32 MB overhead
+	const want = "83886080"
+	if got, _ := os.ReadFile(filepath.Join(dir, limitFile)); strings.TrimSpace(string(got)) != want {
+		t.Fatalf("%s = %q, want %s", limitFile, got, want)
+	}
+	a.Kill(syscall.SIGKILL)
+	stale := filepath.Join(filepath.Dir(dir), "stale-container")
+	if err := os.Mkdir(stale, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	c.StartAgent(a)
+	c.WaitAgents(1)
+	testcluster.WaitFor(t, 10*time.Second, "the stale container to be removed", func() bool {
+		_, err := os.Stat(stale)
+		return os.IsNotExist(err)
+	})
+	if got, _ := memCgroupOf(pids[0]); got != dir {
+		t.Errorf("recovered executor's memory cgroup = %q, want still %q", got, dir)
+	}
+	if got, _ := os.ReadFile(filepath.Join(dir, limitFile)); strings.TrimSpace(string(got)) != want {
+		t.Errorf("after the restart %s = %q, want %s", limitFile, got, want)
+	}
+	deadline := time.Now().Add(15 * time.Second)
+	for !sawState(fw, "long", mesos.TASK_KILLED) {
+		if time.Now().After(deadline) {
+			t.Fatalf("KILL not answered after the restart; framework saw %v", fw.states("long"))
+		}
+		fw.call(calls.Kill("long", o.AgentID.Value))
+		time.Sleep(200 * time.Millisecond)
+	}
+	// The executor outlives its last task until shut down.
+	fw.call(calls.Shutdown("sleeper", o.AgentID.Value))
+	testcluster.WaitFor(t, 15*time.Second, "the recovered executor's container to be removed", func() bool {
+		return len(testcluster.AgentCgroups(a.Dir)) == 0
+	})
+}
