@@ -99,7 +99,7 @@ Open http://%s in a browser: the cluster, agents, frameworks, tasks with their l
 
 Try:
   allot run --master %s -- echo hello from allot     # a one-off task; exits with its exit code
-  allot status; allot tasks; allot logs TASK --follow # the operator CLI (--master %s)
+  allot status --master %s                           # the operator CLI: also agents, tasks, logs TASK -f
   curl -s http://%s/state                             # Mesos-shaped state
   curl -s http://%s/metrics | grep '^allot_'          # Prometheus metrics
   go run github.com/mesos/mesos-go/api/v1/cmd/msh -master %s -- echo hi   # from this checkout
