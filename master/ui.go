@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/allot-sched/allot/sorter"
 	"github.com/allot-sched/allot/ui"
 )
 
@@ -16,7 +17,7 @@ import (
 
 // uiRoutes mounts the UI on mux.
 func (m *Master) uiRoutes(mux *http.ServeMux) {
-	pages := ui.Handler(Version)
+	pages := ui.Handler(Version, sorter.Names())
 	mux.Handle("/", pages)
 	mux.HandleFunc(ui.DataPrefix+"/", func(w http.ResponseWriter, r *http.Request) {
 		r2 := r.Clone(r.Context())

@@ -42,11 +42,15 @@ type view struct {
 	Pages   []page
 	Version string
 	Data    string
+	// Sorters are the criteria the allocator page offers to switch to.
+	Sorters []string
 }
 
 // Handler serves the UI's pages and its static assets (under /ui/static/).
-// version is shown in the footer.
-func Handler(version string) http.Handler {
+// version is shown in the footer; sorters are the criteria the allocator
+// page offers (the server's own list, so the UI never offers a name the
+// master would refuse).
+func Handler(version string, sorters []string) http.Handler {
 	tmpl := template.Must(template.ParseFS(templateFS, "templates/*.html"))
 	static, _ := fs.Sub(staticFS, "static")
 	mux := http.NewServeMux()
@@ -60,7 +64,7 @@ func Handler(version string) http.Handler {
 			}
 			w.Header().Set("Content-Type", "text/html; charset=utf-8")
 			w.Header().Set("Cache-Control", "no-store")
-			tmpl.ExecuteTemplate(w, "layout.html", view{Page: p, Pages: pages, Version: version, Data: DataPrefix})
+			tmpl.ExecuteTemplate(w, "layout.html", view{Page: p, Pages: pages, Version: version, Data: DataPrefix, Sorters: sorters})
 		})
 	}
 	return mux

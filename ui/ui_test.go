@@ -12,7 +12,7 @@ import (
 // script reads; the assets are served; an unknown path is a 404 page that
 // leads back.
 func TestPages(t *testing.T) {
-	srv := httptest.NewServer(Handler("test"))
+	srv := httptest.NewServer(Handler("test", []string{"drf", "psdsf"}))
 	defer srv.Close()
 	tests := []struct {
 		path string
@@ -24,7 +24,7 @@ func TestPages(t *testing.T) {
 		{"/frameworks", 200, []string{`id="frameworks"`}},
 		{"/tasks", 200, []string{`id="state-filter"`}},
 		{"/task", 200, []string{`id="log"`, `id="history"`}},
-		{"/allocator", 200, []string{`id="share-chart"`, `id="sorter-form"`, `id="explain-form"`}},
+		{"/allocator", 200, []string{`id="share-chart"`, `id="sorter-form"`, `id="explain-form"`, `<option>drf</option><option>psdsf</option>`}},
 		{"/ui/static/app.js", 200, []string{"subscribe", "RecordIO"}},
 		{"/ui/static/style.css", 200, []string{".grid"}},
 		{"/nowhere", 404, []string{"There is no page at", "/nowhere"}},
