@@ -69,7 +69,17 @@ type Config struct {
 	// CgroupsEnableCFS caps each container's CPU time at its cpus with a
 	// CFS quota, besides weighting it by shares.
 	CgroupsEnableCFS bool
-	Log              zerolog.Logger
+	// DiskWatchInterval is how often disk/du measures the sandboxes
+	// (Mesos's --container_disk_watch_interval; default 15s).
+	DiskWatchInterval time.Duration
+	// DiskQuotaWarnOnly (--enforce-container-disk-quota=false) makes disk/du
+	// log and count an executor over its disk instead of killing it.
+	DiskQuotaWarnOnly bool
+	// NoSwitchUser (--switch-user=false) runs every executor as the agent's
+	// user; by default an agent running as root runs each executor as its
+	// task's (CommandInfo.user) or framework's (FrameworkInfo.user) user.
+	NoSwitchUser bool
+	Log          zerolog.Logger
 }
 
 // Agent is one running agent.
@@ -98,6 +108,10 @@ type Agent struct {
 
 	iso    isolator
 	isoWhy string // why this isolator (logged at start, shown in /state)
+	// diskDu: disk/du is on; diskQuotaExceeded counts executors found over
+	// their disk in warn-only mode (shown in /state).
+	diskDu            bool
+	diskQuotaExceeded int
 }
 
 // New builds the agent; Start runs it.
@@ -150,6 +164,10 @@ func New(cfg Config) (*Agent, error) {
 		stop:       make(chan struct{}),
 		iso:        iso,
 		isoWhy:     why,
+		diskDu:     want.disk,
+	}
+	if cfg.DiskWatchInterval <= 0 {
+		a.cfg.DiskWatchInterval = 15 * time.Second
 	}
 	if b, err := os.ReadFile(filepath.Join(cfg.WorkDir, "meta", "agent_id")); err == nil {
 		a.id = strings.TrimSpace(string(b))
@@ -260,6 +278,12 @@ func (a *Agent) Start() error {
 	go func() { defer a.wg.Done(); a.usageLoop(a.cfg.UsageInterval) }()
 	go func() { defer a.wg.Done(); a.masterLoop() }()
 	go func() { defer a.wg.Done(); a.retryLoop() }()
+	if a.diskDu {
+		a.wg.Add(1)
+		go func() { defer a.wg.Done(); a.diskLoop(a.cfg.DiskWatchInterval) }()
+		a.log.Info().Dur("interval", a.cfg.DiskWatchInterval).Bool("enforce", !a.cfg.DiskQuotaWarnOnly).Msg("disk/du: sandbox disk quotas on")
+	}
+	a.logUserSwitching()
 	a.log.Info().Str("addr", a.addr).Str("resources", a.total.String()).Str("agent_id", a.id).
 		Str("isolation", a.iso.kind()).Str("isolation_reason", a.isoWhy).Msg("agent started")
 	return nil

@@ -44,6 +44,10 @@ type executor struct {
 	limitation *limitation
 	applied    limits // what the container was last given
 	resizing   bool   // a resize goroutine is applying limits
+	// diskUsed is the sandbox's size at the last disk/du check; diskWarned:
+	// its quota excess was logged (warn-only mode logs it once).
+	diskUsed   uint64
+	diskWarned bool
 }
 
 // agentTask is a task and its status update stream: pending holds the
@@ -215,23 +219,9 @@ func (a *Agent) launchExecutor(ex *executor, uris []mesos.CommandInfo_URI) {
 		a.cleanupLocked(ex)
 		go a.destroyContainer(ex.containerID, 0)
 	}
-	if err := os.MkdirAll(ex.sandbox, 0o755); err != nil {
-		fail(err)
-		return
-	}
-	if err := fetchAll(uris, ex.sandbox, a.hc); err != nil {
-		fail(fmt.Errorf("fetcher: %w", err))
-		return
-	}
-	argv, cmdEnv, err := a.executorArgv(ex)
+	cred, argv, cmdEnv, stdout, stderr, err := a.prepareSandbox(ex, uris)
 	if err != nil {
 		fail(err)
-		return
-	}
-	stdout, err1 := os.Create(filepath.Join(ex.sandbox, "stdout"))
-	stderr, err2 := os.Create(filepath.Join(ex.sandbox, "stderr"))
-	if err1 != nil || err2 != nil {
-		fail(fmt.Errorf("creating stdout/stderr in sandbox: %v %v", err1, err2))
 		return
 	}
 	defer stdout.Close()
@@ -242,16 +232,19 @@ func (a *Agent) launchExecutor(ex *executor, uris []mesos.CommandInfo_URI) {
 			path = p
 		}
 	}
-	cmd, err := a.containedCommand(ex, path, argv)
+	cmd, err := a.containedCommand(ex, path, argv, cred)
 	if err != nil {
 		fail(err)
 		return
 	}
 	cmd.Dir = ex.sandbox
 	cmd.Stdout, cmd.Stderr = stdout, stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Env = a.executorEnv(ex, cmdEnv)
-	if err := cmd.Start(); err != nil {
+	err = cmd.Start()
+	if fd := cmd.SysProcAttr.CgroupFD; cmd.SysProcAttr.UseCgroupFD {
+		syscall.Close(fd)
+	}
+	if err != nil {
 		fail(err)
 		return
 	}
@@ -278,6 +271,43 @@ func (a *Agent) launchExecutor(ex *executor, uris []mesos.CommandInfo_URI) {
 		}
 		a.executorExited(ex, code)
 	}()
+}
+
+// prepareSandbox makes ex's sandbox: the user to run as (an unknown one is
+// an error for ex's tasks), the fetched URIs, stdout and stderr, all owned
+// by that user. It returns the executor's argv and the environment its
+// CommandInfo adds.
+func (a *Agent) prepareSandbox(ex *executor, uris []mesos.CommandInfo_URI) (cred *syscall.Credential, argv []string,
+	env []mesos.Environment_Variable, stdout, stderr *os.File, err error) {
+	if cred, err = a.credentialFor(ex); err != nil {
+		return
+	}
+	if err = os.MkdirAll(ex.sandbox, 0o755); err != nil {
+		return
+	}
+	if err = fetchAll(uris, ex.sandbox, a.hc); err != nil {
+		err = fmt.Errorf("fetcher: %w", err)
+		return
+	}
+	if argv, env, err = a.executorArgv(ex); err != nil {
+		return
+	}
+	stdout, err1 := os.Create(filepath.Join(ex.sandbox, "stdout"))
+	stderr, err2 := os.Create(filepath.Join(ex.sandbox, "stderr"))
+	if err1 != nil || err2 != nil {
+		stdout.Close()
+		stderr.Close()
+		err = fmt.Errorf("creating stdout/stderr in sandbox: %v %v", err1, err2)
+		return
+	}
+	if cred != nil {
+		if err = chownTree(ex.sandbox, cred); err != nil {
+			stdout.Close()
+			stderr.Close()
+			err = fmt.Errorf("giving the sandbox to uid %d: %w", cred.Uid, err)
+		}
+	}
+	return
 }
 
 // killIfNotSubscribed kills ex if it has not subscribed within the
@@ -325,8 +355,9 @@ func (a *Agent) executorArgv(ex *executor) ([]string, []mesos.Environment_Variab
 
 // containedCommand prepares ex's container with its current limits and
 // returns the command that starts the executor (path, with argv[0] as its
-// name) inside it.
-func (a *Agent) containedCommand(ex *executor, path string, argv []string) (*exec.Cmd, error) {
+// name) inside it, in a process group of its own, as cred's user if cred
+// is not nil.
+func (a *Agent) containedCommand(ex *executor, path string, argv []string, cred *syscall.Credential) (*exec.Cmd, error) {
 	a.mu.Lock()
 	l := ex.limits
 	a.mu.Unlock()
@@ -337,11 +368,28 @@ func (a *Agent) containedCommand(ex *executor, path string, argv []string) (*exe
 	if err != nil {
 		return nil, fmt.Errorf("%s isolator: preparing container %s: %w", a.iso.kind(), ex.containerID, err)
 	}
-	if w := a.iso.wrap(ex.containerID, append([]string{path}, argv[1:]...)); w[0] != path {
-		return exec.Command(w[0], w[1:]...), nil
+	attr := &syscall.SysProcAttr{Setpgid: true, Credential: cred}
+	wrap := true
+	if cg, ok := a.iso.(*cgroupsIsolator); ok && cred != nil {
+		// The executor enters its container as its own user: v1 lets it
+		// write its pid once cgroup.procs is its own; v2 would need the
+		// common ancestor's, so the agent clones it into the container.
+		fd, err := cg.enterAs(ex.containerID, int(cred.Uid), int(cred.Gid))
+		if err != nil {
+			return nil, fmt.Errorf("cgroups isolator: container %s for uid %d: %w", ex.containerID, cred.Uid, err)
+		}
+		if fd >= 0 {
+			attr.UseCgroupFD, attr.CgroupFD, wrap = true, fd, false
+		}
 	}
-	cmd := exec.Command(path, argv[1:]...)
-	cmd.Args[0] = argv[0]
+	var cmd *exec.Cmd
+	if w := a.iso.wrap(ex.containerID, append([]string{path}, argv[1:]...)); wrap && w[0] != path {
+		cmd = exec.Command(w[0], w[1:]...)
+	} else {
+		cmd = exec.Command(path, argv[1:]...)
+		cmd.Args[0] = argv[0]
+	}
+	cmd.SysProcAttr = attr
 	return cmd, nil
 }
 

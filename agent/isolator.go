@@ -34,8 +34,9 @@ type isolator interface {
 
 // limits are what a container may use.
 type limits struct {
-	cpus     float64
-	memBytes uint64 // 0: no memory limit
+	cpus      float64
+	memBytes  uint64 // 0: no memory limit
+	diskBytes uint64 // the sandbox's quota under disk/du; 0: none
 }
 
 // limitation is a limit a container broke; the agent fails its tasks with it.
@@ -68,6 +69,8 @@ func executorLimits(ex *executor) limits {
 				l.cpus += r.Scalar.Value
 			case "mem":
 				l.memBytes += uint64(r.Scalar.Value * (1 << 20))
+			case "disk":
+				l.diskBytes += uint64(r.Scalar.Value * (1 << 20))
 			}
 		}
 	}
@@ -86,11 +89,15 @@ type isolation struct {
 	auto     bool // "" or "auto": cgroups when writable, else posix
 	cgroups  bool
 	cpu, mem bool
+	disk     bool // disk/du: sandbox quotas, beside either family
 }
 
 // parseIsolation reads --isolation: "auto" (or empty), or a comma-separated
 // list of cgroups/cpu, cgroups/mem, posix/cpu, posix/mem ("cgroups" and
-// "posix" alone mean both of theirs). Mixing families is an error.
+// "posix" alone mean both of theirs), plus disk/du, which goes with either
+// family. Mixing cgroups and posix is an error. "auto" does not include
+// disk/du (as Mesos's default isolation does not): walking every sandbox
+// costs I/O, and it starts killing tasks that ran before, so it is asked for.
 func parseIsolation(s string) (isolation, error) {
 	s = strings.TrimSpace(s)
 	if s == "" || s == "auto" {
@@ -99,9 +106,13 @@ func parseIsolation(s string) (isolation, error) {
 	var iso isolation
 	fams := map[string]bool{}
 	for _, part := range strings.Split(s, ",") {
+		if strings.TrimSpace(part) == "disk/du" {
+			iso.disk = true
+			continue
+		}
 		fam, res, _ := strings.Cut(strings.TrimSpace(part), "/")
 		if fam != "cgroups" && fam != "posix" {
-			return iso, fmt.Errorf("--isolation: unknown isolator %q (want cgroups/cpu, cgroups/mem, posix/cpu, posix/mem)", part)
+			return iso, fmt.Errorf("--isolation: unknown isolator %q (want cgroups/cpu, cgroups/mem, posix/cpu, posix/mem, disk/du)", part)
 		}
 		fams[fam] = true
 		switch res {

@@ -29,6 +29,10 @@ func TestParseIsolation(t *testing.T) {
 		{"cgroups/cpu,posix/mem", isolation{}, true},
 		{"docker/runtime", isolation{}, true},
 		{"cgroups/gpu", isolation{}, true},
+		{"cgroups/cpu,cgroups/mem,disk/du", isolation{cgroups: true, cpu: true, mem: true, disk: true}, false},
+		{"posix,disk/du", isolation{cpu: true, mem: true, disk: true}, false},
+		{"disk/du", isolation{disk: true}, false},
+		{"disk/xfs", isolation{}, true},
 	}
 	for _, tc := range tests {
 		got, err := parseIsolation(tc.in)
