@@ -28,7 +28,7 @@ func runDev(args []string, stdout, stderr io.Writer) error {
 	n := fs.Int("agents", 2, "number of agents")
 	res := fs.String("resources", "cpus:4;mem:4096;disk:20000;ports:[31000-32000]", "resources of each agent, Mesos form")
 	keep := fs.Bool("keep", false, "keep the work dirs after stopping")
-	isolation := fs.String("isolation", "", "agents' isolation: auto (cgroups when writable, else posix), cgroups/cpu,cgroups/mem or posix/cpu,posix/mem")
+	isolation := fs.String("isolation", "", "agents' isolation: auto (cgroups when writable, else posix), cgroups/cpu,cgroups/mem or posix/cpu,posix/mem; add disk/du for sandbox disk quotas (see allot agent --help)")
 	throttle := fs.Bool("throttle-io", false, "agents make their advertised disk_bw and net_bw real for the framework library's executors (a token bucket per agent and device)")
 	usageEvery := fs.Duration("usage-interval", 10*time.Second, "each agent reports usage to the master this often (the co-location bandit learns from it)")
 	fs.Set("listen", "127.0.0.1:5050")
