@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"io"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -309,5 +311,37 @@ func FuzzRegistryRestore(f *testing.F) {
 				t.Fatalf("round trip record %d: %v, then %v", i, a[i], b[i])
 			}
 		}
+	})
+}
+
+// FuzzSwitchSorter posts a body to the runtime policy switch (httptest, no
+// listener) on a master with a framework and an agent: a sorter, agent
+// selection and mode it cannot parse or apply is a 400, and whatever is
+// applied leaves a master that still allocates.
+func FuzzSwitchSorter(f *testing.F) {
+	for _, s := range []string{
+		`{"sorter":"nope"}`, `{"agent_selection":"sideways"}`, `{"mode":"psychic"}`,
+		`{"sorter":"psdsf","agent_selection":"bestfit"}`, `{"sorter":"drf","colour":"red"}`,
+		`{"sorter":"fifo","mode":"characterized"}`, `{"sorter":"drf"}`, `{}`, `{"sorter":" "}`,
+		`{"sorter":"bandit","agent_selection":"rrr","mode":"characterized"}`,
+		`{"sorter":"fsp","mode":"characterized"}`, `{"sorter":"prophet"}`,
+	} {
+		f.Add([]byte(s))
+	}
+	m := newFuzzMaster(f)
+	fuzzFramework(f, m)
+	if _, err := m.admitAgent(&api.AgentCall{Type: api.AgentCallType_REGISTER,
+		Agent: &api.AgentRecord{Hostname: "agent", Address: "127.0.0.1:5051", Resources: "cpus:4;mem:4096"}},
+		api.NewStream(api.Protobuf, 1<<16)); err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		req := httptest.NewRequest(http.MethodPost, SorterPath, bytes.NewReader(body))
+		w := httptest.NewRecorder()
+		m.handleSorter(w, req)
+		if w.Code >= 500 {
+			t.Fatalf("answered %d: %s", w.Code, w.Body.String())
+		}
+		m.allocate()
 	})
 }
