@@ -490,9 +490,17 @@ func readFrame(br *bufio.Reader) ([]byte, error) {
 	if err != nil || n < 0 || n > api.MaxBodyBytes*4 {
 		return nil, fmt.Errorf("bad RecordIO length %q", line)
 	}
-	b := make([]byte, n)
-	_, err = io.ReadFull(br, b)
-	return b, err
+	// Read the payload as it arrives rather than allocating n bytes up
+	// front: a length line alone must not cost up to 64 MiB (found by
+	// FuzzReadFrame).
+	var buf bytes.Buffer
+	if _, err := io.CopyN(&buf, br, int64(n)); err != nil {
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		return nil, err
+	}
+	return buf.Bytes(), nil
 }
 
 func (a *Agent) registered(master, id string) {

@@ -2,6 +2,7 @@ package master
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"io"
 	"sort"
@@ -263,10 +264,16 @@ func (r *Registry) Restore(rc io.ReadCloser) error {
 		if err != nil || size < 0 || size > 64<<20 {
 			return fmt.Errorf("registry snapshot record %d: bad length %q", n, line)
 		}
-		b := make([]byte, size)
-		if _, err := io.ReadFull(br, b); err != nil {
+		// Read the record as it arrives rather than allocating size bytes
+		// up front: a damaged length line must not cost 64 MiB.
+		var buf bytes.Buffer
+		if _, err := io.CopyN(&buf, br, int64(size)); err != nil {
+			if err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
 			return fmt.Errorf("registry snapshot record %d: %w", n, err)
 		}
+		b := buf.Bytes()
 		var rec api.SnapshotRecord
 		if err := proto.Unmarshal(b, &rec); err != nil {
 			return fmt.Errorf("registry snapshot record %d: %w", n, err)

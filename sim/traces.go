@@ -179,7 +179,12 @@ const (
 	alibabaHeaderCol = "submit_time"
 )
 
+// maxSWIMTasks bounds the tasks one SWIM stage may derive (16.7 million:
+// a petabyte of map input in 64 MiB blocks).
+const maxSWIMTasks = 1 << 24
+
 // ReadSWIM parses a SWIM workload (tab-separated, no header).
+
 func ReadSWIM(r io.Reader, file string, opt TraceOptions) ([]Job, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
@@ -210,6 +215,16 @@ func ReadSWIM(r io.Reader, file string, opt TraceOptions) ([]Job, error) {
 		}
 		in, shuffle, out := swimScale(opt, v[3], v[4], v[5])
 		gm, gr := swimNoise(opt, id)
+		// A count past maxSWIMTasks would overflow int (1e30 bytes gives
+		// MinInt64 tasks) or stall the engine; no sampled job comes close.
+		if in/swimBlock > maxSWIMTasks || shuffle/swimReduceBytes > maxSWIMTasks {
+			col, val := names[3], f[3]
+			if !(in/swimBlock > maxSWIMTasks) {
+				col, val = names[4], f[4]
+			}
+			return nil, &InputError{File: file, Line: line, Column: col, Value: val,
+				Msg: fmt.Sprintf("derives more than %d tasks for one stage", maxSWIMTasks)}
+		}
 		maps := int(math.Max(1, math.Ceil(in/swimBlock)))
 		perMap := in / float64(maps)
 		mapDur := swimStartup + perMap/swimMapRate*gm
