@@ -251,21 +251,7 @@ func (a *Agent) handleSandboxFile(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "need framework_id, executor_id and a plain file name", http.StatusBadRequest)
 		return
 	}
-	a.mu.Lock()
-	sandbox := ""
-	if ex := a.executors[exKey(fw, exID)]; ex != nil {
-		sandbox = ex.sandbox
-	}
-	a.mu.Unlock()
-	if sandbox == "" {
-		runs, _ := filepath.Glob(filepath.Join(a.cfg.WorkDir, "slaves", "*", "frameworks", fw, "executors", exID, "runs", "*"))
-		var newest time.Time
-		for _, d := range runs {
-			if st, err := os.Stat(d); err == nil && st.ModTime().After(newest) {
-				newest, sandbox = st.ModTime(), d
-			}
-		}
-	}
+	sandbox := a.latestSandbox(fw, exID)
 	if sandbox == "" || filepath.Base(fw) != fw || filepath.Base(exID) != exID {
 		http.Error(w, "no sandbox for executor "+exID+" of framework "+fw, http.StatusNotFound)
 		return

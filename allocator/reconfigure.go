@@ -35,6 +35,15 @@ type Reconfiguration struct {
 	Mode           Mode
 }
 
+// CheckReconfiguration says whether rc is a policy the allocator can run
+// (the combination New accepts), without building anything from a's state.
+func (a *Allocator) CheckReconfiguration(rc Reconfiguration) error {
+	cfg := a.cfg
+	cfg.Sorter, cfg.AgentSelection, cfg.Mode = rc.Sorter, rc.AgentSelection, rc.Mode
+	_, err := New(cfg)
+	return err
+}
+
 // Reconfigure returns a new allocator running rc with a's state; a is left
 // unchanged (a caller that fails to install the new one keeps the old).
 // dropped lists, in words, what the new criterion could not take.

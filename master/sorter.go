@@ -101,15 +101,15 @@ func (m *Master) switchSorter(r *http.Request) (SorterConfig, error) {
 	if err != nil {
 		return SorterConfig{}, api.Errorf(http.StatusBadRequest, "switch sorter: %v", err)
 	}
-	b, dropped, err := m.alloc.Reconfigure(rc)
-	if err != nil {
+	if err := m.alloc.CheckReconfiguration(rc); err != nil {
 		return SorterConfig{}, api.Errorf(http.StatusBadRequest, "switch sorter to %s/%s/%s: %v", next.Sorter, next.AgentSelection, next.Mode, err)
 	}
 	// Offers outstanding were made by the old allocator: take them back
-	// into it (so b, built from it below, does not count them held), then
-	// build again from the state without them.
+	// into it first, so the new one, built from its state, does not count
+	// them held.
 	m.rescindAllOffersLocked("the allocator's policy was switched")
-	if b, dropped, err = m.alloc.Reconfigure(rc); err != nil {
+	b, dropped, err := m.alloc.Reconfigure(rc)
+	if err != nil {
 		return SorterConfig{}, api.Errorf(http.StatusInternalServerError, "switch sorter: %v", err)
 	}
 	m.alloc, m.allocCfg = b, b.Config()
