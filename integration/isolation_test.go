@@ -128,14 +128,14 @@ func TestIsolationCgroupsOOMKill(t *testing.T) {
 	}
 	fw.waitState(t, "watched", mesos.TASK_RUNNING)
 	// The limit /monitor/statistics shows is the container's own.
-	testcluster.WaitFor(t, 10*time.Second, "the container's memory limit in /monitor/statistics", func() bool {
+	testcluster.WaitFor(t, 30*time.Second, "the container's memory limit in /monitor/statistics", func() bool {
 		return containerMemLimit(c.Agents[0].Addr, "watched") == (40+32)<<20
 	})
 	fw.call(calls.Kill("watched", o.AgentID.Value))
 	fw.waitState(t, "watched", mesos.TASK_KILLED)
 	fw.close()
 	oomAndNeighbour(t, c)
-	testcluster.WaitFor(t, 10*time.Second, "the executors' cgroups to be removed", func() bool {
+	testcluster.WaitFor(t, 30*time.Second, "the executors' cgroups to be removed", func() bool {
 		return len(testcluster.AgentCgroups(c.Agents[0].Dir)) == 0
 	})
 }
@@ -191,7 +191,7 @@ func TestIsolationCgroupsCPUShares(t *testing.T) {
 	fw.waitState(t, "one", mesos.TASK_RUNNING)
 	fw.waitState(t, "three", mesos.TASK_RUNNING)
 	var usage map[string]uint64
-	testcluster.WaitFor(t, 10*time.Second, "both containers to hold their spinners", func() bool {
+	testcluster.WaitFor(t, 30*time.Second, "both containers to hold their spinners", func() bool {
 		usage = containerCPU(c.Agents[0].Dir)
 		return usage["one"] > 0 && usage["three"] > 0
 	})
@@ -209,7 +209,7 @@ func TestIsolationCgroupsCPUShares(t *testing.T) {
 	fw.call(calls.Kill("three", o.AgentID.Value))
 	fw.waitState(t, "one", mesos.TASK_KILLED)
 	fw.waitState(t, "three", mesos.TASK_KILLED)
-	testcluster.WaitFor(t, 10*time.Second, "the executors' cgroups to be removed", func() bool {
+	testcluster.WaitFor(t, 30*time.Second, "the executors' cgroups to be removed", func() bool {
 		return len(testcluster.AgentCgroups(c.Agents[0].Dir)) == 0
 	})
 }
@@ -299,7 +299,7 @@ func TestIsolationCgroupsAgentRestart(t *testing.T) {
 	}
 	c.StartAgent(a)
 	c.WaitAgents(1)
-	testcluster.WaitFor(t, 10*time.Second, "the stale container to be removed", func() bool {
+	testcluster.WaitFor(t, 30*time.Second, "the stale container to be removed", func() bool {
 		_, err := os.Stat(stale)
 		return os.IsNotExist(err)
 	})
