@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"google.golang.org/protobuf/proto"
 )
@@ -56,6 +57,13 @@ func (c Codec) Marshal(m GogoMessage) ([]byte, error) {
 // Unmarshal decodes a mesos-go message.
 func (c Codec) Unmarshal(b []byte, m GogoMessage) error {
 	if c == JSON {
+		// RFC 8259 requires JSON exchanged between systems to be UTF-8.
+		// encoding/json would let invalid bytes through into ids and
+		// names, and a JSON subscriber would then see them re-encoded as
+		// U+FFFD: a different id than the one a protobuf client sees.
+		if !utf8.Valid(b) {
+			return errors.New("JSON body is not valid UTF-8")
+		}
 		return json.Unmarshal(b, m)
 	}
 	return m.Unmarshal(b)

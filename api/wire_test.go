@@ -139,3 +139,24 @@ func TestStreamFullQueueCloses(t *testing.T) {
 		t.Fatal("stream still open after overflow")
 	}
 }
+
+func TestJSONRejectsInvalidUTF8(t *testing.T) {
+	tests := []struct {
+		name string
+		body string
+		ok   bool
+	}{
+		{"valid", `{"type":"RECONCILE","reconcile":{"tasks":[{"task_id":{"value":"é"}}]}}`, true},
+		{"replacement char is valid", "{\"type\":\"RECONCILE\",\"reconcile\":{\"tasks\":[{\"task_id\":{\"value\":\"\uFFFD\"}}]}}", true},
+		{"invalid byte", "{\"reconcile\":{\"tasks\":[{\"task_id\":{\"value\":\"\xf1\"}}]}}", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var call scheduler.Call
+			err := JSON.Unmarshal([]byte(tt.body), &call)
+			if (err == nil) != tt.ok {
+				t.Fatalf("Unmarshal error = %v, want ok=%v", err, tt.ok)
+			}
+		})
+	}
+}
