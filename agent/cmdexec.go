@@ -272,38 +272,42 @@ func (ce *commandExecutor) launch(ti mesos.TaskInfo) {
 	if ti.HealthCheck != nil {
 		ce.startHealth(t, cmd.Env)
 	}
-	go func() {
-		err := cmd.Wait()
-		ce.mu.Lock()
-		if t.stopHealth != nil {
-			t.stopHealth()
+	go ce.await(t, cmd)
+}
+
+// await waits for t's command to end and reports how: killed by its health
+// checks, killed, finished or failed.
+func (ce *commandExecutor) await(t *cmdTask, cmd *exec.Cmd) {
+	err := cmd.Wait()
+	ce.mu.Lock()
+	if t.stopHealth != nil {
+		t.stopHealth()
+	}
+	ce.mu.Unlock()
+	code := 0
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			code = 128 + int(ws.Signal())
 		}
-		ce.mu.Unlock()
-		code := 0
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			code = ee.ExitCode()
-			if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-				code = 128 + int(ws.Signal())
-			}
-		}
-		ce.mu.Lock()
-		killed, unhealthy := t.killed, t.unhealthy
-		ce.mu.Unlock()
-		switch {
-		case unhealthy != "":
-			st := ce.status(ti, mesos.TASK_KILLED, fmt.Sprintf("%s (command terminated with status %d)", unhealthy, code),
-				mesos.REASON_TASK_HEALTH_CHECK_STATUS_UPDATED.Enum())
-			st.Healthy = new(bool)
-			ce.finishStatus(t, st)
-		case killed:
-			ce.finish(t, mesos.TASK_KILLED, fmt.Sprintf("Command terminated with status %d", code), nil)
-		case code == 0:
-			ce.finish(t, mesos.TASK_FINISHED, "Command exited with status 0", nil)
-		default:
-			ce.finish(t, mesos.TASK_FAILED, fmt.Sprintf("Command exited with status %d", code), mesos.REASON_COMMAND_EXECUTOR_FAILED.Enum())
-		}
-	}()
+	}
+	ce.mu.Lock()
+	killed, unhealthy := t.killed, t.unhealthy
+	ce.mu.Unlock()
+	switch {
+	case unhealthy != "":
+		st := ce.status(t.info, mesos.TASK_KILLED, fmt.Sprintf("%s (command terminated with status %d)", unhealthy, code),
+			mesos.REASON_TASK_HEALTH_CHECK_STATUS_UPDATED.Enum())
+		st.Healthy = new(bool)
+		ce.finishStatus(t, st)
+	case killed:
+		ce.finish(t, mesos.TASK_KILLED, fmt.Sprintf("Command terminated with status %d", code), nil)
+	case code == 0:
+		ce.finish(t, mesos.TASK_FINISHED, "Command exited with status 0", nil)
+	default:
+		ce.finish(t, mesos.TASK_FAILED, fmt.Sprintf("Command exited with status %d", code), mesos.REASON_COMMAND_EXECUTOR_FAILED.Enum())
+	}
 }
 
 func (ce *commandExecutor) finish(t *cmdTask, state mesos.TaskState, msg string, reason *mesos.TaskStatus_Reason) {
