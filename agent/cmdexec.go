@@ -19,6 +19,8 @@ import (
 	"github.com/mesos/mesos-go/api/v1/lib/httpcli"
 	"github.com/mesos/mesos-go/api/v1/lib/httpcli/httpexec"
 	"github.com/rs/zerolog"
+
+	"github.com/allot-sched/allot/api/healthcheck"
 )
 
 // RunCommandExecutor is the built-in executor that `allot executor` runs:
@@ -97,6 +99,13 @@ type cmdTask struct {
 	cmd      *exec.Cmd
 	terminal bool
 	killed   bool
+	// unhealthy is why the health checker killed the task ("" if it did
+	// not); stopHealth ends its checker.
+	unhealthy  string
+	stopHealth context.CancelFunc
+	// sendMu orders a task's health updates before its terminal one: a
+	// check's TASK_RUNNING never follows the task's end.
+	sendMu sync.Mutex
 }
 
 func (ce *commandExecutor) done() bool {
@@ -181,12 +190,20 @@ func (ce *commandExecutor) maybeQuitLocked() {
 }
 
 func (ce *commandExecutor) update(ti mesos.TaskInfo, state mesos.TaskState, msg string, reason *mesos.TaskStatus_Reason) {
+	ce.send(ti, ce.status(ti, state, msg, reason))
+}
+
+func (ce *commandExecutor) status(ti mesos.TaskInfo, state mesos.TaskState, msg string, reason *mesos.TaskStatus_Reason) mesos.TaskStatus {
 	now := float64(time.Now().UnixNano()) / 1e9
 	st := mesos.TaskStatus{TaskID: ti.TaskID, State: state.Enum(), Source: mesos.SOURCE_EXECUTOR.Enum(),
 		ExecutorID: &mesos.ExecutorID{Value: ce.cfg.ExecutorID}, Timestamp: &now, UUID: newUUID(), Reason: reason}
 	if msg != "" {
 		st.Message = &msg
 	}
+	return st
+}
+
+func (ce *commandExecutor) send(ti mesos.TaskInfo, st mesos.TaskStatus) {
 	upd := calls.Update(st)
 	ce.mu.Lock()
 	ce.unacked[string(st.UUID)] = *upd.Update
@@ -214,6 +231,11 @@ func (ce *commandExecutor) launch(ti mesos.TaskInfo) {
 	ci := ti.Command
 	if ci == nil || (ci.GetValue() == "" && len(ci.Arguments) == 0) {
 		ce.finish(t, mesos.TASK_FAILED, "task has no command", mesos.REASON_COMMAND_EXECUTOR_FAILED.Enum())
+		return
+	}
+	// The master refuses these; an agent of another make might not.
+	if err := healthcheck.Validate(ti.HealthCheck); err != nil {
+		ce.finish(t, mesos.TASK_ERROR, "task uses an invalid health check: "+err.Error(), mesos.REASON_TASK_INVALID.Enum())
 		return
 	}
 	var cmd *exec.Cmd
@@ -247,32 +269,55 @@ func (ce *commandExecutor) launch(ti mesos.TaskInfo) {
 	t.cmd = cmd
 	ce.mu.Unlock()
 	ce.update(ti, mesos.TASK_RUNNING, "", nil)
-	go func() {
-		err := cmd.Wait()
-		code := 0
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			code = ee.ExitCode()
-			if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-				code = 128 + int(ws.Signal())
-			}
+	if ti.HealthCheck != nil {
+		ce.startHealth(t, cmd.Env)
+	}
+	go ce.await(t, cmd)
+}
+
+// await waits for t's command to end and reports how: killed by its health
+// checks, killed, finished or failed.
+func (ce *commandExecutor) await(t *cmdTask, cmd *exec.Cmd) {
+	err := cmd.Wait()
+	ce.mu.Lock()
+	if t.stopHealth != nil {
+		t.stopHealth()
+	}
+	ce.mu.Unlock()
+	code := 0
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			code = 128 + int(ws.Signal())
 		}
-		ce.mu.Lock()
-		killed := t.killed
-		ce.mu.Unlock()
-		switch {
-		case killed:
-			ce.finish(t, mesos.TASK_KILLED, fmt.Sprintf("Command terminated with status %d", code), nil)
-		case code == 0:
-			ce.finish(t, mesos.TASK_FINISHED, "Command exited with status 0", nil)
-		default:
-			ce.finish(t, mesos.TASK_FAILED, fmt.Sprintf("Command exited with status %d", code), mesos.REASON_COMMAND_EXECUTOR_FAILED.Enum())
-		}
-	}()
+	}
+	ce.mu.Lock()
+	killed, unhealthy := t.killed, t.unhealthy
+	ce.mu.Unlock()
+	switch {
+	case unhealthy != "":
+		st := ce.status(t.info, mesos.TASK_KILLED, fmt.Sprintf("%s (command terminated with status %d)", unhealthy, code),
+			mesos.REASON_TASK_HEALTH_CHECK_STATUS_UPDATED.Enum())
+		st.Healthy = new(bool)
+		ce.finishStatus(t, st)
+	case killed:
+		ce.finish(t, mesos.TASK_KILLED, fmt.Sprintf("Command terminated with status %d", code), nil)
+	case code == 0:
+		ce.finish(t, mesos.TASK_FINISHED, "Command exited with status 0", nil)
+	default:
+		ce.finish(t, mesos.TASK_FAILED, fmt.Sprintf("Command exited with status %d", code), mesos.REASON_COMMAND_EXECUTOR_FAILED.Enum())
+	}
 }
 
 func (ce *commandExecutor) finish(t *cmdTask, state mesos.TaskState, msg string, reason *mesos.TaskStatus_Reason) {
-	ce.update(t.info, state, msg, reason)
+	ce.finishStatus(t, ce.status(t.info, state, msg, reason))
+}
+
+func (ce *commandExecutor) finishStatus(t *cmdTask, st mesos.TaskStatus) {
+	t.sendMu.Lock()
+	defer t.sendMu.Unlock()
+	ce.send(t.info, st)
 	ce.mu.Lock()
 	t.terminal = true
 	ce.maybeQuitLocked()

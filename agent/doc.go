@@ -31,6 +31,13 @@
 // reported as TASK_FAILED, SOURCE_AGENT, REASON_CONTAINER_LIMITATION_MEMORY.
 // posix samples /proc and kills an executor over its memory the same way.
 //
+// Health checks (health.go, cmdexec_health.go): the built-in executor runs
+// each task's TaskInfo.health_check (COMMAND, HTTP, TCP) with Mesos's
+// timing and semantics, reports TASK_RUNNING with healthy set, and kills a
+// task that fails consecutive_failures checks by its kill policy, ending it
+// TASK_KILLED, healthy=false, REASON_TASK_HEALTH_CHECK_STATUS_UPDATED. The
+// state machine is pure and runs on an injected clock.
+//
 // Concurrency: Agent.mu guards executors, tasks and pending updates. Events
 // to executors are queued on per-subscription streams; calls to the master
 // are made by sender goroutines, never under the lock.

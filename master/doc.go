@@ -26,6 +26,9 @@
 //	scheduler.go   the scheduler API: HTTP, call validation (ACCEPT's plan)
 //	frameworks.go  subscribe, failover, update and removal of frameworks
 //	offers.go      allocation cycle, offer table, rescind, ACCEPT's launch
+//	healthcheck.go tasks with a malformed health check: TASK_ERROR instead
+//	               of a launch (REASON_TASK_INVALID, a group's
+//	               REASON_TASK_GROUP_INVALID); the rest of the ACCEPT goes on
 //	signals.go     wire data -> allocator events (REQUEST, usage reports as
 //	               rates, the allot.job_type FrameworkInfo label)
 //	jobsize.go     job sizes for fsp/fspy: the allot.job_* FrameworkInfo

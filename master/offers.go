@@ -215,6 +215,7 @@ type acceptPlan struct {
 	launches  []plannedLaunch
 	remaining resources.Resources
 	filter    *allocator.Filter
+	refused   []refusedTask
 }
 
 // launchLocked carries out a validated ACCEPT: it consumes the offers,
@@ -233,6 +234,7 @@ func (m *Master) launchLocked(fw *framework, p *acceptPlan) {
 			m.launchTasksLocked(fw, p.agent, l.tasks, fwInfo)
 		}
 	}
+	m.refuseLocked(fw, p.agent.rec.Id, p.refused)
 	if !p.remaining.IsEmpty() {
 		m.allocOK("recover", m.alloc.Recover(fw.id, p.agent.rec.Id, p.remaining, p.filter), "framework_id", fw.id, "agent_id", p.agent.rec.Id)
 	}

@@ -394,7 +394,7 @@ func (m *Master) planAcceptLocked(fw *framework, acc *scheduler.Call_Accept) (*a
 	if p.launches, err = c.operations(acc.Operations); err != nil {
 		return nil, err
 	}
-	p.remaining = c.remaining
+	p.remaining, p.refused = c.remaining, c.refused
 	p.filter = filterOf(acc.Filters)
 	return p, nil
 }
@@ -437,6 +437,7 @@ type taskChecker struct {
 	remaining    resources.Resources
 	newIDs       map[string]bool
 	newExecutors map[string]bool
+	refused      []refusedTask // answered TASK_ERROR instead of launched
 }
 
 // operations validates LAUNCH and LAUNCH_GROUP operations into launches.
@@ -450,16 +451,25 @@ func (c *taskChecker) operations(ops []mesos.Offer_Operation) ([]plannedLaunch, 
 			if op.Launch == nil {
 				return nil, api.Errorf(http.StatusBadRequest, "ACCEPT: LAUNCH operation without launch")
 			}
-			for j := range op.Launch.TaskInfos {
-				if err := c.check(&op.Launch.TaskInfos[j], nil); err != nil {
+			refused := healthRefusals(op.Launch.TaskInfos, false)
+			c.refused = append(c.refused, refused...)
+			tasks := withoutRefused(op.Launch.TaskInfos, refused)
+			for j := range tasks {
+				if err := c.check(&tasks[j], nil); err != nil {
 					return nil, err
 				}
 			}
-			plans = append(plans, plannedLaunch{tasks: op.Launch.TaskInfos})
+			if len(tasks) > 0 {
+				plans = append(plans, plannedLaunch{tasks: tasks})
+			}
 		case mesos.Offer_Operation_LAUNCH_GROUP:
 			lg := op.LaunchGroup
 			if lg == nil || len(lg.TaskGroup.Tasks) == 0 {
 				return nil, api.Errorf(http.StatusBadRequest, "ACCEPT: LAUNCH_GROUP operation without tasks")
+			}
+			if refused := healthRefusals(lg.TaskGroup.Tasks, true); len(refused) > 0 {
+				c.refused = append(c.refused, refused...)
+				continue
 			}
 			for j := range lg.TaskGroup.Tasks {
 				t := &lg.TaskGroup.Tasks[j]
