@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"encoding/json"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -123,6 +124,9 @@ func TestHealthChecks(t *testing.T) {
 			fw.waitTrail(t, id, "to be reported healthy", func(tr []string) bool { return last(tr, "RUNNING+") })
 		}
 		time.Sleep(2 * time.Second)
+		if h := stateHealth(t, c.MasterAddr); h["web"] == nil || !*h["web"] || h["tcp"] == nil || !*h["tcp"] {
+			t.Errorf("master /state healthy = web %v, tcp %v; want true for both", h["web"], h["tcp"])
+		}
 		for _, id := range []string{"web", "tcp"} {
 			if got := strings.Join(fw.healthTrail(id), " "); got != "RUNNING RUNNING+" {
 				t.Errorf("%s: updates %s after 2 s of passing checks, want RUNNING RUNNING+", id, got)
@@ -178,4 +182,33 @@ func TestHealthChecks(t *testing.T) {
 			t.Errorf("TASK_ERROR reason %v message %q", st.GetReason(), st.GetMessage())
 		}
 	})
+}
+
+// stateHealth reads the master's /state and returns each task's healthy
+// field by task id (nil where absent).
+func stateHealth(t *testing.T, master string) map[string]*bool {
+	t.Helper()
+	resp, err := http.Get("http://" + master + "/state")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var doc struct {
+		Frameworks []struct {
+			Tasks []struct {
+				ID      string `json:"id"`
+				Healthy *bool  `json:"healthy"`
+			} `json:"tasks"`
+		} `json:"frameworks"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&doc); err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]*bool{}
+	for _, f := range doc.Frameworks {
+		for _, tk := range f.Tasks {
+			out[tk.ID] = tk.Healthy
+		}
+	}
+	return out
 }

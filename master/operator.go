@@ -306,6 +306,9 @@ type stateTask struct {
 	SlaveID     string             `json:"slave_id"`
 	State       string             `json:"state"`
 	Resources   map[string]float64 `json:"resources"`
+	// Healthy is the task's last health check result, absent when the
+	// task has no health check or none has reported yet.
+	Healthy *bool `json:"healthy,omitempty"`
 }
 type stateFramework struct {
 	ID             string             `json:"id"`
@@ -361,7 +364,12 @@ func stateScalars(r resources.Resources) map[string]float64 {
 
 // Caller holds m.mu.
 func stateTaskOf(t *task) stateTask {
-	return stateTask{ID: t.id, Name: t.info.Name, FrameworkID: t.fw, ExecutorID: t.executor, SlaveID: t.agent, State: t.state.String(), Resources: stateScalars(t.res)}
+	st := stateTask{ID: t.id, Name: t.info.Name, FrameworkID: t.fw, ExecutorID: t.executor, SlaveID: t.agent, State: t.state.String(), Resources: stateScalars(t.res)}
+	if t.status != nil && t.status.Healthy != nil {
+		h := *t.status.Healthy
+		st.Healthy = &h
+	}
+	return st
 }
 
 // handleState serves a Mesos-shaped /state JSON document. Takes m.mu.
