@@ -21,6 +21,7 @@ import (
 
 	"github.com/allot-sched/allot/allocator"
 	"github.com/allot-sched/allot/api"
+	"github.com/allot-sched/allot/auth"
 	"github.com/allot-sched/allot/sorter"
 )
 
@@ -79,6 +80,9 @@ type Config struct {
 	// leader (allot's behaviour before forwarding, and Mesos's) instead of
 	// forwarding them to the leader (forward.go).
 	Redirect bool
+	// Authorizer decides what each caller may do (--acls; authz.go); nil
+	// lets every caller do everything, as Mesos without ACLs.
+	Authorizer auth.Authorizer
 }
 
 // Master is one running master. Create it with New, then Start.
@@ -124,6 +128,8 @@ type Master struct {
 	pol               policySync   // policy.go
 
 	fwd forwarder // streams a follower forwards to the leader (forward.go)
+
+	authz authzState // authz.go
 
 	kick chan struct{}
 	stop chan struct{}
@@ -201,6 +207,7 @@ func New(cfg Config) (*Master, error) {
 	}
 	m.id = loadOrCreateID(filepath.Join(cfg.WorkDir, "master_id"))
 	m.m = newMetrics(m)
+	m.initAuthz()
 	m.reg.applyObs = func(d time.Duration) { m.m.applyLatency.Observe(d.Seconds()) }
 	return m, nil
 }
