@@ -2,6 +2,7 @@ package auth
 
 import (
 	"errors"
+	"os"
 	"strings"
 	"testing"
 )
@@ -155,5 +156,27 @@ func TestMarshalRoundTrip(t *testing.T) {
 	}
 	if got := a.Summary(); !strings.Contains(got, "permissive=false") || !strings.Contains(got, "register_frameworks=4") {
 		t.Fatalf("Summary = %q", got)
+	}
+}
+
+// The example in docs/security-acl.md is a file an operator will copy: it
+// must parse and mean what the page says.
+func TestDocExampleParses(t *testing.T) {
+	doc, err := os.ReadFile("../docs/security-acl.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(doc), "```json\n")
+	block, _, ok2 := strings.Cut(rest, "```")
+	if !ok || !ok2 {
+		t.Fatal("no ```json block in docs/security-acl.md")
+	}
+	a, err := ParseACLs([]byte(block))
+	if err != nil {
+		t.Fatalf("the documented example does not parse: %v", err)
+	}
+	if a.Authorize(who("ops"), RunTasks, "root") == nil || a.Authorize(who("eve"), RunTasks, "batch") != nil ||
+		a.Authorize(who("eve"), UpdateSorter, "") == nil || a.Authorize(who("ops"), UpdateSorter, "") != nil {
+		t.Fatal("the documented example does not mean what the page says")
 	}
 }

@@ -76,12 +76,12 @@ func (h *authzHarness) do(method, path, principal string, body []byte, hdr map[s
 	return resp.StatusCode, string(b)
 }
 
-// subscribeHTTP posts SUBSCRIBE as principal. A 200 leaves the stream open
-// until the test ends and returns the framework id; otherwise the body.
-func (h *authzHarness) subscribeHTTP(principal string, info mesos.FrameworkInfo) (int, string) {
+// openStream posts a SUBSCRIBE body to path as principal. On 200 the
+// stream's frames arrive in the returned fakeStream (only its RecordIO
+// framing is used) until the test ends; otherwise it returns the body.
+func (h *authzHarness) openStream(path, principal string, body []byte) (int, string, *fakeStream) {
 	h.t.Helper()
-	b, _ := json.Marshal(&scheduler.Call{Type: scheduler.Call_SUBSCRIBE, Subscribe: &scheduler.Call_Subscribe{FrameworkInfo: &info}})
-	req, _ := http.NewRequest(http.MethodPost, h.srv.URL+"/api/v1/scheduler", bytes.NewReader(b))
+	req, _ := http.NewRequest(http.MethodPost, h.srv.URL+path, bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	if principal != "" {
 		req.Header.Set(testPrincipalHeader, principal)
@@ -92,24 +92,34 @@ func (h *authzHarness) subscribeHTTP(principal string, info mesos.FrameworkInfo)
 	}
 	if resp.StatusCode != http.StatusOK {
 		defer resp.Body.Close()
-		body, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(body)
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b), nil
 	}
-	h.t.Cleanup(func() { resp.Body.Close() })
-	var ev scheduler.Event
-	s := &fakeStream{} // only its RecordIO framing
-	buf := make([]byte, 4096)
-	for len(s.frames) == 0 {
-		n, err := resp.Body.Read(buf)
-		s.Write(buf[:n])
-		if err != nil {
-			h.t.Fatalf("SUBSCRIBE stream: %v", err)
-		}
+	s := &fakeStream{Stream: api.NewStream(api.JSON, 16)} // for its Codec: frames are JSON
+	copied := make(chan struct{})
+	go func() {
+		defer close(copied)
+		io.Copy(s, resp.Body)
+	}()
+	h.t.Cleanup(func() {
+		resp.Body.Close()
+		<-copied
+	})
+	return resp.StatusCode, "", s
+}
+
+// subscribeHTTP posts a scheduler SUBSCRIBE as principal. A 200 leaves the
+// stream open until the test ends and returns the framework id; otherwise
+// the body.
+func (h *authzHarness) subscribeHTTP(principal string, info mesos.FrameworkInfo) (int, string) {
+	h.t.Helper()
+	b, _ := json.Marshal(&scheduler.Call{Type: scheduler.Call_SUBSCRIBE, Subscribe: &scheduler.Call_Subscribe{FrameworkInfo: &info}})
+	code, body, s := h.openStream("/api/v1/scheduler", principal, b)
+	if s == nil {
+		return code, body
 	}
-	if err := json.Unmarshal(s.frames[0], &ev); err != nil || ev.Type != scheduler.Event_SUBSCRIBED {
-		h.t.Fatalf("first event %v (%v), want SUBSCRIBED", ev.Type, err)
-	}
-	return resp.StatusCode, ev.Subscribed.FrameworkID.Value
+	ev := s.nextEvent(h.t, scheduler.Event_SUBSCRIBED)
+	return code, ev.Subscribed.FrameworkID.Value
 }
 
 // frameworkAs subscribes a framework of user as principal, as the HTTP
@@ -461,6 +471,61 @@ func (h *authzHarness) checkOperatorViews(t *testing.T, principal string, want [
 	}
 	if got := taskFws(st.GetTasks.Tasks); got != w {
 		t.Errorf("GET_STATE tasks of frameworks %q, want %q", got, w)
+	}
+}
+
+// An operator subscriber sees, in SUBSCRIBED's state and in the events
+// after it, only the frameworks and tasks it may view.
+func TestAuthzOperatorSubscribe(t *testing.T) {
+	h := newAuthzHarness(t, `{
+		"view_frameworks": [{"principals": {"values": ["alice"]}, "users": {"values": ["alice"]}},
+		                    {"principals": {"type": "ANY"}, "users": {"type": "NONE"}}],
+		"view_tasks": [{"principals": {"values": ["alice"]}, "users": {"values": ["alice"]}},
+		               {"principals": {"type": "ANY"}, "users": {"type": "NONE"}}]}`)
+	agentID, _ := h.agent("cpus:4;mem:4096")
+	early := h.frameworkAs("bob", "bob")
+	if err := h.call(early, &scheduler.Call{Type: scheduler.Call_SUPPRESS}); err != nil { // offers go to the later ones
+		t.Fatal(err)
+	}
+	code, body, s := h.openStream("/api/v1", "alice", []byte(`{"type":"SUBSCRIBE"}`))
+	if s == nil {
+		t.Fatalf("operator SUBSCRIBE: %d %q", code, body)
+	}
+	next := func(what string) *mmaster.Event {
+		var ev mmaster.Event
+		s.take(t, what, func(b []byte) bool {
+			ev = mmaster.Event{}
+			return json.Unmarshal(b, &ev) == nil && ev.Type != mmaster.Event_HEARTBEAT
+		})
+		return &ev
+	}
+	sub := next("SUBSCRIBED")
+	if sub.Subscribed == nil || len(sub.Subscribed.GetState.GetFrameworks.Frameworks) != 0 {
+		t.Fatalf("SUBSCRIBED %+v, want a state without bob's framework %s", sub.Subscribed, early.id)
+	}
+	bob := h.frameworkAs("bob", "bob")
+	o := h.offer(bob)
+	if err := h.call(bob, launchCall(o, refuse(3600), commandTask("bobs", agentID, 1, 512))); err != nil {
+		t.Fatal(err)
+	}
+	alice := h.frameworkAs("alice", "alice")
+	o = h.offer(alice)
+	if err := h.call(alice, launchCall(o, refuse(3600), commandTask("alices", agentID, 1, 512))); err != nil {
+		t.Fatal(err)
+	}
+	// The first events alice may see are her framework's, then her task.
+	if ev := next("FRAMEWORK_ADDED"); ev.FrameworkAdded == nil || ev.FrameworkAdded.Framework.FrameworkInfo.ID.Value != alice.id {
+		t.Fatalf("first visible event %s %+v, want alice's FRAMEWORK_ADDED", ev.Type, ev.FrameworkAdded)
+	}
+	for {
+		ev := next("TASK_ADDED")
+		if ev.Type == mmaster.Event_FRAMEWORK_UPDATED && ev.FrameworkUpdated.Framework.FrameworkInfo.ID.Value == alice.id {
+			continue
+		}
+		if ev.TaskAdded == nil || ev.TaskAdded.Task.TaskID.Value != "alices" {
+			t.Fatalf("event %s %+v, want only alice's TASK_ADDED", ev.Type, ev)
+		}
+		break
 	}
 }
 

@@ -198,3 +198,27 @@ func (m *Master) allowSandbox(w http.ResponseWriter, r *http.Request) bool {
 	}
 	return true
 }
+
+// mayViewEventLocked reports whether operator subscriber who may see ev:
+// framework events need view_frameworks on the framework's user, task
+// events view_tasks on the task's. Caller holds m.mu.
+func (m *Master) mayViewEventLocked(who auth.Subject, ev *mmaster.Event) bool {
+	if m.authz.authorizer == nil {
+		return true
+	}
+	quietly := func(act auth.Action, user string) bool { return m.authorize(who, act, user, true) == nil }
+	switch {
+	case ev.TaskAdded != nil:
+		t := &ev.TaskAdded.Task
+		return m.mayViewTaskLocked(who, t.FrameworkID.Value, t.TaskID.Value)
+	case ev.TaskUpdated != nil:
+		return m.mayViewTaskLocked(who, ev.TaskUpdated.FrameworkID.Value, ev.TaskUpdated.Status.TaskID.Value)
+	case ev.FrameworkAdded != nil:
+		return quietly(auth.ViewFrameworks, ev.FrameworkAdded.Framework.FrameworkInfo.User)
+	case ev.FrameworkUpdated != nil:
+		return quietly(auth.ViewFrameworks, ev.FrameworkUpdated.Framework.FrameworkInfo.User)
+	case ev.FrameworkRemoved != nil:
+		return quietly(auth.ViewFrameworks, ev.FrameworkRemoved.FrameworkInfo.User)
+	}
+	return true
+}

@@ -120,7 +120,7 @@ type Master struct {
 	completed         []*task // terminal, acknowledged tasks (bounded)
 	offers            map[string]*offer
 	seq               uint64
-	opSubs            map[*api.Stream]bool
+	opSubs            map[*api.Stream]auth.Subject // operator subscribers and who each is (views are filtered, authz_view.go)
 	usage             map[string]*api.Usage
 	usageRates        map[string]api.UsageRates // from the last two usage reports (signals.go)
 	weights           map[string]float64
@@ -196,7 +196,7 @@ func New(cfg Config) (*Master, error) {
 		frameworks:        map[string]*framework{},
 		removedFrameworks: map[string]bool{},
 		offers:            map[string]*offer{},
-		opSubs:            map[*api.Stream]bool{},
+		opSubs:            map[*api.Stream]auth.Subject{},
 		usage:             map[string]*api.Usage{},
 		weights:           map[string]float64{},
 		kick:              make(chan struct{}, 1),
