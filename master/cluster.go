@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/raft"
 
 	"github.com/allot-sched/allot/api"
+	"github.com/allot-sched/allot/auth"
 )
 
 // leaderOnly serves h on the leader. A follower forwards the request to the
@@ -138,6 +139,9 @@ func (m *Master) raftRoutes(mux *http.ServeMux) {
 	mux.HandleFunc(SnapshotPath, func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodGet {
 			write := func(w http.ResponseWriter, r *http.Request) {
+				if !m.allowHTTP(w, r, auth.ManageRaft, "") { // the whole registry
+					return
+				}
 				w.Header().Set("Content-Type", "application/octet-stream")
 				m.reg.WriteSnapshot(w)
 			}
@@ -168,6 +172,9 @@ func (m *Master) listPeers(w http.ResponseWriter) {
 }
 
 func (m *Master) handleRaftChange(w http.ResponseWriter, r *http.Request) {
+	if !m.allowHTTP(w, r, auth.ManageRaft, "") {
+		return
+	}
 	var req RaftRequest
 	if err := json.NewDecoder(io.LimitReader(r.Body, 1<<20)).Decode(&req); err != nil {
 		api.WriteError(w, api.Errorf(http.StatusBadRequest, "raft request: %v (want JSON {\"op\",\"id\",\"address\"})", err))
@@ -218,6 +225,9 @@ func (m *Master) handleRaftChange(w http.ResponseWriter, r *http.Request) {
 // leader then rebuilds its live state from it as after an election.
 // Takes m.mu.
 func (m *Master) handleRestore(w http.ResponseWriter, r *http.Request) {
+	if !m.allowHTTP(w, r, auth.ManageRaft, "") {
+		return
+	}
 	body := http.MaxBytesReader(w, r.Body, 1<<30)
 	// Validate before touching raft: a bad file must not replace a good
 	// registry.

@@ -8,15 +8,19 @@ import (
 	mmaster "github.com/mesos/mesos-go/api/v1/lib/master"
 
 	"github.com/allot-sched/allot/api"
+	"github.com/allot-sched/allot/auth"
 )
 
 // Takes m.mu.
 func (m *Master) operatorSubscribe(w http.ResponseWriter, r *http.Request, req *api.Request) {
 	stream := api.NewStream(req.Out, 16384)
+	who := auth.SubjectFrom(r.Context())
 	m.mu.Lock()
 	hb := m.cfg.HeartbeatInterval.Seconds()
-	stream.Send(&mmaster.Event{Type: mmaster.Event_SUBSCRIBED, Subscribed: &mmaster.Event_Subscribed{GetState: m.getStateLocked(), HeartbeatIntervalSeconds: &hb}})
-	m.opSubs[stream] = true
+	state := &mmaster.Response{GetState: m.getStateLocked()}
+	m.filterResponseLocked(who, state)
+	stream.Send(&mmaster.Event{Type: mmaster.Event_SUBSCRIBED, Subscribed: &mmaster.Event_Subscribed{GetState: state.GetState, HeartbeatIntervalSeconds: &hb}})
+	m.opSubs[stream] = who
 	m.mu.Unlock()
 	done := make(chan struct{})
 	go func() {
@@ -41,8 +45,10 @@ func (m *Master) operatorSubscribe(w http.ResponseWriter, r *http.Request, req *
 // publishLocked sends an operator event to every operator subscriber. Caller
 // holds m.mu.
 func (m *Master) publishLocked(ev *mmaster.Event) {
-	for s := range m.opSubs {
-		s.Send(ev)
+	for s, who := range m.opSubs {
+		if m.mayViewEventLocked(who, ev) {
+			s.Send(ev)
+		}
 	}
 }
 

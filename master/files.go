@@ -36,6 +36,9 @@ func (m *Master) handleFilesProxy(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "missing agent_id: name the agent that ran the task (allot tasks shows it)", http.StatusBadRequest)
 		return
 	}
+	if !m.allowSandbox(w, r) {
+		return
+	}
 	m.mu.Lock()
 	a, ok := m.agents[id]
 	addr, connected := "", false

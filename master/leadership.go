@@ -7,6 +7,7 @@ import (
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 
 	"github.com/allot-sched/allot/api"
+	"github.com/allot-sched/allot/auth"
 	"github.com/allot-sched/allot/resources"
 )
 
@@ -117,7 +118,7 @@ func (m *Master) resetLiveLocked(why string) error {
 	m.removedFrameworks = map[string]bool{}
 	m.completed = nil
 	m.offers = map[string]*offer{}
-	m.opSubs = map[*api.Stream]bool{}
+	m.opSubs = map[*api.Stream]auth.Subject{}
 	m.usage = map[string]*api.Usage{}
 	m.usageRates = nil
 	m.weights = map[string]float64{}

@@ -21,6 +21,7 @@ import (
 
 	"github.com/allot-sched/allot/allocator"
 	"github.com/allot-sched/allot/api"
+	"github.com/allot-sched/allot/auth"
 	"github.com/allot-sched/allot/sorter"
 )
 
@@ -79,6 +80,9 @@ type Config struct {
 	// leader (allot's behaviour before forwarding, and Mesos's) instead of
 	// forwarding them to the leader (forward.go).
 	Redirect bool
+	// Authorizer decides what each caller may do (--acls; authz.go); nil
+	// lets every caller do everything, as Mesos without ACLs.
+	Authorizer auth.Authorizer
 }
 
 // Master is one running master. Create it with New, then Start.
@@ -116,7 +120,7 @@ type Master struct {
 	completed         []*task // terminal, acknowledged tasks (bounded)
 	offers            map[string]*offer
 	seq               uint64
-	opSubs            map[*api.Stream]bool
+	opSubs            map[*api.Stream]auth.Subject // operator subscribers and who each is (views are filtered, authz_view.go)
 	usage             map[string]*api.Usage
 	usageRates        map[string]api.UsageRates // from the last two usage reports (signals.go)
 	weights           map[string]float64
@@ -124,6 +128,8 @@ type Master struct {
 	pol               policySync   // policy.go
 
 	fwd forwarder // streams a follower forwards to the leader (forward.go)
+
+	authz authzState // authz.go
 
 	kick chan struct{}
 	stop chan struct{}
@@ -190,7 +196,7 @@ func New(cfg Config) (*Master, error) {
 		frameworks:        map[string]*framework{},
 		removedFrameworks: map[string]bool{},
 		offers:            map[string]*offer{},
-		opSubs:            map[*api.Stream]bool{},
+		opSubs:            map[*api.Stream]auth.Subject{},
 		usage:             map[string]*api.Usage{},
 		weights:           map[string]float64{},
 		kick:              make(chan struct{}, 1),
@@ -201,6 +207,7 @@ func New(cfg Config) (*Master, error) {
 	}
 	m.id = loadOrCreateID(filepath.Join(cfg.WorkDir, "master_id"))
 	m.m = newMetrics(m)
+	m.initAuthz()
 	m.reg.applyObs = func(d time.Duration) { m.m.applyLatency.Observe(d.Seconds()) }
 	return m, nil
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/allot-sched/allot/api"
 	"github.com/allot-sched/allot/api/taskstate"
+	"github.com/allot-sched/allot/auth"
 	"github.com/allot-sched/allot/resources"
 )
 
@@ -66,7 +67,7 @@ func (m *Master) handleOperator(w http.ResponseWriter, r *http.Request) {
 		m.operatorSubscribe(w, r, req)
 		return
 	}
-	resp, err := m.operatorCall(&call)
+	resp, err := m.operatorCallAs(auth.SubjectFrom(r.Context()), &call)
 	if err != nil {
 		m.m.badRequests.WithLabelValues("operator").Inc()
 		api.WriteError(w, err)
@@ -378,8 +379,9 @@ func (m *Master) handleState(w http.ResponseWriter, r *http.Request) {
 	doc := map[string]any{"version": Version, "id": m.id, "pid": "master@" + m.ln.Addr().String(),
 		"hostname": m.info.GetHostname(), "start_time": float64(m.start.UnixNano()) / 1e9, "leader": "master@" + m.ln.Addr().String()}
 	agents := m.stateAgentsLocked()
-	doc["frameworks"], doc["slaves"] = m.stateFrameworksLocked(), agents
-	doc["completed_frameworks"] = m.stateCompletedFrameworksLocked()
+	who := auth.SubjectFrom(r.Context())
+	doc["frameworks"], doc["slaves"] = m.visibleStateLocked(who, m.stateFrameworksLocked()), agents
+	doc["completed_frameworks"] = m.visibleStateLocked(who, m.stateCompletedFrameworksLocked())
 	doc["activated_slaves"] = len(agents)
 	if m.allocCfg.Reclaim {
 		doc["pressure"] = m.pressureLocked()

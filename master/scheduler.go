@@ -11,6 +11,7 @@ import (
 
 	"github.com/allot-sched/allot/api"
 	"github.com/allot-sched/allot/api/taskstate"
+	"github.com/allot-sched/allot/auth"
 	"github.com/allot-sched/allot/resources"
 )
 
@@ -69,12 +70,20 @@ func (m *Master) subscribe(w http.ResponseWriter, r *http.Request, req *api.Requ
 		api.WriteError(w, err)
 		return
 	}
+	who := auth.SubjectFrom(r.Context())
+	if err := m.authorizeSubscribe(who, &info); err != nil {
+		api.WriteError(w, err)
+		return
+	}
 	stream := api.NewStream(req.Out, 16384)
 	id, streamID, err := m.admitFramework(id, info, call.Subscribe.SuppressedRoles, stream)
 	if err != nil {
 		api.WriteError(w, err)
 		return
 	}
+	m.mu.Lock()
+	m.setSubjectLocked(id, who) // before the client has the stream id to call with
+	m.mu.Unlock()
 
 	done := make(chan struct{})
 	go func() {
@@ -148,15 +157,14 @@ func (m *Master) schedulerCall(sid string, call *scheduler.Call) error {
 // schedulerCallLocked applies a validated call of a subscribed framework.
 // Caller holds m.mu.
 func (m *Master) schedulerCallLocked(fw *framework, call *scheduler.Call) error {
+	if err := m.authorizeCallLocked(fw, call); err != nil {
+		return err
+	}
 	switch call.Type {
 	case scheduler.Call_TEARDOWN:
 		m.removeFrameworkLocked(fw, "TEARDOWN")
 	case scheduler.Call_ACCEPT:
-		p, err := m.planAcceptLocked(fw, call.Accept)
-		if err != nil {
-			return err
-		}
-		m.launchLocked(fw, p)
+		return m.acceptLocked(fw, call.Accept) // authz.go: run_tasks, then plan and launch
 	case scheduler.Call_DECLINE:
 		m.declineLocked(fw, call.Decline)
 	case scheduler.Call_REVIVE:

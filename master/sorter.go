@@ -9,6 +9,7 @@ import (
 
 	"github.com/allot-sched/allot/allocator"
 	"github.com/allot-sched/allot/api"
+	"github.com/allot-sched/allot/auth"
 	"github.com/allot-sched/allot/sorter"
 )
 
@@ -68,6 +69,9 @@ func (m *Master) handleSorter(w http.ResponseWriter, r *http.Request) {
 		m.mu.Unlock()
 		writeJSON(w, c)
 	case http.MethodPost:
+		if !m.allowHTTP(w, r, auth.UpdateSorter, "") {
+			return
+		}
 		c, err := m.switchSorter(r)
 		if err != nil {
 			api.WriteError(w, err)

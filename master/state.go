@@ -6,6 +6,7 @@ import (
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 
 	"github.com/allot-sched/allot/api"
+	"github.com/allot-sched/allot/auth"
 	"github.com/allot-sched/allot/resources"
 )
 
@@ -49,6 +50,9 @@ type framework struct {
 	// labels or a REQUEST (jobsize.go; nil: none), replicated in its
 	// record.
 	jobSize *api.JobSize
+	// subject is who subscribed the framework: its calls act as it
+	// (authz.go).
+	subject auth.Subject
 }
 
 type task struct {

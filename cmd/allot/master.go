@@ -16,6 +16,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/allot-sched/allot/allocator"
+	"github.com/allot-sched/allot/auth"
 	"github.com/allot-sched/allot/master"
 	"github.com/allot-sched/allot/sorter"
 )
@@ -34,6 +35,7 @@ type masterFlags struct {
 	reregister                                                  time.Duration
 	bandit                                                      banditFlags
 	policySync                                                  time.Duration
+	acls                                                        string
 }
 
 // banditFlags are the co-location bandit's parameters (--sorter bandit).
@@ -97,6 +99,7 @@ func addMasterFlags(fs *flag.FlagSet, f *masterFlags) {
 	fs.BoolVar(&f.redirect, "redirect", false, "a follower answers leader-only calls with 307 to the leader (as Mesos does) instead of\nforwarding them to the leader; /redirect answers 307 either way")
 	fs.BoolVar(&f.reclaim, "reclaim", false, "send inverse offers (Mesos INVERSE_OFFERS): a framework above its fair share while others starve is\nasked to give resources back on an agent; /pressure shows who starves (off: nothing is asked back)")
 	fs.DurationVar(&f.reregister, "agent-reregister-timeout", 0, "after a master is elected (or restarts), agents in the registry have this long to re-register\nbefore their tasks are declared lost (0: --agent-ping-timeout)")
+	fs.StringVar(&f.acls, "acls", "", "ACL file in (a subset of) Mesos's JSON format: who may register in which roles, run tasks as\nwhich users, tear down, view, update weights and the sorter, manage raft (docs/security-acl.md);\nempty: every caller may do everything")
 	fs.DurationVar(&f.policySync, "policy-sync-interval", master.DefaultPolicySyncInterval, "the leader replicates its policy models' state (bandit preferences, Prophet's timelines) at most\nthis often, and only when it changed; a failover loses at most this much learning (negative: never)")
 }
 
@@ -193,7 +196,15 @@ func (f *masterFlags) config(fs *flag.FlagSet, log zerolog.Logger) (master.Confi
 	}
 	flags := map[string]string{}
 	fs.VisitAll(func(fl *flag.Flag) { flags[fl.Name] = fl.Value.String() })
-	return master.Config{Listen: f.listen, WorkDir: f.workDir, Sorter: f.sorter, AgentSelection: f.selection, Mode: f.mode,
+	var authz auth.Authorizer // a nil *auth.ACLs in it would not be nil
+	if f.acls != "" {
+		acls, err := auth.LoadACLs(f.acls)
+		if err != nil {
+			return master.Config{}, usagef("--acls: %v", err)
+		}
+		authz = acls
+	}
+	return master.Config{Authorizer: authz, Listen: f.listen, WorkDir: f.workDir, Sorter: f.sorter, AgentSelection: f.selection, Mode: f.mode,
 		AllocationInterval: f.allocInterval, OfferTimeout: f.offerTimeout, HeartbeatInterval: f.heartbeat,
 		AgentPingTimeout: f.pingTimeout, Weights: w, Log: log, Flags: flags,
 		RaftAddr: f.raftAddr, RaftBind: f.raftBind, Peers: peers, Advertise: f.advertise, RaftMultiplier: f.raftMultiplier,
