@@ -1,0 +1,70 @@
+package tlsconf
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// PlaintextRefusal is what Go's http.Server answers (status 400) a client
+// that sends plain HTTP to a TLS port, before closing the connection.
+const PlaintextRefusal = "Client sent an HTTP request to an HTTPS server"
+
+// ErrSpeaksTLS marks an error Explain made from a plaintext client
+// reaching a TLS server.
+var ErrSpeaksTLS = errors.New("server speaks TLS")
+
+// IsPlaintextRefusal reports whether an HTTP answer is a TLS server's
+// refusal of a plaintext request.
+func IsPlaintextRefusal(status int, body []byte) bool {
+	return status == 400 && strings.Contains(string(body), PlaintextRefusal)
+}
+
+// Refused is the error for a plaintext request a TLS server refused.
+func Refused(addr string) error {
+	return fmt.Errorf("%w: %s speaks TLS: pass --tls-ca FILE (or set %s) with the CA that signed its certificate", ErrSpeaksTLS, addr, EnvCA)
+}
+
+// Explain turns the error of a call to addr into one that says what to do
+// when TLS is its cause, and returns other errors unchanged. The original
+// error stays wrapped.
+func Explain(err error, addr string) error {
+	if err == nil {
+		return nil
+	}
+	var ua x509.UnknownAuthorityError
+	var he x509.HostnameError
+	var ci x509.CertificateInvalidError
+	var rh tls.RecordHeaderError
+	switch {
+	case errors.As(err, &ua):
+		return fmt.Errorf("%s presented a certificate no CA this client trusts signed: pass --tls-ca FILE (or set %s) with the CA that signed it: %w", addr, EnvCA, err)
+	case errors.As(err, &he):
+		return fmt.Errorf("%s's certificate does not name the host it was reached by: use an address among its names (%s): %w", addr, certNames(he.Certificate), err)
+	case errors.As(err, &ci):
+		return fmt.Errorf("%s's certificate is not valid now or not for this use: %w", addr, err)
+	case errors.As(err, &rh), strings.Contains(err.Error(), "server gave HTTP response to HTTPS client"):
+		return fmt.Errorf("%s does not speak TLS (it answered in plaintext): drop --tls-ca / %s for it, or start it with --tls-cert and --tls-key: %w", addr, EnvCA, err)
+	case strings.Contains(err.Error(), "remote error: tls:"):
+		return fmt.Errorf("%s refused the TLS handshake (does it require a client certificate signed by its CA?): %w", addr, err)
+	}
+	return err
+}
+
+// certNames lists the DNS and IP names a certificate is valid for.
+func certNames(c *x509.Certificate) string {
+	if c == nil {
+		return "none"
+	}
+	var names []string
+	names = append(names, c.DNSNames...)
+	for _, ip := range c.IPAddresses {
+		names = append(names, ip.String())
+	}
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ", ")
+}
