@@ -21,6 +21,7 @@ import (
 
 	"github.com/allot-sched/allot/allocator"
 	"github.com/allot-sched/allot/api"
+	"github.com/allot-sched/allot/internal/tlsconf"
 	"github.com/allot-sched/allot/sorter"
 )
 
@@ -79,6 +80,9 @@ type Config struct {
 	// leader (allot's behaviour before forwarding, and Mesos's) instead of
 	// forwarding them to the leader (forward.go).
 	Redirect bool
+	// TLS names the certificate, key and CA of --tls-cert, --tls-key and
+	// --tls-ca; set, every listener speaks TLS (tls.go).
+	TLS tlsconf.Files
 }
 
 // Master is one running master. Create it with New, then Start.
@@ -124,6 +128,9 @@ type Master struct {
 	pol               policySync   // policy.go
 
 	fwd forwarder // streams a follower forwards to the leader (forward.go)
+
+	tls           *tlsconf.Bundle   // nil: plaintext (tls.go)
+	peerTransport http.RoundTripper // calls to other masters (forward.go)
 
 	kick chan struct{}
 	stop chan struct{}
@@ -199,6 +206,9 @@ func New(cfg Config) (*Master, error) {
 	for k, v := range cfg.Weights {
 		m.weights[k] = v
 	}
+	if err := m.loadTLS(); err != nil {
+		return nil, err
+	}
 	m.id = loadOrCreateID(filepath.Join(cfg.WorkDir, "master_id"))
 	m.m = newMetrics(m)
 	m.reg.applyObs = func(d time.Duration) { m.m.applyLatency.Observe(d.Seconds()) }
@@ -270,7 +280,7 @@ func (m *Master) Start() error {
 	if err != nil {
 		return err
 	}
-	m.ln = ln
+	m.ln = m.listen(ln)
 	tcp := ln.Addr().(*net.TCPAddr)
 	m.self = Peer{HTTP: m.cfg.Advertise, Raft: m.cfg.RaftAddr}
 	if m.self.HTTP == "" {
@@ -290,13 +300,13 @@ func (m *Master) Start() error {
 	}
 	m.info = masterInfo(m.id, tcp)
 	if err := m.openReplication(); err != nil {
-		ln.Close()
+		m.ln.Close()
 		return err
 	}
 	if m.cfg.RaftAddr == "" {
 		if err := m.leadAlone(); err != nil {
 			m.rep.close()
-			ln.Close()
+			m.ln.Close()
 			return err
 		}
 	}
@@ -304,7 +314,7 @@ func (m *Master) Start() error {
 	m.wg.Add(4)
 	go func() {
 		defer m.wg.Done()
-		if err := m.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		if err := m.srv.Serve(m.ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			m.log.Error().Err(err).Msg("http server stopped")
 		}
 	}()
@@ -325,7 +335,7 @@ func (m *Master) Start() error {
 func (m *Master) openReplication() error {
 	rep, err := openRaft(filepath.Join(m.cfg.WorkDir, "raft"), m.reg, raftOptions{
 		Self: m.self, Bind: m.cfg.RaftBind, SnapshotThreshold: m.cfg.RaftSnapshotThreshold, TrailingLogs: m.cfg.RaftTrailingLogs,
-		Peers: m.cfg.Peers, Multiplier: m.cfg.RaftMultiplier, LogLevel: "error", Notify: m.notify})
+		Peers: m.cfg.Peers, Multiplier: m.cfg.RaftMultiplier, LogLevel: "error", Notify: m.notify, TLS: m.tls})
 	if err != nil {
 		return err
 	}

@@ -22,10 +22,17 @@ func IsPlaintextRefusal(status int, body []byte) bool {
 	return status == 400 && strings.Contains(string(body), PlaintextRefusal)
 }
 
-// Refused is the error for a plaintext request a TLS server refused.
-func Refused(addr string) error {
-	return fmt.Errorf("%w: %s speaks TLS: pass --tls-ca FILE (or set %s) with the CA that signed its certificate", ErrSpeaksTLS, addr, EnvCA)
+// Refused is the error for a plaintext request a TLS server refused; it
+// matches ErrSpeaksTLS.
+func Refused(addr string) error { return refusedError{addr} }
+
+type refusedError struct{ addr string }
+
+func (e refusedError) Error() string {
+	return fmt.Sprintf("%s speaks TLS: pass --tls-ca FILE (or set %s) with the CA that signed its certificate", e.addr, EnvCA)
 }
+
+func (e refusedError) Is(target error) bool { return target == ErrSpeaksTLS }
 
 // Explain turns the error of a call to addr into one that says what to do
 // when TLS is its cause, and returns other errors unchanged. The original
@@ -47,6 +54,8 @@ func Explain(err error, addr string) error {
 		return fmt.Errorf("%s's certificate is not valid now or not for this use: %w", addr, err)
 	case errors.As(err, &rh), strings.Contains(err.Error(), "server gave HTTP response to HTTPS client"):
 		return fmt.Errorf("%s does not speak TLS (it answered in plaintext): drop --tls-ca / %s for it, or start it with --tls-cert and --tls-key: %w", addr, EnvCA, err)
+	case strings.Contains(err.Error(), PlaintextRefusal):
+		return fmt.Errorf("%w (%v)", Refused(addr), err)
 	case strings.Contains(err.Error(), "remote error: tls:"):
 		return fmt.Errorf("%s refused the TLS handshake (does it require a client certificate signed by its CA?): %w", addr, err)
 	}
