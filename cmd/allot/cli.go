@@ -126,7 +126,7 @@ func (c *cliFlags) client() *http.Client { return newHTTPClient(c.timeout, c.tls
 // answers.
 func (c *cliFlags) state() (*cliState, error) {
 	b, err := call(c.client(), c.masters, http.MethodGet, "/state", nil)
-	if errors.Is(err, tlsconf.ErrSpeaksTLS) {
+	if errors.Is(err, tlsconf.ErrTLS) {
 		return nil, err // the master is there; the message says what to do
 	}
 	if err != nil {

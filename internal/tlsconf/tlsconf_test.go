@@ -163,3 +163,17 @@ func TestExplain(t *testing.T) {
 		t.Fatalf("a non-TLS error changed: %v", err)
 	}
 }
+
+func TestExplainedErrorsMatch(t *testing.T) {
+	if !errors.Is(Refused("m"), ErrSpeaksTLS) || !errors.Is(Refused("m"), ErrTLS) {
+		t.Error("Refused does not match ErrSpeaksTLS and ErrTLS")
+	}
+	inner := errors.New("x: " + PlaintextRefusal)
+	e := Explain(inner, "m")
+	if !errors.Is(e, ErrSpeaksTLS) || !errors.Is(e, ErrTLS) || !strings.Contains(e.Error(), "m speaks TLS") {
+		t.Errorf("Explain of a refusal: %v", e)
+	}
+	if errors.Is(Explain(errors.New("connection refused"), "m"), ErrTLS) {
+		t.Error("a plain network error matches ErrTLS")
+	}
+}
