@@ -33,7 +33,11 @@ func (a *Agent) loadTLS() error {
 		return err
 	}
 	a.tls = b
-	t := &http.Transport{MaxIdleConnsPerHost: 16, IdleConnTimeout: 90 * time.Second}
+	// Bounded dials and handshakes: a master that is gone (a failover)
+	// must fail a registration attempt in seconds so the next seed is tried.
+	t := &http.Transport{MaxIdleConnsPerHost: 16, IdleConnTimeout: 90 * time.Second,
+		DialContext:         (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		TLSHandshakeTimeout: 10 * time.Second}
 	if b != nil {
 		t.TLSClientConfig = b.Client()
 	}
