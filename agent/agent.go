@@ -25,6 +25,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/allot-sched/allot/api"
+	"github.com/allot-sched/allot/internal/tlsconf"
 	"github.com/allot-sched/allot/resources"
 )
 
@@ -80,6 +81,9 @@ type Config struct {
 	// task's (CommandInfo.user) or framework's (FrameworkInfo.user) user.
 	NoSwitchUser bool
 	Log          zerolog.Logger
+	// TLS names the certificate, key and CA of --tls-cert, --tls-key and
+	// --tls-ca; set, the agent serves TLS and verifies the master (tls.go).
+	TLS tlsconf.Files
 }
 
 // Agent is one running agent.
@@ -91,6 +95,8 @@ type Agent struct {
 	srv   *http.Server
 	addr  string
 	hc    *http.Client
+	mc    *http.Client    // calls to the master (tls.go)
+	tls   *tlsconf.Bundle // nil: plaintext
 
 	mu         sync.Mutex
 	id         string
@@ -169,6 +175,9 @@ func New(cfg Config) (*Agent, error) {
 	if cfg.DiskWatchInterval <= 0 {
 		a.cfg.DiskWatchInterval = 15 * time.Second
 	}
+	if err := a.loadTLS(); err != nil {
+		return nil, err
+	}
 	if b, err := os.ReadFile(filepath.Join(cfg.WorkDir, "meta", "agent_id")); err == nil {
 		a.id = strings.TrimSpace(string(b))
 	}
@@ -237,7 +246,7 @@ func (a *Agent) Start() error {
 	if err != nil {
 		return err
 	}
-	a.ln = ln
+	a.ln = a.listen(ln)
 	a.addr = a.cfg.Advertise
 	if a.addr == "" {
 		host, port, _ := net.SplitHostPort(ln.Addr().String())
@@ -259,13 +268,13 @@ func (a *Agent) Start() error {
 	mux.HandleFunc("/files/browse", a.handleFilesBrowse)
 	mux.HandleFunc("/files/read", a.handleFilesRead)
 	mux.HandleFunc("/files/download", a.handleFilesDownload)
-	a.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	a.srv = &http.Server{Handler: a.plaintextGuard(mux), ReadHeaderTimeout: 10 * time.Second}
 	a.recover()
 	a.recoverContainers()
 	a.wg.Add(1)
 	go func() {
 		defer a.wg.Done()
-		if err := a.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		if err := a.srv.Serve(a.ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			a.log.Error().Err(err).Msg("http server stopped")
 		}
 	}()
@@ -421,12 +430,12 @@ func (a *Agent) registerAndServe(addr string) error {
 		case <-ctx.Done():
 		}
 	}()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+addr+"/api/v1/allot/agent", bytes.NewReader(body))
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, a.masterURL(addr, "/api/v1/allot/agent"), bytes.NewReader(body))
 	req.Header.Set("Content-Type", api.MediaProtobuf)
 	req.Header.Set("Accept", api.MediaProtobuf)
-	resp, err := (&http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}).Do(req)
+	resp, err := (&http.Client{Transport: a.mc.Transport, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}).Do(req)
 	if err != nil {
-		return err
+		return tlsconf.Explain(err, "master at "+addr)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode == http.StatusTemporaryRedirect {
@@ -438,6 +447,9 @@ func (a *Agent) registerAndServe(addr string) error {
 	}
 	if resp.StatusCode != http.StatusOK {
 		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+		if tlsconf.IsPlaintextRefusal(resp.StatusCode, msg) {
+			return tlsconf.Refused("master at " + addr)
+		}
 		return fmt.Errorf("REGISTER answered %s: %s", resp.Status, strings.TrimSpace(string(msg)))
 	}
 	// Watchdog: the master pings every few seconds; silence means it is gone.
@@ -555,9 +567,9 @@ func (a *Agent) sender() {
 				continue // updates are retried after re-registration
 			}
 			body, _ := proto.Marshal(call)
-			req, _ := http.NewRequest(http.MethodPost, "http://"+master+"/api/v1/allot/agent", bytes.NewReader(body))
+			req, _ := http.NewRequest(http.MethodPost, a.masterURL(master, "/api/v1/allot/agent"), bytes.NewReader(body))
 			req.Header.Set("Content-Type", api.MediaProtobuf)
-			resp, err := a.hc.Do(req)
+			resp, err := a.mc.Do(req)
 			if err != nil {
 				a.log.Debug().Err(err).Msg("call to master failed")
 				continue

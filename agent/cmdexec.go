@@ -21,6 +21,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/allot-sched/allot/api/healthcheck"
+	"github.com/allot-sched/allot/internal/tlsconf"
 )
 
 // RunCommandExecutor is the built-in executor that `allot executor` runs:
@@ -37,7 +38,9 @@ func RunCommandExecutor(log zerolog.Logger) error {
 		return err
 	}
 	cli := httpcli.New(
-		httpcli.Endpoint("http://"+cfg.AgentEndpoint+"/api/v1/executor"),
+		// Plain HTTP even when the agent speaks TLS: it serves its own
+		// host's executors in plaintext (agent/tls.go).
+		httpcli.Endpoint(tlsconf.URL(false, cfg.AgentEndpoint, executorPath)),
 		httpcli.Codec(codecs.ByMediaType[codecs.MediaTypeProtobuf]),
 		httpcli.Do(httpcli.With(httpcli.Timeout(10*time.Second))),
 	)

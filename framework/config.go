@@ -15,6 +15,10 @@ type Config struct {
 	App string
 	// Master is the Mesos master, host:port[,host:port...]. Ignored with Local.
 	Master string
+	// TLSCA is the PEM file of the CA that signed the masters'
+	// certificates: the driver then talks to them over https and verifies
+	// them. Empty: $ALLOT_TLS_CA, else plain HTTP.
+	TLSCA string
 	// Local runs the executors inside this process (still over HTTP).
 	Local bool
 	// Executors is how many executors to ask for (the initial number with

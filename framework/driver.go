@@ -1,6 +1,7 @@
 package framework
 
 import (
+	"crypto/tls"
 	"fmt"
 	"net"
 	"net/http"
@@ -48,6 +49,7 @@ type backend interface {
 type Context struct {
 	// Set by NewContext and never changed, so read without a lock.
 	cfg        Config
+	masterTLS  *tls.Config // nil: plain HTTP to the masters (Config.TLSCA)
 	clock      Clock
 	dispatcher dispatch.Dispatcher
 	scaling    elastic.Policy
@@ -101,6 +103,9 @@ func NewContext(cfg Config) (*Context, error) {
 		wake: make(chan struct{}, 1), stopBg: make(chan struct{}),
 		http: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 256, MaxIdleConns: 1024}}}
 	c.started = c.clock.Now()
+	if err := c.loadMasterTLS(); err != nil {
+		return nil, err
+	}
 	bo, err := c.wrapBackoff()
 	if err != nil {
 		return nil, err

@@ -14,6 +14,7 @@ import (
 	"github.com/allot-sched/allot/api/taskstate"
 	"github.com/allot-sched/allot/framework/eventlog"
 	"github.com/allot-sched/allot/framework/placement"
+	"github.com/allot-sched/allot/internal/tlsconf"
 	"github.com/allot-sched/allot/profile"
 )
 
@@ -27,9 +28,9 @@ const masterTimeout = 2 * time.Second
 func (c *Context) masterGet(path string, v any) error {
 	var last error
 	for _, m := range strings.Split(c.cfg.Master, ",") {
-		m = strings.TrimPrefix(strings.TrimSpace(m), "http://")
+		m = strings.TrimSpace(m)
 		ctx, cancel := context.WithTimeout(context.Background(), masterTimeout)
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+m+path, nil)
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, tlsconf.URL(c.masterTLS != nil, m, path), nil)
 		if err != nil {
 			cancel()
 			last = err
@@ -38,7 +39,7 @@ func (c *Context) masterGet(path string, v any) error {
 		resp, err := c.http.Do(req)
 		if err != nil {
 			cancel()
-			last = err
+			last = tlsconf.Explain(err, "master at "+m)
 			continue
 		}
 		err = nil

@@ -52,13 +52,13 @@ func (m *Master) handleFilesProxy(w http.ResponseWriter, r *http.Request) {
 	}
 	q := r.URL.Query()
 	q.Del("agent_id")
-	target := &url.URL{Scheme: "http", Host: addr}
+	target := &url.URL{Scheme: m.scheme(), Host: addr}
 	proxy := &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.SetURL(target)
 			pr.Out.URL.RawQuery = q.Encode()
 		},
-		Transport: &http.Transport{ResponseHeaderTimeout: filesProxyTimeout, DisableKeepAlives: true},
+		Transport: m.agentTransport(&http.Transport{ResponseHeaderTimeout: filesProxyTimeout, DisableKeepAlives: true}),
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
 			state := "connected"
 			if !connected {

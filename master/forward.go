@@ -121,11 +121,11 @@ func (m *Master) forward(w http.ResponseWriter, r *http.Request, leader string) 
 	gen := m.fwd.generation()
 	proxy := &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
-			pr.SetURL(&url.URL{Scheme: "http", Host: leader})
+			pr.SetURL(&url.URL{Scheme: m.scheme(), Host: leader})
 			pr.Out.Host = leader
 			pr.Out.Header.Set(ForwardedHeader, m.self.HTTP)
 		},
-		Transport:     forwardTransport,
+		Transport:     m.peerTransport,
 		FlushInterval: -1,
 		ModifyResponse: func(resp *http.Response) error {
 			resp.Header.Set(ForwardedHeader, leader)

@@ -22,6 +22,7 @@ import (
 	"github.com/allot-sched/allot/allocator"
 	"github.com/allot-sched/allot/api"
 	"github.com/allot-sched/allot/auth"
+	"github.com/allot-sched/allot/internal/tlsconf"
 	"github.com/allot-sched/allot/sorter"
 )
 
@@ -83,6 +84,9 @@ type Config struct {
 	// Authorizer decides what each caller may do (--acls; authz.go); nil
 	// lets every caller do everything, as Mesos without ACLs.
 	Authorizer auth.Authorizer
+	// TLS names the certificate, key and CA of --tls-cert, --tls-key and
+	// --tls-ca; set, every listener speaks TLS (tls.go).
+	TLS tlsconf.Files
 }
 
 // Master is one running master. Create it with New, then Start.
@@ -129,7 +133,9 @@ type Master struct {
 
 	fwd forwarder // streams a follower forwards to the leader (forward.go)
 
-	authz authzState // authz.go
+	authz         authzState        // authz.go
+	tls           *tlsconf.Bundle   // nil: plaintext (tls.go)
+	peerTransport http.RoundTripper // calls to other masters (forward.go)
 
 	kick chan struct{}
 	stop chan struct{}
@@ -205,6 +211,9 @@ func New(cfg Config) (*Master, error) {
 	for k, v := range cfg.Weights {
 		m.weights[k] = v
 	}
+	if err := m.loadTLS(); err != nil {
+		return nil, err
+	}
 	m.id = loadOrCreateID(filepath.Join(cfg.WorkDir, "master_id"))
 	m.m = newMetrics(m)
 	m.initAuthz()
@@ -277,7 +286,7 @@ func (m *Master) Start() error {
 	if err != nil {
 		return err
 	}
-	m.ln = ln
+	m.ln = m.listen(ln)
 	tcp := ln.Addr().(*net.TCPAddr)
 	m.self = Peer{HTTP: m.cfg.Advertise, Raft: m.cfg.RaftAddr}
 	if m.self.HTTP == "" {
@@ -297,13 +306,13 @@ func (m *Master) Start() error {
 	}
 	m.info = masterInfo(m.id, tcp)
 	if err := m.openReplication(); err != nil {
-		ln.Close()
+		m.ln.Close()
 		return err
 	}
 	if m.cfg.RaftAddr == "" {
 		if err := m.leadAlone(); err != nil {
 			m.rep.close()
-			ln.Close()
+			m.ln.Close()
 			return err
 		}
 	}
@@ -311,7 +320,7 @@ func (m *Master) Start() error {
 	m.wg.Add(4)
 	go func() {
 		defer m.wg.Done()
-		if err := m.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		if err := m.srv.Serve(m.ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			m.log.Error().Err(err).Msg("http server stopped")
 		}
 	}()
@@ -332,7 +341,7 @@ func (m *Master) Start() error {
 func (m *Master) openReplication() error {
 	rep, err := openRaft(filepath.Join(m.cfg.WorkDir, "raft"), m.reg, raftOptions{
 		Self: m.self, Bind: m.cfg.RaftBind, SnapshotThreshold: m.cfg.RaftSnapshotThreshold, TrailingLogs: m.cfg.RaftTrailingLogs,
-		Peers: m.cfg.Peers, Multiplier: m.cfg.RaftMultiplier, LogLevel: "error", Notify: m.notify})
+		Peers: m.cfg.Peers, Multiplier: m.cfg.RaftMultiplier, LogLevel: "error", Notify: m.notify, TLS: m.tls})
 	if err != nil {
 		return err
 	}

@@ -119,7 +119,7 @@ func (m *Master) mesosOfferLocked(fw *framework, a *agentState, o *offer) mesos.
 	}
 	if h, p, err := net.SplitHostPort(a.rec.Address); err == nil {
 		port, _ := strconv.Atoi(p)
-		mo.URL = &mesos.URL{Scheme: "http", Address: mesos.Address{Hostname: &h, Port: int32(port)}, Path: strPtr("/slave(1)")}
+		mo.URL = &mesos.URL{Scheme: m.scheme(), Address: mesos.Address{Hostname: &h, Port: int32(port)}, Path: strPtr("/slave(1)")}
 	}
 	return mo
 }

@@ -15,6 +15,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/allot-sched/allot/api"
+	"github.com/allot-sched/allot/internal/tlsconf"
 )
 
 // Peer is one voter of the master cluster: its raft address and the HTTP
@@ -89,6 +90,9 @@ type raftOptions struct {
 	LogLevel   string
 	// Notify receives true on gaining and false on losing leadership.
 	Notify chan bool
+	// TLS, when set, runs raft between masters over mutual TLS
+	// (raft_tls.go).
+	TLS *tlsconf.Bundle
 }
 
 // replicator proposes registry commands through raft: one voter on an
@@ -228,7 +232,14 @@ func raftTransport(cfg *raft.Config, o *raftOptions) (raft.Transport, raft.Serve
 		return nil, "", fmt.Errorf("raft transport on %s: %w", bind, err)
 	}
 	d := time.Duration(max(o.Multiplier, 1))
-	return raft.NewNetworkTransport(layer, 4, 5*time.Second*d, os.Stderr), raft.ServerAddress(o.Self.Raft), nil
+	var stream raft.StreamLayer = layer
+	if o.TLS != nil {
+		if stream, err = newTLSLayer(layer, o.TLS); err != nil {
+			layer.Close()
+			return nil, "", err
+		}
+	}
+	return raft.NewNetworkTransport(stream, 4, 5*time.Second*d, os.Stderr), raft.ServerAddress(o.Self.Raft), nil
 }
 
 // bootstrapIfNew bootstraps a fresh cluster from o.Peers if this node's

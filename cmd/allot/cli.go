@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -15,6 +16,7 @@ import (
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 
 	"github.com/allot-sched/allot/api/taskstate"
+	"github.com/allot-sched/allot/internal/tlsconf"
 	"github.com/allot-sched/allot/master"
 )
 
@@ -87,6 +89,7 @@ type cliFlags struct {
 	masters string
 	json    bool
 	timeout time.Duration
+	tlsCA   string // --tls-ca (tls_flags.go)
 }
 
 // newCLIFlags makes a verb's flag set with the common flags.
@@ -96,6 +99,7 @@ func newCLIFlags(name, usage, description string, stderr io.Writer) (*flag.FlagS
 	fs.StringVar(&c.masters, "master", "127.0.0.1:5050", "the masters' HTTP addresses, `host:port[,...]`; any master of the cluster will do")
 	fs.BoolVar(&c.json, "json", false, "print JSON instead of a table")
 	fs.DurationVar(&c.timeout, "timeout", 10*time.Second, "give up on a master after this `duration`")
+	addClientTLSFlag(fs, &c.tlsCA)
 	return fs, c
 }
 
@@ -116,12 +120,15 @@ func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
-func (c *cliFlags) client() *http.Client { return &http.Client{Timeout: c.timeout} }
+func (c *cliFlags) client() *http.Client { return newHTTPClient(c.timeout, c.tlsCA) }
 
 // state fetches the leader's /state, saying what to do when no master
 // answers.
 func (c *cliFlags) state() (*cliState, error) {
 	b, err := call(c.client(), c.masters, http.MethodGet, "/state", nil)
+	if errors.Is(err, tlsconf.ErrTLS) {
+		return nil, err // the master is there; the message says what to do
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%v\n(is a master running? start one with `allot dev`, or point --master / ALLOT_MASTER at one)", err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/allot-sched/allot/agent"
+	"github.com/allot-sched/allot/internal/tlsconf"
 	"github.com/allot-sched/allot/master"
 )
 
@@ -31,6 +32,7 @@ func runDev(args []string, stdout, stderr io.Writer) error {
 	isolation := fs.String("isolation", "", "agents' isolation: auto (cgroups when writable, else posix), cgroups/cpu,cgroups/mem or posix/cpu,posix/mem; add disk/du for sandbox disk quotas (see allot agent --help)")
 	throttle := fs.Bool("throttle-io", false, "agents make their advertised disk_bw and net_bw real for the framework library's executors (a token bucket per agent and device)")
 	usageEvery := fs.Duration("usage-interval", 10*time.Second, "each agent reports usage to the master this often (the co-location bandit learns from it)")
+	withTLS := fs.Bool("tls", false, "serve TLS everywhere with a throwaway CA and certificate made in the work dir (prints how clients use it)")
 	fs.Set("listen", "127.0.0.1:5050")
 	fs.Set("log-level", "warn")
 	if err := parseFlags(fs, args); err != nil {
@@ -53,6 +55,13 @@ func runDev(args []string, stdout, stderr io.Writer) error {
 	}
 	if !*keep {
 		defer os.RemoveAll(dir)
+	}
+	if *withTLS {
+		f, err := devTLS(dir)
+		if err != nil {
+			return err
+		}
+		mf.tls = tlsFlags{cert: f.Cert, key: f.Key, ca: f.CA}
 	}
 	cfg, err := mf.config(fs, base.With().Str("component", "master").Logger())
 	if err != nil {
@@ -81,7 +90,7 @@ func runDev(args []string, stdout, stderr io.Writer) error {
 	for i := 0; i < *n; i++ {
 		a, err := agent.New(agent.Config{Masters: []string{m.Addr()}, Listen: net.JoinHostPort(host, "0"),
 			WorkDir: filepath.Join(dir, fmt.Sprintf("agent%d", i)), Resources: *res, KillExecutorsOnStop: true, ThrottleIO: *throttle,
-			UsageInterval: *usageEvery, Isolation: *isolation,
+			UsageInterval: *usageEvery, Isolation: *isolation, TLS: mf.tls.files(),
 			Log: base.With().Str("component", fmt.Sprintf("agent%d", i)).Logger()})
 		if err == nil {
 			err = a.Start()
@@ -93,19 +102,23 @@ func runDev(args []string, stdout, stderr io.Writer) error {
 		agents = append(agents, a)
 	}
 	addr := m.Addr()
-	fmt.Fprintf(stdout, `allot dev: master on http://%s with %d agents (%s each); work dirs in %s
+	scheme := tlsconf.Scheme(cfg.TLS.Enabled())
+	fmt.Fprintf(stdout, `allot dev: master on %s://%s with %d agents (%s each); work dirs in %s
 
-Open http://%s in a browser: the cluster, agents, frameworks, tasks with their logs, the allocator.
+Open %s://%s in a browser: the cluster, agents, frameworks, tasks with their logs, the allocator.
 
 Try:
   allot run --master %s -- echo hello from allot     # a one-off task; exits with its exit code
   allot status --master %s                           # the operator CLI: also agents, tasks, logs TASK -f
-  curl -s http://%s/state                             # Mesos-shaped state
-  curl -s http://%s/metrics | grep '^allot_'          # Prometheus metrics
+  curl -s %s://%s/state                             # Mesos-shaped state
+  curl -s %s://%s/metrics | grep '^allot_'          # Prometheus metrics
   go run github.com/mesos/mesos-go/api/v1/cmd/msh -master %s -- echo hi   # from this checkout
-Any mesos-go v0.0.11 framework can use http://%s/api/v1/scheduler.
+Any mesos-go v0.0.11 framework can use %s://%s/api/v1/scheduler.
 Ctrl-C stops everything.
-`, addr, *n, *res, dir, addr, addr, addr, addr, addr, addr, addr)
+`, scheme, addr, *n, *res, dir, scheme, addr, addr, addr, scheme, addr, scheme, addr, addr, scheme, addr)
+	if *withTLS {
+		printDevTLS(stdout, cfg.TLS, addr)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	<-ctx.Done()

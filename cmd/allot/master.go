@@ -36,6 +36,7 @@ type masterFlags struct {
 	bandit                                                      banditFlags
 	policySync                                                  time.Duration
 	acls                                                        string
+	tls                                                         tlsFlags
 }
 
 // banditFlags are the co-location bandit's parameters (--sorter bandit).
@@ -96,6 +97,7 @@ func addMasterFlags(fs *flag.FlagSet, f *masterFlags) {
 	fs.Uint64Var(&f.snapThreshold, "raft-snapshot-threshold", 8192, "snapshot the registry after this many new raft log `entries`")
 	fs.Uint64Var(&f.trailingLogs, "raft-trailing-logs", 10240, "raft log `entries` kept after a snapshot; a master further behind catches up from the snapshot")
 	addBanditFlags(fs, &f.bandit)
+	addTLSFlags(fs, &f.tls, "master")
 	fs.BoolVar(&f.redirect, "redirect", false, "a follower answers leader-only calls with 307 to the leader (as Mesos does) instead of\nforwarding them to the leader; /redirect answers 307 either way")
 	fs.BoolVar(&f.reclaim, "reclaim", false, "send inverse offers (Mesos INVERSE_OFFERS): a framework above its fair share while others starve is\nasked to give resources back on an agent; /pressure shows who starves (off: nothing is asked back)")
 	fs.DurationVar(&f.reregister, "agent-reregister-timeout", 0, "after a master is elected (or restarts), agents in the registry have this long to re-register\nbefore their tasks are declared lost (0: --agent-ping-timeout)")
@@ -187,6 +189,9 @@ func (f *masterFlags) config(fs *flag.FlagSet, log zerolog.Logger) (master.Confi
 			return master.Config{}, usagef("--raft-addr %s is not in --peers %s: give every master the same list, each one's --raft-addr spelled as in it (a master joining later is started without --peers)", f.raftAddr, f.peers)
 		}
 	}
+	if f.raftAddr != "" && f.tls.cert != "" && f.tls.ca == "" {
+		return master.Config{}, usagef("--raft-addr with --tls-cert needs --tls-ca: raft between masters is mutual TLS, each master verifying the others' certificates against the CA")
+	}
 	if f.raftMultiplier < 1 || f.raftMultiplier > 10 {
 		return master.Config{}, usagef("--raft-multiplier: want 1 to 10, got %d", f.raftMultiplier)
 	}
@@ -209,7 +214,8 @@ func (f *masterFlags) config(fs *flag.FlagSet, log zerolog.Logger) (master.Confi
 		AgentPingTimeout: f.pingTimeout, Weights: w, Log: log, Flags: flags,
 		RaftAddr: f.raftAddr, RaftBind: f.raftBind, Peers: peers, Advertise: f.advertise, RaftMultiplier: f.raftMultiplier,
 		AgentReregisterTimeout: f.reregister, RaftSnapshotThreshold: f.snapThreshold, RaftTrailingLogs: f.trailingLogs,
-		Bandit: bandit, Reclaim: f.reclaim, Redirect: f.redirect, PolicySyncInterval: f.policySync}, nil
+		Bandit: bandit, Reclaim: f.reclaim, Redirect: f.redirect, PolicySyncInterval: f.policySync,
+		TLS: f.tls.files()}, nil
 }
 
 func runMaster(args []string, stdout, stderr io.Writer) error {

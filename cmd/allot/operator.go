@@ -12,6 +12,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/allot-sched/allot/internal/tlsconf"
 	"github.com/allot-sched/allot/master"
 )
 
@@ -45,6 +46,8 @@ func runOperator(args []string, stdout, stderr io.Writer) error {
 		"\n\nHTTP-ADDR is a master's HTTP host:port (its raft server id); RAFT-ADDR its --raft-addr.", stderr)
 	fs.StringVar(&masters, "master", "127.0.0.1:5050", "the masters' HTTP addresses, `host:port[,...]`; any one that answers will do")
 	fs.DurationVar(&timeout, "timeout", 60*time.Second, "give up after this `duration`")
+	var tlsCA string
+	addClientTLSFlag(fs, &tlsCA)
 	var sw master.SorterConfig
 	if group == "sorter" {
 		fs.StringVar(&sw.Sorter, "sorter", "", "sorter set: the criterion to switch to (drf, tsf, psdsf, fifo, ...; empty keeps it)")
@@ -55,7 +58,7 @@ func runOperator(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	rest := fs.Args()
-	cli := &http.Client{Timeout: timeout}
+	cli := newHTTPClient(timeout, tlsCA)
 	switch group + " " + verb {
 	case "raft list-peers":
 		resp, err := call(cli, masters, http.MethodGet, master.RaftPath, nil)
@@ -140,7 +143,7 @@ func call(cli *http.Client, masters, method, path string, body []byte) ([]byte, 
 		if m == "" {
 			continue
 		}
-		req, err := http.NewRequest(method, "http://"+m+path, bytes.NewReader(body))
+		req, err := http.NewRequest(method, masterURL(cli, m, path), bytes.NewReader(body))
 		if err != nil {
 			return nil, err
 		}
@@ -149,13 +152,17 @@ func call(cli *http.Client, masters, method, path string, body []byte) ([]byte, 
 		}
 		resp, err := cli.Do(req)
 		if err != nil {
-			errs = append(errs, err)
+			errs = append(errs, tlsconf.Explain(err, "master at "+m))
 			continue
 		}
 		b, err := io.ReadAll(resp.Body)
 		resp.Body.Close()
 		if err != nil {
 			errs = append(errs, err)
+			continue
+		}
+		if tlsconf.IsPlaintextRefusal(resp.StatusCode, b) {
+			errs = append(errs, tlsconf.Refused("master at "+m))
 			continue
 		}
 		if resp.StatusCode >= 300 {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/signal"
@@ -21,6 +22,7 @@ import (
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler/calls"
 
 	"github.com/allot-sched/allot/api/taskstate"
+	"github.com/allot-sched/allot/internal/tlsconf"
 	"github.com/allot-sched/allot/resources"
 )
 
@@ -49,6 +51,8 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 func runTask(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("run", "[flags] -- CMD [ARGS...]", "Run CMD ARGS as a one-off task through a framework of its own: print the task's states, then\nits stdout and stderr, and exit with its exit code.", stderr)
 	masterAddr := fs.String("master", "127.0.0.1:5050", "master `host:port`")
+	var tlsCA string
+	addClientTLSFlag(fs, &tlsCA)
 	cpus := fs.Float64("cpus", 0.1, "cpus for the task")
 	mem := fs.Float64("mem", 32, "memory for the task, MB")
 	shell := fs.Bool("shell", false, "run the command through /bin/sh -c (CMD ARGS joined by spaces)")
@@ -74,10 +78,15 @@ func runTask(args []string, stdout, stderr io.Writer) error {
 		return usagef("--cpus/--mem: %v", err)
 	}
 
+	tlsCfg, err := clientTLS(tlsCA)
+	if err != nil {
+		return err
+	}
+	hc := newHTTPClient(0, tlsCA)
 	caller := httpsched.NewCaller(httpcli.New(
-		httpcli.Endpoint("http://"+*masterAddr+"/api/v1/scheduler"),
+		httpcli.Endpoint(masterURL(hc, *masterAddr, "/api/v1/scheduler")),
 		httpcli.Codec(codecs.ByMediaType[codecs.MediaTypeProtobuf]),
-		httpcli.Do(httpcli.With(httpcli.Timeout(10*time.Second)))))
+		httpcli.Do(httpcli.With(httpcli.Timeout(10*time.Second), httpcli.TLSConfig(tlsCfg)))))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if *timeout > 0 {
@@ -93,7 +102,7 @@ func runTask(args []string, stdout, stderr io.Writer) error {
 	info := &mesos.FrameworkInfo{User: user, Name: "allot run: " + strings.Join(argv, " "), Role: role, Hostname: &host}
 	resp, err := caller.Call(ctx, calls.Subscribe(info))
 	if err != nil {
-		return fmt.Errorf("subscribing to %s: %w", *masterAddr, err)
+		return fmt.Errorf("subscribing to %s: %w", *masterAddr, tlsconf.Explain(err, "master at "+*masterAddr))
 	}
 	defer resp.Close()
 	var (
@@ -155,7 +164,7 @@ func runTask(args []string, stdout, stderr io.Writer) error {
 				}
 				launched = true
 				if o.URL != nil {
-					agentURL = fmt.Sprintf("http://%s:%d", o.URL.Address.GetHostname(), o.URL.Address.GetPort())
+					agentURL = tlsconf.URL(o.URL.Scheme == "https", net.JoinHostPort(o.URL.Address.GetHostname(), strconv.Itoa(int(o.URL.Address.GetPort()))), "")
 				}
 				fmt.Fprintf(stderr, "task %s launched on agent %s\n", taskID, o.AgentID.Value)
 			}
@@ -180,7 +189,7 @@ func runTask(args []string, stdout, stderr io.Writer) error {
 					name string
 					w    io.Writer
 				}{{"stdout", stdout}, {"stderr", stderr}} {
-					copySandboxFile(agentURL, fwID, taskID, f.name, f.w)
+					copySandboxFile(hc, agentURL, fwID, taskID, f.name, f.w)
 				}
 			}
 			switch st.GetState() {
@@ -203,8 +212,8 @@ func runTask(args []string, stdout, stderr io.Writer) error {
 	}
 }
 
-func copySandboxFile(agentURL, fw, ex, name string, w io.Writer) {
-	resp, err := http.Get(fmt.Sprintf("%s/files/sandbox?framework_id=%s&executor_id=%s&file=%s", agentURL, fw, ex, name))
+func copySandboxFile(hc *http.Client, agentURL, fw, ex, name string, w io.Writer) {
+	resp, err := hc.Get(fmt.Sprintf("%s/files/sandbox?framework_id=%s&executor_id=%s&file=%s", agentURL, fw, ex, name))
 	if err != nil {
 		return
 	}

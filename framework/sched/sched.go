@@ -2,6 +2,7 @@ package sched
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -22,6 +23,7 @@ import (
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler/calls"
 
 	"github.com/allot-sched/allot/api"
+	"github.com/allot-sched/allot/internal/tlsconf"
 )
 
 // Planner is the framework's side of the conversation: it decides what to
@@ -102,6 +104,10 @@ type Config struct {
 	// record it so that "never hold an offer longer than needed" can be
 	// checked from outside.
 	OnDecline func(offers int, refuse, held time.Duration)
+	// TLS, when set, makes the client speak https to the masters and verify
+	// them with it (tlsconf.ClientFor builds one from a CA file). Nil: the
+	// CA in $ALLOT_TLS_CA if that is set, else plain HTTP.
+	TLS *tls.Config
 	// Logf logs the client's decisions (default: log.Printf to stderr
 	// prefixed "sched: "; set to func(string, ...any){} to silence).
 	Logf func(format string, args ...any)
@@ -124,9 +130,9 @@ func (c *Config) setDefaults() {
 		c.ReconnectBackoffMax = 5 * time.Second
 	}
 	if c.Caller == nil {
-		c.Caller = HTTPCaller
+		c.Caller = HTTPCallerTLS(c.TLS)
 		if c.Leader == nil {
-			c.Leader = AskLeader
+			c.Leader = AskLeaderTLS(c.TLS)
 		}
 	}
 	if c.Leader == nil {
@@ -152,11 +158,17 @@ func (c *Config) setDefaults() {
 // which keeps the Mesos-Stream-Id of the subscription. It follows at most
 // one redirect: after a failover httpsched would otherwise retry a dead
 // leader with growing backoff, where asking another master is faster.
-func HTTPCaller(endpoint string) calls.Caller {
-	return httpsched.NewCaller(httpcli.New(
-		httpcli.Endpoint(endpoint),
-		httpcli.Codec(codecs.ByMediaType[codecs.MediaTypeProtobuf]),
-		httpcli.Do(httpcli.With(httpcli.Timeout(10*time.Second)))), httpsched.MaxRedirects(1))
+func HTTPCaller(endpoint string) calls.Caller { return HTTPCallerTLS(nil)(endpoint) }
+
+// HTTPCallerTLS is HTTPCaller verifying the master with cfg (nil: the
+// transport's defaults, for plain HTTP).
+func HTTPCallerTLS(cfg *tls.Config) func(endpoint string) calls.Caller {
+	return func(endpoint string) calls.Caller {
+		return httpsched.NewCaller(httpcli.New(
+			httpcli.Endpoint(endpoint),
+			httpcli.Codec(codecs.ByMediaType[codecs.MediaTypeProtobuf]),
+			httpcli.Do(httpcli.With(httpcli.Timeout(10*time.Second), httpcli.TLSConfig(cfg)))), httpsched.MaxRedirects(1))
+	}
 }
 
 // noFollow is an HTTP client that reports redirects instead of following
@@ -170,11 +182,26 @@ var noFollow = &http.Client{
 // host:port, or master itself when it cannot tell (an unreachable master,
 // or one that does not answer /redirect as allot and Mesos do).
 func AskLeader(ctx context.Context, master string) string {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+master+"/redirect", nil)
+	return askLeader(ctx, noFollow, false, master)
+}
+
+// AskLeaderTLS is AskLeader over https verified with cfg (nil: AskLeader).
+func AskLeaderTLS(cfg *tls.Config) func(ctx context.Context, master string) string {
+	if cfg == nil {
+		return AskLeader
+	}
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.TLSClientConfig = cfg
+	cli := &http.Client{Timeout: noFollow.Timeout, CheckRedirect: noFollow.CheckRedirect, Transport: t}
+	return func(ctx context.Context, master string) string { return askLeader(ctx, cli, true, master) }
+}
+
+func askLeader(ctx context.Context, cli *http.Client, secure bool, master string) string {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, tlsconf.URL(secure, master, "/redirect"), nil)
 	if err != nil {
 		return master
 	}
-	resp, err := noFollow.Do(req)
+	resp, err := cli.Do(req)
 	if err != nil {
 		return master
 	}
@@ -234,6 +261,13 @@ func New(cfg Config, planner Planner) (*Client, error) {
 	if planner == nil {
 		return nil, fmt.Errorf("sched: nil Planner")
 	}
+	if cfg.TLS == nil {
+		tc, err := tlsconf.ClientFor("")
+		if err != nil {
+			return nil, fmt.Errorf("sched: $%s: %w", tlsconf.EnvCA, err)
+		}
+		cfg.TLS = tc
+	}
 	cfg.setDefaults()
 	if cfg.JobSize != nil {
 		cfg.Framework.Labels = api.WithJobSize(cfg.Framework.Labels, cfg.JobSize)
@@ -260,7 +294,7 @@ func (c *Client) Run(ctx context.Context) error {
 	for attempt := 0; ; attempt++ {
 		master := c.cfg.Leader(ctx, c.cfg.Masters[attempt%len(c.cfg.Masters)])
 		started := time.Now()
-		err := c.serve(ctx, "http://"+master+"/api/v1/scheduler")
+		err := c.serve(ctx, tlsconf.URL(c.cfg.TLS != nil, master, "/api/v1/scheduler"))
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
@@ -280,7 +314,7 @@ func (c *Client) Run(ctx context.Context) error {
 		if time.Since(started) > 10*time.Second {
 			backoff = 100 * time.Millisecond // the last session was healthy
 		}
-		c.cfg.Logf("subscription to %s ended (%v); re-subscribing as %q in %v", master, err, c.ID(), backoff)
+		c.cfg.Logf("subscription to %s ended (%v); re-subscribing as %q in %v", master, tlsconf.Explain(err, "master at "+master), c.ID(), backoff)
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
