@@ -316,14 +316,18 @@ func (a *Agent) killIfNotSubscribed(ex *executor) {
 	time.AfterFunc(a.cfg.RegistrationTimeout, func() {
 		a.mu.Lock()
 		defer a.mu.Unlock()
-		if ex.subscribed || ex.exited || ex.killing {
+		if ex.subscribed || ex.exited {
 			return
 		}
 		a.log.Warn().Str("executor_id", ex.id).Str("framework_id", ex.fw).Dur("timeout", a.cfg.RegistrationTimeout).
 			Msg("executor did not subscribe in time; killing it")
-		ex.registrationTimedOut = true
-		ex.killing = true
-		go killTree(ex.pid, syscall.SIGKILL)
+		// One shut down before it started never subscribes to hear so:
+		// it is killed too, and its tasks stay KILLED.
+		if !ex.killing {
+			ex.registrationTimedOut = true
+			ex.killing = true
+		}
+		go a.iso.kill(ex.containerID, ex.pid, syscall.SIGKILL)
 	})
 }
 
@@ -522,8 +526,10 @@ func (a *Agent) newTaskFailed(ex *executor, ti mesos.TaskInfo, state mesos.TaskS
 	a.enqueueUpdateLocked(ex, t, a.agentStatus(ex, t, state, reason, msg))
 }
 
-// shutdownExecutor asks the executor to shut down and kills its process
-// group after the grace period. Caller holds a.mu.
+// shutdownExecutor asks the executor to shut down; after the grace period
+// every process of its container gets SIGTERM, and SIGKILL half a grace
+// period later (the executor's own tree and groups under posix). Caller
+// holds a.mu.
 func (a *Agent) shutdownExecutor(ex *executor) {
 	if ex.exited || ex.killing {
 		return
@@ -533,23 +539,38 @@ func (a *Agent) shutdownExecutor(ex *executor) {
 	if ex.stream != nil {
 		ex.stream.Send(&exec1.Event{Type: exec1.Event_SHUTDOWN})
 	}
-	pid := ex.pid
 	grace := a.cfg.ShutdownGrace
 	go func() {
-		if pid <= 0 {
-			return
-		}
 		deadline := time.Now().Add(grace)
 		for time.Now().Before(deadline) {
-			if syscall.Kill(pid, 0) != nil {
+			if a.executorGone(ex) {
 				return
 			}
 			time.Sleep(50 * time.Millisecond)
 		}
-		killTree(pid, syscall.SIGTERM)
+		a.signalExecutor(ex, syscall.SIGTERM)
 		time.Sleep(grace / 2)
-		killTree(pid, syscall.SIGKILL)
+		a.signalExecutor(ex, syscall.SIGKILL)
 	}()
+}
+
+func (a *Agent) executorGone(ex *executor) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return ex.exited
+}
+
+// signalExecutor sends sig to every process of ex's container while the
+// executor runs (its pid is only known, and only its own, until it exited;
+// an executor still starting is reached by killIfNotSubscribed). What
+// outlives the executor, the container's destroy kills.
+func (a *Agent) signalExecutor(ex *executor, sig syscall.Signal) {
+	a.mu.Lock()
+	cid, pid, gone := ex.containerID, ex.pid, ex.exited
+	a.mu.Unlock()
+	if !gone && pid > 0 {
+		a.iso.kill(cid, pid, sig)
+	}
 }
 
 func (a *Agent) killTask(fwID, exID, taskID string, grace time.Duration) {
@@ -678,6 +699,13 @@ func (a *Agent) acknowledged(fwID, taskID string, uuid []byte) {
 			a.forwardLocked(ex, t, true)
 		} else if taskstate.IsTerminal(t.state) {
 			delete(ex.tasks, taskID)
+			if ex.commandTask && len(ex.tasks) == 0 {
+				// The command executor of a plain command task has nothing
+				// left to do and exits by itself now; if it does not (it is
+				// stuck, or an older one that missed this ack), it is shut
+				// down, so that its container goes with it.
+				a.shutdownExecutor(ex)
+			}
 		}
 		a.cleanupLocked(ex)
 		return

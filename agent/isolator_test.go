@@ -5,6 +5,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -300,4 +302,53 @@ func testWait(t *testing.T, cond func() bool) {
 		}
 	}
 	t.Fatal("condition not met in 5s")
+}
+
+// On the host's real cgroups: kill reaches every process in the container,
+// also one that left the executor's process tree (an orphan in a session of
+// its own, reparented to init), which signalling the tree from the
+// executor's pid misses; destroy then leaves nothing behind.
+func TestCgroupsKillReachesOrphans(t *testing.T) {
+	cg := realCgroups(t)
+	if err := cg.prepare("orphans", limits{cpus: 0.1}); err != nil {
+		t.Fatal(err)
+	}
+	defer cg.destroy("orphans", 0)
+	pidFile := filepath.Join(t.TempDir(), "orphan")
+	argv := cg.wrap("orphans", []string{"/bin/sh", "-c", `(setsid sleep 60 & echo $! > ` + pidFile + `); sleep 60`})
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	var orphan int
+	testWait(t, func() bool {
+		b, _ := os.ReadFile(pidFile)
+		orphan, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+		return orphan > 0
+	})
+	alive := func(pid int) bool {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		return err == nil && !strings.Contains(string(b), ") Z ")
+	}
+	testWait(t, func() bool { return alive(orphan) })
+	// Out of the tree once the subshell that started it has exited.
+	testWait(t, func() bool { return !slices.Contains(treePids(cmd.Process.Pid, readProcs()), orphan) })
+	cg.kill("orphans", cmd.Process.Pid, syscall.SIGKILL)
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the container's main process survived kill")
+	}
+	testWait(t, func() bool { return !alive(orphan) })
+	if err := cg.destroy("orphans", 0); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range cg.leaves("orphans") {
+		if _, err := os.Stat(d); !os.IsNotExist(err) {
+			t.Errorf("%s left behind (%v)", d, err)
+		}
+	}
 }
