@@ -263,6 +263,13 @@ func (ce *commandExecutor) launch(ti mesos.TaskInfo) {
 		ce.mu.Lock()
 		killed := t.killed
 		ce.mu.Unlock()
+		if killed {
+			// The command is gone; what it started in its group and that
+			// ignored SIGTERM goes too, rather than outliving its task (the
+			// group's id stays taken while any member lives, so this cannot
+			// reach a stranger).
+			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		}
 		switch {
 		case killed:
 			ce.finish(t, mesos.TASK_KILLED, fmt.Sprintf("Command terminated with status %d", code), nil)
