@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -219,7 +220,7 @@ func (a *Agent) launchExecutor(ex *executor, uris []mesos.CommandInfo_URI) {
 		a.cleanupLocked(ex)
 		go a.destroyContainer(ex.containerID, 0)
 	}
-	cred, argv, cmdEnv, stdout, stderr, err := a.prepareSandbox(ex, uris)
+	su, argv, cmdEnv, stdout, stderr, err := a.prepareSandbox(ex, uris)
 	if err != nil {
 		fail(err)
 		return
@@ -232,14 +233,14 @@ func (a *Agent) launchExecutor(ex *executor, uris []mesos.CommandInfo_URI) {
 			path = p
 		}
 	}
-	cmd, err := a.containedCommand(ex, path, argv, cred)
+	cmd, err := a.containedCommand(ex, path, argv, su.credential())
 	if err != nil {
 		fail(err)
 		return
 	}
 	cmd.Dir = ex.sandbox
 	cmd.Stdout, cmd.Stderr = stdout, stderr
-	cmd.Env = a.executorEnv(ex, cmdEnv)
+	cmd.Env = a.executorEnv(ex, su, cmdEnv)
 	err = cmd.Start()
 	if fd := cmd.SysProcAttr.CgroupFD; cmd.SysProcAttr.UseCgroupFD {
 		syscall.Close(fd)
@@ -277,9 +278,9 @@ func (a *Agent) launchExecutor(ex *executor, uris []mesos.CommandInfo_URI) {
 // an error for ex's tasks), the fetched URIs, stdout and stderr, all owned
 // by that user. It returns the executor's argv and the environment its
 // CommandInfo adds.
-func (a *Agent) prepareSandbox(ex *executor, uris []mesos.CommandInfo_URI) (cred *syscall.Credential, argv []string,
+func (a *Agent) prepareSandbox(ex *executor, uris []mesos.CommandInfo_URI) (su *switchedUser, argv []string,
 	env []mesos.Environment_Variable, stdout, stderr *os.File, err error) {
-	if cred, err = a.credentialFor(ex); err != nil {
+	if su, err = a.credentialFor(ex); err != nil {
 		return
 	}
 	if err = os.MkdirAll(ex.sandbox, 0o755); err != nil {
@@ -300,11 +301,11 @@ func (a *Agent) prepareSandbox(ex *executor, uris []mesos.CommandInfo_URI) (cred
 		err = fmt.Errorf("creating stdout/stderr in sandbox: %v %v", err1, err2)
 		return
 	}
-	if cred != nil {
-		if err = chownTree(ex.sandbox, cred); err != nil {
+	if su != nil {
+		if err = chownTree(ex.sandbox, su.cred); err != nil {
 			stdout.Close()
 			stderr.Close()
-			err = fmt.Errorf("giving the sandbox to uid %d: %w", cred.Uid, err)
+			err = fmt.Errorf("giving the sandbox to uid %d: %w", su.cred.Uid, err)
 		}
 	}
 	return
@@ -414,14 +415,24 @@ func mesosDuration(d time.Duration) string {
 	}
 }
 
-func (a *Agent) executorEnv(ex *executor, extra []mesos.Environment_Variable) []string {
+// executorEnv is ex's environment: the agent's own (less its ALLOT_ and
+// MESOS_ variables, and, for an executor switched to another user, less
+// HOME, USER and LOGNAME, which are that user's), the MESOS_ variables of
+// the executor API, and last what its CommandInfo sets (which wins: a
+// framework may set HOME itself). The command executor hands it on to
+// its tasks.
+func (a *Agent) executorEnv(ex *executor, su *switchedUser, extra []mesos.Environment_Variable) []string {
 	var env []string
 	for _, kv := range os.Environ() {
 		if strings.HasPrefix(kv, "ALLOT_") || strings.HasPrefix(kv, "MESOS_") {
 			continue
 		}
+		if k, _, _ := strings.Cut(kv, "="); su != nil && slices.Contains(userEnvKeys, k) {
+			continue
+		}
 		env = append(env, kv)
 	}
+	env = append(env, su.env()...)
 	cp := "0"
 	if ex.checkpoint {
 		cp = "1"
