@@ -352,3 +352,64 @@ func TestCgroupsKillReachesOrphans(t *testing.T) {
 		}
 	}
 }
+
+// killRecorder records the signals its containers get.
+type killRecorder struct {
+	posixIsolator
+	mu   sync.Mutex
+	sigs []syscall.Signal
+}
+
+func (k *killRecorder) kill(_ string, _ int, sig syscall.Signal) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.sigs = append(k.sigs, sig)
+}
+
+func (k *killRecorder) got() []syscall.Signal {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return slices.Clone(k.sigs)
+}
+
+// Once a plain command task's terminal update is acknowledged, the agent
+// shuts its command executor down and, as it does not exit here, kills its
+// container after the grace period (SIGTERM, then SIGKILL); an executor
+// that may run more tasks, or a task not yet over, is left alone.
+func TestAckedCommandExecutorShutDown(t *testing.T) {
+	tests := []struct {
+		name        string
+		commandTask bool
+		state       mesos.TaskState
+		want        []syscall.Signal
+	}{
+		{"command task killed", true, mesos.TASK_KILLED, []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL}},
+		{"command task running", true, mesos.TASK_RUNNING, nil},
+		{"task group executor", false, mesos.TASK_FINISHED, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := &killRecorder{}
+			a := &Agent{iso: rec, executors: map[string]*executor{}, cfg: Config{ShutdownGrace: 40 * time.Millisecond}}
+			st := &mesos.TaskStatus{TaskID: mesos.TaskID{Value: "t"}, State: tc.state.Enum(), Source: mesos.SOURCE_EXECUTOR.Enum(), UUID: []byte("u1")}
+			ex := &executor{fw: "f", id: "t", command: true, commandTask: tc.commandTask, containerID: "c", pid: 1 << 22,
+				tasks: map[string]*agentTask{"t": {info: mesos.TaskInfo{TaskID: st.TaskID}, state: tc.state, latest: st, pending: []*mesos.TaskStatus{st}}}}
+			a.executors[exKey("f", "t")] = ex
+			a.acknowledged("f", "t", []byte("u1"))
+			a.mu.Lock()
+			killing := ex.killing
+			a.mu.Unlock()
+			if killing != (tc.want != nil) {
+				t.Fatalf("executor shut down = %v, want %v", killing, tc.want != nil)
+			}
+			if tc.want != nil {
+				testWait(t, func() bool { return len(rec.got()) >= len(tc.want) }) // grace, then half a grace
+			} else {
+				time.Sleep(150 * time.Millisecond) // well past the grace
+			}
+			if got := rec.got(); !slices.Equal(got, tc.want) {
+				t.Errorf("container got %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
