@@ -319,17 +319,22 @@ func (a *Agent) Stop(ctx context.Context) error {
 			ex.stream.Close("agent shutting down")
 		}
 		if (!ex.checkpoint || a.cfg.KillExecutorsOnStop) && ex.pid > 0 && !ex.exited {
-			killTree(ex.pid, syscall.SIGKILL)
+			a.iso.kill(ex.containerID, ex.pid, syscall.SIGKILL)
 			killed = append(killed, ex)
 		}
 	}
 	a.mu.Unlock()
-	// Their containers go with them: no one would remove them later.
+	// Their containers go with them: no one would remove them later. In
+	// parallel: a slow one must not hold up the others.
+	var wg sync.WaitGroup
 	for _, ex := range killed {
-		if err := a.iso.destroy(ex.containerID, ex.pid); err != nil {
-			a.log.Warn().Err(err).Str("container_id", ex.containerID).Msg("container not removed")
-		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			a.destroyContainer(ex.containerID, ex.pid)
+		}()
 	}
+	wg.Wait()
 	if cg, ok := a.iso.(*cgroupsIsolator); ok {
 		cg.removeParent()
 	}

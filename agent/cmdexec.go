@@ -52,8 +52,8 @@ func RunCommandExecutor(log zerolog.Logger) error {
 		tasks:      map[string]*cmdTask{},
 		unacked:    map[string]exec1.Call_Update{},
 		unackTasks: map[string]mesos.TaskInfo{},
-		quit:       make(chan struct{}),
 	}
+	ce.quitCtx, ce.quit = context.WithCancel(context.Background())
 	subscriber := calls.SenderWith(httpexec.NewSender(cli.Send, httpcli.Close(true)), opts...)
 	disconnected := time.Now()
 	backoff := 100 * time.Millisecond
@@ -61,13 +61,17 @@ func RunCommandExecutor(log zerolog.Logger) error {
 		ce.mu.Lock()
 		sub := calls.Subscribe(ce.unackedTaskList(), ce.unackedUpdateList())
 		ce.mu.Unlock()
-		resp, err := subscriber.Send(context.Background(), calls.NonStreaming(sub))
+		ctx, cancel := context.WithCancel(context.Background())
+		resp, err := subscriber.Send(ctx, calls.NonStreaming(sub))
 		if err == nil {
 			backoff = 100 * time.Millisecond
+			stopOnQuit := context.AfterFunc(ce.quitCtx, cancel)
 			err = ce.eventLoop(resp)
+			stopOnQuit()
 			resp.Close()
 			disconnected = time.Now()
 		}
+		cancel()
 		if ce.done() {
 			return nil
 		}
@@ -93,8 +97,14 @@ type commandExecutor struct {
 	unacked    map[string]exec1.Call_Update // by uuid
 	unackTasks map[string]mesos.TaskInfo
 	shutdown   bool
-	quit       chan struct{}
-	quitOnce   sync.Once
+	// quitCtx ends when the executor is done (quit). The last terminal
+	// update can be acknowledged on the event stream before the executor
+	// has read its own UPDATE call's answer: then it is done only after the
+	// event was handled, while the event loop waits for another event that
+	// may never come. Ending quitCtx cancels the subscription, which wakes
+	// the loop wherever it waits.
+	quitCtx context.Context
+	quit    context.CancelFunc
 }
 
 type cmdTask struct {
@@ -111,14 +121,7 @@ type cmdTask struct {
 	sendMu sync.Mutex
 }
 
-func (ce *commandExecutor) done() bool {
-	select {
-	case <-ce.quit:
-		return true
-	default:
-		return false
-	}
-}
+func (ce *commandExecutor) done() bool { return ce.quitCtx.Err() != nil }
 
 func (ce *commandExecutor) unackedTaskList() (out []mesos.TaskInfo) {
 	for _, t := range ce.unackTasks {
@@ -188,7 +191,7 @@ func (ce *commandExecutor) maybeQuitLocked() {
 		}
 	}
 	if len(ce.unacked) == 0 || ce.shutdown {
-		ce.quitOnce.Do(func() { close(ce.quit) })
+		ce.quit()
 	}
 }
 
@@ -298,6 +301,13 @@ func (ce *commandExecutor) await(t *cmdTask, cmd *exec.Cmd) {
 	ce.mu.Lock()
 	killed, unhealthy := t.killed, t.unhealthy
 	ce.mu.Unlock()
+	if killed || unhealthy != "" {
+		// The command is gone; what it started in its group and that
+		// ignored SIGTERM goes too, rather than outliving its task (the
+		// group's id stays taken while any member lives, so this cannot
+		// reach a stranger).
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	}
 	switch {
 	case unhealthy != "":
 		st := ce.status(t.info, mesos.TASK_KILLED, fmt.Sprintf("%s (command terminated with status %d)", unhealthy, code),

@@ -36,8 +36,9 @@ func newRecordingExecutor(t *testing.T) *recordingExecutor {
 			}
 			return nil, nil
 		}),
-		tasks: map[string]*cmdTask{}, unacked: map[string]exec1.Call_Update{}, unackTasks: map[string]mesos.TaskInfo{}, quit: make(chan struct{}),
+		tasks: map[string]*cmdTask{}, unacked: map[string]exec1.Call_Update{}, unackTasks: map[string]mesos.TaskInfo{},
 	}
+	r.commandExecutor.quitCtx, r.commandExecutor.quit = context.WithCancel(context.Background())
 	t.Cleanup(func() { r.killAll(0) })
 	return r
 }

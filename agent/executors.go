@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -219,7 +220,7 @@ func (a *Agent) launchExecutor(ex *executor, uris []mesos.CommandInfo_URI) {
 		a.cleanupLocked(ex)
 		go a.destroyContainer(ex.containerID, 0)
 	}
-	cred, argv, cmdEnv, stdout, stderr, err := a.prepareSandbox(ex, uris)
+	su, argv, cmdEnv, stdout, stderr, err := a.prepareSandbox(ex, uris)
 	if err != nil {
 		fail(err)
 		return
@@ -232,14 +233,14 @@ func (a *Agent) launchExecutor(ex *executor, uris []mesos.CommandInfo_URI) {
 			path = p
 		}
 	}
-	cmd, err := a.containedCommand(ex, path, argv, cred)
+	cmd, err := a.containedCommand(ex, path, argv, su.credential())
 	if err != nil {
 		fail(err)
 		return
 	}
 	cmd.Dir = ex.sandbox
 	cmd.Stdout, cmd.Stderr = stdout, stderr
-	cmd.Env = a.executorEnv(ex, cmdEnv)
+	cmd.Env = a.executorEnv(ex, su, cmdEnv)
 	err = cmd.Start()
 	if fd := cmd.SysProcAttr.CgroupFD; cmd.SysProcAttr.UseCgroupFD {
 		syscall.Close(fd)
@@ -277,9 +278,9 @@ func (a *Agent) launchExecutor(ex *executor, uris []mesos.CommandInfo_URI) {
 // an error for ex's tasks), the fetched URIs, stdout and stderr, all owned
 // by that user. It returns the executor's argv and the environment its
 // CommandInfo adds.
-func (a *Agent) prepareSandbox(ex *executor, uris []mesos.CommandInfo_URI) (cred *syscall.Credential, argv []string,
+func (a *Agent) prepareSandbox(ex *executor, uris []mesos.CommandInfo_URI) (su *switchedUser, argv []string,
 	env []mesos.Environment_Variable, stdout, stderr *os.File, err error) {
-	if cred, err = a.credentialFor(ex); err != nil {
+	if su, err = a.credentialFor(ex); err != nil {
 		return
 	}
 	if err = os.MkdirAll(ex.sandbox, 0o755); err != nil {
@@ -300,11 +301,11 @@ func (a *Agent) prepareSandbox(ex *executor, uris []mesos.CommandInfo_URI) (cred
 		err = fmt.Errorf("creating stdout/stderr in sandbox: %v %v", err1, err2)
 		return
 	}
-	if cred != nil {
-		if err = chownTree(ex.sandbox, cred); err != nil {
+	if su != nil {
+		if err = chownTree(ex.sandbox, su.cred); err != nil {
 			stdout.Close()
 			stderr.Close()
-			err = fmt.Errorf("giving the sandbox to uid %d: %w", cred.Uid, err)
+			err = fmt.Errorf("giving the sandbox to uid %d: %w", su.cred.Uid, err)
 		}
 	}
 	return
@@ -316,14 +317,18 @@ func (a *Agent) killIfNotSubscribed(ex *executor) {
 	time.AfterFunc(a.cfg.RegistrationTimeout, func() {
 		a.mu.Lock()
 		defer a.mu.Unlock()
-		if ex.subscribed || ex.exited || ex.killing {
+		if ex.subscribed || ex.exited {
 			return
 		}
 		a.log.Warn().Str("executor_id", ex.id).Str("framework_id", ex.fw).Dur("timeout", a.cfg.RegistrationTimeout).
 			Msg("executor did not subscribe in time; killing it")
-		ex.registrationTimedOut = true
-		ex.killing = true
-		go killTree(ex.pid, syscall.SIGKILL)
+		// One shut down before it started never subscribes to hear so:
+		// it is killed too, and its tasks stay KILLED.
+		if !ex.killing {
+			ex.registrationTimedOut = true
+			ex.killing = true
+		}
+		go a.iso.kill(ex.containerID, ex.pid, syscall.SIGKILL)
 	})
 }
 
@@ -410,14 +415,24 @@ func mesosDuration(d time.Duration) string {
 	}
 }
 
-func (a *Agent) executorEnv(ex *executor, extra []mesos.Environment_Variable) []string {
+// executorEnv is ex's environment: the agent's own (less its ALLOT_ and
+// MESOS_ variables, and, for an executor switched to another user, less
+// HOME, USER and LOGNAME, which are that user's), the MESOS_ variables of
+// the executor API, and last what its CommandInfo sets (which wins: a
+// framework may set HOME itself). The command executor hands it on to
+// its tasks.
+func (a *Agent) executorEnv(ex *executor, su *switchedUser, extra []mesos.Environment_Variable) []string {
 	var env []string
 	for _, kv := range os.Environ() {
 		if strings.HasPrefix(kv, "ALLOT_") || strings.HasPrefix(kv, "MESOS_") {
 			continue
 		}
+		if k, _, _ := strings.Cut(kv, "="); su != nil && slices.Contains(userEnvKeys, k) {
+			continue
+		}
 		env = append(env, kv)
 	}
+	env = append(env, su.env()...)
 	cp := "0"
 	if ex.checkpoint {
 		cp = "1"
@@ -522,8 +537,10 @@ func (a *Agent) newTaskFailed(ex *executor, ti mesos.TaskInfo, state mesos.TaskS
 	a.enqueueUpdateLocked(ex, t, a.agentStatus(ex, t, state, reason, msg))
 }
 
-// shutdownExecutor asks the executor to shut down and kills its process
-// group after the grace period. Caller holds a.mu.
+// shutdownExecutor asks the executor to shut down; after the grace period
+// every process of its container gets SIGTERM, and SIGKILL half a grace
+// period later (the executor's own tree and groups under posix). Caller
+// holds a.mu.
 func (a *Agent) shutdownExecutor(ex *executor) {
 	if ex.exited || ex.killing {
 		return
@@ -533,23 +550,38 @@ func (a *Agent) shutdownExecutor(ex *executor) {
 	if ex.stream != nil {
 		ex.stream.Send(&exec1.Event{Type: exec1.Event_SHUTDOWN})
 	}
-	pid := ex.pid
 	grace := a.cfg.ShutdownGrace
 	go func() {
-		if pid <= 0 {
-			return
-		}
 		deadline := time.Now().Add(grace)
 		for time.Now().Before(deadline) {
-			if syscall.Kill(pid, 0) != nil {
+			if a.executorGone(ex) {
 				return
 			}
 			time.Sleep(50 * time.Millisecond)
 		}
-		killTree(pid, syscall.SIGTERM)
+		a.signalExecutor(ex, syscall.SIGTERM)
 		time.Sleep(grace / 2)
-		killTree(pid, syscall.SIGKILL)
+		a.signalExecutor(ex, syscall.SIGKILL)
 	}()
+}
+
+func (a *Agent) executorGone(ex *executor) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return ex.exited
+}
+
+// signalExecutor sends sig to every process of ex's container while the
+// executor runs (its pid is only known, and only its own, until it exited;
+// an executor still starting is reached by killIfNotSubscribed). What
+// outlives the executor, the container's destroy kills.
+func (a *Agent) signalExecutor(ex *executor, sig syscall.Signal) {
+	a.mu.Lock()
+	cid, pid, gone := ex.containerID, ex.pid, ex.exited
+	a.mu.Unlock()
+	if !gone && pid > 0 {
+		a.iso.kill(cid, pid, sig)
+	}
 }
 
 func (a *Agent) killTask(fwID, exID, taskID string, grace time.Duration) {
@@ -678,6 +710,13 @@ func (a *Agent) acknowledged(fwID, taskID string, uuid []byte) {
 			a.forwardLocked(ex, t, true)
 		} else if taskstate.IsTerminal(t.state) {
 			delete(ex.tasks, taskID)
+			if ex.commandTask && len(ex.tasks) == 0 {
+				// The command executor of a plain command task has nothing
+				// left to do and exits by itself now; if it does not (it is
+				// stuck, or an older one that missed this ack), it is shut
+				// down, so that its container goes with it.
+				a.shutdownExecutor(ex)
+			}
 		}
 		a.cleanupLocked(ex)
 		return

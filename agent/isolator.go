@@ -6,6 +6,7 @@ import (
 	"hash/fnv"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 )
@@ -21,6 +22,8 @@ import (
 //	isolate  with the started pid (idempotent; a second guard);
 //	usage    for /monitor/statistics and the usage reports;
 //	limited  to learn whether the container broke a limit (an OOM kill);
+//	kill     to signal every process of the container, not the executor
+//	         alone (pid must be the live executor's);
 //	destroy  to kill what is left in it and remove it when the executor ends.
 type isolator interface {
 	kind() string
@@ -29,6 +32,7 @@ type isolator interface {
 	isolate(id string, pid int) error
 	usage(id string, pid int) procStats
 	limited(id string, pid int, l limits) *limitation
+	kill(id string, pid int, sig syscall.Signal)
 	destroy(id string, pid int) error
 }
 
@@ -175,6 +179,16 @@ func (p *posixIsolator) wrap(_ string, argv []string) []string { return argv }
 func (p *posixIsolator) isolate(string, int) error             { return nil }
 func (p *posixIsolator) usage(_ string, pid int) procStats     { return groupStats(pid) }
 func (p *posixIsolator) destroy(string, int) error             { return nil }
+
+// kill signals the executor's process tree as /proc shows it, and every
+// process group in it (a task's command runs in a group of its own): a
+// process that left the tree (reparented to init) is out of reach, which
+// is what containers are for.
+func (p *posixIsolator) kill(_ string, pid int, sig syscall.Signal) {
+	if pid > 0 {
+		killTree(pid, sig)
+	}
+}
 
 func (p *posixIsolator) limited(_ string, pid int, l limits) *limitation {
 	if !p.mem || l.memBytes == 0 || pid <= 0 {

@@ -69,7 +69,7 @@ func (a *Agent) limitedLocked(ex *executor, lim *limitation) {
 		Str("reason", lim.reason.String()).Msg(lim.message)
 	pid, cid := ex.pid, ex.containerID
 	go func() {
-		killTree(pid, syscall.SIGKILL)
+		a.iso.kill(cid, pid, syscall.SIGKILL)
 		a.destroyContainer(cid, pid)
 	}()
 }

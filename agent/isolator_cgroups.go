@@ -277,33 +277,61 @@ func (c *cgroupsIsolator) limited(id string, _ int, l limits) *limitation {
 		"OOM kill in cgroup v1 memory.oom_control")
 }
 
-// destroy kills every process left in the container and removes it. A
-// cgroup cannot be removed while it has members, and killed processes take
-// a moment to leave, hence the retries.
+// kill signals every process in the container: every pid in each leaf's
+// cgroup.procs, wherever it sits in the process tree (a task's children in
+// groups of their own, orphans reparented to init) and whoever it runs as.
+// On v2, SIGKILL goes through cgroup.kill where the kernel has it (5.14
+// and later), which also catches a process forking meanwhile. The pid is
+// not needed: the executor is in its container before the agent knows its
+// pid (the wrapper joins before exec, and isolate runs before ex.pid is set).
+func (c *cgroupsIsolator) kill(id string, _ int, sig syscall.Signal) {
+	c.signalLeaves(c.leaves(id), sig)
+}
+
+func (c *cgroupsIsolator) signalLeaves(leaves []string, sig syscall.Signal) {
+	for _, d := range leaves {
+		if c.v2 && sig == syscall.SIGKILL && writeCg(filepath.Join(d, "cgroup.kill"), "1") == nil {
+			continue
+		}
+		for _, p := range strings.Fields(readCg(filepath.Join(d, "cgroup.procs"))) {
+			if pid, _ := strconv.Atoi(p); pid > 0 {
+				syscall.Kill(pid, sig)
+			}
+		}
+	}
+}
+
+// destroy kills every process left in the container and removes it.
 func (c *cgroupsIsolator) destroy(id string, _ int) error {
 	return c.removeLeaves(c.leaves(id))
 }
 
+// removeTimeout bounds removeLeaves. A cgroup cannot be removed while it
+// has members, and SIGKILLed processes take a moment to leave: longer on a
+// loaded host, or for a process freeing much memory, or one waiting in the
+// kernel. Giving up after a few seconds left containers behind for good
+// (nothing retries later), so it keeps killing and retrying for this long.
+var removeTimeout = 60 * time.Second
+
 func (c *cgroupsIsolator) removeLeaves(leaves []string) error {
 	var err error
-	for try := 0; try < 50; try++ {
+	pause := 10 * time.Millisecond
+	for deadline := time.Now().Add(removeTimeout); ; {
 		err = nil
+		c.signalLeaves(leaves, syscall.SIGKILL)
 		for _, d := range leaves {
-			for _, p := range strings.Fields(readCg(filepath.Join(d, "cgroup.procs"))) {
-				if pid, _ := strconv.Atoi(p); pid > 0 {
-					syscall.Kill(pid, syscall.SIGKILL)
-				}
-			}
 			if e := syscall.Rmdir(d); e != nil && !errors.Is(e, syscall.ENOENT) {
 				err = fmt.Errorf("removing %s: %w", d, e)
 			}
 		}
-		if err == nil {
-			return nil
+		if err == nil || time.Now().After(deadline) {
+			return err
 		}
-		time.Sleep(100 * time.Millisecond)
+		time.Sleep(pause)
+		if pause < time.Second {
+			pause *= 2
+		}
 	}
-	return err
 }
 
 // containers lists the container ids under the parent (any hierarchy).

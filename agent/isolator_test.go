@@ -5,6 +5,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -300,4 +302,114 @@ func testWait(t *testing.T, cond func() bool) {
 		}
 	}
 	t.Fatal("condition not met in 5s")
+}
+
+// On the host's real cgroups: kill reaches every process in the container,
+// also one that left the executor's process tree (an orphan in a session of
+// its own, reparented to init), which signalling the tree from the
+// executor's pid misses; destroy then leaves nothing behind.
+func TestCgroupsKillReachesOrphans(t *testing.T) {
+	cg := realCgroups(t)
+	if err := cg.prepare("orphans", limits{cpus: 0.1}); err != nil {
+		t.Fatal(err)
+	}
+	defer cg.destroy("orphans", 0)
+	pidFile := filepath.Join(t.TempDir(), "orphan")
+	argv := cg.wrap("orphans", []string{"/bin/sh", "-c", `(setsid sleep 60 & echo $! > ` + pidFile + `); sleep 60`})
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	var orphan int
+	testWait(t, func() bool {
+		b, _ := os.ReadFile(pidFile)
+		orphan, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+		return orphan > 0
+	})
+	alive := func(pid int) bool {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		return err == nil && !strings.Contains(string(b), ") Z ")
+	}
+	testWait(t, func() bool { return alive(orphan) })
+	// Out of the tree once the subshell that started it has exited.
+	testWait(t, func() bool { return !slices.Contains(treePids(cmd.Process.Pid, readProcs()), orphan) })
+	cg.kill("orphans", cmd.Process.Pid, syscall.SIGKILL)
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the container's main process survived kill")
+	}
+	testWait(t, func() bool { return !alive(orphan) })
+	if err := cg.destroy("orphans", 0); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range cg.leaves("orphans") {
+		if _, err := os.Stat(d); !os.IsNotExist(err) {
+			t.Errorf("%s left behind (%v)", d, err)
+		}
+	}
+}
+
+// killRecorder records the signals its containers get.
+type killRecorder struct {
+	posixIsolator
+	mu   sync.Mutex
+	sigs []syscall.Signal
+}
+
+func (k *killRecorder) kill(_ string, _ int, sig syscall.Signal) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.sigs = append(k.sigs, sig)
+}
+
+func (k *killRecorder) got() []syscall.Signal {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return slices.Clone(k.sigs)
+}
+
+// Once a plain command task's terminal update is acknowledged, the agent
+// shuts its command executor down and, as it does not exit here, kills its
+// container after the grace period (SIGTERM, then SIGKILL); an executor
+// that may run more tasks, or a task not yet over, is left alone.
+func TestAckedCommandExecutorShutDown(t *testing.T) {
+	tests := []struct {
+		name        string
+		commandTask bool
+		state       mesos.TaskState
+		want        []syscall.Signal
+	}{
+		{"command task killed", true, mesos.TASK_KILLED, []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL}},
+		{"command task running", true, mesos.TASK_RUNNING, nil},
+		{"task group executor", false, mesos.TASK_FINISHED, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := &killRecorder{}
+			a := &Agent{iso: rec, executors: map[string]*executor{}, cfg: Config{ShutdownGrace: 40 * time.Millisecond}}
+			st := &mesos.TaskStatus{TaskID: mesos.TaskID{Value: "t"}, State: tc.state.Enum(), Source: mesos.SOURCE_EXECUTOR.Enum(), UUID: []byte("u1")}
+			ex := &executor{fw: "f", id: "t", command: true, commandTask: tc.commandTask, containerID: "c", pid: 1 << 22,
+				tasks: map[string]*agentTask{"t": {info: mesos.TaskInfo{TaskID: st.TaskID}, state: tc.state, latest: st, pending: []*mesos.TaskStatus{st}}}}
+			a.executors[exKey("f", "t")] = ex
+			a.acknowledged("f", "t", []byte("u1"))
+			a.mu.Lock()
+			killing := ex.killing
+			a.mu.Unlock()
+			if killing != (tc.want != nil) {
+				t.Fatalf("executor shut down = %v, want %v", killing, tc.want != nil)
+			}
+			if tc.want != nil {
+				testWait(t, func() bool { return len(rec.got()) >= len(tc.want) }) // grace, then half a grace
+			} else {
+				time.Sleep(150 * time.Millisecond) // well past the grace
+			}
+			if got := rec.got(); !slices.Equal(got, tc.want) {
+				t.Errorf("container got %v, want %v", got, tc.want)
+			}
+		})
+	}
 }

@@ -42,29 +42,62 @@ func executorUser(ex *executor) string {
 	return ex.fwInfo.GetUser()
 }
 
-// credentialFor is the credential ex's executor is started with, or nil to
-// run it as the agent's user (not root, --switch-user=false, no user, or
-// the agent's own uid).
-func (a *Agent) credentialFor(ex *executor) (*syscall.Credential, error) {
+// switchedUser is the user an executor is switched to: its credential,
+// and the name and home its environment gives (as Mesos: a task run as
+// alice sees HOME, USER and LOGNAME of alice, not of the agent's root).
+type switchedUser struct {
+	cred       *syscall.Credential
+	name, home string
+}
+
+// credential is nil when there is no switch.
+func (u *switchedUser) credential() *syscall.Credential {
+	if u == nil {
+		return nil
+	}
+	return u.cred
+}
+
+// userEnvKeys are the variables that name the user; an executor switched to
+// another user gets them from that user, not from the agent.
+var userEnvKeys = []string{"HOME", "USER", "LOGNAME"}
+
+// env is HOME, USER and LOGNAME of u; HOME is left out when the user
+// database has no home for it.
+func (u *switchedUser) env() []string {
+	if u == nil {
+		return nil
+	}
+	var out []string
+	if u.home != "" {
+		out = append(out, "HOME="+u.home)
+	}
+	return append(out, "USER="+u.name, "LOGNAME="+u.name)
+}
+
+// credentialFor is the user ex's executor is switched to, or nil to run it
+// as the agent's user (not root, --switch-user=false, no user, or the
+// agent's own uid).
+func (a *Agent) credentialFor(ex *executor) (*switchedUser, error) {
 	a.mu.Lock()
 	name := executorUser(ex)
 	a.mu.Unlock()
 	if a.cfg.NoSwitchUser || os.Geteuid() != 0 || name == "" {
 		return nil, nil
 	}
-	cred, err := lookupCredential(name)
+	su, err := lookupCredential(name)
 	if err != nil {
 		return nil, fmt.Errorf("cannot run as user %q: %w", name, err)
 	}
-	if int(cred.Uid) == os.Geteuid() && int(cred.Gid) == os.Getegid() {
+	if int(su.cred.Uid) == os.Geteuid() && int(su.cred.Gid) == os.Getegid() {
 		return nil, nil
 	}
-	return cred, nil
+	return su, nil
 }
 
 // lookupCredential resolves name (or a numeric uid) to its uid, primary
-// gid and supplementary groups.
-func lookupCredential(name string) (*syscall.Credential, error) {
+// gid and supplementary groups, its user name and its home.
+func lookupCredential(name string) (*switchedUser, error) {
 	u, err := user.Lookup(name)
 	if err != nil {
 		return nil, err
@@ -84,7 +117,7 @@ func lookupCredential(name string) (*syscall.Credential, error) {
 			cred.Groups = append(cred.Groups, uint32(n))
 		}
 	}
-	return cred, nil
+	return &switchedUser{cred: cred, name: u.Username, home: u.HomeDir}, nil
 }
 
 // chownTree gives dir and everything in it to cred's user, without

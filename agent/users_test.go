@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/user"
 	"strings"
+	"syscall"
 	"testing"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
@@ -44,12 +45,54 @@ func TestLookupCredential(t *testing.T) {
 	if err != nil {
 		t.Skip("no current user: ", err)
 	}
-	cred, err := lookupCredential(me.Username)
+	su, err := lookupCredential(me.Username)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if int(cred.Uid) != os.Getuid() {
-		t.Errorf("uid %d, want %d", cred.Uid, os.Getuid())
+	if int(su.cred.Uid) != os.Getuid() || su.name != me.Username || su.home != me.HomeDir {
+		t.Errorf("uid %d, name %q, home %q; want %d, %q, %q", su.cred.Uid, su.name, su.home, os.Getuid(), me.Username, me.HomeDir)
+	}
+}
+
+// An executor switched to another user sees that user's HOME, USER and
+// LOGNAME, not the agent's; one that is not switched keeps the agent's;
+// what the executor's CommandInfo sets comes last and wins.
+func TestExecutorEnvUser(t *testing.T) {
+	t.Setenv("HOME", "/root-of-agent")
+	t.Setenv("USER", "agentuser")
+	t.Setenv("LOGNAME", "agentuser")
+	a := &Agent{}
+	ex := &executor{fw: "f", id: "e", sandbox: "/sb", containerID: "c"}
+	alice := &switchedUser{cred: &syscall.Credential{Uid: 1000, Gid: 1000}, name: "alice", home: "/home/alice"}
+	homeless := &switchedUser{cred: &syscall.Credential{Uid: 1001, Gid: 1001}, name: "bob"}
+	frameworkHome := []mesos.Environment_Variable{{Name: "HOME", Value: strPtr("/data")}}
+	tests := []struct {
+		name  string
+		su    *switchedUser
+		extra []mesos.Environment_Variable
+		want  map[string]string // "" : must be absent
+	}{
+		{"not switched", nil, nil, map[string]string{"HOME": "/root-of-agent", "USER": "agentuser", "LOGNAME": "agentuser"}},
+		{"switched", alice, nil, map[string]string{"HOME": "/home/alice", "USER": "alice", "LOGNAME": "alice"}},
+		{"switched, no home", homeless, nil, map[string]string{"HOME": "", "USER": "bob", "LOGNAME": "bob"}},
+		{"switched, framework sets HOME", alice, frameworkHome, map[string]string{"HOME": "/data", "USER": "alice"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			env := a.executorEnv(ex, tc.su, tc.extra)
+			got := map[string]string{}
+			for _, kv := range env {
+				k, v, _ := strings.Cut(kv, "=")
+				got[k] = v // the last wins, as for exec.Cmd
+			}
+			for k, want := range tc.want {
+				if v, ok := got[k]; want == "" && ok {
+					t.Errorf("%s=%q, want it unset", k, v)
+				} else if want != "" && v != want {
+					t.Errorf("%s=%q, want %q", k, v, want)
+				}
+			}
+		})
 	}
 }
 

@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"fmt"
 	"os"
 	"os/user"
 	"path/filepath"
@@ -119,8 +120,9 @@ func taskStdout(agentDir, id string) string {
 }
 
 // A task whose CommandInfo names nobody runs as nobody (it prints id -u),
-// in a sandbox nobody owns; a task naming a user the host does not know
-// fails with a message naming it, and the agent runs on. Under posix, and
+// with nobody's HOME, USER and LOGNAME, in a sandbox nobody owns; a task
+// naming a user the host does not know fails with a message naming it,
+// and the agent runs on. Under posix, and
 // under cgroups when the host can (the executor then enters its container
 // as nobody).
 func TestIsolationTaskUser(t *testing.T) {
@@ -140,7 +142,7 @@ func TestIsolationTaskUser(t *testing.T) {
 			openToOthers(t, allotBin, c.Dir)
 			fw := subscribe(t, c.MasterAddr, mesos.FrameworkInfo{Name: "users"})
 			o := fw.takeOffer(t, "")
-			as := cmdTask("as-nobody", o, "id -u; stat -c %u .", 0.1, 32)
+			as := cmdTask("as-nobody", o, `id -u; stat -c %u .; echo "home=$HOME user=$USER logname=$LOGNAME"`, 0.1, 32)
 			as.Command.User = &nobody.Username
 			ghost := cmdTask("ghost", o, "id -u", 0.1, 32)
 			ghostUser := "allot-no-such-user-15"
@@ -154,9 +156,14 @@ func TestIsolationTaskUser(t *testing.T) {
 			}
 			t.Logf("ghost: %s", st.GetMessage())
 			fw.waitState(t, "as-nobody", mesos.TASK_FINISHED)
-			out := strings.Fields(taskStdout(c.Agents[0].Dir, "as-nobody"))
+			stdout := taskStdout(c.Agents[0].Dir, "as-nobody")
+			out := strings.Fields(stdout)
 			if len(out) < 2 || out[0] != nobody.Uid || out[1] != nobody.Uid {
 				t.Errorf("as-nobody printed uid and sandbox owner %q, want %s and %s (nobody)", out, nobody.Uid, nobody.Uid)
+			}
+			// The environment names the task's user, not the agent's root.
+			if want := fmt.Sprintf("home=%s user=%s logname=%s", nobody.HomeDir, nobody.Username, nobody.Username); !strings.Contains(stdout, want) {
+				t.Errorf("as-nobody printed %q, want %q", stdout, want)
 			}
 			if _, err := agentState(c.Agents[0].Addr); err != nil {
 				t.Errorf("agent gone after an unknown user: %v", err)
