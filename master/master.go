@@ -79,6 +79,9 @@ type Config struct {
 	// leader (allot's behaviour before forwarding, and Mesos's) instead of
 	// forwarding them to the leader (forward.go).
 	Redirect bool
+	// Authn is authentication: --credentials and the --authenticate-*
+	// flags (authn.go). Zero: every endpoint is open.
+	Authn Authn
 }
 
 // Master is one running master. Create it with New, then Start.
@@ -135,6 +138,9 @@ type Master struct {
 func New(cfg Config) (*Master, error) {
 	if cfg.WorkDir == "" {
 		return nil, errors.New("master: --work-dir is required")
+	}
+	if err := cfg.Authn.validate(); err != nil {
+		return nil, err
 	}
 	if cfg.AllocationInterval <= 0 {
 		cfg.AllocationInterval = time.Second
