@@ -25,6 +25,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/allot-sched/allot/api"
+	"github.com/allot-sched/allot/auth"
 	"github.com/allot-sched/allot/resources"
 )
 
@@ -79,7 +80,13 @@ type Config struct {
 	// user; by default an agent running as root runs each executor as its
 	// task's (CommandInfo.user) or framework's (FrameworkInfo.user) user.
 	NoSwitchUser bool
-	Log          zerolog.Logger
+	// Credential is presented to the master as HTTP Basic on the agent
+	// protocol (--credential); nil presents none (authn.go).
+	Credential *auth.Credential
+	// AuthenticateExecutors (--authenticate-http-executors) gives each
+	// executor a token and requires it on the executor API (authn.go).
+	AuthenticateExecutors bool
+	Log                   zerolog.Logger
 }
 
 // Agent is one running agent.
@@ -112,6 +119,8 @@ type Agent struct {
 	// their disk in warn-only mode (shown in /state).
 	diskDu            bool
 	diskQuotaExceeded int
+
+	execTokens *auth.ExecutorSigner // nil: executor authentication off (authn.go)
 }
 
 // New builds the agent; Start runs it.
@@ -156,6 +165,10 @@ func New(cfg Config) (*Agent, error) {
 	if err != nil {
 		return nil, err
 	}
+	signer, err := openExecutorSigner(cfg)
+	if err != nil {
+		return nil, err
+	}
 	a := &Agent{cfg: cfg, log: cfg.Log, total: total,
 		hc:         &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16, IdleConnTimeout: 90 * time.Second}},
 		frameworks: map[string]*mesos.FrameworkInfo{},
@@ -165,6 +178,7 @@ func New(cfg Config) (*Agent, error) {
 		iso:        iso,
 		isoWhy:     why,
 		diskDu:     want.disk,
+		execTokens: signer,
 	}
 	if cfg.DiskWatchInterval <= 0 {
 		a.cfg.DiskWatchInterval = 15 * time.Second
@@ -424,6 +438,7 @@ func (a *Agent) registerAndServe(addr string) error {
 	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+addr+"/api/v1/allot/agent", bytes.NewReader(body))
 	req.Header.Set("Content-Type", api.MediaProtobuf)
 	req.Header.Set("Accept", api.MediaProtobuf)
+	a.presentCredential(req)
 	resp, err := (&http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}).Do(req)
 	if err != nil {
 		return err
@@ -438,7 +453,7 @@ func (a *Agent) registerAndServe(addr string) error {
 	}
 	if resp.StatusCode != http.StatusOK {
 		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-		return fmt.Errorf("REGISTER answered %s: %s", resp.Status, strings.TrimSpace(string(msg)))
+		return fmt.Errorf("REGISTER answered %s: %s%s", resp.Status, strings.TrimSpace(string(msg)), a.registerRefused(resp.StatusCode))
 	}
 	// Watchdog: the master pings every few seconds; silence means it is gone.
 	alive := make(chan struct{}, 1)
@@ -557,6 +572,7 @@ func (a *Agent) sender() {
 			body, _ := proto.Marshal(call)
 			req, _ := http.NewRequest(http.MethodPost, "http://"+master+"/api/v1/allot/agent", bytes.NewReader(body))
 			req.Header.Set("Content-Type", api.MediaProtobuf)
+			a.presentCredential(req)
 			resp, err := a.hc.Do(req)
 			if err != nil {
 				a.log.Debug().Err(err).Msg("call to master failed")

@@ -442,6 +442,7 @@ func (a *Agent) executorEnv(ex *executor, extra []mesos.Environment_Variable) []
 	for _, v := range extra {
 		env = append(env, v.Name+"="+v.GetValue())
 	}
+	env = append(env, a.executorTokenEnv(ex)...)
 	return append(env, a.throttleEnv()...)
 }
 
@@ -694,6 +695,9 @@ func (a *Agent) handleExecutor(w http.ResponseWriter, r *http.Request) {
 	var call exec1.Call
 	if err := req.Decode(&call, "executor.Call"); err != nil {
 		api.WriteError(w, err)
+		return
+	}
+	if !a.authorizeExecutorCall(w, r, &call) {
 		return
 	}
 	key := exKey(call.FrameworkID.Value, call.ExecutorID.Value)

@@ -87,6 +87,7 @@ type cliFlags struct {
 	masters string
 	json    bool
 	timeout time.Duration
+	cred    credFlags
 }
 
 // newCLIFlags makes a verb's flag set with the common flags.
@@ -96,6 +97,7 @@ func newCLIFlags(name, usage, description string, stderr io.Writer) (*flag.FlagS
 	fs.StringVar(&c.masters, "master", "127.0.0.1:5050", "the masters' HTTP addresses, `host:port[,...]`; any master of the cluster will do")
 	fs.BoolVar(&c.json, "json", false, "print JSON instead of a table")
 	fs.DurationVar(&c.timeout, "timeout", 10*time.Second, "give up on a master after this `duration`")
+	addCredFlags(fs, &c.cred)
 	return fs, c
 }
 
@@ -116,7 +118,9 @@ func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
-func (c *cliFlags) client() *http.Client { return &http.Client{Timeout: c.timeout} }
+func (c *cliFlags) client() *http.Client {
+	return &http.Client{Timeout: c.timeout, Transport: c.cred.transport()}
+}
 
 // state fetches the leader's /state, saying what to do when no master
 // answers.

@@ -14,6 +14,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/allot-sched/allot/agent"
+	"github.com/allot-sched/allot/auth"
 	"github.com/allot-sched/allot/master"
 )
 
@@ -31,6 +32,7 @@ func runDev(args []string, stdout, stderr io.Writer) error {
 	isolation := fs.String("isolation", "", "agents' isolation: auto (cgroups when writable, else posix), cgroups/cpu,cgroups/mem or posix/cpu,posix/mem; add disk/du for sandbox disk quotas (see allot agent --help)")
 	throttle := fs.Bool("throttle-io", false, "agents make their advertised disk_bw and net_bw real for the framework library's executors (a token bucket per agent and device)")
 	usageEvery := fs.Duration("usage-interval", 10*time.Second, "each agent reports usage to the master this often (the co-location bandit learns from it)")
+	authOn := fs.Bool("auth", false, "switch authentication on: write a throwaway credentials file, start the master with every\n--authenticate-* flag and the agents with --credential and --authenticate-http-executors, and print the\nprincipal and secret to use")
 	fs.Set("listen", "127.0.0.1:5050")
 	fs.Set("log-level", "warn")
 	if err := parseFlags(fs, args); err != nil {
@@ -53,6 +55,16 @@ func runDev(args []string, stdout, stderr io.Writer) error {
 	}
 	if !*keep {
 		defer os.RemoveAll(dir)
+	}
+	var agentCred *auth.Credential
+	var opCred auth.Credential
+	if *authOn {
+		file, op, ag, err := devCredentials(filepath.Join(dir, "auth"))
+		if err != nil {
+			return err
+		}
+		mf.authn = authnFlags{credentials: file, frameworks: true, agents: true, httpReadWrite: true, httpReadOnly: true}
+		agentCred, opCred = &ag, op
 	}
 	cfg, err := mf.config(fs, base.With().Str("component", "master").Logger())
 	if err != nil {
@@ -81,7 +93,7 @@ func runDev(args []string, stdout, stderr io.Writer) error {
 	for i := 0; i < *n; i++ {
 		a, err := agent.New(agent.Config{Masters: []string{m.Addr()}, Listen: net.JoinHostPort(host, "0"),
 			WorkDir: filepath.Join(dir, fmt.Sprintf("agent%d", i)), Resources: *res, KillExecutorsOnStop: true, ThrottleIO: *throttle,
-			UsageInterval: *usageEvery, Isolation: *isolation,
+			UsageInterval: *usageEvery, Isolation: *isolation, Credential: agentCred, AuthenticateExecutors: *authOn,
 			Log: base.With().Str("component", fmt.Sprintf("agent%d", i)).Logger()})
 		if err == nil {
 			err = a.Start()
@@ -106,6 +118,14 @@ Try:
 Any mesos-go v0.0.11 framework can use http://%s/api/v1/scheduler.
 Ctrl-C stops everything.
 `, addr, *n, *res, dir, addr, addr, addr, addr, addr, addr, addr)
+	if *authOn {
+		fmt.Fprintf(stdout, `
+Authentication is on (every --authenticate-* flag; credentials in %s).
+Log in to the UI, and authenticate the CLI and frameworks, as principal %q with secret %q:
+  export ALLOT_PRINCIPAL=%s ALLOT_SECRET=%s   # allot status, allot run, allot operator ...
+  curl -s -u %s:%s http://%s/state
+`, filepath.Join(dir, "auth", "credentials.json"), opCred.Principal, opCred.Secret, opCred.Principal, opCred.Secret, opCred.Principal, opCred.Secret, addr)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	<-ctx.Done()

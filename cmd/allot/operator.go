@@ -45,6 +45,8 @@ func runOperator(args []string, stdout, stderr io.Writer) error {
 		"\n\nHTTP-ADDR is a master's HTTP host:port (its raft server id); RAFT-ADDR its --raft-addr.", stderr)
 	fs.StringVar(&masters, "master", "127.0.0.1:5050", "the masters' HTTP addresses, `host:port[,...]`; any one that answers will do")
 	fs.DurationVar(&timeout, "timeout", 60*time.Second, "give up after this `duration`")
+	var cred credFlags
+	addCredFlags(fs, &cred)
 	var sw master.SorterConfig
 	if group == "sorter" {
 		fs.StringVar(&sw.Sorter, "sorter", "", "sorter set: the criterion to switch to (drf, tsf, psdsf, fifo, ...; empty keeps it)")
@@ -55,7 +57,7 @@ func runOperator(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	rest := fs.Args()
-	cli := &http.Client{Timeout: timeout}
+	cli := &http.Client{Timeout: timeout, Transport: cred.transport()}
 	switch group + " " + verb {
 	case "raft list-peers":
 		resp, err := call(cli, masters, http.MethodGet, master.RaftPath, nil)
@@ -157,6 +159,9 @@ func call(cli *http.Client, masters, method, path string, body []byte) ([]byte, 
 		if err != nil {
 			errs = append(errs, err)
 			continue
+		}
+		if resp.StatusCode == http.StatusUnauthorized {
+			b = append(b, unauthorizedHint...)
 		}
 		if resp.StatusCode >= 300 {
 			return nil, fmt.Errorf("%s %s on %s: %s: %s", method, path, m, resp.Status, strings.TrimSpace(string(b)))

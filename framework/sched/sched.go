@@ -22,6 +22,7 @@ import (
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler/calls"
 
 	"github.com/allot-sched/allot/api"
+	"github.com/allot-sched/allot/auth"
 )
 
 // Planner is the framework's side of the conversation: it decides what to
@@ -102,6 +103,11 @@ type Config struct {
 	// record it so that "never hold an offer longer than needed" can be
 	// checked from outside.
 	OnDecline func(offers int, refuse, held time.Duration)
+	// Credential, if set, authenticates the framework to a master with
+	// --authenticate-frameworks: the default Caller sends it as HTTP Basic
+	// (mesos-go's httpcli.BasicAuth), and FrameworkInfo.principal is set
+	// to its principal when empty (authn.go).
+	Credential *auth.Credential
 	// Logf logs the client's decisions (default: log.Printf to stderr
 	// prefixed "sched: "; set to func(string, ...any){} to silence).
 	Logf func(format string, args ...any)
@@ -123,8 +129,12 @@ func (c *Config) setDefaults() {
 	if c.ReconnectBackoffMax == 0 {
 		c.ReconnectBackoffMax = 5 * time.Second
 	}
+	c.setCredential()
 	if c.Caller == nil {
 		c.Caller = HTTPCaller
+		if c.Credential != nil {
+			c.Caller = credentialCaller(*c.Credential)
+		}
 		if c.Leader == nil {
 			c.Leader = AskLeader
 		}
