@@ -53,26 +53,35 @@ func (a *Agent) executorTokenEnv(ex *executor) []string {
 	return []string{auth.ExecutorTokenEnv + "=" + tok}
 }
 
-// authorizeExecutorCall checks the bearer token of an executor API call
-// against the framework and executor the call names (and the container
-// now running that executor), answering 401 (no or bad token) or 403 (a
-// token of another executor) itself. It reports whether the call may go
-// on.
-func (a *Agent) authorizeExecutorCall(w http.ResponseWriter, r *http.Request, call *exec1.Call) bool {
+// authenticateExecutor checks an executor API request's bearer token
+// before its body is read, answering 401 itself for none or one this
+// agent did not sign. It returns the token's claims (nil with executor
+// authentication off) and whether the request may go on.
+func (a *Agent) authenticateExecutor(w http.ResponseWriter, r *http.Request) (*auth.ExecutorClaims, bool) {
 	if a.execTokens == nil {
-		return true
+		return nil, true
 	}
 	tok, ok := auth.BearerToken(r)
 	if !ok {
 		auth.Unauthorized(w, "Bearer", "the executor API requires \"Authorization: Bearer\" with the token this agent gave the executor in %s (the agent runs with --authenticate-http-executors)", auth.ExecutorTokenEnv)
-		return false
+		return nil, false
 	}
 	c, err := a.execTokens.Check(tok)
 	if err != nil {
 		auth.Unauthorized(w, "Bearer", "%v", err)
-		return false
+		return nil, false
 	}
-	if err := a.claimsMatch(c, call); err != nil {
+	return &c, true
+}
+
+// authorizeExecutorCall answers 403 itself, and reports false, when the
+// claims of an authenticated token do not cover the decoded call: another
+// framework or executor, or an earlier run of this one.
+func (a *Agent) authorizeExecutorCall(w http.ResponseWriter, c *auth.ExecutorClaims, call *exec1.Call) bool {
+	if c == nil {
+		return true
+	}
+	if err := a.claimsMatch(*c, call); err != nil {
 		http.Error(w, err.Error(), http.StatusForbidden)
 		return false
 	}

@@ -64,6 +64,7 @@ func TestExecutorTokens(t *testing.T) {
 		{"own token", "Bearer " + e1, msg("e1"), 202, ""},
 		{"no token", "", msg("e1"), 401, auth.ExecutorTokenEnv},
 		{"basic instead", "Basic YTpi", msg("e1"), 401, "Bearer"},
+		{"no token, garbage body: 401 before parsing", "", "{nope", 401, auth.ExecutorTokenEnv},
 		{"forged", "Bearer " + other.Issue(auth.ExecutorClaims{FrameworkID: "f", ExecutorID: "e1", ContainerID: "c-e1"}), msg("e1"), 401, "not issued by this agent"},
 		{"another executor's token", "Bearer " + e2, msg("e1"), 403, "the token is executor e2's"},
 		{"an earlier run's token", "Bearer " + stale, msg("e1"), 403, "earlier run"},
@@ -98,7 +99,8 @@ func TestExecutorTokensOff(t *testing.T) {
 		t.Fatalf("token issued with authentication off: %v", env)
 	}
 	w := httptest.NewRecorder()
-	if !a.authorizeExecutorCall(w, httptest.NewRequest("POST", "/api/v1/executor", nil), nil) {
+	c, ok := a.authenticateExecutor(w, httptest.NewRequest("POST", "/api/v1/executor", nil))
+	if !ok || !a.authorizeExecutorCall(w, c, nil) {
 		t.Fatal("call refused with authentication off")
 	}
 }

@@ -687,6 +687,10 @@ func (a *Agent) acknowledged(fwID, taskID string, uuid []byte) {
 
 // handleExecutor serves POST /api/v1/executor.
 func (a *Agent) handleExecutor(w http.ResponseWriter, r *http.Request) {
+	claims, ok := a.authenticateExecutor(w, r)
+	if !ok {
+		return
+	}
 	req, err := api.ReadRequest(w, r)
 	if err != nil {
 		api.WriteError(w, err)
@@ -697,7 +701,7 @@ func (a *Agent) handleExecutor(w http.ResponseWriter, r *http.Request) {
 		api.WriteError(w, err)
 		return
 	}
-	if !a.authorizeExecutorCall(w, r, &call) {
+	if !a.authorizeExecutorCall(w, claims, &call) {
 		return
 	}
 	key := exKey(call.FrameworkID.Value, call.ExecutorID.Value)
