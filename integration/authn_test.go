@@ -22,6 +22,7 @@ import (
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler/calls"
 
 	"github.com/allot-sched/allot/internal/testcluster"
+	"github.com/allot-sched/allot/master"
 )
 
 // Authentication (docs/security.md) on real processes: the credentials
@@ -281,5 +282,51 @@ func TestWebUIAuthentication(t *testing.T) {
 	code, out, errOut := allotCLIEnv(t, []string{"ALLOT_MASTER=" + addr, "ALLOT_PRINCIPAL=" + opPrincipal, "ALLOT_SECRET=" + opSecret}, "operator", "sorter", "get", "--master", addr)
 	if code != 0 || !strings.Contains(out, "sorter fifo") {
 		t.Errorf("after the UI's switch: exit %d %q %q, want sorter fifo", code, out, errOut)
+	}
+}
+
+// Through a follower of a 3-master cluster: the follower forwards the
+// caller's Authorization header, so a framework with its credential
+// subscribes and runs a task through the follower while one without is
+// refused, and the operator API answers 401 without a credential and
+// forwards with one.
+func TestAuthenticationViaFollower(t *testing.T) {
+	creds, _ := authnFiles(t)
+	c := newMCluster(t, 3, 1, "--credentials", creds, "--authenticate-frameworks", "--authenticate-http-readwrite")
+	lead := c.leader(10 * time.Second)
+	f := c.masters[c.follower(lead)].http
+
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	resp, err := basicCaller(f, "", "").Call(ctx, calls.Subscribe(&mesos.FrameworkInfo{User: "root", Name: "intruder"}))
+	cancel()
+	if resp != nil {
+		resp.Close()
+	}
+	if err == nil || !strings.Contains(err.Error(), "not authenticated") {
+		t.Errorf("SUBSCRIBE via the follower without a credential: %v, want 401", err)
+	}
+
+	fw := subscribeWith(t, basicCaller(f, fwPrincipal, fwSecret), mesos.FrameworkInfo{Name: "via-follower"})
+	o := fw.takeOffer(t, "")
+	if err := fw.call(launch(o, cmdTask("via-follower-1", o, "true", 0.1, 32))); err != nil {
+		t.Fatal(err)
+	}
+	fw.waitState(t, "via-follower-1", mesos.TASK_FINISHED)
+
+	body := []byte(`{"type":"GET_HEALTH"}`)
+	if code, msg := postRaw(t, f, "/api/v1", "application/json", body, nil); code != 401 || !strings.Contains(msg, "--authenticate-http-readwrite") {
+		t.Errorf("operator API via the follower without a credential: %d %q", code, msg)
+	}
+	req, _ := http.NewRequest("POST", "http://"+f+"/api/v1", strings.NewReader(string(body)))
+	req.Header.Set("Content-Type", "application/json")
+	req.SetBasicAuth(opPrincipal, opSecret)
+	hr, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hr.Body.Close()
+	if hr.StatusCode != 200 || hr.Header.Get(master.ForwardedHeader) != c.masters[lead].http {
+		t.Errorf("operator API via the follower with a credential: %d, forwarded from %q; want 200 from the leader %s",
+			hr.StatusCode, hr.Header.Get(master.ForwardedHeader), c.masters[lead].http)
 	}
 }
