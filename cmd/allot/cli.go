@@ -127,6 +127,9 @@ func (c *cliFlags) client() *http.Client {
 func (c *cliFlags) state() (*cliState, error) {
 	b, err := call(c.client(), c.masters, http.MethodGet, "/state", nil)
 	if err != nil {
+		if strings.Contains(err.Error(), unauthorizedHint) {
+			return nil, err // a master answered: it wants a credential
+		}
 		return nil, fmt.Errorf("%v\n(is a master running? start one with `allot dev`, or point --master / ALLOT_MASTER at one)", err)
 	}
 	var st cliState
