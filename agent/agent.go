@@ -26,6 +26,7 @@ import (
 
 	"github.com/allot-sched/allot/api"
 	"github.com/allot-sched/allot/internal/tlsconf"
+	"github.com/allot-sched/allot/auth"
 	"github.com/allot-sched/allot/resources"
 )
 
@@ -80,6 +81,12 @@ type Config struct {
 	// user; by default an agent running as root runs each executor as its
 	// task's (CommandInfo.user) or framework's (FrameworkInfo.user) user.
 	NoSwitchUser bool
+	// Credential is presented to the master as HTTP Basic on the agent
+	// protocol (--credential); nil presents none (authn.go).
+	Credential *auth.Credential
+	// AuthenticateExecutors (--authenticate-http-executors) gives each
+	// executor a token and requires it on the executor API (authn.go).
+	AuthenticateExecutors bool
 	Log          zerolog.Logger
 	// TLS names the certificate, key and CA of --tls-cert, --tls-key and
 	// --tls-ca; set, the agent serves TLS and verifies the master (tls.go).
@@ -118,6 +125,8 @@ type Agent struct {
 	// their disk in warn-only mode (shown in /state).
 	diskDu            bool
 	diskQuotaExceeded int
+
+	execTokens *auth.ExecutorSigner // nil: executor authentication off (authn.go)
 }
 
 // New builds the agent; Start runs it.
@@ -162,6 +171,10 @@ func New(cfg Config) (*Agent, error) {
 	if err != nil {
 		return nil, err
 	}
+	signer, err := openExecutorSigner(cfg)
+	if err != nil {
+		return nil, err
+	}
 	a := &Agent{cfg: cfg, log: cfg.Log, total: total,
 		hc:         &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16, IdleConnTimeout: 90 * time.Second}},
 		frameworks: map[string]*mesos.FrameworkInfo{},
@@ -171,6 +184,7 @@ func New(cfg Config) (*Agent, error) {
 		iso:        iso,
 		isoWhy:     why,
 		diskDu:     want.disk,
+		execTokens: signer,
 	}
 	if cfg.DiskWatchInterval <= 0 {
 		a.cfg.DiskWatchInterval = 15 * time.Second
@@ -438,6 +452,7 @@ func (a *Agent) registerAndServe(addr string) error {
 	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, a.masterURL(addr, "/api/v1/allot/agent"), bytes.NewReader(body))
 	req.Header.Set("Content-Type", api.MediaProtobuf)
 	req.Header.Set("Accept", api.MediaProtobuf)
+	a.presentCredential(req)
 	resp, err := (&http.Client{Transport: a.mc.Transport, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}).Do(req)
 	if err != nil {
 		return tlsconf.Explain(err, "master at "+addr)
@@ -455,7 +470,7 @@ func (a *Agent) registerAndServe(addr string) error {
 		if tlsconf.IsPlaintextRefusal(resp.StatusCode, msg) {
 			return tlsconf.Refused("master at " + addr)
 		}
-		return fmt.Errorf("REGISTER answered %s: %s", resp.Status, strings.TrimSpace(string(msg)))
+		return fmt.Errorf("REGISTER answered %s: %s%s", resp.Status, strings.TrimSpace(string(msg)), a.registerRefused(resp.StatusCode))
 	}
 	// Watchdog: the master pings every few seconds; silence means it is gone.
 	alive := make(chan struct{}, 1)
@@ -574,6 +589,7 @@ func (a *Agent) sender() {
 			body, _ := proto.Marshal(call)
 			req, _ := http.NewRequest(http.MethodPost, a.masterURL(master, "/api/v1/allot/agent"), bytes.NewReader(body))
 			req.Header.Set("Content-Type", api.MediaProtobuf)
+			a.presentCredential(req)
 			resp, err := a.mc.Do(req)
 			if err != nil {
 				a.log.Debug().Err(err).Msg("call to master failed")

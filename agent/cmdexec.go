@@ -37,13 +37,13 @@ func RunCommandExecutor(log zerolog.Logger) error {
 	if err != nil {
 		return err
 	}
-	cli := httpcli.New(
+	cli := httpcli.New(append([]httpcli.Opt{
 		// Plain HTTP even when the agent speaks TLS: it serves its own
 		// host's executors in plaintext (agent/tls.go).
 		httpcli.Endpoint(tlsconf.URL(false, cfg.AgentEndpoint, executorPath)),
 		httpcli.Codec(codecs.ByMediaType[codecs.MediaTypeProtobuf]),
-		httpcli.Do(httpcli.With(httpcli.Timeout(10*time.Second))),
-	)
+		httpcli.Do(httpcli.With(httpcli.Timeout(10 * time.Second))),
+	}, ExecutorTokenOpts()...)...)
 	opts := exec1.CallOptions{calls.Framework(cfg.FrameworkID), calls.Executor(cfg.ExecutorID)}
 	ce := &commandExecutor{
 		log:        log,
@@ -260,7 +260,7 @@ func (ce *commandExecutor) launch(ti mesos.TaskInfo) {
 	// with us if we are killed (Pdeathsig follows the forking thread, which
 	// the Go runtime keeps while we run).
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	cmd.Env = os.Environ()
+	cmd.Env = withoutExecutorToken(os.Environ())
 	if ci.Environment != nil {
 		for _, v := range ci.Environment.Variables {
 			cmd.Env = append(cmd.Env, v.Name+"="+v.GetValue())

@@ -457,6 +457,7 @@ func (a *Agent) executorEnv(ex *executor, su *switchedUser, extra []mesos.Enviro
 	for _, v := range extra {
 		env = append(env, v.Name+"="+v.GetValue())
 	}
+	env = append(env, a.executorTokenEnv(ex)...)
 	return append(env, a.throttleEnv()...)
 }
 
@@ -725,6 +726,10 @@ func (a *Agent) acknowledged(fwID, taskID string, uuid []byte) {
 
 // handleExecutor serves POST /api/v1/executor.
 func (a *Agent) handleExecutor(w http.ResponseWriter, r *http.Request) {
+	claims, ok := a.authenticateExecutor(w, r)
+	if !ok {
+		return
+	}
 	req, err := api.ReadRequest(w, r)
 	if err != nil {
 		api.WriteError(w, err)
@@ -733,6 +738,9 @@ func (a *Agent) handleExecutor(w http.ResponseWriter, r *http.Request) {
 	var call exec1.Call
 	if err := req.Decode(&call, "executor.Call"); err != nil {
 		api.WriteError(w, err)
+		return
+	}
+	if !a.authorizeExecutorCall(w, claims, &call) {
 		return
 	}
 	key := exKey(call.FrameworkID.Value, call.ExecutorID.Value)

@@ -20,6 +20,8 @@ import (
 	"github.com/mesos/mesos-go/api/v1/lib/executor/config"
 	"github.com/mesos/mesos-go/api/v1/lib/httpcli"
 	"github.com/mesos/mesos-go/api/v1/lib/httpcli/httpexec"
+
+	"github.com/allot-sched/allot/auth"
 )
 
 // Environment switching the application binary into executor mode.
@@ -125,8 +127,12 @@ func newMesosExecutor() (*mesosExecutor, ecalls.Sender, error) {
 	m.blockMem, _ = strconv.ParseInt(os.Getenv(envBlockMem), 10, 64)
 	m.host, _, _ = net.SplitHostPort(cfg.AgentEndpoint)
 	u := url.URL{Scheme: "http", Host: cfg.AgentEndpoint, Path: "/api/v1/executor"}
-	hc := httpcli.New(httpcli.Endpoint(u.String()), httpcli.Codec(codecs.ByMediaType[codecs.MediaTypeProtobuf]),
-		httpcli.Do(httpcli.With(httpcli.Timeout(10*time.Second), httpcli.Transport(func(t *nethttp.Transport) { t.MaxIdleConnsPerHost = 4 }))))
+	hopts := []httpcli.Opt{httpcli.Endpoint(u.String()), httpcli.Codec(codecs.ByMediaType[codecs.MediaTypeProtobuf]),
+		httpcli.Do(httpcli.With(httpcli.Timeout(10*time.Second), httpcli.Transport(func(t *nethttp.Transport) { t.MaxIdleConnsPerHost = 4 })))}
+	if h := auth.ExecutorAuthorization(); h != "" { // the agent runs with --authenticate-http-executors
+		hopts = append(hopts, httpcli.RequestOptions(httpcli.Header("Authorization", h)))
+	}
+	hc := httpcli.New(hopts...)
 	opts := mexec.CallOptions{ecalls.Framework(cfg.FrameworkID), ecalls.Executor(cfg.ExecutorID)}
 	m.cli = ecalls.SenderWith(httpexec.NewSender(hc.Send), opts...)
 	sub := ecalls.SenderWith(httpexec.NewSender(hc.Send, httpcli.Close(true)), opts...)

@@ -87,6 +87,9 @@ type Config struct {
 	// TLS names the certificate, key and CA of --tls-cert, --tls-key and
 	// --tls-ca; set, every listener speaks TLS (tls.go).
 	TLS tlsconf.Files
+	// Authn is authentication: --credentials and the --authenticate-*
+	// flags (authn.go). Zero: every endpoint is open.
+	Authn Authn
 }
 
 // Master is one running master. Create it with New, then Start.
@@ -147,6 +150,9 @@ type Master struct {
 func New(cfg Config) (*Master, error) {
 	if cfg.WorkDir == "" {
 		return nil, errors.New("master: --work-dir is required")
+	}
+	if err := cfg.Authn.validate(); err != nil {
+		return nil, err
 	}
 	if cfg.AllocationInterval <= 0 {
 		cfg.AllocationInterval = time.Second

@@ -47,7 +47,7 @@ func (m *Master) Handler() http.Handler {
 	})
 	mux.Handle("/metrics", promhttp.HandlerFor(m.m.reg, promhttp.HandlerOpts{}))
 	m.uiRoutes(mux)
-	return mux
+	return m.authenticate(mux) // outermost: everything inside may read the principal
 }
 
 func (m *Master) handleOperator(w http.ResponseWriter, r *http.Request) {

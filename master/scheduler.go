@@ -53,6 +53,10 @@ func (m *Master) handleScheduler(w http.ResponseWriter, r *http.Request) {
 		m.subscribe(w, r, req, &call)
 		return
 	}
+	if err := m.callPrincipal(r, &call); err != nil {
+		api.WriteError(w, err)
+		return
+	}
 	if err := m.schedulerCall(r.Header.Get(headerStreamID), &call); err != nil {
 		m.m.badRequests.WithLabelValues("scheduler").Inc()
 		m.log.Debug().Err(err).Str("call", call.Type.String()).Msg("scheduler call rejected")
@@ -66,6 +70,9 @@ func (m *Master) handleScheduler(w http.ResponseWriter, r *http.Request) {
 // events, with heartbeats, until the connection ends.
 func (m *Master) subscribe(w http.ResponseWriter, r *http.Request, req *api.Request, call *scheduler.Call) {
 	id, info, err := subscribeInfo(call)
+	if err == nil {
+		err = m.subscribePrincipal(r, id, &info)
+	}
 	if err != nil {
 		api.WriteError(w, err)
 		return

@@ -90,6 +90,7 @@ type cliFlags struct {
 	json    bool
 	timeout time.Duration
 	tlsCA   string // --tls-ca (tls_flags.go)
+	cred    credFlags
 }
 
 // newCLIFlags makes a verb's flag set with the common flags.
@@ -100,6 +101,7 @@ func newCLIFlags(name, usage, description string, stderr io.Writer) (*flag.FlagS
 	fs.BoolVar(&c.json, "json", false, "print JSON instead of a table")
 	fs.DurationVar(&c.timeout, "timeout", 10*time.Second, "give up on a master after this `duration`")
 	addClientTLSFlag(fs, &c.tlsCA)
+	addCredFlags(fs, &c.cred)
 	return fs, c
 }
 
@@ -120,7 +122,7 @@ func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
-func (c *cliFlags) client() *http.Client { return newHTTPClient(c.timeout, c.tlsCA) }
+func (c *cliFlags) client() *http.Client { return withCredential(newHTTPClient(c.timeout, c.tlsCA), &c.cred) }
 
 // state fetches the leader's /state, saying what to do when no master
 // answers.
@@ -130,6 +132,9 @@ func (c *cliFlags) state() (*cliState, error) {
 		return nil, err // the master is there; the message says what to do
 	}
 	if err != nil {
+		if strings.Contains(err.Error(), unauthorizedHint) {
+			return nil, err // a master answered: it wants a credential
+		}
 		return nil, fmt.Errorf("%v\n(is a master running? start one with `allot dev`, or point --master / ALLOT_MASTER at one)", err)
 	}
 	var st cliState

@@ -15,6 +15,7 @@ import (
 
 	"github.com/allot-sched/allot/agent"
 	"github.com/allot-sched/allot/internal/tlsconf"
+	"github.com/allot-sched/allot/auth"
 	"github.com/allot-sched/allot/master"
 )
 
@@ -33,6 +34,7 @@ func runDev(args []string, stdout, stderr io.Writer) error {
 	throttle := fs.Bool("throttle-io", false, "agents make their advertised disk_bw and net_bw real for the framework library's executors (a token bucket per agent and device)")
 	usageEvery := fs.Duration("usage-interval", 10*time.Second, "each agent reports usage to the master this often (the co-location bandit learns from it)")
 	withTLS := fs.Bool("tls", false, "serve TLS everywhere with a throwaway CA and certificate made in the work dir (prints how clients use it)")
+	authOn := fs.Bool("auth", false, "switch authentication on: write a throwaway credentials file, start the master with every\n--authenticate-* flag and the agents with --credential and --authenticate-http-executors, and print the\nprincipal and secret to use")
 	fs.Set("listen", "127.0.0.1:5050")
 	fs.Set("log-level", "warn")
 	if err := parseFlags(fs, args); err != nil {
@@ -63,6 +65,16 @@ func runDev(args []string, stdout, stderr io.Writer) error {
 		}
 		mf.tls = tlsFlags{cert: f.Cert, key: f.Key, ca: f.CA}
 	}
+	var agentCred *auth.Credential
+	var opCred auth.Credential
+	if *authOn {
+		file, op, ag, err := devCredentials(filepath.Join(dir, "auth"))
+		if err != nil {
+			return err
+		}
+		mf.authn = authnFlags{credentials: file, frameworks: true, agents: true, httpReadWrite: true, httpReadOnly: true}
+		agentCred, opCred = &ag, op
+	}
 	cfg, err := mf.config(fs, base.With().Str("component", "master").Logger())
 	if err != nil {
 		return err
@@ -90,7 +102,7 @@ func runDev(args []string, stdout, stderr io.Writer) error {
 	for i := 0; i < *n; i++ {
 		a, err := agent.New(agent.Config{Masters: []string{m.Addr()}, Listen: net.JoinHostPort(host, "0"),
 			WorkDir: filepath.Join(dir, fmt.Sprintf("agent%d", i)), Resources: *res, KillExecutorsOnStop: true, ThrottleIO: *throttle,
-			UsageInterval: *usageEvery, Isolation: *isolation, TLS: mf.tls.files(),
+			UsageInterval: *usageEvery, Isolation: *isolation, TLS: mf.tls.files(), Credential: agentCred, AuthenticateExecutors: *authOn,
 			Log: base.With().Str("component", fmt.Sprintf("agent%d", i)).Logger()})
 		if err == nil {
 			err = a.Start()
@@ -118,6 +130,14 @@ Ctrl-C stops everything.
 `, scheme, addr, *n, *res, dir, scheme, addr, addr, addr, scheme, addr, scheme, addr, addr, scheme, addr)
 	if *withTLS {
 		printDevTLS(stdout, cfg.TLS, addr)
+	}
+	if *authOn {
+		fmt.Fprintf(stdout, `
+Authentication is on (every --authenticate-* flag; credentials in %s).
+Log in to the UI, and authenticate the CLI and frameworks, as principal %q with secret %q:
+  export ALLOT_PRINCIPAL=%s ALLOT_SECRET=%s   # allot status, allot run, allot operator ...
+  curl -s -u %s:%s %s://%s/state
+`, filepath.Join(dir, "auth", "credentials.json"), opCred.Principal, opCred.Secret, opCred.Principal, opCred.Secret, opCred.Principal, opCred.Secret, scheme, addr)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

@@ -34,6 +34,7 @@ type masterFlags struct {
 	snapThreshold, trailingLogs                                 uint64
 	reregister                                                  time.Duration
 	bandit                                                      banditFlags
+	authn                                                       authnFlags
 	policySync                                                  time.Duration
 	acls                                                        string
 	tls                                                         tlsFlags
@@ -102,6 +103,7 @@ func addMasterFlags(fs *flag.FlagSet, f *masterFlags) {
 	fs.BoolVar(&f.reclaim, "reclaim", false, "send inverse offers (Mesos INVERSE_OFFERS): a framework above its fair share while others starve is\nasked to give resources back on an agent; /pressure shows who starves (off: nothing is asked back)")
 	fs.DurationVar(&f.reregister, "agent-reregister-timeout", 0, "after a master is elected (or restarts), agents in the registry have this long to re-register\nbefore their tasks are declared lost (0: --agent-ping-timeout)")
 	fs.StringVar(&f.acls, "acls", "", "ACL file in (a subset of) Mesos's JSON format: who may register in which roles, run tasks as\nwhich users, tear down, view, update weights and the sorter, manage raft (docs/security-acl.md);\nempty: every caller may do everything")
+	addAuthnFlags(fs, &f.authn)
 	fs.DurationVar(&f.policySync, "policy-sync-interval", master.DefaultPolicySyncInterval, "the leader replicates its policy models' state (bandit preferences, Prophet's timelines) at most\nthis often, and only when it changed; a failover loses at most this much learning (negative: never)")
 }
 
@@ -199,6 +201,10 @@ func (f *masterFlags) config(fs *flag.FlagSet, log zerolog.Logger) (master.Confi
 	if err != nil {
 		return master.Config{}, err
 	}
+	authn, err := f.authn.config()
+	if err != nil {
+		return master.Config{}, err
+	}
 	flags := map[string]string{}
 	fs.VisitAll(func(fl *flag.Flag) { flags[fl.Name] = fl.Value.String() })
 	var authz auth.Authorizer // a nil *auth.ACLs in it would not be nil
@@ -215,7 +221,7 @@ func (f *masterFlags) config(fs *flag.FlagSet, log zerolog.Logger) (master.Confi
 		RaftAddr: f.raftAddr, RaftBind: f.raftBind, Peers: peers, Advertise: f.advertise, RaftMultiplier: f.raftMultiplier,
 		AgentReregisterTimeout: f.reregister, RaftSnapshotThreshold: f.snapThreshold, RaftTrailingLogs: f.trailingLogs,
 		Bandit: bandit, Reclaim: f.reclaim, Redirect: f.redirect, PolicySyncInterval: f.policySync,
-		TLS: f.tls.files()}, nil
+		TLS: f.tls.files(), Authn: authn}, nil
 }
 
 func runMaster(args []string, stdout, stderr io.Writer) error {

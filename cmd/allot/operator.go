@@ -48,6 +48,8 @@ func runOperator(args []string, stdout, stderr io.Writer) error {
 	fs.DurationVar(&timeout, "timeout", 60*time.Second, "give up after this `duration`")
 	var tlsCA string
 	addClientTLSFlag(fs, &tlsCA)
+	var cred credFlags
+	addCredFlags(fs, &cred)
 	var sw master.SorterConfig
 	if group == "sorter" {
 		fs.StringVar(&sw.Sorter, "sorter", "", "sorter set: the criterion to switch to (drf, tsf, psdsf, fifo, ...; empty keeps it)")
@@ -58,7 +60,7 @@ func runOperator(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	rest := fs.Args()
-	cli := newHTTPClient(timeout, tlsCA)
+	cli := withCredential(newHTTPClient(timeout, tlsCA), &cred)
 	switch group + " " + verb {
 	case "raft list-peers":
 		resp, err := call(cli, masters, http.MethodGet, master.RaftPath, nil)
@@ -164,6 +166,9 @@ func call(cli *http.Client, masters, method, path string, body []byte) ([]byte, 
 		if tlsconf.IsPlaintextRefusal(resp.StatusCode, b) {
 			errs = append(errs, tlsconf.Refused("master at "+m))
 			continue
+		}
+		if resp.StatusCode == http.StatusUnauthorized {
+			b = append(b, unauthorizedHint...)
 		}
 		if resp.StatusCode >= 300 {
 			return nil, fmt.Errorf("%s %s on %s: %s: %s", method, path, m, resp.Status, strings.TrimSpace(string(b)))

@@ -58,8 +58,16 @@ func runTask(args []string, stdout, stderr io.Writer) error {
 	shell := fs.Bool("shell", false, "run the command through /bin/sh -c (CMD ARGS joined by spaces)")
 	role := fs.String("role", "*", "role to run in")
 	timeout := fs.Duration("timeout", 0, "give up (and kill the task) after this long; 0 waits forever")
+	var cred credFlags
+	addCredFlags(fs, &cred)
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	doOpts := []httpcli.ConfigOpt{httpcli.Timeout(10 * time.Second)}
+	if o, err := cred.httpcliOpt(); err != nil {
+		return err
+	} else if o != nil {
+		doOpts = append(doOpts, o)
 	}
 	argv := fs.Args()
 	if len(argv) == 0 {
@@ -86,7 +94,7 @@ func runTask(args []string, stdout, stderr io.Writer) error {
 	caller := httpsched.NewCaller(httpcli.New(
 		httpcli.Endpoint(masterURL(hc, *masterAddr, "/api/v1/scheduler")),
 		httpcli.Codec(codecs.ByMediaType[codecs.MediaTypeProtobuf]),
-		httpcli.Do(httpcli.With(httpcli.Timeout(10*time.Second), httpcli.TLSConfig(tlsCfg)))))
+		httpcli.Do(httpcli.With(append(doOpts, httpcli.TLSConfig(tlsCfg))...))))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if *timeout > 0 {

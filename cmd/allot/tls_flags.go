@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/allot-sched/allot/auth"
 	"github.com/allot-sched/allot/internal/tlsconf"
 )
 
@@ -49,7 +50,11 @@ func newHTTPClient(timeout time.Duration, ca string) *http.Client {
 // usesTLS reports whether cli verifies servers with a CA of ours, so that
 // URLs to masters get https.
 func usesTLS(cli *http.Client) bool {
-	t, ok := cli.Transport.(*http.Transport)
+	tr := cli.Transport
+	if b, ok := tr.(*auth.BasicTransport); ok {
+		tr = b.Base
+	}
+	t, ok := tr.(*http.Transport)
 	return ok && t.TLSClientConfig != nil
 }
 

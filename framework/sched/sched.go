@@ -24,6 +24,7 @@ import (
 
 	"github.com/allot-sched/allot/api"
 	"github.com/allot-sched/allot/internal/tlsconf"
+	"github.com/allot-sched/allot/auth"
 )
 
 // Planner is the framework's side of the conversation: it decides what to
@@ -108,6 +109,11 @@ type Config struct {
 	// them with it (tlsconf.ClientFor builds one from a CA file). Nil: the
 	// CA in $ALLOT_TLS_CA if that is set, else plain HTTP.
 	TLS *tls.Config
+	// Credential, if set, authenticates the framework to a master with
+	// --authenticate-frameworks: the default Caller sends it as HTTP Basic
+	// (mesos-go's httpcli.BasicAuth), and FrameworkInfo.principal is set
+	// to its principal when empty (authn.go).
+	Credential *auth.Credential
 	// Logf logs the client's decisions (default: log.Printf to stderr
 	// prefixed "sched: "; set to func(string, ...any){} to silence).
 	Logf func(format string, args ...any)
@@ -129,8 +135,12 @@ func (c *Config) setDefaults() {
 	if c.ReconnectBackoffMax == 0 {
 		c.ReconnectBackoffMax = 5 * time.Second
 	}
+	c.setCredential()
 	if c.Caller == nil {
 		c.Caller = HTTPCallerTLS(c.TLS)
+		if c.Credential != nil {
+			c.Caller = credentialCaller(*c.Credential, c.TLS)
+		}
 		if c.Leader == nil {
 			c.Leader = AskLeaderTLS(c.TLS)
 		}

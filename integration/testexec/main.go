@@ -4,6 +4,13 @@
 // other task reports TASK_RUNNING and TASK_FINISHED at once (so a benchmark
 // measures the control plane, not fork/exec). It re-subscribes after an
 // agent restart when its framework checkpoints.
+//
+// It presents the executor token of an agent with
+// --authenticate-http-executors, as a mesos-go executor must (one
+// httpcli.RequestOptions; TESTEXEC_NO_TOKEN=1 leaves it out, as an
+// unmodified executor would). A task whose data is "impersonate:ID" calls
+// the executor API as executor ID with this executor's own token and
+// finishes if the agent refuses that with 403, failing otherwise.
 package main
 
 import (
@@ -15,6 +22,7 @@ import (
 	nethttp "net/http"
 	"net/url"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -42,8 +50,13 @@ func main() {
 		log.Fatal(err)
 	}
 	u := url.URL{Scheme: "http", Host: cfg.AgentEndpoint, Path: "/api/v1/executor"}
-	http := httpcli.New(httpcli.Endpoint(u.String()), httpcli.Codec(codecs.ByMediaType[codecs.MediaTypeProtobuf]),
-		httpcli.Do(httpcli.With(httpcli.Timeout(10*time.Second), httpcli.Transport(func(t *nethttp.Transport) { t.MaxIdleConnsPerHost = 16 }))))
+	hopts := []httpcli.Opt{httpcli.Endpoint(u.String()), httpcli.Codec(codecs.ByMediaType[codecs.MediaTypeProtobuf]),
+		httpcli.Do(httpcli.With(httpcli.Timeout(10*time.Second), httpcli.Transport(func(t *nethttp.Transport) { t.MaxIdleConnsPerHost = 16 })))}
+	if tok := os.Getenv("MESOS_EXECUTOR_AUTHENTICATION_TOKEN"); tok != "" && os.Getenv("TESTEXEC_NO_TOKEN") == "" {
+		hopts = append(hopts, httpcli.RequestOptions(httpcli.Header("Authorization", "Bearer "+tok)))
+	}
+	http := httpcli.New(hopts...)
+	agentURL, fwID = u.String(), cfg.FrameworkID
 	opts := executor.CallOptions{calls.Framework(cfg.FrameworkID), calls.Executor(cfg.ExecutorID)}
 	st := &state{cli: calls.SenderWith(httpexec.NewSender(http.Send), opts...), tasks: map[string]mesos.TaskInfo{},
 		unacked: map[string]executor.Call_Update{}, work: make(chan func(), 1<<16)}
@@ -103,6 +116,10 @@ func loop(st *state, resp mesos.Response) error {
 			// of launches is not answered one round trip at a time.
 			st.work <- func() {
 				update(st, t.TaskID, mesos.TASK_RUNNING)
+				if other, ok := strings.CutPrefix(string(t.Data), "impersonate:"); ok {
+					impersonate(st, t.TaskID, other)
+					return
+				}
 				if string(t.Data) != "sleep" {
 					update(st, t.TaskID, mesos.TASK_FINISHED)
 				}
@@ -132,10 +149,41 @@ func loop(st *state, resp mesos.Response) error {
 	}
 }
 
-func update(st *state, id mesos.TaskID, s mesos.TaskState) {
+// agentURL and fwID are the executor API's address and this executor's
+// framework, for impersonate's raw call.
+var agentURL, fwID string
+
+// impersonate sends a MESSAGE as executor other with this executor's token
+// and reports the agent's answer: FINISHED for a 403, FAILED otherwise.
+func impersonate(st *state, id mesos.TaskID, other string) {
+	body := `{"type":"MESSAGE","framework_id":{"value":"` + fwID + `"},"executor_id":{"value":"` + other + `"},"message":{"data":"aGk="}}`
+	req, _ := nethttp.NewRequest("POST", agentURL, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+os.Getenv("MESOS_EXECUTOR_AUTHENTICATION_TOKEN"))
+	code, msg := 0, ""
+	if resp, err := nethttp.DefaultClient.Do(req); err != nil {
+		msg = err.Error()
+	} else {
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		code, msg = resp.StatusCode, strings.TrimSpace(string(b))
+	}
+	s := mesos.TASK_FAILED
+	if code == nethttp.StatusForbidden {
+		s = mesos.TASK_FINISHED
+	}
+	updateMsg(st, id, s, fmt.Sprintf("impersonating %s answered %d: %s", other, code, msg))
+}
+
+func update(st *state, id mesos.TaskID, s mesos.TaskState) { updateMsg(st, id, s, "") }
+
+func updateMsg(st *state, id mesos.TaskID, s mesos.TaskState, msg string) {
 	b := make([]byte, 16)
 	rand.Read(b)
 	status := mesos.TaskStatus{TaskID: id, State: s.Enum(), Source: mesos.SOURCE_EXECUTOR.Enum(), UUID: b}
+	if msg != "" {
+		status.Message = &msg
+	}
 	upd := calls.Update(status)
 	st.mu.Lock()
 	st.unacked[string(b)] = *upd.Update

@@ -1,0 +1,120 @@
+package main
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestCredFlags(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "secret")
+	os.WriteFile(file, []byte("from-file\n"), 0o600)
+	tests := []struct {
+		name    string
+		c       credFlags
+		want    string // principal:secret
+		wantErr string
+	}{
+		{"none", credFlags{}, ":", ""},
+		{"flags", credFlags{principal: "p", secret: "s"}, "p:s", ""},
+		{"file, trailing newline dropped", credFlags{principal: "p", secretFile: file}, "p:from-file", ""},
+		{"both", credFlags{principal: "p", secret: "s", secretFile: file}, "", "not both"},
+		{"missing file", credFlags{principal: "p", secretFile: filepath.Join(dir, "nope")}, "", "--secret-file"},
+		{"no secret", credFlags{principal: "p"}, "", "needs --secret"},
+		{"secret alone", credFlags{secret: "s"}, "", "need --principal"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := tt.c.credential()
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil || got.Principal+":"+got.Secret != tt.want {
+				t.Fatalf("= %+v, %v; want %s", got, err, tt.want)
+			}
+		})
+	}
+}
+
+func TestAuthnFlags(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "creds")
+	os.WriteFile(good, []byte(`{"credentials":[{"principal":"a","secret":"s"}]}`), 0o600)
+	bad := filepath.Join(dir, "bad")
+	os.WriteFile(bad, []byte("a s extra\n"), 0o600)
+	tests := []struct {
+		name    string
+		f       authnFlags
+		wantErr string
+	}{
+		{"off", authnFlags{}, ""},
+		{"flag without file", authnFlags{frameworks: true}, "needs --credentials"},
+		{"bad file names the line", authnFlags{credentials: bad, agents: true}, bad + ": line 1"},
+		{"good", authnFlags{credentials: good, httpReadOnly: true}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a, err := tt.f.config()
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if (a.Credentials != nil) != (tt.f.credentials != "") || a.HTTPReadOnly != tt.f.httpReadOnly {
+				t.Fatalf("config = %+v", a)
+			}
+		})
+	}
+}
+
+// The operator CLI's call presents the credential and turns a 401 into a
+// message that says how to give one.
+func TestCallPresentsCredential(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if p, s, ok := r.BasicAuth(); !ok || p != "ops" || s != "pw" {
+			w.Header().Set("WWW-Authenticate", `Basic realm="allot"`)
+			http.Error(w, "no", http.StatusUnauthorized)
+			return
+		}
+		w.Write([]byte("ok"))
+	}))
+	defer srv.Close()
+	addr := strings.TrimPrefix(srv.URL, "http://")
+	with := &credFlags{principal: "ops", secret: "pw"}
+	if b, err := call(&http.Client{Transport: with.transport()}, addr, "GET", "/state", nil); err != nil || string(b) != "ok" {
+		t.Fatalf("with the credential: %q, %v", b, err)
+	}
+	_, err := call(&http.Client{Transport: (&credFlags{}).transport()}, addr, "GET", "/state", nil)
+	if err == nil || !strings.Contains(err.Error(), "401") || !strings.Contains(err.Error(), "ALLOT_PRINCIPAL") {
+		t.Fatalf("without: %v, want a 401 with the hint", err)
+	}
+}
+
+func TestDevCredentials(t *testing.T) {
+	file, op, ag, err := devCredentials(filepath.Join(t.TempDir(), "auth"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := authnFlags{credentials: file, frameworks: true}
+	a, err := f.config()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !a.Credentials.Verify(op.Principal, op.Secret) || !a.Credentials.Verify(ag.Principal, ag.Secret) || op.Secret == ag.Secret {
+		t.Fatalf("dev credentials %+v %+v do not verify against %s", op, ag, file)
+	}
+	if fi, _ := os.Stat(file); fi.Mode().Perm() != 0o600 {
+		t.Errorf("credentials file mode %v, want 0600", fi.Mode().Perm())
+	}
+}
