@@ -79,6 +79,11 @@ type Config struct {
 	// leader (allot's behaviour before forwarding, and Mesos's) instead of
 	// forwarding them to the leader (forward.go).
 	Redirect bool
+	// StampOffers appends the allocation cycle's start to every offer id
+	// ("-T<unix nanoseconds>"), so that a client on the same host can
+	// measure allocation-to-OFFERS latency (allot bench cluster). Offer ids
+	// are opaque to schedulers; off by default.
+	StampOffers bool
 }
 
 // Master is one running master. Create it with New, then Start.
@@ -116,6 +121,7 @@ type Master struct {
 	completed         []*task // terminal, acknowledged tasks (bounded)
 	offers            map[string]*offer
 	seq               uint64
+	offerStamp        string // "-T<ns>" of the running cycle under StampOffers
 	opSubs            map[*api.Stream]bool
 	usage             map[string]*api.Usage
 	usageRates        map[string]api.UsageRates // from the last two usage reports (signals.go)

@@ -59,8 +59,18 @@ func (m *Master) allocate() {
 // agent that is not connected goes straight back to the allocator. Caller
 // holds m.mu.
 func (m *Master) allocateLocked() {
-	decided := m.alloc.Allocate()
-	byFw := map[string][]mesos.Offer{}
+	m.offerLocked(m.alloc.Allocate())
+}
+
+// offerLocked is the master's half of a cycle, everything around the
+// allocator: offers and their ids, the offer table, one encoded OFFERS event
+// per framework, inverse offers. BenchmarkMasterOfferPath times it apart
+// from the allocator. Caller holds m.mu.
+func (m *Master) offerLocked(decided allocator.Decisions) {
+	if m.cfg.StampOffers {
+		m.offerStamp = "-T" + strconv.FormatInt(m.clock.Now().UnixNano(), 10)
+	}
+	byFw := make(map[string][]mesos.Offer, len(m.frameworks))
 	for _, d := range decided.Offers {
 		if mo, ok := m.makeOfferLocked(d); ok {
 			byFw[d.Framework] = append(byFw[d.Framework], mo)
@@ -83,7 +93,7 @@ func (m *Master) makeOfferLocked(d allocator.Offer) (mesos.Offer, bool) {
 		return mesos.Offer{}, false
 	}
 	m.seq++
-	o := &offer{id: m.id + "-O" + strconv.FormatUint(m.seq, 10), fw: fw.id, agent: a.rec.Id, res: d.Resources}
+	o := &offer{id: m.id + "-O" + strconv.FormatUint(m.seq, 10) + m.offerStamp, fw: fw.id, agent: a.rec.Id, res: d.Resources}
 	m.offers[o.id] = o
 	fw.offers[o.id] = o
 	if m.cfg.OfferTimeout > 0 {
@@ -91,8 +101,12 @@ func (m *Master) makeOfferLocked(d allocator.Offer) (mesos.Offer, bool) {
 		o.timer = m.clock.AfterFunc(m.cfg.OfferTimeout, func() { m.rescindOffer(id, "offer timed out") })
 	}
 	m.m.offers.Inc()
-	m.log.Debug().Str("framework_id", fw.id).Str("agent_id", a.rec.Id).Str("resources", d.Resources.String()).
-		Str("reason", d.Reason.String()).Msg("offer")
+	// Guarded: the arguments (the resources' string) cost more than the
+	// offer itself when debug logging is off, as it is under load.
+	if e := m.log.Debug(); e.Enabled() {
+		e.Str("framework_id", fw.id).Str("agent_id", a.rec.Id).Str("resources", d.Resources.String()).
+			Str("reason", d.Reason.String()).Msg("offer")
+	}
 	return m.mesosOfferLocked(fw, a, o), true
 }
 
@@ -117,11 +131,22 @@ func (m *Master) mesosOfferLocked(fw *framework, a *agentState, o *offer) mesos.
 		t := mesos.TEXT
 		mo.Attributes = append(mo.Attributes, mesos.Attribute{Name: k, Type: t, Text: &mesos.Value_Text{Value: v}})
 	}
-	if h, p, err := net.SplitHostPort(a.rec.Address); err == nil {
-		port, _ := strconv.Atoi(p)
-		mo.URL = &mesos.URL{Scheme: "http", Address: mesos.Address{Hostname: &h, Port: int32(port)}, Path: strPtr("/slave(1)")}
-	}
+	mo.URL = a.offerURL()
 	return mo
+}
+
+// offerURL is the agent's URL as offers carry it, built once per agent
+// record: every offer on the agent shares it (events are encoded as they
+// are sent, and nothing writes to it). Nil if the address has no port.
+func (a *agentState) offerURL() *mesos.URL {
+	if a.url == nil || a.urlFor != a.rec.Address {
+		a.url, a.urlFor = nil, a.rec.Address
+		if h, p, err := net.SplitHostPort(a.rec.Address); err == nil {
+			port, _ := strconv.Atoi(p)
+			a.url = &mesos.URL{Scheme: "http", Address: mesos.Address{Hostname: &h, Port: int32(port)}, Path: strPtr("/slave(1)")}
+		}
+	}
+	return a.url
 }
 
 // rescindOffer withdraws an outstanding offer and returns its resources.

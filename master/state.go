@@ -18,6 +18,9 @@ type agentState struct {
 	// executors running on the agent with the resources they hold, keyed
 	// "framework/executor".
 	executors map[string]resources.Resources
+	// url is offerURL's cache, for the address urlFor.
+	url    *mesos.URL
+	urlFor string
 }
 
 type framework struct {
