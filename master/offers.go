@@ -96,6 +96,10 @@ func (m *Master) makeOfferLocked(d allocator.Offer) (mesos.Offer, bool) {
 	o := &offer{id: m.id + "-O" + strconv.FormatUint(m.seq, 10) + m.offerStamp, fw: fw.id, agent: a.rec.Id, res: d.Resources}
 	m.offers[o.id] = o
 	fw.offers[o.id] = o
+	if a.offers == nil {
+		a.offers = map[string]*offer{}
+	}
+	a.offers[o.id] = o
 	if m.cfg.OfferTimeout > 0 {
 		id := o.id
 		o.timer = m.clock.AfterFunc(m.cfg.OfferTimeout, func() { m.rescindOffer(id, "offer timed out") })
@@ -170,12 +174,18 @@ func (m *Master) rescindOffer(id, why string) {
 // resources; with rescind each framework is told (RESCIND). Caller holds
 // m.mu.
 func (m *Master) removeAgentOffersLocked(id string, rescind bool) {
-	for _, o := range m.offers {
-		if o.agent == id {
-			m.removeOfferLocked(o, true, nil)
-			if rescind {
-				m.sendFrameworkLocked(m.frameworks[o.fw], rescindEvent(o.id))
-			}
+	a := m.agents[id]
+	if a == nil {
+		return
+	}
+	// The agent's own index, not a scan of m.offers: every (re-)registration
+	// comes here, and after a failover 10,000 agents re-registering while
+	// the new leader offers made this quadratic (the scale harness's
+	// profile, docs/scale.md).
+	for _, o := range a.offers {
+		m.removeOfferLocked(o, true, nil)
+		if rescind {
+			m.sendFrameworkLocked(m.frameworks[o.fw], rescindEvent(o.id))
 		}
 	}
 }
@@ -193,6 +203,9 @@ func (m *Master) removeOfferLocked(o *offer, recoverRes bool, fl *allocator.Filt
 	delete(m.offers, o.id)
 	if fw := m.frameworks[o.fw]; fw != nil {
 		delete(fw.offers, o.id)
+	}
+	if a := m.agents[o.agent]; a != nil {
+		delete(a.offers, o.id)
 	}
 	if recoverRes {
 		m.allocOK("recover", m.alloc.Recover(o.fw, o.agent, o.res, fl), "framework_id", o.fw, "agent_id", o.agent, "offer_id", o.id)

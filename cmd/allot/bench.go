@@ -36,6 +36,8 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	fs.DurationVar(&cfg.TaskMax, "task-max", 5*time.Second, "longest simulated task")
 	fs.StringVar(&cfg.AgentResources, "agent-resources", "cpus:8;mem:16384;disk:100000;ports:[31000-32000]", "each simulated agent's resources")
 	fs.StringVar(&cfg.Dir, "work-dir", "", "masters' work dirs and logs (default: a temporary directory, removed)")
+	fs.IntVar(&cfg.RaftMultiplier, "raft-multiplier", 1, "the masters' --raft-multiplier (--masters 3): raft's timeouts times this; raise it on a loaded host")
+	fs.StringVar(&cfg.ProfilePath, "profile", "", "save the leader's CPU profile over the window to this `file` (go tool pprof)")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	if err := parseFlags(fs, args[1:]); err != nil {
 		return err
@@ -67,8 +69,8 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 }
 
 func writeBenchReport(w io.Writer, r *scalebench.Report) {
-	fmt.Fprintf(w, "allot bench cluster: %d agents, %d frameworks, %d master(s), allocation interval %.1fs, window %.1fs\n",
-		r.Agents, r.Frameworks, r.Masters, r.AllocationInterval, r.Window)
+	fmt.Fprintf(w, "allot bench cluster: %d agents, %d frameworks, %d master(s) (raft multiplier %d), allocation interval %.1fs, window %.1fs\n",
+		r.Agents, r.Frameworks, r.Masters, max(r.RaftMultiplier, 1), r.AllocationInterval, r.Window)
 	fmt.Fprintf(w, "load average      %s (start)  %s (end)\n", r.LoadAvgStart, r.LoadAvgEnd)
 	fmt.Fprintf(w, "registration      %d/%d agents in %.2fs\n", r.Registered, r.Agents, r.RegisterAll)
 	fmt.Fprintf(w, "offer latency     p50 %.1f ms  p99 %.1f ms  max %.1f ms  (%d offers timed; %s)\n",
@@ -77,7 +79,8 @@ func writeBenchReport(w io.Writer, r *scalebench.Report) {
 		r.LaunchRate, r.TasksRunning, r.TasksFinished)
 	fmt.Fprintf(w, "status updates    p50 %.1f ms  p99 %.1f ms  (%d timed: agent's POST to the framework's UPDATE)\n",
 		r.StatusLatency.P50, r.StatusLatency.P99, r.StatusLatency.N)
-	fmt.Fprintf(w, "leader            %.1f CPU s in the window (%.1f since start), peak RSS %.0f MiB\n", r.MasterCPU, r.MasterCPUTotal, r.MasterRSSMiB)
+	fmt.Fprintf(w, "leader            %.1f CPU s in the window (%.1f since start), peak RSS %.0f MiB; the harness used %.1f CPU s\n",
+		r.MasterCPU, r.MasterCPUTotal, r.MasterRSSMiB, r.HarnessCPU)
 	fmt.Fprintf(w, "raft commit       p50 %.2f ms  p99 %.2f ms  (%.0f commits, allot_master_registry_commit_seconds)\n", r.RaftCommitP50, r.RaftCommitP99, r.RaftCommits)
 	if f := r.Failover; f != nil {
 		fmt.Fprintf(w, "failover          leader elected %.2fs, %d agents re-registered (all by %.2fs), offers flow %.2fs after kill -9\n",

@@ -29,7 +29,11 @@ type Config struct {
 	TaskMin, TaskMax   time.Duration // a task "runs" a uniform draw in [min, max]
 	SetupTimeout       time.Duration // registration and subscription each
 	MasterFlags        []string      // extra flags for every master
+	RaftMultiplier     int           // the masters' --raft-multiplier (3 masters; 0: 1)
 	Dir                string        // work dirs (default: a temporary one, removed)
+	// ProfilePath, if set, receives the leader's CPU profile over the
+	// window (its /debug/pprof/profile).
+	ProfilePath string
 }
 
 // Defaults fills the zero fields.
@@ -62,6 +66,7 @@ type Report struct {
 	Agents             int       `json:"agents"`
 	Frameworks         int       `json:"frameworks"`
 	Masters            int       `json:"masters"`
+	RaftMultiplier     int       `json:"raft_multiplier,omitempty"`
 	AllocationInterval float64   `json:"allocation_interval_s"`
 	Window             float64   `json:"window_s"`
 	LoadAvgStart       string    `json:"loadavg_start"`
@@ -78,6 +83,7 @@ type Report struct {
 	MasterCPU          float64   `json:"master_cpu_s"`       // the leader's, over the window
 	MasterCPUTotal     float64   `json:"master_cpu_total_s"` // the leader's, since it started
 	MasterRSSMiB       float64   `json:"master_rss_mib"`     // the leader's peak (VmHWM)
+	HarnessCPU         float64   `json:"harness_cpu_s"`      // this process's (agents and frameworks), over the window
 	RaftCommitP50      float64   `json:"raft_commit_p50_ms"`
 	RaftCommitP99      float64   `json:"raft_commit_p99_ms"`
 	RaftCommits        float64   `json:"raft_commits"`
@@ -148,7 +154,11 @@ func Run(ctx context.Context, cfg Config, progress io.Writer) (*Report, error) {
 		return nil, err
 	}
 	dir := cfg.Dir
-	if dir == "" {
+	if dir != "" {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, err
+		}
+	} else {
 		d, err := os.MkdirTemp("", "allot-bench-")
 		if err != nil {
 			return nil, err
@@ -158,7 +168,7 @@ func Run(ctx context.Context, cfg Config, progress io.Writer) (*Report, error) {
 	}
 	r := &run{cfg: cfg, out: progress, st: &stats{}, hc: &http.Client{Timeout: 5 * time.Second}, start: time.Now()}
 	r.phase.Store("masters")
-	rep := &Report{Agents: cfg.Agents, Frameworks: cfg.Frameworks, Masters: cfg.Masters, LoadAvgStart: loadAvg(),
+	rep := &Report{Agents: cfg.Agents, Frameworks: cfg.Frameworks, Masters: cfg.Masters, LoadAvgStart: loadAvg(), RaftMultiplier: cfg.RaftMultiplier,
 		AllocationInterval: cfg.AllocationInterval.Seconds(), OfferLatencyFrom: "allocation cycle start stamped in the offer id by the master (--stamp-offers) to OFFERS decoded by the framework"}
 	ms, err := startMasters(ctx, cfg, dir)
 	if err != nil {
@@ -215,6 +225,10 @@ func (r *run) measure(ctx context.Context, rep *Report) error {
 func (r *run) window(ctx context.Context, rep *Report) {
 	r.phase.Store("window")
 	before, _ := readProc(r.leader.pid())
+	self0, _ := readProc(os.Getpid())
+	if r.cfg.ProfilePath != "" {
+		go r.profile(r.cfg.Duration)
+	}
 	running0, t0 := r.st.running.Load(), time.Now()
 	r.st.measuring.Store(true)
 	select {
@@ -224,6 +238,8 @@ func (r *run) window(ctx context.Context, rep *Report) {
 	r.st.measuring.Store(false)
 	el := time.Since(t0).Seconds()
 	after, _ := readProc(r.leader.pid())
+	self1, _ := readProc(os.Getpid())
+	rep.HarnessCPU = round(self1.CPUSeconds - self0.CPUSeconds)
 	rep.Window = round(el)
 	rep.OfferLatency, rep.StatusLatency = r.st.offerLat.Summary(), r.st.statusLat.Summary()
 	rep.Offers = r.st.offers.Load()
@@ -235,6 +251,25 @@ func (r *run) window(ctx context.Context, rep *Report) {
 		rep.RaftCommitP50, rep.RaftCommitP99 = round(h.quantile(0.5)*1e3), round(h.quantile(0.99)*1e3)
 		rep.RaftCommits = h.count()
 	}
+}
+
+// profile saves the leader's CPU profile over d to cfg.ProfilePath.
+func (r *run) profile(d time.Duration) {
+	secs := max(int(d.Seconds())-1, 1)
+	hc := &http.Client{Timeout: d + 30*time.Second}
+	resp, err := hc.Get(fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", r.leader.addr, secs))
+	if err != nil {
+		fmt.Fprintf(r.out, "profile: %v\n", err)
+		return
+	}
+	defer resp.Body.Close()
+	f, err := os.Create(r.cfg.ProfilePath)
+	if err != nil {
+		fmt.Fprintf(r.out, "profile: %v\n", err)
+		return
+	}
+	io.Copy(f, resp.Body)
+	f.Close()
 }
 
 // failover kills the leader with SIGKILL and times the recovery, for at

@@ -64,7 +64,7 @@ func startMasters(ctx context.Context, cfg Config, dir string) ([]*masterProc, e
 			"--log-level", "warn", "--stamp-offers", "--allocation-interval", cfg.AllocationInterval.String(),
 			"--agent-ping-timeout", "10m"}
 		if cfg.Masters > 1 {
-			args = append(args, "--raft-addr", m.raft, "--peers", strings.Join(peers, ","))
+			args = append(args, "--raft-addr", m.raft, "--peers", strings.Join(peers, ","), "--raft-multiplier", fmt.Sprint(max(cfg.RaftMultiplier, 1)))
 		}
 		args = append(args, cfg.MasterFlags...)
 		logf, err := os.Create(filepath.Join(dir, fmt.Sprintf("master%d.log", i)))
