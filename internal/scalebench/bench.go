@@ -84,6 +84,7 @@ type Report struct {
 	MasterCPUTotal     float64   `json:"master_cpu_total_s"` // the leader's, since it started
 	MasterRSSMiB       float64   `json:"master_rss_mib"`     // the leader's peak (VmHWM)
 	HarnessCPU         float64   `json:"harness_cpu_s"`      // this process's (agents and frameworks), over the window
+	MasterRunQueue     float64   `json:"master_runqueue_s"`  // the leader's threads' time runnable but waiting for a CPU, over the window
 	RaftCommitP50      float64   `json:"raft_commit_p50_ms"`
 	RaftCommitP99      float64   `json:"raft_commit_p99_ms"`
 	RaftCommits        float64   `json:"raft_commits"`
@@ -226,8 +227,9 @@ func (r *run) window(ctx context.Context, rep *Report) {
 	r.phase.Store("window")
 	before, _ := readProc(r.leader.pid())
 	self0, _ := readProc(os.Getpid())
+	wait0, leader0 := runQueueWait(r.leader.pid()), r.leader
 	if r.cfg.ProfilePath != "" {
-		go r.profile(r.cfg.Duration)
+		go r.profile(r.leader, r.cfg.ProfilePath, r.cfg.Duration)
 	}
 	running0, t0 := r.st.running.Load(), time.Now()
 	r.st.measuring.Store(true)
@@ -237,9 +239,16 @@ func (r *run) window(ctx context.Context, rep *Report) {
 	}
 	r.st.measuring.Store(false)
 	el := time.Since(t0).Seconds()
+	if l, err := leaderOf(ctx, r.hc, r.masters, 5*time.Second); err == nil && l != r.leader {
+		fmt.Fprintf(r.out, "leadership moved during the window: %s -> %s (CPU and RSS below are the new leader's)\n", r.leader.addr, l.addr)
+		r.leader = l
+	}
 	after, _ := readProc(r.leader.pid())
 	self1, _ := readProc(os.Getpid())
 	rep.HarnessCPU = round(self1.CPUSeconds - self0.CPUSeconds)
+	if r.leader == leader0 {
+		rep.MasterRunQueue = round((runQueueWait(r.leader.pid()) - wait0).Seconds())
+	}
 	rep.Window = round(el)
 	rep.OfferLatency, rep.StatusLatency = r.st.offerLat.Summary(), r.st.statusLat.Summary()
 	rep.Offers = r.st.offers.Load()
@@ -254,16 +263,16 @@ func (r *run) window(ctx context.Context, rep *Report) {
 }
 
 // profile saves the leader's CPU profile over d to cfg.ProfilePath.
-func (r *run) profile(d time.Duration) {
+func (r *run) profile(m *masterProc, path string, d time.Duration) {
 	secs := max(int(d.Seconds())-1, 1)
 	hc := &http.Client{Timeout: d + 30*time.Second}
-	resp, err := hc.Get(fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", r.leader.addr, secs))
+	resp, err := hc.Get(fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", m.addr, secs))
 	if err != nil {
 		fmt.Fprintf(r.out, "profile: %v\n", err)
 		return
 	}
 	defer resp.Body.Close()
-	f, err := os.Create(r.cfg.ProfilePath)
+	f, err := os.Create(path)
 	if err != nil {
 		fmt.Fprintf(r.out, "profile: %v\n", err)
 		return
@@ -276,7 +285,11 @@ func (r *run) profile(d time.Duration) {
 // most a minute.
 func (r *run) failover(ctx context.Context) *Failover {
 	f := &Failover{Reregistered: -1, OffersFlow: -1}
-	old := r.leader
+	// Leadership may have moved during the window: kill whoever leads now.
+	old, err := leaderOf(ctx, r.hc, r.masters, 30*time.Second)
+	if err != nil {
+		return f
+	}
 	killAt := time.Now()
 	r.st.failoverAt.Store(killAt.UnixNano())
 	old.cmd.Process.Kill()
@@ -284,6 +297,9 @@ func (r *run) failover(ctx context.Context) *Failover {
 	if l, err := leaderOf(ctx, r.hc, r.masters, time.Minute); err == nil {
 		r.leader = l
 		f.Elected = round(time.Since(killAt).Seconds())
+		if r.cfg.ProfilePath != "" {
+			go r.profile(l, r.cfg.ProfilePath+".failover", 20*time.Second)
+		}
 	}
 	bound := time.Minute - time.Since(killAt)
 	if waitFor(ctx, bound, func() bool { return r.pool.registeredSince(killAt) == r.cfg.Agents }) {

@@ -104,6 +104,25 @@ func readProc(pid int) (procStats, error) {
 	return ps, nil
 }
 
+// runQueueWait is the time all of pid's threads have spent runnable but
+// waiting for a CPU (the second field of /proc/<pid>/task/*/schedstat): on
+// a shared host, the part of a latency that is nobody's code.
+func runQueueWait(pid int) time.Duration {
+	dirs, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	var sum time.Duration
+	for _, d := range dirs {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/schedstat", pid, d.Name()))
+		if err != nil {
+			continue
+		}
+		if f := strings.Fields(string(b)); len(f) >= 2 {
+			ns, _ := strconv.ParseInt(f[1], 10, 64)
+			sum += time.Duration(ns)
+		}
+	}
+	return sum
+}
+
 // loadAvg is the host's 1-minute load average ("" if unreadable).
 func loadAvg() string {
 	b, err := os.ReadFile("/proc/loadavg")
