@@ -81,7 +81,7 @@ func newAgentPool(cfg Config, leader *leaderHint, st *stats) *agentPool {
 
 // start runs every agent and the status update senders until ctx ends.
 func (p *agentPool) start(ctx context.Context) {
-	for i := 0; i < 32; i++ {
+	for i := 0; i < 128; i++ {
 		p.wg.Add(1)
 		go func() { defer p.wg.Done(); p.sender(ctx) }()
 	}
@@ -322,6 +322,9 @@ func (p *agentPool) enqueue(u *update) {
 
 // sender posts status updates to each agent's master; a failed post is
 // retried (for up to a minute), as an agent retries until acknowledged.
+// Whatever else is queued goes along, one AGENT_BATCH per agent, as the
+// real agent batches: with one round trip per update the harness, not the
+// master, limited the update rate.
 func (p *agentPool) sender(ctx context.Context) {
 	for {
 		var u *update
@@ -330,22 +333,43 @@ func (p *agentPool) sender(ctx context.Context) {
 			return
 		case u = <-p.sends:
 		}
-		if err := p.post(ctx, u); err != nil && ctx.Err() == nil && u.tries < 120 {
-			u.tries++
-			time.AfterFunc(500*time.Millisecond, func() { p.enqueue(u) })
+		byAgent := map[*simAgent][]*update{u.a: {u}}
+		for more := true; more && len(byAgent) < 64; {
+			select {
+			case v := <-p.sends:
+				byAgent[v.a] = append(byAgent[v.a], v)
+			default:
+				more = false
+			}
+		}
+		for a, us := range byAgent {
+			if err := p.post(ctx, a, us); err != nil && ctx.Err() == nil {
+				for _, u := range us {
+					if u.tries++; u.tries < 120 {
+						time.AfterFunc(500*time.Millisecond, func() { p.enqueue(u) })
+					}
+				}
+			}
 		}
 	}
 }
 
-func (p *agentPool) post(ctx context.Context, u *update) error {
-	u.a.mu.Lock()
-	master, id := u.a.master, u.a.id
-	u.a.mu.Unlock()
+func (p *agentPool) post(ctx context.Context, a *simAgent, us []*update) error {
+	a.mu.Lock()
+	master, id := a.master, a.id
+	a.mu.Unlock()
 	if master == "" {
 		return errors.New("not registered")
 	}
-	stb, _ := u.status.Marshal()
-	body, _ := proto.Marshal(&api.AgentCall{Type: api.AgentCallType_STATUS_UPDATE, AgentId: id, FrameworkId: u.fw, Status: stb})
+	call := &api.AgentCall{Type: api.AgentCallType_AGENT_BATCH, AgentId: id}
+	for _, u := range us {
+		stb, _ := u.status.Marshal()
+		call.Batch = append(call.Batch, &api.AgentCall{Type: api.AgentCallType_STATUS_UPDATE, AgentId: id, FrameworkId: u.fw, Status: stb})
+	}
+	if len(call.Batch) == 1 {
+		call = call.Batch[0]
+	}
+	body, _ := proto.Marshal(call)
 	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+master+agentPath, bytes.NewReader(body))
 	req.Header.Set("Content-Type", api.MediaProtobuf)
 	resp, err := p.hc.Do(req)
