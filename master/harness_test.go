@@ -103,7 +103,7 @@ type fakeStream struct {
 	hdr    http.Header
 }
 
-func newFakeStream(t *testing.T, c api.Codec) *fakeStream {
+func newFakeStream(t testing.TB, c api.Codec) *fakeStream {
 	s := &fakeStream{Stream: api.NewStream(c, 4096), hdr: http.Header{}}
 	ctx, cancel := context.WithCancel(context.Background())
 	r := httptest.NewRequest(http.MethodPost, "/", nil).WithContext(ctx)
@@ -150,7 +150,7 @@ func (s *fakeStream) Write(b []byte) (int, error) {
 // take waits (up to 5 s of real time: the stream's writer is a goroutine)
 // for the next unconsumed frame that decode accepts, consuming the frames
 // up to it.
-func (s *fakeStream) take(t *testing.T, what string, decode func([]byte) bool) {
+func (s *fakeStream) take(t testing.TB, what string, decode func([]byte) bool) {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for {
@@ -172,7 +172,7 @@ func (s *fakeStream) take(t *testing.T, what string, decode func([]byte) bool) {
 }
 
 // nextEvent returns the next scheduler event of type typ, skipping others.
-func (s *fakeStream) nextEvent(t *testing.T, typ scheduler.Event_Type) scheduler.Event {
+func (s *fakeStream) nextEvent(t testing.TB, typ scheduler.Event_Type) scheduler.Event {
 	t.Helper()
 	var ev scheduler.Event
 	s.take(t, typ.String()+" event", func(b []byte) bool {
@@ -183,7 +183,7 @@ func (s *fakeStream) nextEvent(t *testing.T, typ scheduler.Event_Type) scheduler
 }
 
 // nextAgentEvent returns the next agent-protocol command of type typ.
-func (s *fakeStream) nextAgentEvent(t *testing.T, typ api.AgentEventType) *api.AgentEvent {
+func (s *fakeStream) nextAgentEvent(t testing.TB, typ api.AgentEventType) *api.AgentEvent {
 	t.Helper()
 	var ev api.AgentEvent
 	s.take(t, typ.String()+" agent event", func(b []byte) bool {
@@ -195,13 +195,13 @@ func (s *fakeStream) nextAgentEvent(t *testing.T, typ api.AgentEventType) *api.A
 
 // harness is one in-process master.
 type harness struct {
-	t     *testing.T
+	t     testing.TB
 	m     *Master
 	clock *manualClock
 }
 
 // newHarness builds and elects a master; cfg may adjust its configuration.
-func newHarness(t *testing.T, cfg func(*Config)) *harness {
+func newHarness(t testing.TB, cfg func(*Config)) *harness {
 	t.Helper()
 	clock := newManualClock()
 	c := Config{WorkDir: t.TempDir(), Clock: clock, Log: zerolog.Nop(), AllocationInterval: time.Second}

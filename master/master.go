@@ -90,6 +90,11 @@ type Config struct {
 	// Authn is authentication: --credentials and the --authenticate-*
 	// flags (authn.go). Zero: every endpoint is open.
 	Authn Authn
+	// StampOffers appends the allocation cycle's start to every offer id
+	// ("-T<unix nanoseconds>"), so that a client on the same host can
+	// measure allocation-to-OFFERS latency (allot bench cluster). Offer ids
+	// are opaque to schedulers; off by default.
+	StampOffers bool
 }
 
 // Master is one running master. Create it with New, then Start.
@@ -127,6 +132,7 @@ type Master struct {
 	completed         []*task // terminal, acknowledged tasks (bounded)
 	offers            map[string]*offer
 	seq               uint64
+	offerStamp        string                       // "-T<ns>" of the running cycle under StampOffers
 	opSubs            map[*api.Stream]auth.Subject // operator subscribers and who each is (views are filtered, authz_view.go)
 	usage             map[string]*api.Usage
 	usageRates        map[string]api.UsageRates // from the last two usage reports (signals.go)

@@ -59,8 +59,18 @@ func (m *Master) allocate() {
 // agent that is not connected goes straight back to the allocator. Caller
 // holds m.mu.
 func (m *Master) allocateLocked() {
-	decided := m.alloc.Allocate()
-	byFw := map[string][]mesos.Offer{}
+	m.offerLocked(m.alloc.Allocate())
+}
+
+// offerLocked is the master's half of a cycle, everything around the
+// allocator: offers and their ids, the offer table, one encoded OFFERS event
+// per framework, inverse offers. BenchmarkMasterOfferPath times it apart
+// from the allocator. Caller holds m.mu.
+func (m *Master) offerLocked(decided allocator.Decisions) {
+	if m.cfg.StampOffers {
+		m.offerStamp = "-T" + strconv.FormatInt(m.clock.Now().UnixNano(), 10)
+	}
+	byFw := make(map[string][]mesos.Offer, len(m.frameworks))
 	for _, d := range decided.Offers {
 		if mo, ok := m.makeOfferLocked(d); ok {
 			byFw[d.Framework] = append(byFw[d.Framework], mo)
@@ -83,16 +93,24 @@ func (m *Master) makeOfferLocked(d allocator.Offer) (mesos.Offer, bool) {
 		return mesos.Offer{}, false
 	}
 	m.seq++
-	o := &offer{id: m.id + "-O" + strconv.FormatUint(m.seq, 10), fw: fw.id, agent: a.rec.Id, res: d.Resources}
+	o := &offer{id: m.id + "-O" + strconv.FormatUint(m.seq, 10) + m.offerStamp, fw: fw.id, agent: a.rec.Id, res: d.Resources}
 	m.offers[o.id] = o
 	fw.offers[o.id] = o
+	if a.offers == nil {
+		a.offers = map[string]*offer{}
+	}
+	a.offers[o.id] = o
 	if m.cfg.OfferTimeout > 0 {
 		id := o.id
 		o.timer = m.clock.AfterFunc(m.cfg.OfferTimeout, func() { m.rescindOffer(id, "offer timed out") })
 	}
 	m.m.offers.Inc()
-	m.log.Debug().Str("framework_id", fw.id).Str("agent_id", a.rec.Id).Str("resources", d.Resources.String()).
-		Str("reason", d.Reason.String()).Msg("offer")
+	// Guarded: the arguments (the resources' string) cost more than the
+	// offer itself when debug logging is off, as it is under load.
+	if e := m.log.Debug(); e.Enabled() {
+		e.Str("framework_id", fw.id).Str("agent_id", a.rec.Id).Str("resources", d.Resources.String()).
+			Str("reason", d.Reason.String()).Msg("offer")
+	}
 	return m.mesosOfferLocked(fw, a, o), true
 }
 
@@ -117,11 +135,22 @@ func (m *Master) mesosOfferLocked(fw *framework, a *agentState, o *offer) mesos.
 		t := mesos.TEXT
 		mo.Attributes = append(mo.Attributes, mesos.Attribute{Name: k, Type: t, Text: &mesos.Value_Text{Value: v}})
 	}
-	if h, p, err := net.SplitHostPort(a.rec.Address); err == nil {
-		port, _ := strconv.Atoi(p)
-		mo.URL = &mesos.URL{Scheme: m.scheme(), Address: mesos.Address{Hostname: &h, Port: int32(port)}, Path: strPtr("/slave(1)")}
-	}
+	mo.URL = a.offerURL(m.scheme())
 	return mo
+}
+
+// offerURL is the agent's URL as offers carry it, built once per agent
+// record: every offer on the agent shares it (events are encoded as they
+// are sent, and nothing writes to it). Nil if the address has no port.
+func (a *agentState) offerURL(scheme string) *mesos.URL {
+	if a.url == nil || a.urlFor != a.rec.Address {
+		a.url, a.urlFor = nil, a.rec.Address
+		if h, p, err := net.SplitHostPort(a.rec.Address); err == nil {
+			port, _ := strconv.Atoi(p)
+			a.url = &mesos.URL{Scheme: scheme, Address: mesos.Address{Hostname: &h, Port: int32(port)}, Path: strPtr("/slave(1)")}
+		}
+	}
+	return a.url
 }
 
 // rescindOffer withdraws an outstanding offer and returns its resources.
@@ -145,12 +174,18 @@ func (m *Master) rescindOffer(id, why string) {
 // resources; with rescind each framework is told (RESCIND). Caller holds
 // m.mu.
 func (m *Master) removeAgentOffersLocked(id string, rescind bool) {
-	for _, o := range m.offers {
-		if o.agent == id {
-			m.removeOfferLocked(o, true, nil)
-			if rescind {
-				m.sendFrameworkLocked(m.frameworks[o.fw], rescindEvent(o.id))
-			}
+	a := m.agents[id]
+	if a == nil {
+		return
+	}
+	// The agent's own index, not a scan of m.offers: every (re-)registration
+	// comes here, and after a failover 10,000 agents re-registering while
+	// the new leader offers made this quadratic (the scale harness's
+	// profile, docs/scale.md).
+	for _, o := range a.offers {
+		m.removeOfferLocked(o, true, nil)
+		if rescind {
+			m.sendFrameworkLocked(m.frameworks[o.fw], rescindEvent(o.id))
 		}
 	}
 }
@@ -168,6 +203,9 @@ func (m *Master) removeOfferLocked(o *offer, recoverRes bool, fl *allocator.Filt
 	delete(m.offers, o.id)
 	if fw := m.frameworks[o.fw]; fw != nil {
 		delete(fw.offers, o.id)
+	}
+	if a := m.agents[o.agent]; a != nil {
+		delete(a.offers, o.id)
 	}
 	if recoverRes {
 		m.allocOK("recover", m.alloc.Recover(o.fw, o.agent, o.res, fl), "framework_id", o.fw, "agent_id", o.agent, "offer_id", o.id)

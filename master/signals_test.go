@@ -13,7 +13,7 @@ import (
 
 // appRequest is a REQUEST carrying an application demand of e executors of
 // 1 cpu / 512 MB with one stage (10 s of 50 MB/s disk).
-func appRequest(t *testing.T, e int32, end time.Duration) *scheduler.Call {
+func appRequest(t testing.TB, e int32, end time.Duration) *scheduler.Call {
 	t.Helper()
 	res, err := api.AppDemandResource(&api.AppDemand{Executors: e, Cpus: 1, Mem: 512,
 		Stages: []*api.ProfileStage{{StartNanos: 0, EndNanos: int64(end), DiskBw: 50, NetBw: 10}}})

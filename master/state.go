@@ -19,6 +19,11 @@ type agentState struct {
 	// executors running on the agent with the resources they hold, keyed
 	// "framework/executor".
 	executors map[string]resources.Resources
+	// offers are the outstanding offers on this agent (also in m.offers).
+	offers map[string]*offer
+	// url is offerURL's cache, for the address urlFor.
+	url    *mesos.URL
+	urlFor string
 }
 
 type framework struct {

@@ -84,7 +84,18 @@ func FromMesos(list []mesos.Resource) (map[string]Resources, error) {
 // carries AllocationInfo with it, as Mesos sends to MULTI_ROLE frameworks.
 // Zero scalars are left out.
 func ToMesos(r Resources, role, allocationRole string) []mesos.Resource {
-	var out []mesos.Resource
+	// One slice each for the resources, their values and their types:
+	// the master converts every offer it makes, so allocations here are
+	// paid per offer per cycle.
+	n := len(r.Extra) + 1
+	for _, q := range r.Scalars {
+		if q != 0 {
+			n++
+		}
+	}
+	out := make([]mesos.Resource, 0, n)
+	values := make([]mesos.Value_Scalar, 0, n)
+	types := make([]mesos.Value_Type, 0, n)
 	add := func(res mesos.Resource) {
 		if role != "" && role != Unreserved {
 			rl := role
@@ -101,8 +112,9 @@ func ToMesos(r Resources, role, allocationRole string) []mesos.Resource {
 		if q == 0 {
 			return
 		}
-		t := mesos.SCALAR
-		add(mesos.Resource{Name: name, Type: &t, Scalar: &mesos.Value_Scalar{Value: q.Units()}})
+		types = append(types, mesos.SCALAR)
+		values = append(values, mesos.Value_Scalar{Value: q.Units()})
+		add(mesos.Resource{Name: name, Type: &types[len(types)-1], Scalar: &values[len(values)-1]})
 	}
 	for k, q := range r.Scalars {
 		scalar(KindNames[k], q)
@@ -111,12 +123,12 @@ func ToMesos(r Resources, role, allocationRole string) []mesos.Resource {
 		scalar(e.Name, e.Value)
 	}
 	if len(r.Ports) > 0 {
-		t := mesos.RANGES
+		types = append(types, mesos.RANGES)
 		vr := make([]mesos.Value_Range, len(r.Ports))
 		for i, p := range r.Ports {
 			vr[i] = mesos.Value_Range{Begin: p.Begin, End: p.End}
 		}
-		add(mesos.Resource{Name: PortsName, Type: &t, Ranges: &mesos.Value_Ranges{Range: vr}})
+		add(mesos.Resource{Name: PortsName, Type: &types[len(types)-1], Ranges: &mesos.Value_Ranges{Range: vr}})
 	}
 	return out
 }

@@ -122,7 +122,9 @@ func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
-func (c *cliFlags) client() *http.Client { return withCredential(newHTTPClient(c.timeout, c.tlsCA), &c.cred) }
+func (c *cliFlags) client() *http.Client {
+	return withCredential(newHTTPClient(c.timeout, c.tlsCA), &c.cred)
+}
 
 // state fetches the leader's /state, saying what to do when no master
 // answers.

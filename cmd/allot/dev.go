@@ -14,8 +14,8 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/allot-sched/allot/agent"
-	"github.com/allot-sched/allot/internal/tlsconf"
 	"github.com/allot-sched/allot/auth"
+	"github.com/allot-sched/allot/internal/tlsconf"
 	"github.com/allot-sched/allot/master"
 )
 

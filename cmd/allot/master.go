@@ -26,7 +26,7 @@ func init() {
 }
 
 type masterFlags struct {
-	reclaim, redirect                                           bool
+	reclaim, redirect, stampOffers                              bool
 	listen, workDir, sorter, selection, mode, weights, logLevel string
 	allocInterval, offerTimeout, heartbeat, pingTimeout         time.Duration
 	raftAddr, raftBind, peers, advertise                        string
@@ -104,6 +104,7 @@ func addMasterFlags(fs *flag.FlagSet, f *masterFlags) {
 	fs.DurationVar(&f.reregister, "agent-reregister-timeout", 0, "after a master is elected (or restarts), agents in the registry have this long to re-register\nbefore their tasks are declared lost (0: --agent-ping-timeout)")
 	fs.StringVar(&f.acls, "acls", "", "ACL file in (a subset of) Mesos's JSON format: who may register in which roles, run tasks as\nwhich users, tear down, view, update weights and the sorter, manage raft (docs/security-acl.md);\nempty: every caller may do everything")
 	addAuthnFlags(fs, &f.authn)
+	fs.BoolVar(&f.stampOffers, "stamp-offers", false, "append each allocation cycle's start to its offer ids (-T<unix ns>), for allot bench cluster's offer latency")
 	fs.DurationVar(&f.policySync, "policy-sync-interval", master.DefaultPolicySyncInterval, "the leader replicates its policy models' state (bandit preferences, Prophet's timelines) at most\nthis often, and only when it changed; a failover loses at most this much learning (negative: never)")
 }
 
@@ -221,7 +222,7 @@ func (f *masterFlags) config(fs *flag.FlagSet, log zerolog.Logger) (master.Confi
 		RaftAddr: f.raftAddr, RaftBind: f.raftBind, Peers: peers, Advertise: f.advertise, RaftMultiplier: f.raftMultiplier,
 		AgentReregisterTimeout: f.reregister, RaftSnapshotThreshold: f.snapThreshold, RaftTrailingLogs: f.trailingLogs,
 		Bandit: bandit, Reclaim: f.reclaim, Redirect: f.redirect, PolicySyncInterval: f.policySync,
-		TLS: f.tls.files(), Authn: authn}, nil
+		TLS: f.tls.files(), Authn: authn, StampOffers: f.stampOffers}, nil
 }
 
 func runMaster(args []string, stdout, stderr io.Writer) error {
