@@ -79,7 +79,10 @@ type Config struct {
 	// user; by default an agent running as root runs each executor as its
 	// task's (CommandInfo.user) or framework's (FrameworkInfo.user) user.
 	NoSwitchUser bool
-	Log          zerolog.Logger
+	// MaxRequestBytes caps request bodies (413 beyond; limits.go): 0 is
+	// limits.DefaultMaxRequestBytes, negative only api.ReadRequest's cap.
+	MaxRequestBytes int64
+	Log             zerolog.Logger
 }
 
 // Agent is one running agent.
@@ -259,7 +262,7 @@ func (a *Agent) Start() error {
 	mux.HandleFunc("/files/browse", a.handleFilesBrowse)
 	mux.HandleFunc("/files/read", a.handleFilesRead)
 	mux.HandleFunc("/files/download", a.handleFilesDownload)
-	a.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	a.srv = &http.Server{Handler: a.limitBodies(mux), ReadHeaderTimeout: 10 * time.Second}
 	a.recover()
 	a.recoverContainers()
 	a.wg.Add(1)

@@ -21,6 +21,7 @@ import (
 
 	"github.com/allot-sched/allot/allocator"
 	"github.com/allot-sched/allot/api"
+	"github.com/allot-sched/allot/internal/limits"
 	"github.com/allot-sched/allot/sorter"
 )
 
@@ -79,6 +80,17 @@ type Config struct {
 	// leader (allot's behaviour before forwarding, and Mesos's) instead of
 	// forwarding them to the leader (forward.go).
 	Redirect bool
+	// MaxRequestBytes caps every request body (413 beyond; limits.go):
+	// 0 is limits.DefaultMaxRequestBytes, negative no cap but each
+	// handler's own.
+	MaxRequestBytes int64
+	// RateLimits are the per-principal request rates (--rate-limits, Mesos's
+	// format; limits.go); nil throttles nothing.
+	RateLimits *limits.RateLimits
+	// MaxSubscriptionsPerPrincipal caps the scheduler and operator
+	// subscription streams one principal holds open (429 beyond); <= 0:
+	// no cap.
+	MaxSubscriptionsPerPrincipal int
 }
 
 // Master is one running master. Create it with New, then Start.
@@ -124,6 +136,7 @@ type Master struct {
 	pol               policySync   // policy.go
 
 	fwd forwarder // streams a follower forwards to the leader (forward.go)
+	lim *limiter  // body, rate and stream limits (limits.go)
 
 	kick chan struct{}
 	stop chan struct{}
@@ -201,6 +214,7 @@ func New(cfg Config) (*Master, error) {
 	}
 	m.id = loadOrCreateID(filepath.Join(cfg.WorkDir, "master_id"))
 	m.m = newMetrics(m)
+	m.lim = newLimiter(cfg, cfg.Clock, m.m.reg)
 	m.reg.applyObs = func(d time.Duration) { m.m.applyLatency.Observe(d.Seconds()) }
 	return m, nil
 }

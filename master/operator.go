@@ -13,6 +13,7 @@ import (
 
 	"github.com/allot-sched/allot/api"
 	"github.com/allot-sched/allot/api/taskstate"
+	"github.com/allot-sched/allot/auth"
 	"github.com/allot-sched/allot/resources"
 )
 
@@ -46,7 +47,7 @@ func (m *Master) Handler() http.Handler {
 	})
 	mux.Handle("/metrics", promhttp.HandlerFor(m.m.reg, promhttp.HandlerOpts{}))
 	m.uiRoutes(mux)
-	return mux
+	return m.limitRequests(mux)
 }
 
 func (m *Master) handleOperator(w http.ResponseWriter, r *http.Request) {
@@ -63,6 +64,12 @@ func (m *Master) handleOperator(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if call.Type == mmaster.Call_SUBSCRIBE {
+		p, _ := auth.PrincipalFrom(r.Context())
+		release, ok := m.admitStream(w, r, p)
+		if !ok {
+			return
+		}
+		defer release()
 		m.operatorSubscribe(w, r, req)
 		return
 	}

@@ -47,6 +47,9 @@ func (m *Master) handleScheduler(w http.ResponseWriter, r *http.Request) {
 		api.WriteError(w, api.Errorf(http.StatusBadRequest, "unknown call type %d: expected one of SUBSCRIBE, ACCEPT, DECLINE, ...", call.Type))
 		return
 	}
+	if p, claimed := m.schedulerPrincipal(r, &call); !m.allow(w, p, claimed) {
+		return
+	}
 	m.m.calls.WithLabelValues(call.Type.String()).Inc()
 	if call.Type == scheduler.Call_SUBSCRIBE {
 		m.subscribe(w, r, req, &call)
@@ -69,6 +72,12 @@ func (m *Master) subscribe(w http.ResponseWriter, r *http.Request, req *api.Requ
 		api.WriteError(w, err)
 		return
 	}
+	p, _ := m.schedulerPrincipal(r, call)
+	release, ok := m.admitStream(w, r, p)
+	if !ok {
+		return
+	}
+	defer release()
 	stream := api.NewStream(req.Out, 16384)
 	id, streamID, err := m.admitFramework(id, info, call.Subscribe.SuppressedRoles, stream)
 	if err != nil {

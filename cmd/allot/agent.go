@@ -52,6 +52,8 @@ func runAgent(args []string, stdout, stderr io.Writer) error {
 	switchUser := fs.Bool("switch-user", true, "when the agent runs as root, run each executor as its task's (CommandInfo.user) or framework's (FrameworkInfo.user) user and give it its sandbox")
 	cfs := fs.Bool("cgroups-enable-cfs", false, "with cgroups isolation, also cap each executor's CPU time at its cpus (CFS quota), not only weight it")
 	cgRoot := fs.String("cgroups-root", "/sys/fs/cgroup", "`dir` where the cgroup hierarchies are mounted")
+	var maxBody int64
+	addMaxRequestBytesFlag(fs, &maxBody)
 	faultBusy := fs.String("fault-disk-busy-file", "", "testing: while this `file` exists, report the disks fully busy (drives Prophet's task backoff without a real collision)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -70,7 +72,8 @@ func runAgent(args []string, stdout, stderr io.Writer) error {
 	a, err := agent.New(agent.Config{Masters: strings.Split(*masters, ","), Listen: *listen, Advertise: *advertise, WorkDir: *workDir,
 		Resources: *res, Attributes: at, ShutdownGrace: *grace, UsageInterval: *usage, RegistrationTimeout: *regTimeout, Log: log,
 		FaultDiskBusyFile: *faultBusy, ThrottleIO: *throttle, Isolation: *isolation, CgroupsEnableCFS: *cfs, CgroupsRoot: *cgRoot,
-		DiskWatchInterval: *diskWatch, DiskQuotaWarnOnly: !*enforceDisk, NoSwitchUser: !*switchUser})
+		DiskWatchInterval: *diskWatch, DiskQuotaWarnOnly: !*enforceDisk, NoSwitchUser: !*switchUser,
+		MaxRequestBytes: maxBody})
 	if err != nil {
 		return err
 	}

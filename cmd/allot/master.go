@@ -34,6 +34,7 @@ type masterFlags struct {
 	reregister                                                  time.Duration
 	bandit                                                      banditFlags
 	policySync                                                  time.Duration
+	limits                                                      limitFlags
 }
 
 // banditFlags are the co-location bandit's parameters (--sorter bandit).
@@ -98,6 +99,7 @@ func addMasterFlags(fs *flag.FlagSet, f *masterFlags) {
 	fs.BoolVar(&f.reclaim, "reclaim", false, "send inverse offers (Mesos INVERSE_OFFERS): a framework above its fair share while others starve is\nasked to give resources back on an agent; /pressure shows who starves (off: nothing is asked back)")
 	fs.DurationVar(&f.reregister, "agent-reregister-timeout", 0, "after a master is elected (or restarts), agents in the registry have this long to re-register\nbefore their tasks are declared lost (0: --agent-ping-timeout)")
 	fs.DurationVar(&f.policySync, "policy-sync-interval", master.DefaultPolicySyncInterval, "the leader replicates its policy models' state (bandit preferences, Prophet's timelines) at most\nthis often, and only when it changed; a failover loses at most this much learning (negative: never)")
+	addLimitFlags(fs, &f.limits)
 }
 
 // parsePeers reads --peers. An entry without "=http" gets its HTTP address
@@ -193,12 +195,13 @@ func (f *masterFlags) config(fs *flag.FlagSet, log zerolog.Logger) (master.Confi
 	}
 	flags := map[string]string{}
 	fs.VisitAll(func(fl *flag.Flag) { flags[fl.Name] = fl.Value.String() })
-	return master.Config{Listen: f.listen, WorkDir: f.workDir, Sorter: f.sorter, AgentSelection: f.selection, Mode: f.mode,
+	cfg := master.Config{Listen: f.listen, WorkDir: f.workDir, Sorter: f.sorter, AgentSelection: f.selection, Mode: f.mode,
 		AllocationInterval: f.allocInterval, OfferTimeout: f.offerTimeout, HeartbeatInterval: f.heartbeat,
 		AgentPingTimeout: f.pingTimeout, Weights: w, Log: log, Flags: flags,
 		RaftAddr: f.raftAddr, RaftBind: f.raftBind, Peers: peers, Advertise: f.advertise, RaftMultiplier: f.raftMultiplier,
 		AgentReregisterTimeout: f.reregister, RaftSnapshotThreshold: f.snapThreshold, RaftTrailingLogs: f.trailingLogs,
-		Bandit: bandit, Reclaim: f.reclaim, Redirect: f.redirect, PolicySyncInterval: f.policySync}, nil
+		Bandit: bandit, Reclaim: f.reclaim, Redirect: f.redirect, PolicySyncInterval: f.policySync}
+	return cfg, f.limits.apply(&cfg)
 }
 
 func runMaster(args []string, stdout, stderr io.Writer) error {
