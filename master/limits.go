@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
@@ -42,6 +43,9 @@ type limiter struct {
 	throttle *prometheus.CounterVec
 	open     *prometheus.GaugeVec
 	bodies   prometheus.Counter
+	// byStream maps an open scheduler stream's Mesos-Stream-Id to its
+	// principal (chargeSchedulerEarly).
+	byStream sync.Map
 }
 
 func newLimiter(cfg Config, clock Clock, reg *prometheus.Registry) *limiter {
@@ -77,7 +81,7 @@ func (m *Master) limitRequests(h http.Handler) http.Handler {
 	rated := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if rateLimited(r.URL.Path) {
 			p, _ := auth.PrincipalFrom(r.Context())
-			if !m.allow(w, p, "") {
+			if !m.allow(w, r, p, "") {
 				return
 			}
 		}
@@ -113,16 +117,34 @@ func rateLimited(path string) bool {
 	return true
 }
 
+// maxThrottleHold bounds how long a throttled request is held before its
+// 429 goes out (allow).
+const maxThrottleHold = 100 * time.Millisecond
+
 // allow charges one request of principal; over the limit it answers 429
 // with Retry-After and a body naming the principal and the limit. claimed
 // is "" or, for an unauthenticated scheduler call, where the principal came
 // from (shown in the body).
-func (m *Master) allow(w http.ResponseWriter, principal, claimed string) bool {
+//
+// The 429 is held until the principal's next token is due, at most
+// maxThrottleHold: a client that retries at once, in a tight loop, then
+// makes a few calls a second per connection instead of thousands, which
+// would cost the master (and on a shared host, everyone) CPU even when
+// each is refused. Mesos holds throttled messages too (it queues them).
+// The hold costs nothing per request beyond the goroutine net/http already
+// keeps for the connection.
+func (m *Master) allow(w http.ResponseWriter, r *http.Request, principal, claimed string) bool {
 	v := m.lim.rate.Allow(principal)
 	if v.OK {
 		return true
 	}
 	m.lim.throttle.WithLabelValues(v.Group, "rate").Inc()
+	hold := time.NewTimer(min(v.RetryAfter, maxThrottleHold))
+	select {
+	case <-hold.C:
+	case <-r.Context().Done():
+		hold.Stop()
+	}
 	secs := int(math.Max(1, math.Ceil(v.RetryAfter.Seconds())))
 	w.Header().Set("Retry-After", strconv.Itoa(secs))
 	who := fmt.Sprintf("principal %q", principal)
@@ -138,6 +160,33 @@ func (m *Master) allow(w http.ResponseWriter, principal, claimed string) bool {
 	api.WriteError(w, api.Errorf(http.StatusTooManyRequests, "%s is over its rate limit (%s, --rate-limits); retry after %s",
 		who, v.Limit, time.Duration(secs)*time.Second))
 	return false
+}
+
+// chargeSchedulerEarly charges a scheduler call before its body is read
+// when the request alone says who sends it: an authenticated principal, or
+// a Mesos-Stream-Id of an open subscription (its SUBSCRIBE's principal).
+// A throttled flood then costs the master no body read, decode or m.mu.
+// charged false: the call must be charged once decoded (schedulerPrincipal).
+func (m *Master) chargeSchedulerEarly(w http.ResponseWriter, r *http.Request) (charged, ok bool) {
+	if p, authed := auth.PrincipalFrom(r.Context()); authed {
+		return true, m.allow(w, r, p, "")
+	}
+	sid := r.Header.Get(headerStreamID)
+	if sid == "" {
+		return false, true
+	}
+	p, known := m.lim.byStream.Load(sid)
+	if !known {
+		return false, true
+	}
+	return true, m.allow(w, r, p.(string), "FrameworkInfo.principal")
+}
+
+// streamPrincipal remembers which principal a scheduler stream id belongs
+// to until the returned func is called (the stream ended).
+func (l *limiter) streamPrincipal(streamID, principal string) (forget func()) {
+	l.byStream.Store(streamID, principal)
+	return func() { l.byStream.Delete(streamID) }
 }
 
 // schedulerPrincipal is who a scheduler call is charged to: the

@@ -243,3 +243,45 @@ func TestSubscriptionCap(t *testing.T) {
 		t.Errorf("throttled{(default),streams} = %v, want 2", got)
 	}
 }
+
+// A call carrying the Mesos-Stream-Id of an open subscription is charged to
+// that subscription's principal before its body is read: once the bucket is
+// empty even an undecodable body is answered 429, not 400.
+func TestSchedulerChargedByStreamID(t *testing.T) {
+	rl, _ := limits.ParseRateLimits([]byte(`{"limits":[{"principal":"flood","qps":1,"capacity":2}]}`))
+	h := newHarness(t, func(c *Config) { c.RateLimits = rl })
+	srv := httptest.NewServer(h.m.Handler())
+	t.Cleanup(srv.Close)
+	sched := srv.URL + "/api/v1/scheduler"
+	resp := openStream(t, sched, `{"type":"SUBSCRIBE","subscribe":{"framework_info":{"user":"u","name":"f","principal":"flood"}}}`)
+	sid := resp.Header.Get(headerStreamID)
+	if resp.StatusCode != 200 || sid == "" {
+		t.Fatalf("SUBSCRIBE: %d, stream id %q", resp.StatusCode, sid)
+	}
+	// SUBSCRIBE took one token.
+	for i, want := range []int{400, 429, 429} {
+		req, _ := http.NewRequest(http.MethodPost, sched, strings.NewReader("not a call"))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set(headerStreamID, sid)
+		r, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(r.Body)
+		r.Body.Close()
+		if r.StatusCode != want {
+			t.Fatalf("call %d: %d %q, want %d", i, r.StatusCode, b, want)
+		}
+	}
+	resp.Body.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if _, known := h.m.lim.byStream.Load(sid); !known {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("a closed stream's id is still mapped to its principal")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

@@ -30,6 +30,10 @@ const headerStreamID = "Mesos-Stream-Id"
 
 // handleScheduler serves POST /api/v1/scheduler.
 func (m *Master) handleScheduler(w http.ResponseWriter, r *http.Request) {
+	charged, allowed := m.chargeSchedulerEarly(w, r)
+	if !allowed {
+		return
+	}
 	req, err := api.ReadRequest(w, r)
 	if err != nil {
 		m.m.badRequests.WithLabelValues("scheduler").Inc()
@@ -47,7 +51,7 @@ func (m *Master) handleScheduler(w http.ResponseWriter, r *http.Request) {
 		api.WriteError(w, api.Errorf(http.StatusBadRequest, "unknown call type %d: expected one of SUBSCRIBE, ACCEPT, DECLINE, ...", call.Type))
 		return
 	}
-	if p, claimed := m.schedulerPrincipal(r, &call); !m.allow(w, p, claimed) {
+	if p, claimed := m.schedulerPrincipal(r, &call); !charged && !m.allow(w, r, p, claimed) {
 		return
 	}
 	m.m.calls.WithLabelValues(call.Type.String()).Inc()
@@ -84,6 +88,7 @@ func (m *Master) subscribe(w http.ResponseWriter, r *http.Request, req *api.Requ
 		api.WriteError(w, err)
 		return
 	}
+	defer m.lim.streamPrincipal(streamID, p)()
 
 	done := make(chan struct{})
 	go func() {
