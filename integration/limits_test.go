@@ -34,54 +34,14 @@ func TestFloodIsThrottled(t *testing.T) {
 	const qps, capacity = 20, 20
 	rates := fmt.Sprintf(`{"limits":[{"principal":"flood","qps":%d,"capacity":%d}]}`, qps, capacity)
 	// Info logs: debug lines for every call would make the master's log,
-	// not its limits, what the flood measures.
-	// Executors get 30 s to subscribe, not the suite's 3 s: on a loaded
+	// not its limits, what the flood measures. Executors get 30 s to subscribe, not the suite's 3 s: on a loaded
 	// shared host a command executor has taken longer to start, and a
 	// launch that fails for that says nothing about the flood.
 	c := &cluster{testcluster.New(t, testcluster.Config{Bin: allotBin, Agents: 2,
 		MasterFlags: []string{"--rate-limits", rates, "--log-level", "info"},
 		AgentFlags:  append(append([]string{}, agentFlags...), "--executor-registration-timeout", "30s")})}
 	flood := floodSubscribe(t, c.MasterAddr)
-
-	var mu sync.Mutex
-	running := map[string]chan mesos.TaskStatus{} // RUNNING, or the end, of each task
-	victim := subscribeWith(t, newCaller(c.MasterAddr, "protobuf"),
-		mesos.FrameworkInfo{Name: "victim", Principal: strp("victim")},
-		func(st mesos.TaskStatus) {
-			if s := st.GetState(); s == mesos.TASK_STAGING || s == mesos.TASK_STARTING {
-				return
-			}
-			mu.Lock()
-			defer mu.Unlock()
-			if ch := running[st.TaskID.Value]; ch != nil {
-				ch <- st
-				delete(running, st.TaskID.Value)
-			}
-		})
-	// launchOnce launches one task on the next offer and returns the time
-	// from sending ACCEPT to its TASK_RUNNING.
-	launchOnce := func(id string) time.Duration {
-		o := victim.takeOffer(t, "")
-		ch := make(chan mesos.TaskStatus, 1)
-		mu.Lock()
-		running[id] = ch
-		mu.Unlock()
-		start := time.Now()
-		// Refuse nothing: the offer's rest comes back at the next cycle,
-		// not after Mesos's default 5 s filter.
-		if err := victim.call(launch(o, cmdTask(id, o, "sleep 60", 0.05, 16)).With(calls.RefuseSeconds(0))); err != nil {
-			t.Fatalf("%s: ACCEPT: %v", id, err)
-		}
-		select {
-		case st := <-ch:
-			if st.GetState() != mesos.TASK_RUNNING {
-				t.Fatalf("%s: %v (%v: %s) instead of TASK_RUNNING", id, st.GetState(), st.GetReason(), st.GetMessage())
-			}
-		case <-time.After(60 * time.Second):
-			t.Fatalf("%s: no update within 60 s", id)
-		}
-		return time.Since(start)
-	}
+	launchOnce := victimLauncher(t, c.MasterAddr)
 
 	// The flood runs in one tight loop, on only while flooding is set.
 	// Launches with and without it alternate, so a change in the shared
@@ -227,4 +187,48 @@ func (f *floodFramework) loop(stop <-chan struct{}, on *atomic.Bool, ok, throttl
 func median(ds []time.Duration) time.Duration {
 	sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
 	return ds[len(ds)/2]
+}
+
+// victimLauncher subscribes the framework whose launches the flood test
+// times (principal "victim", not listed: not throttled) and returns a func
+// that launches one task on its next offer and returns the time from
+// sending ACCEPT to the task's TASK_RUNNING.
+func victimLauncher(t *testing.T, addr string) func(id string) time.Duration {
+	var mu sync.Mutex
+	running := map[string]chan mesos.TaskStatus{} // RUNNING, or the end, of each task
+	victim := subscribeWith(t, newCaller(addr, "protobuf"),
+		mesos.FrameworkInfo{Name: "victim", Principal: strp("victim")},
+		func(st mesos.TaskStatus) {
+			if s := st.GetState(); s == mesos.TASK_STAGING || s == mesos.TASK_STARTING {
+				return
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if ch := running[st.TaskID.Value]; ch != nil {
+				ch <- st
+				delete(running, st.TaskID.Value)
+			}
+		})
+	return func(id string) time.Duration {
+		o := victim.takeOffer(t, "")
+		ch := make(chan mesos.TaskStatus, 1)
+		mu.Lock()
+		running[id] = ch
+		mu.Unlock()
+		start := time.Now()
+		// Refuse nothing: the offer's rest comes back at the next cycle,
+		// not after Mesos's default 5 s filter.
+		if err := victim.call(launch(o, cmdTask(id, o, "sleep 60", 0.05, 16)).With(calls.RefuseSeconds(0))); err != nil {
+			t.Fatalf("%s: ACCEPT: %v", id, err)
+		}
+		select {
+		case st := <-ch:
+			if st.GetState() != mesos.TASK_RUNNING {
+				t.Fatalf("%s: %v (%v: %s) instead of TASK_RUNNING", id, st.GetState(), st.GetReason(), st.GetMessage())
+			}
+		case <-time.After(60 * time.Second):
+			t.Fatalf("%s: no update within 60 s", id)
+		}
+		return time.Since(start)
+	}
 }
