@@ -34,9 +34,10 @@ func TestFloodIsThrottled(t *testing.T) {
 	const qps, capacity = 20, 20
 	rates := fmt.Sprintf(`{"limits":[{"principal":"flood","qps":%d,"capacity":%d}]}`, qps, capacity)
 	// Info logs: debug lines for every call would make the master's log,
-	// not its limits, what the flood measures. Executors get 30 s to subscribe, not the suite's 3 s: on a loaded
-	// shared host a command executor has taken longer to start, and a
-	// launch that fails for that says nothing about the flood.
+	// not its limits, what the flood measures. Executors get 30 s to
+	// subscribe, not the suite's 3 s: on a loaded shared host a command
+	// executor has taken longer to start, and a launch that fails for that
+	// says nothing about the flood.
 	c := &cluster{testcluster.New(t, testcluster.Config{Bin: allotBin, Agents: 2,
 		MasterFlags: []string{"--rate-limits", rates, "--log-level", "info"},
 		AgentFlags:  append(append([]string{}, agentFlags...), "--executor-registration-timeout", "30s")})}
