@@ -25,8 +25,8 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/allot-sched/allot/api"
-	"github.com/allot-sched/allot/internal/tlsconf"
 	"github.com/allot-sched/allot/auth"
+	"github.com/allot-sched/allot/internal/tlsconf"
 	"github.com/allot-sched/allot/resources"
 )
 
@@ -87,10 +87,13 @@ type Config struct {
 	// AuthenticateExecutors (--authenticate-http-executors) gives each
 	// executor a token and requires it on the executor API (authn.go).
 	AuthenticateExecutors bool
-	Log          zerolog.Logger
 	// TLS names the certificate, key and CA of --tls-cert, --tls-key and
 	// --tls-ca; set, the agent serves TLS and verifies the master (tls.go).
 	TLS tlsconf.Files
+	// MaxRequestBytes caps request bodies (413 beyond; limits.go): 0 is
+	// limits.DefaultMaxRequestBytes, negative only api.ReadRequest's cap.
+	MaxRequestBytes int64
+	Log             zerolog.Logger
 }
 
 // Agent is one running agent.
@@ -282,7 +285,7 @@ func (a *Agent) Start() error {
 	mux.HandleFunc("/files/browse", a.handleFilesBrowse)
 	mux.HandleFunc("/files/read", a.handleFilesRead)
 	mux.HandleFunc("/files/download", a.handleFilesDownload)
-	a.srv = &http.Server{Handler: a.plaintextGuard(mux), ReadHeaderTimeout: 10 * time.Second}
+	a.srv = &http.Server{Handler: a.plaintextGuard(a.limitBodies(mux)), ReadHeaderTimeout: 10 * time.Second}
 	a.recover()
 	a.recoverContainers()
 	a.wg.Add(1)

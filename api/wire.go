@@ -140,7 +140,9 @@ func ReadRequest(w http.ResponseWriter, r *http.Request) (*Request, error) {
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			return nil, Errorf(http.StatusRequestEntityTooLarge, "request body exceeds the limit of %d bytes (16 MiB)", MaxBodyBytes)
+			// mbe.Limit, not MaxBodyBytes: a server may cap bodies lower
+			// before this read (--max-request-bytes, internal/limits).
+			return nil, Errorf(http.StatusRequestEntityTooLarge, "request body exceeds the limit of %d bytes%s", mbe.Limit, inMiB(mbe.Limit))
 		}
 		return nil, Errorf(http.StatusBadRequest, "reading request body: %v", err)
 	}
@@ -148,6 +150,14 @@ func ReadRequest(w http.ResponseWriter, r *http.Request) (*Request, error) {
 		return nil, Errorf(http.StatusBadRequest, "empty request body: expected a Call in %s", in)
 	}
 	return &Request{Body: body, In: in, Out: out, RecordIO: recordio}, nil
+}
+
+// inMiB is " (n MiB)" for a whole number of MiB, else "".
+func inMiB(n int64) string {
+	if n <= 0 || n%(1<<20) != 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (%d MiB)", n>>20)
 }
 
 func codecOf(ct string) (Codec, error) {

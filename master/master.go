@@ -22,6 +22,7 @@ import (
 	"github.com/allot-sched/allot/allocator"
 	"github.com/allot-sched/allot/api"
 	"github.com/allot-sched/allot/auth"
+	"github.com/allot-sched/allot/internal/limits"
 	"github.com/allot-sched/allot/internal/tlsconf"
 	"github.com/allot-sched/allot/sorter"
 )
@@ -95,6 +96,17 @@ type Config struct {
 	// measure allocation-to-OFFERS latency (allot bench cluster). Offer ids
 	// are opaque to schedulers; off by default.
 	StampOffers bool
+	// MaxRequestBytes caps every request body (413 beyond; limits.go):
+	// 0 is limits.DefaultMaxRequestBytes, negative no cap but each
+	// handler's own.
+	MaxRequestBytes int64
+	// RateLimits are the per-principal request rates (--rate-limits, Mesos's
+	// format; limits.go); nil throttles nothing.
+	RateLimits *limits.RateLimits
+	// MaxSubscriptionsPerPrincipal caps the scheduler and operator
+	// subscription streams one principal holds open (429 beyond); <= 0:
+	// no cap.
+	MaxSubscriptionsPerPrincipal int
 }
 
 // Master is one running master. Create it with New, then Start.
@@ -141,6 +153,7 @@ type Master struct {
 	pol               policySync   // policy.go
 
 	fwd forwarder // streams a follower forwards to the leader (forward.go)
+	lim *limiter  // body, rate and stream limits (limits.go)
 
 	authz         authzState        // authz.go
 	tls           *tlsconf.Bundle   // nil: plaintext (tls.go)
@@ -229,6 +242,7 @@ func New(cfg Config) (*Master, error) {
 	m.id = loadOrCreateID(filepath.Join(cfg.WorkDir, "master_id"))
 	m.m = newMetrics(m)
 	m.initAuthz()
+	m.lim = newLimiter(cfg, cfg.Clock, m.m.reg)
 	m.reg.applyObs = func(d time.Duration) { m.m.applyLatency.Observe(d.Seconds()) }
 	return m, nil
 }

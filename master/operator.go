@@ -47,7 +47,7 @@ func (m *Master) Handler() http.Handler {
 	})
 	mux.Handle("/metrics", promhttp.HandlerFor(m.m.reg, promhttp.HandlerOpts{}))
 	m.uiRoutes(mux)
-	return m.authenticate(mux) // outermost: everything inside may read the principal
+	return m.authenticate(m.limitRequests(mux)) // authentication outermost: limits and ACLs read the principal it stores
 }
 
 func (m *Master) handleOperator(w http.ResponseWriter, r *http.Request) {
@@ -64,6 +64,12 @@ func (m *Master) handleOperator(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if call.Type == mmaster.Call_SUBSCRIBE {
+		p, _ := auth.PrincipalFrom(r.Context())
+		release, ok := m.admitStream(w, r, p)
+		if !ok {
+			return
+		}
+		defer release()
 		m.operatorSubscribe(w, r, req)
 		return
 	}

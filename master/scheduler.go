@@ -31,6 +31,10 @@ const headerStreamID = "Mesos-Stream-Id"
 
 // handleScheduler serves POST /api/v1/scheduler.
 func (m *Master) handleScheduler(w http.ResponseWriter, r *http.Request) {
+	charged, allowed := m.chargeSchedulerEarly(w, r)
+	if !allowed {
+		return
+	}
 	req, err := api.ReadRequest(w, r)
 	if err != nil {
 		m.m.badRequests.WithLabelValues("scheduler").Inc()
@@ -46,6 +50,9 @@ func (m *Master) handleScheduler(w http.ResponseWriter, r *http.Request) {
 	if _, known := scheduler.Call_Type_name[int32(call.Type)]; !known || call.Type == scheduler.Call_UNKNOWN {
 		m.m.badRequests.WithLabelValues("scheduler").Inc()
 		api.WriteError(w, api.Errorf(http.StatusBadRequest, "unknown call type %d: expected one of SUBSCRIBE, ACCEPT, DECLINE, ...", call.Type))
+		return
+	}
+	if p, claimed := m.schedulerPrincipal(r, &call); !charged && !m.allow(w, r, p, claimed) {
 		return
 	}
 	m.m.calls.WithLabelValues(call.Type.String()).Inc()
@@ -82,6 +89,12 @@ func (m *Master) subscribe(w http.ResponseWriter, r *http.Request, req *api.Requ
 		api.WriteError(w, err)
 		return
 	}
+	p, _ := m.schedulerPrincipal(r, call)
+	release, ok := m.admitStream(w, r, p)
+	if !ok {
+		return
+	}
+	defer release()
 	stream := api.NewStream(req.Out, 16384)
 	id, streamID, err := m.admitFramework(id, info, call.Subscribe.SuppressedRoles, stream)
 	if err != nil {
@@ -91,6 +104,7 @@ func (m *Master) subscribe(w http.ResponseWriter, r *http.Request, req *api.Requ
 	m.mu.Lock()
 	m.setSubjectLocked(id, who) // before the client has the stream id to call with
 	m.mu.Unlock()
+	defer m.lim.streamPrincipal(streamID, p)()
 
 	done := make(chan struct{})
 	go func() {

@@ -38,6 +38,7 @@ type masterFlags struct {
 	policySync                                                  time.Duration
 	acls                                                        string
 	tls                                                         tlsFlags
+	limits                                                      limitFlags
 }
 
 // banditFlags are the co-location bandit's parameters (--sorter bandit).
@@ -106,6 +107,7 @@ func addMasterFlags(fs *flag.FlagSet, f *masterFlags) {
 	addAuthnFlags(fs, &f.authn)
 	fs.BoolVar(&f.stampOffers, "stamp-offers", false, "append each allocation cycle's start to its offer ids (-T<unix ns>), for allot bench cluster's offer latency")
 	fs.DurationVar(&f.policySync, "policy-sync-interval", master.DefaultPolicySyncInterval, "the leader replicates its policy models' state (bandit preferences, Prophet's timelines) at most\nthis often, and only when it changed; a failover loses at most this much learning (negative: never)")
+	addLimitFlags(fs, &f.limits)
 }
 
 // parsePeers reads --peers. An entry without "=http" gets its HTTP address
@@ -216,13 +218,14 @@ func (f *masterFlags) config(fs *flag.FlagSet, log zerolog.Logger) (master.Confi
 		}
 		authz = acls
 	}
-	return master.Config{Authorizer: authz, Listen: f.listen, WorkDir: f.workDir, Sorter: f.sorter, AgentSelection: f.selection, Mode: f.mode,
+	cfg := master.Config{Authorizer: authz, Listen: f.listen, WorkDir: f.workDir, Sorter: f.sorter, AgentSelection: f.selection, Mode: f.mode,
 		AllocationInterval: f.allocInterval, OfferTimeout: f.offerTimeout, HeartbeatInterval: f.heartbeat,
 		AgentPingTimeout: f.pingTimeout, Weights: w, Log: log, Flags: flags,
 		RaftAddr: f.raftAddr, RaftBind: f.raftBind, Peers: peers, Advertise: f.advertise, RaftMultiplier: f.raftMultiplier,
 		AgentReregisterTimeout: f.reregister, RaftSnapshotThreshold: f.snapThreshold, RaftTrailingLogs: f.trailingLogs,
 		Bandit: bandit, Reclaim: f.reclaim, Redirect: f.redirect, PolicySyncInterval: f.policySync,
-		TLS: f.tls.files(), Authn: authn, StampOffers: f.stampOffers}, nil
+		TLS: f.tls.files(), Authn: authn, StampOffers: f.stampOffers}
+	return cfg, f.limits.apply(&cfg)
 }
 
 func runMaster(args []string, stdout, stderr io.Writer) error {
