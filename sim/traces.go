@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/allot-sched/allot/internal/hashrand"
+	"github.com/allot-sched/allot/resources"
 )
 
 // Format names a workload file format.
@@ -343,6 +344,14 @@ func ReadAlibaba2017(r io.Reader, file string, opt TraceOptions) ([]Job, error) 
 			return nil, &InputError{File: file, Line: line, Column: names[5], Msg: "empty; want a job id"}
 		}
 		mem := math.Max(alibabaMinMemMB, math.Round(v[4]*scale))
+		// Shape panics on quantities past fixed point's range (it is for
+		// sane generated values); a trace's are checked here instead.
+		if _, err := resources.QuantityFromFloat(v[3]); err != nil {
+			return nil, &InputError{File: file, Line: line, Column: names[3], Value: f[3], Msg: "cpus out of range: " + err.Error()}
+		}
+		if _, err := resources.QuantityFromFloat(mem); err != nil {
+			return nil, &InputError{File: file, Line: line, Column: names[4], Value: f[4], Msg: "memory out of range: " + err.Error()}
+		}
 		g := Group{Tasks: n, Duration: v[2], Demand: Shape(v[3], mem), Line: line}
 		if i, ok := byID[id]; ok {
 			j := &jobs[i]
