@@ -189,6 +189,8 @@ type gangPath struct {
 	sel        []int32     // scratch: a filtered selection
 	selNorms   []float64   // its scores
 	skipped    []gangEntry // scratch: entries popped and to be pushed back
+	taken      []int32     // scratch: selectSmall's entries taken so far
+	frontier   []int       // scratch: heapq.Least's
 }
 
 var _ filler = (*gangPath)(nil)
@@ -247,6 +249,8 @@ type shapeScores struct {
 	// idle are the shape's scores on idle agents (profile.IdleFrom) by
 	// capacity: the same on every such agent, so computed once each.
 	idle []idleScore
+	// exec is exec(d)'s scalars, which fits checks on every agent it meets.
+	exec resources.Vector
 }
 
 type idleScore struct {
@@ -258,7 +262,7 @@ type idleScore struct {
 func (s *shapeScores) reset(d *profile.AppDemand) {
 	h, best, norms, idle := s.h, s.best[:0], s.norms[:0], s.idle[:0]
 	h.Reset()
-	*s = shapeScores{d: d, h: h, best: best, norms: norms, idle: idle}
+	*s = shapeScores{d: d, h: h, best: best, norms: norms, idle: idle, exec: exec(d).Scalars}
 }
 
 type gangHeap = heapq.Heap[float64, int32, uint32]
@@ -338,7 +342,7 @@ func (p *gangPath) collect() bool {
 func (p *gangPath) newShape(d *profile.AppDemand) *shapeScores {
 	n := len(p.spare)
 	if n == 0 {
-		return &shapeScores{d: d}
+		return &shapeScores{d: d, exec: exec(d).Scalars}
 	}
 	s := p.spare[n-1]
 	p.spare[n-1] = nil
@@ -434,7 +438,7 @@ func (p *gangPath) evaluate(s *shapeScores) *shapeScores {
 	if !s.built {
 		s.built = true
 		for i, ag := range p.ags {
-			if p.fits(s.d, ag, i) {
+			if p.fits(s, ag, i) {
 				s.h.Append(gangEntry{Key: p.score(s, ag, i), Tie: int32(i), Val: ag.version})
 			}
 		}
@@ -451,22 +455,79 @@ func (p *gangPath) evaluate(s *shapeScores) *shapeScores {
 // selectE appends to best and norms the E lowest-scored agents of s's
 // heap that accept takes (all, if nil), rescoring stale entries and
 // dropping agents that no longer fit; it leaves the heap holding every
-// fitting agent.
+// fitting agent. It is the lazy heap's walk: take the lowest entry not yet
+// taken; a stale one is rescored (or dropped) and the walk goes on. For a
+// small E the entries stay in place (selectSmall); otherwise they are
+// popped and pushed back (selectPop). Both take the same entries in the
+// same order and leave the heap with the same entries.
 func (p *gangPath) selectE(s *shapeScores, accept func(i int) bool, best []int32, norms []float64) ([]int32, []float64) {
+	if s.d.Executors <= selectInPlaceMax {
+		return p.selectSmall(s, accept, best, norms)
+	}
+	return p.selectPop(s, accept, best, norms)
+}
+
+// selectInPlaceMax bounds E for selectSmall, whose search for the next
+// entry costs O(taken^2) against a pop and a push's O(log A) each.
+var selectInPlaceMax = 16 // a variable so that a test can compare the two walks
+
+// refresh rescores the stale entry x of s for agent i: the entry to put
+// back, or false if the agent no longer fits.
+func (p *gangPath) refresh(s *shapeScores, x gangEntry) (gangEntry, bool) {
+	i := int(x.Tie)
+	ag := p.ags[i]
+	if !p.fits(s, ag, i) {
+		return x, false
+	}
+	return gangEntry{Key: p.score(s, ag, i), Tie: x.Tie, Val: ag.version}, true
+}
+
+// selectSmall is selectE without popping: the entries taken so far stay
+// in the heap, and the next is the lowest of the others (heapq.Least); a
+// stale one is replaced in place. Every round of a cycle selects each
+// shape's E again, so the E pops and pushes this saves are most of the
+// selection's cost.
+func (p *gangPath) selectSmall(s *shapeScores, accept func(i int) bool, best []int32, norms []float64) ([]int32, []float64) {
+	e := s.d.Executors
+	p.taken = p.taken[:0]
+	for len(best) < e {
+		var at int
+		at, p.frontier = s.h.Least(p.taken, p.frontier)
+		if at < 0 {
+			break
+		}
+		x := s.h.At(at)
+		if x.Val != p.ags[x.Tie].version {
+			if y, ok := p.refresh(s, x); ok {
+				s.h.Set(at, y)
+			} else {
+				s.h.RemoveAt(at)
+			}
+			continue
+		}
+		p.taken = append(p.taken, x.Tie)
+		if accept != nil && !accept(int(x.Tie)) {
+			continue
+		}
+		best, norms = append(best, x.Tie), append(norms, x.Key)
+	}
+	return best, norms
+}
+
+// selectPop is selectE by popping entries and pushing the taken ones back.
+func (p *gangPath) selectPop(s *shapeScores, accept func(i int) bool, best []int32, norms []float64) ([]int32, []float64) {
 	e := s.d.Executors
 	p.skipped = p.skipped[:0]
 	for len(best) < e && s.h.Len() > 0 {
 		x := s.h.Pop()
-		i := int(x.Tie)
-		ag := p.ags[i]
-		if x.Val != ag.version {
-			if p.fits(s.d, ag, i) {
-				s.h.Push(gangEntry{Key: p.score(s, ag, i), Tie: x.Tie, Val: ag.version})
+		if x.Val != p.ags[x.Tie].version {
+			if y, ok := p.refresh(s, x); ok {
+				s.h.Push(y)
 			}
 			continue
 		}
 		p.skipped = append(p.skipped, x)
-		if accept != nil && !accept(i) {
+		if accept != nil && !accept(int(x.Tie)) {
 			continue
 		}
 		best, norms = append(best, x.Tie), append(norms, x.Key)
@@ -494,14 +555,15 @@ func exec(d *profile.AppDemand) resources.Resources {
 	return resources.Resources{Scalars: v}
 }
 
-// fits: the executor's cpus and mem fit on agent i; tetris-peak also needs
+// fits: shape s's executor's cpus and mem fit on agent i; tetris-peak also needs
 // its lifetime bandwidth peaks to fit under the agent's capacity less the
 // peaks already placed there. A peak above the agent's capacity reserves
 // the whole device (an executor can use no more), so it still fits an
 // idle agent; an agent that advertises none of a bandwidth takes no
 // executor that needs it.
-func (p *gangPath) fits(d *profile.AppDemand, ag *agent, i int) bool {
-	if !ag.avail.Scalars.Contains(exec(d).Scalars) {
+func (p *gangPath) fits(s *shapeScores, ag *agent, i int) bool {
+	d := s.d
+	if !ag.avail.Scalars.Contains(s.exec) {
 		return false
 	}
 	if p.rule == sorter.GangProphet {
