@@ -671,10 +671,13 @@ func (p *gangPath) placeGang(g *gangApp) {
 	score := p.appScore(norms)
 	res := exec(s.d)
 	if a := p.a; cap(a.out)-len(a.out) < len(best) {
-		// Room for every executor still pending, once the cycle places
-		// one: growing the offers from nothing copied them ~log2(n) times,
-		// and a cycle that places nothing allocates nothing.
-		out := make([]Offer, len(a.out), len(a.out)+len(best)+p.need)
+		// Growing the offers from nothing by append copied them ~log2(n)
+		// times; room for every executor still pending cleared far more
+		// than a full cluster places. So: at first room for as many more
+		// as there are agents, then doubling, never beyond the pending
+		// executors; a cycle that places nothing allocates nothing.
+		more := min(p.need, max(len(p.ags), cap(a.out)))
+		out := make([]Offer, len(a.out), len(a.out)+len(best)+more)
 		copy(out, a.out)
 		a.out = out
 	}
