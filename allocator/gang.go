@@ -170,6 +170,10 @@ type gangPath struct {
 	lpeak  map[int][profile.NumResources]float64
 	apps   []gangApp
 	shapes map[gangShape]*shapeScores
+	// spare are last cycle's shapeScores, reset and reused so that their
+	// heaps keep their storage (a cycle otherwise grows one heap of every
+	// agent per shape from nothing).
+	spare []*shapeScores
 	// shapeList is shapes in first-met order (maps iterate at random);
 	// overdue the applications past their deadline, earliest first;
 	// cursor the first application not yet done; round counts rounds.
@@ -177,11 +181,16 @@ type gangPath struct {
 	overdue   []*gangApp
 	cursor    int
 	round     uint64
+	// need counts the executors of the applications not yet done: the
+	// room the cycle's offers may still take.
+	need int
 	// reasonText is the chosen application's Reason.Why
 	reasonText string
 	sel        []int32     // scratch: a filtered selection
 	selNorms   []float64   // its scores
 	skipped    []gangEntry // scratch: entries popped and to be pushed back
+	taken      []int32     // scratch: selectSmall's entries taken so far
+	frontier   []int       // scratch: heapq.Least's
 }
 
 var _ filler = (*gangPath)(nil)
@@ -237,6 +246,23 @@ type shapeScores struct {
 	// last round whose candidate walk met it.
 	pending int
 	seen    uint64
+	// idle are the shape's scores on idle agents (profile.IdleFrom) by
+	// capacity: the same on every such agent, so computed once each.
+	idle []idleScore
+	// exec is exec(d)'s scalars, which fits checks on every agent it meets.
+	exec resources.Vector
+}
+
+type idleScore struct {
+	cap   [profile.NumResources]int64
+	score float64
+}
+
+// reset empties s for reuse in another cycle, keeping its storage.
+func (s *shapeScores) reset(d *profile.AppDemand) {
+	h, best, norms, idle := s.h, s.best[:0], s.norms[:0], s.idle[:0]
+	h.Reset()
+	*s = shapeScores{d: d, h: h, best: best, norms: norms, idle: idle, exec: exec(d).Scalars}
 }
 
 type gangHeap = heapq.Heap[float64, int32, uint32]
@@ -281,8 +307,14 @@ func (p *gangPath) collect() bool {
 			p.tls = append(p.tls, p.m.agents[ag.id])
 		}
 	}
-	p.local, p.lpeak = map[int]*profile.Timeline{}, map[int][profile.NumResources]float64{}
-	p.shapes = map[gangShape]*shapeScores{}
+	if p.local == nil {
+		p.local, p.lpeak = map[int]*profile.Timeline{}, map[int][profile.NumResources]float64{}
+		p.shapes = map[gangShape]*shapeScores{}
+	}
+	clear(p.local)
+	clear(p.lpeak)
+	clear(p.shapes)
+	p.spare = append(p.spare, p.shapeList...)
 	p.shapeList, p.overdue, p.cursor = p.shapeList[:0], p.overdue[:0], 0
 	for i := range p.apps {
 		d := &p.apps[i].rec.Demand
@@ -292,7 +324,7 @@ func (p *gangPath) collect() bool {
 		k := gangShape{e: d.Executors, cpus: d.Cpus, mem: d.Mem, prof: p.apps[i].rec.shape}
 		s := p.shapes[k]
 		if s == nil {
-			s = &shapeScores{d: d}
+			s = p.newShape(d)
 			p.shapes[k] = s
 			p.shapeList = append(p.shapeList, s)
 		}
@@ -306,9 +338,26 @@ func (p *gangPath) collect() bool {
 	return true
 }
 
+// newShape is a reset shapeScores for d, a spare one if there is one.
+func (p *gangPath) newShape(d *profile.AppDemand) *shapeScores {
+	n := len(p.spare)
+	if n == 0 {
+		return &shapeScores{d: d, exec: exec(d).Scalars}
+	}
+	s := p.spare[n-1]
+	p.spare[n-1] = nil
+	p.spare = p.spare[:n-1]
+	s.reset(d)
+	return s
+}
+
 // place repeats rounds while an application fits: score every shape's E
 // best agents, choose among the candidates, place its gang.
 func (p *gangPath) place() {
+	p.need = 0
+	for i := range p.apps {
+		p.need += p.apps[i].rec.Demand.Executors
+	}
 	for {
 		for _, s := range p.shapeList {
 			s.fresh = false
@@ -340,7 +389,7 @@ func (p *gangPath) choose() *gangApp {
 	}
 	for _, g := range p.overdue {
 		if !g.done && g.sh.ok {
-			p.reasonText = fmt.Sprintf("deadline passed %v ago", time.Duration(p.now.UnixNano()-g.rec.Deadline))
+			p.reasonText = "deadline passed " + time.Duration(p.now.UnixNano()-g.rec.Deadline).String() + " ago"
 			return g
 		}
 	}
@@ -370,9 +419,12 @@ func (p *gangPath) choose() *gangApp {
 		}
 	}
 	if p.rule == sorter.GangProphet {
-		p.reasonText = fmt.Sprintf("candidate half (%d of the %d longest-waiting of %d fitting)", bestRank, half, nFit)
+		// as fmt's "candidate half (%d of the %d longest-waiting of %d
+		// fitting)", without its cost in every round
+		p.reasonText = "candidate half (" + strconv.Itoa(bestRank) + " of the " + strconv.Itoa(half) +
+			" longest-waiting of " + strconv.Itoa(nFit) + " fitting)"
 	} else {
-		p.reasonText = fmt.Sprintf("best alignment of %d fitting applications", nFit)
+		p.reasonText = "best alignment of " + strconv.Itoa(nFit) + " fitting applications"
 	}
 	return best
 }
@@ -386,8 +438,8 @@ func (p *gangPath) evaluate(s *shapeScores) *shapeScores {
 	if !s.built {
 		s.built = true
 		for i, ag := range p.ags {
-			if p.fits(s.d, ag, i) {
-				s.h.Append(gangEntry{Key: p.score(s.d, ag, i), Tie: int32(i), Val: ag.version})
+			if p.fits(s, ag, i) {
+				s.h.Append(gangEntry{Key: p.score(s, ag, i), Tie: int32(i), Val: ag.version})
 			}
 		}
 		s.h.Init()
@@ -403,22 +455,79 @@ func (p *gangPath) evaluate(s *shapeScores) *shapeScores {
 // selectE appends to best and norms the E lowest-scored agents of s's
 // heap that accept takes (all, if nil), rescoring stale entries and
 // dropping agents that no longer fit; it leaves the heap holding every
-// fitting agent.
+// fitting agent. It is the lazy heap's walk: take the lowest entry not yet
+// taken; a stale one is rescored (or dropped) and the walk goes on. For a
+// small E the entries stay in place (selectSmall); otherwise they are
+// popped and pushed back (selectPop). Both take the same entries in the
+// same order and leave the heap with the same entries.
 func (p *gangPath) selectE(s *shapeScores, accept func(i int) bool, best []int32, norms []float64) ([]int32, []float64) {
+	if s.d.Executors <= selectInPlaceMax {
+		return p.selectSmall(s, accept, best, norms)
+	}
+	return p.selectPop(s, accept, best, norms)
+}
+
+// selectInPlaceMax bounds E for selectSmall, whose search for the next
+// entry costs O(taken^2) against a pop and a push's O(log A) each.
+var selectInPlaceMax = 16 // a variable so that a test can compare the two walks
+
+// refresh rescores the stale entry x of s for agent i: the entry to put
+// back, or false if the agent no longer fits.
+func (p *gangPath) refresh(s *shapeScores, x gangEntry) (gangEntry, bool) {
+	i := int(x.Tie)
+	ag := p.ags[i]
+	if !p.fits(s, ag, i) {
+		return x, false
+	}
+	return gangEntry{Key: p.score(s, ag, i), Tie: x.Tie, Val: ag.version}, true
+}
+
+// selectSmall is selectE without popping: the entries taken so far stay
+// in the heap, and the next is the lowest of the others (heapq.Least); a
+// stale one is replaced in place. Every round of a cycle selects each
+// shape's E again, so the E pops and pushes this saves are most of the
+// selection's cost.
+func (p *gangPath) selectSmall(s *shapeScores, accept func(i int) bool, best []int32, norms []float64) ([]int32, []float64) {
+	e := s.d.Executors
+	p.taken = p.taken[:0]
+	for len(best) < e {
+		var at int
+		at, p.frontier = s.h.Least(p.taken, p.frontier)
+		if at < 0 {
+			break
+		}
+		x := s.h.At(at)
+		if x.Val != p.ags[x.Tie].version {
+			if y, ok := p.refresh(s, x); ok {
+				s.h.Set(at, y)
+			} else {
+				s.h.RemoveAt(at)
+			}
+			continue
+		}
+		p.taken = append(p.taken, x.Tie)
+		if accept != nil && !accept(int(x.Tie)) {
+			continue
+		}
+		best, norms = append(best, x.Tie), append(norms, x.Key)
+	}
+	return best, norms
+}
+
+// selectPop is selectE by popping entries and pushing the taken ones back.
+func (p *gangPath) selectPop(s *shapeScores, accept func(i int) bool, best []int32, norms []float64) ([]int32, []float64) {
 	e := s.d.Executors
 	p.skipped = p.skipped[:0]
 	for len(best) < e && s.h.Len() > 0 {
 		x := s.h.Pop()
-		i := int(x.Tie)
-		ag := p.ags[i]
-		if x.Val != ag.version {
-			if p.fits(s.d, ag, i) {
-				s.h.Push(gangEntry{Key: p.score(s.d, ag, i), Tie: x.Tie, Val: ag.version})
+		if x.Val != p.ags[x.Tie].version {
+			if y, ok := p.refresh(s, x); ok {
+				s.h.Push(y)
 			}
 			continue
 		}
 		p.skipped = append(p.skipped, x)
-		if accept != nil && !accept(i) {
+		if accept != nil && !accept(int(x.Tie)) {
 			continue
 		}
 		best, norms = append(best, x.Tie), append(norms, x.Key)
@@ -446,14 +555,15 @@ func exec(d *profile.AppDemand) resources.Resources {
 	return resources.Resources{Scalars: v}
 }
 
-// fits: the executor's cpus and mem fit on agent i; tetris-peak also needs
+// fits: shape s's executor's cpus and mem fit on agent i; tetris-peak also needs
 // its lifetime bandwidth peaks to fit under the agent's capacity less the
 // peaks already placed there. A peak above the agent's capacity reserves
 // the whole device (an executor can use no more), so it still fits an
 // idle agent; an agent that advertises none of a bandwidth takes no
 // executor that needs it.
-func (p *gangPath) fits(d *profile.AppDemand, ag *agent, i int) bool {
-	if !ag.avail.Scalars.Contains(exec(d).Scalars) {
+func (p *gangPath) fits(s *shapeScores, ag *agent, i int) bool {
+	d := s.d
+	if !ag.avail.Scalars.Contains(s.exec) {
 		return false
 	}
 	if p.rule == sorter.GangProphet {
@@ -486,10 +596,12 @@ func (p *gangPath) peaks(i int) [profile.NumResources]float64 {
 	return used
 }
 
-// score is the executor's score on agent i, lower better: Prophet's norm
-// against the timeline (0 on an agent the model does not know), or
-// tetris-peak's negated alignment of the four peaks with what is free.
-func (p *gangPath) score(d *profile.AppDemand, ag *agent, i int) float64 {
+// score is the executor of shape sh's score on agent i, lower better:
+// Prophet's norm against the timeline (0 on an agent the model does not
+// know), or tetris-peak's negated alignment of the four peaks with what is
+// free.
+func (p *gangPath) score(sh *shapeScores, ag *agent, i int) float64 {
+	d := sh.d
 	tl := p.tls[i]
 	if tl == nil {
 		return 0
@@ -499,7 +611,7 @@ func (p *gangPath) score(d *profile.AppDemand, ag *agent, i int) float64 {
 		if l := p.local[i]; l != nil {
 			t = l
 		}
-		return t.Score(p.now, &d.Profile, p.p.Score).Norm
+		return p.prophetScore(sh, t)
 	}
 	used := p.peaks(i)
 	var s float64
@@ -517,6 +629,26 @@ func (p *gangPath) score(d *profile.AppDemand, ag *agent, i int) float64 {
 	return -s
 }
 
+// prophetScore is Prophet's norm for shape s on timeline t. On an idle
+// timeline the score depends on the capacities alone (profile.IdleFrom),
+// so it is computed once per capacity and shape in a cycle: in a cluster
+// of many idle agents that is most of the scoring.
+func (p *gangPath) prophetScore(s *shapeScores, t *profile.Timeline) float64 {
+	prof := &s.d.Profile
+	if len(prof.Stages) == 0 || !t.IdleFrom(p.now.Add(prof.Stages[0].Start)) {
+		return t.Score(p.now, prof, p.p.Score).Norm
+	}
+	c := t.Capacities()
+	for _, x := range s.idle {
+		if x.cap == c {
+			return x.score
+		}
+	}
+	v := t.Score(p.now, prof, p.p.Score).Norm
+	s.idle = append(s.idle, idleScore{cap: c, score: v})
+	return v
+}
+
 // placeGang offers the chosen application's E executors on its E best
 // agents. A framework with refuse filters gets its own selection that
 // skips the agents it filtered; if fewer than E remain it waits for the
@@ -525,6 +657,7 @@ func (p *gangPath) placeGang(g *gangApp) {
 	g.done = true
 	s := g.sh
 	s.pending--
+	p.need -= s.d.Executors
 	best, norms := s.best, s.norms
 	if g.f.nfilters > 0 {
 		res := exec(s.d)
@@ -537,6 +670,17 @@ func (p *gangPath) placeGang(g *gangApp) {
 	}
 	score := p.appScore(norms)
 	res := exec(s.d)
+	if a := p.a; cap(a.out)-len(a.out) < len(best) {
+		// Growing the offers from nothing by append copied them ~log2(n)
+		// times; room for every executor still pending cleared far more
+		// than a full cluster places. So: at first room for as many more
+		// as there are agents, then doubling, never beyond the pending
+		// executors; a cycle that places nothing allocates nothing.
+		more := min(p.need, max(len(p.ags), cap(a.out)))
+		out := make([]Offer, len(a.out), len(a.out)+len(best)+more)
+		copy(out, a.out)
+		a.out = out
+	}
 	for _, i := range best {
 		ag := p.ags[i]
 		p.a.grant(g.f, ag, res, 1)

@@ -1,6 +1,9 @@
 package heapq
 
-import "cmp"
+import (
+	"cmp"
+	"slices"
+)
 
 // Entry is one heap element: ordered by Key, then by Tie, both lowest
 // first; Val rides along.
@@ -122,4 +125,58 @@ func (h *Heap[K, T, V]) First(accept func(Entry[K, T, V]) bool) (Entry[K, T, V],
 		}
 	}
 	return Entry[K, T, V]{}, false
+}
+
+// At is the entry at position p (0 <= p < Len), as Least returns it.
+func (h *Heap[K, T, V]) At(p int) Entry[K, T, V] { return h.e[p] }
+
+// Set replaces the entry at position p with x and restores the order: the
+// same entries as popping it and pushing x, without the pop.
+func (h *Heap[K, T, V]) Set(p int, x Entry[K, T, V]) {
+	h.e[p] = x
+	h.down(p)
+	h.up(p)
+}
+
+// RemoveAt removes the entry at position p.
+func (h *Heap[K, T, V]) RemoveAt(p int) {
+	n := len(h.e) - 1
+	if p != n {
+		h.e[p] = h.e[n]
+	}
+	h.e = h.e[:n]
+	if p < n {
+		h.down(p)
+		h.up(p)
+	}
+}
+
+// Least returns the position of the lowest entry whose Tie is not in
+// taken (-1 if none), visiting entries best first from the root: the entry
+// Pop would return had the taken entries been popped already, found in
+// O(len(taken)^2) without moving anything. frontier is scratch storage,
+// returned for reuse.
+func (h *Heap[K, T, V]) Least(taken []T, frontier []int) (int, []int) {
+	frontier = frontier[:0]
+	if len(h.e) > 0 {
+		frontier = append(frontier, 0)
+	}
+	for len(frontier) > 0 {
+		bi := 0
+		for i := 1; i < len(frontier); i++ {
+			if h.less(frontier[i], frontier[bi]) {
+				bi = i
+			}
+		}
+		p := frontier[bi]
+		frontier[bi] = frontier[len(frontier)-1]
+		frontier = frontier[:len(frontier)-1]
+		if !slices.Contains(taken, h.e[p].Tie) {
+			return p, frontier
+		}
+		for c := 2*p + 1; c <= 2*p+2 && c < len(h.e); c++ {
+			frontier = append(frontier, c)
+		}
+	}
+	return -1, frontier
 }

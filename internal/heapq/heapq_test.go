@@ -161,3 +161,53 @@ func BenchmarkPushPop(b *testing.B) {
 		h.Pop()
 	}
 }
+
+// TestInPlaceAgainstPop: Least with the first k popped entries taken
+// finds what the (k+1)th Pop returns, and Set and RemoveAt leave the same
+// entries as pop-and-push and pop-and-drop, over random heaps (few distinct
+// keys, so that ties decide often).
+func TestInPlaceAgainstPop(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	var frontier []int
+	for round := 0; round < 300; round++ {
+		n := 1 + rng.IntN(60)
+		var h Heap[float64, int32, uint32]
+		var all []ent
+		for i := 0; i < n; i++ {
+			e := ent{Key: float64(rng.IntN(5)), Tie: int32(i), Val: uint32(rng.IntN(3))}
+			all = append(all, e)
+			h.Append(e)
+		}
+		h.Init()
+		want := sorted(all)
+		k := rng.IntN(n + 1)
+		var taken []int32
+		for _, e := range want[:k] {
+			taken = append(taken, e.Tie)
+		}
+		var p int
+		p, frontier = h.Least(taken, frontier)
+		if k == n {
+			if p != -1 {
+				t.Fatalf("round %d: all taken, Least = %d", round, p)
+			}
+			continue
+		}
+		if p < 0 || h.At(p) != want[k] {
+			t.Fatalf("round %d: Least with %d taken at %d, want %v", round, k, p, want[k])
+		}
+		// change or drop the found entry, as a lazy heap refreshes a stale one
+		rest := slices.Clone(want)
+		if rng.IntN(2) == 0 {
+			x := ent{Key: float64(rng.IntN(7)) - 1, Tie: want[k].Tie, Val: 9}
+			h.Set(p, x)
+			rest[k] = x
+		} else {
+			h.RemoveAt(p)
+			rest = slices.Delete(rest, k, k+1)
+		}
+		if got := drain(&h); !slices.Equal(got, sorted(rest)) {
+			t.Fatalf("round %d: after the change drained %v, want %v", round, got, sorted(rest))
+		}
+	}
+}
