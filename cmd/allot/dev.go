@@ -132,12 +132,16 @@ Ctrl-C stops everything.
 		printDevTLS(stdout, cfg.TLS, addr)
 	}
 	if *authOn {
+		curlCA := ""
+		if *withTLS {
+			curlCA = "--cacert " + cfg.TLS.CA + " "
+		}
 		fmt.Fprintf(stdout, `
 Authentication is on (every --authenticate-* flag; credentials in %s).
 Log in to the UI, and authenticate the CLI and frameworks, as principal %q with secret %q:
   export ALLOT_PRINCIPAL=%s ALLOT_SECRET=%s   # allot status, allot run, allot operator ...
-  curl -s -u %s:%s %s://%s/state
-`, filepath.Join(dir, "auth", "credentials.json"), opCred.Principal, opCred.Secret, opCred.Principal, opCred.Secret, opCred.Principal, opCred.Secret, scheme, addr)
+  curl -s %s-u %s:%s %s://%s/state
+`, filepath.Join(dir, "auth", "credentials.json"), opCred.Principal, opCred.Secret, opCred.Principal, opCred.Secret, curlCA, opCred.Principal, opCred.Secret, scheme, addr)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
