@@ -330,3 +330,23 @@ func TestAuthenticationViaFollower(t *testing.T) {
 			hr.StatusCode, hr.Header.Get(master.ForwardedHeader), c.masters[lead].http)
 	}
 }
+
+// The web UI opened as http://user:pass@host/, as an operator might
+// bookmark it: the page loads with the credential from its URL, and its
+// data fetches, which Chromium refuses for URLs carrying credentials, go
+// to location.origin (no userinfo) and reuse the credential the page's
+// load put in the browser's auth cache.
+func TestWebUICredentialsInURL(t *testing.T) {
+	ctx := browser(t)
+	addr := authnMaster(t)
+	withCreds := "http://" + opPrincipal + ":" + opSecret + "@" + addr
+	run(t, ctx, "overview opened with userinfo", chromedp.Navigate(withCreds+"/"),
+		waitText("#policy", "drf · rrr · oblivious"), waitText("#live", "live"))
+	var errShown bool
+	run(t, ctx, "error box", chromedp.Evaluate(`!document.getElementById("error").hidden`, &errShown))
+	if errShown {
+		var msg string
+		run(t, ctx, "error text", chromedp.Text("#error", &msg, chromedp.ByID))
+		t.Errorf("the UI opened with userinfo shows an error: %q", msg)
+	}
+}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -25,24 +27,27 @@ import (
 // framework's launch latency, ACCEPT to TASK_RUNNING, stays within 2x of
 // its value measured without the flood in the same test.
 //
-// Principals: authentication is not on this branch, so both frameworks are
-// told apart by FrameworkInfo.principal, which is what the master charges
-// an unauthenticated scheduler call to (as Mesos does). Once --authenticate-
-// frameworks exists the flood framework can authenticate as "flood"
-// instead; the limits file is the same.
+// Principals: both frameworks authenticate (--authenticate-frameworks,
+// HTTP Basic), so the master charges each call to the principal its
+// credential proves, not to FrameworkInfo.principal, which a client can
+// fill with anything.
 func TestFloodIsThrottled(t *testing.T) {
 	const qps, capacity = 20, 20
 	rates := fmt.Sprintf(`{"limits":[{"principal":"flood","qps":%d,"capacity":%d}]}`, qps, capacity)
+	creds := filepath.Join(t.TempDir(), "credentials.json")
+	if err := os.WriteFile(creds, []byte(`{"credentials":[{"principal":"flood","secret":"flood-secret"},{"principal":"victim","secret":"victim-secret"}]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	// Info logs: debug lines for every call would make the master's log,
 	// not its limits, what the flood measures. Executors get 30 s to
 	// subscribe, not the suite's 3 s: on a loaded shared host a command
 	// executor has taken longer to start, and a launch that fails for that
 	// says nothing about the flood.
 	c := &cluster{testcluster.New(t, testcluster.Config{Bin: allotBin, Agents: 2,
-		MasterFlags: []string{"--rate-limits", rates, "--log-level", "info"},
+		MasterFlags: []string{"--rate-limits", rates, "--credentials", creds, "--authenticate-frameworks", "--log-level", "info"},
 		AgentFlags:  append(append([]string{}, agentFlags...), "--executor-registration-timeout", "30s")})}
-	flood := floodSubscribe(t, c.MasterAddr)
-	launchOnce := victimLauncher(t, c.MasterAddr)
+	flood := floodSubscribe(t, c.MasterAddr, "flood-secret")
+	launchOnce := victimLauncher(t, c.MasterAddr, "victim-secret")
 
 	// The flood runs in one tight loop, on only while flooding is set.
 	// Launches with and without it alternate, so a change in the shared
@@ -102,17 +107,19 @@ func TestFloodIsThrottled(t *testing.T) {
 // floodFramework is the flooding scheduler: raw JSON over net/http so its
 // loop costs the client little and every answer is seen.
 type floodFramework struct {
-	addr, id, streamID string
-	client             *http.Client
+	addr, secret, id, streamID string
+	client                     *http.Client
 }
 
-// floodSubscribe subscribes principal "flood" with its role suppressed, so
-// it holds no offers the victim needs, and drains its event stream.
-func floodSubscribe(t *testing.T, addr string) *floodFramework {
+// floodSubscribe subscribes as principal "flood" (authenticated with
+// secret) with its role suppressed, so it holds no offers the victim
+// needs, and drains its event stream.
+func floodSubscribe(t *testing.T, addr, secret string) *floodFramework {
 	t.Helper()
 	body := `{"type":"SUBSCRIBE","subscribe":{"framework_info":{"user":"root","name":"flood","principal":"flood"},"suppressed_roles":["*"]}}`
 	req, _ := http.NewRequest(http.MethodPost, "http://"+addr+"/api/v1/scheduler", strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
+	req.SetBasicAuth("flood", secret)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -122,7 +129,7 @@ func floodSubscribe(t *testing.T, addr string) *floodFramework {
 		b, _ := io.ReadAll(resp.Body)
 		t.Fatalf("flood SUBSCRIBE: %s %s", resp.Status, b)
 	}
-	f := &floodFramework{addr: addr, streamID: resp.Header.Get("Mesos-Stream-Id"),
+	f := &floodFramework{addr: addr, secret: secret, streamID: resp.Header.Get("Mesos-Stream-Id"),
 		client: &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 4}}}
 	t.Cleanup(f.client.CloseIdleConnections)
 	ids := make(chan string, 1)
@@ -165,6 +172,7 @@ func (f *floodFramework) loop(stop <-chan struct{}, on *atomic.Bool, ok, throttl
 		req, _ := http.NewRequest(http.MethodPost, "http://"+f.addr+"/api/v1/scheduler", strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Mesos-Stream-Id", f.streamID)
+		req.SetBasicAuth("flood", f.secret)
 		resp, err := f.client.Do(req)
 		if err != nil {
 			other.Add(1)
@@ -191,13 +199,14 @@ func median(ds []time.Duration) time.Duration {
 }
 
 // victimLauncher subscribes the framework whose launches the flood test
-// times (principal "victim", not listed: not throttled) and returns a func
-// that launches one task on its next offer and returns the time from
-// sending ACCEPT to the task's TASK_RUNNING.
-func victimLauncher(t *testing.T, addr string) func(id string) time.Duration {
+// times (authenticated as principal "victim", not listed: not throttled)
+// through mesos-go's client and Basic auth, and returns a func that
+// launches one task on its next offer and returns the time from sending
+// ACCEPT to the task's TASK_RUNNING.
+func victimLauncher(t *testing.T, addr, secret string) func(id string) time.Duration {
 	var mu sync.Mutex
 	running := map[string]chan mesos.TaskStatus{} // RUNNING, or the end, of each task
-	victim := subscribeWith(t, newCaller(addr, "protobuf"),
+	victim := subscribeWith(t, basicCaller(addr, "victim", secret),
 		mesos.FrameworkInfo{Name: "victim", Principal: strp("victim")},
 		func(st mesos.TaskStatus) {
 			if s := st.GetState(); s == mesos.TASK_STAGING || s == mesos.TASK_STARTING {

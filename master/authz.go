@@ -25,6 +25,10 @@ import (
 //	UPDATE_WEIGHTS                update_weights, each role            operatorCallAs
 //	GET_FRAMEWORKS/TASKS/STATE    view_frameworks, view_tasks (filter) operatorCallAs -> filterResponseLocked
 //	/state                        view_frameworks, view_tasks (filter) handleState -> visibleStateLocked
+//	/pressure, /state's pressure  view_frameworks (filter)             handlePressure, handleState -> visiblePressureLocked
+//	/timelines                    view_frameworks (filter executors)   handleTimelines -> visibleTimelinesLocked
+//	/explain                      view_frameworks (403)                handleExplain
+//	GET policy view               view_frameworks (withhold models)    handlePolicy -> policyView -> mayViewAllFrameworksLocked
 //	/files/*                      access_sandboxes, executor's user    handleFilesProxy -> allowSandbox
 //	POST sorter                   update_sorter                        handleSorter -> allowHTTP
 //	raft peers, snapshots         manage_raft                          handleRaftChange, handleRestore, snapshot GET

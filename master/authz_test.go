@@ -33,13 +33,20 @@ type authzHarness struct {
 	srv *httptest.Server
 }
 
-func newAuthzHarness(t *testing.T, acls string) *authzHarness {
+// newAuthzHarness builds it; cfg, if given, adjusts the master's
+// configuration further.
+func newAuthzHarness(t *testing.T, acls string, cfg ...func(*Config)) *authzHarness {
 	t.Helper()
 	a, err := auth.ParseACLs([]byte(acls))
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := newHarness(t, func(c *Config) { c.Authorizer = a })
+	h := newHarness(t, func(c *Config) {
+		c.Authorizer = a
+		for _, f := range cfg {
+			f(c)
+		}
+	})
 	mux := h.m.Handler()
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if p := r.Header.Get(testPrincipalHeader); p != "" {

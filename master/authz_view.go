@@ -8,6 +8,7 @@ import (
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	mmaster "github.com/mesos/mesos-go/api/v1/lib/master"
 
+	"github.com/allot-sched/allot/api"
 	"github.com/allot-sched/allot/auth"
 )
 
@@ -219,6 +220,77 @@ func (m *Master) mayViewEventLocked(who auth.Subject, ev *mmaster.Event) bool {
 		return quietly(auth.ViewFrameworks, ev.FrameworkUpdated.Framework.FrameworkInfo.User)
 	case ev.FrameworkRemoved != nil:
 		return quietly(auth.ViewFrameworks, ev.FrameworkRemoved.FrameworkInfo.User)
+	}
+	return true
+}
+
+// The allocator's views, /pressure, /explain, /timelines and the policy
+// view (and the UI's data routes onto them), name frameworks and their
+// shares, so view_frameworks filters them as it filters /state.
+
+// visiblePressureLocked is doc without the starving frameworks and the
+// inverse offers of frameworks who may not view. Caller holds m.mu.
+func (m *Master) visiblePressureLocked(who auth.Subject, doc pressureDoc) pressureDoc {
+	if m.authz.authorizer == nil {
+		return doc
+	}
+	starving := []pressureEntry{}
+	for _, e := range doc.Starving {
+		if m.mayViewFrameworkLocked(who, e.FrameworkID) {
+			starving = append(starving, e)
+		}
+	}
+	ios := []inverseOfferDoc{}
+	for _, io := range doc.InverseOffers {
+		if m.mayViewFrameworkLocked(who, io.FrameworkID) {
+			ios = append(ios, io)
+		}
+	}
+	doc.Starving, doc.InverseOffers = starving, ios
+	return doc
+}
+
+// visibleTimelinesLocked leaves out of doc the executors of frameworks who
+// may not view. The agents' availability stays: it is what every
+// framework placing by it needs, and it names no framework. Caller holds
+// m.mu.
+func (m *Master) visibleTimelinesLocked(who auth.Subject, doc api.Timelines) api.Timelines {
+	if m.authz.authorizer == nil {
+		return doc
+	}
+	for i := range doc.Agents {
+		a := &doc.Agents[i]
+		if a.Executors == nil {
+			continue
+		}
+		kept := []api.TimelineExecutor{}
+		for _, x := range a.Executors {
+			if m.mayViewFrameworkLocked(who, x.FrameworkID) {
+				kept = append(kept, x)
+			}
+		}
+		a.Executors = kept
+	}
+	return doc
+}
+
+// mayViewAllFrameworksLocked reports whether who may view every framework
+// the master knows and any it no longer knows the user of (a gone one's,
+// which a policy model may still remember). The policy models' state is
+// each model's own JSON, which the master cannot filter piece by piece:
+// it is shown whole to such a caller and withheld from others. Caller
+// holds m.mu.
+func (m *Master) mayViewAllFrameworksLocked(who auth.Subject) bool {
+	if m.authz.authorizer == nil {
+		return true
+	}
+	if m.authorize(who, auth.ViewFrameworks, "", true) != nil {
+		return false
+	}
+	for id := range m.frameworks {
+		if !m.mayViewFrameworkLocked(who, id) {
+			return false
+		}
 	}
 	return true
 }

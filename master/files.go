@@ -7,6 +7,9 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/allot-sched/allot/api"
+	"github.com/allot-sched/allot/auth"
 )
 
 // The master fronts its agents' sandbox files (agent/files.go) so that a
@@ -71,7 +74,9 @@ func (m *Master) handleFilesProxy(w http.ResponseWriter, r *http.Request) {
 	proxy.ServeHTTP(w, r)
 }
 
-// handleExplain answers the allocator's reason for one framework and agent.
+// handleExplain answers the allocator's reason for one framework and
+// agent; a caller who may not view the framework (view_frameworks) gets
+// 403 naming the ACL, as a denied call does.
 func (m *Master) handleExplain(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	fw, ag := q.Get("framework_id"), q.Get("agent_id")
@@ -83,11 +88,17 @@ func (m *Master) handleExplain(w http.ResponseWriter, r *http.Request) {
 	_, fwOK := m.frameworks[fw]
 	_, agOK := m.agents[ag]
 	var why string
-	if fwOK && agOK {
+	var denied error
+	if fwOK {
+		denied = m.authorize(auth.SubjectFrom(r.Context()), auth.ViewFrameworks, m.frameworkUserLocked(fw), false)
+	}
+	if fwOK && agOK && denied == nil {
 		why = m.alloc.Explain(fw, ag)
 	}
 	m.mu.Unlock()
 	switch {
+	case denied != nil:
+		api.WriteError(w, denied)
 	case !fwOK:
 		http.Error(w, "unknown framework "+fw, http.StatusNotFound)
 	case !agOK:

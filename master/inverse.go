@@ -12,6 +12,7 @@ import (
 
 	"github.com/allot-sched/allot/allocator"
 	"github.com/allot-sched/allot/api"
+	"github.com/allot-sched/allot/auth"
 	"github.com/allot-sched/allot/resources"
 )
 
@@ -193,10 +194,11 @@ func (m *Master) pressureLocked() pressureDoc {
 	return doc
 }
 
-// handlePressure serves GET /pressure (and /master/pressure).
+// handlePressure serves GET /pressure (and /master/pressure), without
+// the frameworks the caller may not view.
 func (m *Master) handlePressure(w http.ResponseWriter, r *http.Request) {
 	m.mu.Lock()
-	doc := m.pressureLocked()
+	doc := m.visiblePressureLocked(auth.SubjectFrom(r.Context()), m.pressureLocked())
 	m.mu.Unlock()
 	w.Header().Set("Content-Type", "application/json")
 	enc := json.NewEncoder(w)

@@ -390,7 +390,7 @@ func (m *Master) handleState(w http.ResponseWriter, r *http.Request) {
 	doc["completed_frameworks"] = m.visibleStateLocked(who, m.stateCompletedFrameworksLocked())
 	doc["activated_slaves"] = len(agents)
 	if m.allocCfg.Reclaim {
-		doc["pressure"] = m.pressureLocked()
+		doc["pressure"] = m.visiblePressureLocked(who, m.pressureLocked())
 	}
 	doc["allocator"] = map[string]string{"sorter": m.allocCfg.Sorter.Name(),
 		"agent_selection": m.allocCfg.AgentSelection.String(), "mode": m.allocCfg.Mode.String()}

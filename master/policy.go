@@ -9,6 +9,7 @@ import (
 
 	"github.com/allot-sched/allot/allocator"
 	"github.com/allot-sched/allot/api"
+	"github.com/allot-sched/allot/auth"
 )
 
 // Policy state replication. The allocator's stateful policy models (the
@@ -157,6 +158,9 @@ type PolicyView struct {
 type PolicyModel struct {
 	Name  string          `json:"name"`
 	State json.RawMessage `json:"state"`
+	// Withheld, when set, says why State is null: the caller may not
+	// view every framework the model may name (view_frameworks).
+	Withheld string `json:"withheld,omitempty"`
 }
 
 // PolicyReplicated is the registry's policy record, summarized.
@@ -178,7 +182,7 @@ func (m *Master) handlePolicy(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "GET only", http.StatusMethodNotAllowed)
 		return
 	}
-	v, err := m.policyView()
+	v, err := m.policyView(auth.SubjectFrom(r.Context()))
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
@@ -187,12 +191,14 @@ func (m *Master) handlePolicy(w http.ResponseWriter, r *http.Request) {
 	json.NewEncoder(w).Encode(v)
 }
 
-// policyView is the leader's policy state and the registry's record.
-// Takes m.mu.
-func (m *Master) policyView() (*PolicyView, error) {
+// policyView is the leader's policy state and the registry's record as
+// who may see them: the models' state only if who may view every
+// framework (mayViewAllFrameworksLocked). Takes m.mu.
+func (m *Master) policyView(who auth.Subject) (*PolicyView, error) {
 	m.mu.Lock()
 	state, err := m.alloc.SnapshotPolicies()
 	name := m.sorterName()
+	all := m.mayViewAllFrameworksLocked(who)
 	m.mu.Unlock()
 	if err != nil {
 		return nil, err
@@ -203,6 +209,11 @@ func (m *Master) policyView() (*PolicyView, error) {
 	}
 	v := &PolicyView{Sorter: name, Models: []PolicyModel{}}
 	for _, p := range models {
+		if !all {
+			v.Models = append(v.Models, PolicyModel{Name: p.Name, State: json.RawMessage("null"),
+				Withheld: "view_frameworks: this caller may not view every framework the model's state may name"})
+			continue
+		}
 		raw := json.RawMessage(p.Data)
 		if !json.Valid(p.Data) {
 			raw, _ = json.Marshal(p.Data)

@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/allot-sched/allot/api"
+	"github.com/allot-sched/allot/auth"
 	"github.com/allot-sched/allot/profile"
 	"github.com/allot-sched/allot/resources"
 )
@@ -14,7 +15,8 @@ import (
 // (api.Timelines), or one agent's with ?agent_id= (404 if unknown). Under a
 // sorter that keeps no timelines the agents show their capacities only
 // (modelled: false), so that a framework placing by Prophet's score under
-// any sorter still learns what the agents advertise. Takes m.mu.
+// any sorter still learns what the agents advertise. Executors of
+// frameworks the caller may not view are left out. Takes m.mu.
 func (m *Master) handleTimelines(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet {
 		http.Error(w, "GET only", http.StatusMethodNotAllowed)
@@ -22,7 +24,7 @@ func (m *Master) handleTimelines(w http.ResponseWriter, r *http.Request) {
 	}
 	want := r.URL.Query().Get("agent_id")
 	m.mu.Lock()
-	doc := m.timelinesLocked(want)
+	doc := m.visibleTimelinesLocked(auth.SubjectFrom(r.Context()), m.timelinesLocked(want))
 	m.mu.Unlock()
 	if want != "" && len(doc.Agents) == 0 {
 		http.Error(w, "unknown agent "+want, http.StatusNotFound)

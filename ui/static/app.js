@@ -4,7 +4,12 @@
 // event rather than reloading the page. No framework, no build step.
 "use strict";
 
-const api = document.body.dataset.api;
+// Absolute, from location.origin: a page opened as http://user:pass@host/
+// has that userinfo in its base URL, and Chromium refuses to fetch a URL
+// with credentials in it, so a relative URL would fail every data fetch.
+// The origin never carries userinfo; the browser keeps the credential from
+// the page's own load in its auth cache and sends it with these fetches.
+const api = location.origin + document.body.dataset.api;
 const page = document.body.dataset.page;
 const $ = (id) => document.getElementById(id);
 
