@@ -388,7 +388,11 @@ func (a *Agent) containedCommand(ex *executor, path string, argv []string, cred 
 		}
 	}
 	var cmd *exec.Cmd
-	if w := a.iso.wrap(ex.containerID, append([]string{path}, argv[1:]...)); wrap && w[0] != path {
+	// A wrapper adds arguments in front; comparing w[0] with path would miss
+	// it for an executor that is itself /bin/sh (a CommandInfo shell
+	// command), which then ran unwrapped and forked its command before
+	// the agent moved it into its container: the child stayed outside.
+	if w := a.iso.wrap(ex.containerID, append([]string{path}, argv[1:]...)); wrap && len(w) > len(argv) {
 		cmd = exec.Command(w[0], w[1:]...)
 	} else {
 		cmd = exec.Command(path, argv[1:]...)

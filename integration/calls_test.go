@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -460,5 +461,13 @@ func TestExecutorRegistrationTimeout(t *testing.T) {
 	if got := fw.states("waits"); len(got) != 1 {
 		t.Errorf("states = %v, want only FAILED", got)
 	}
+	defer func() {
+		for _, p := range sandboxPids(c.Dir, "mute-ex") {
+			st, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", p))
+			cg, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", p))
+			cmd, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", p))
+			t.Logf("left behind: pid %d cmd %q\n%s\n%s", p, cmd, st[:200], cg)
+		}
+	}()
 	testcluster.WaitFor(t, 10*time.Second, "the mute executor's processes to be gone", func() bool { return len(sandboxPids(c.Dir, "mute-ex")) == 0 })
 }

@@ -73,6 +73,11 @@ func TestHealthChecks(t *testing.T) {
 		o := fw.takeOffer(t, "")
 		ti := cmdTask("sick", o, "touch ok && sleep 60", 0.1, 32)
 		ti.HealthCheck = quickCheck(shellCheck(`test -f "$MESOS_SANDBOX/ok"`))
+		// A check may run before the task has made its file (a loaded
+		// host): the grace period ignores such failures until the first
+		// success, which ends it.
+		grace := 60.0
+		ti.HealthCheck.GracePeriodSeconds = &grace
 		ti.KillPolicy = &mesos.KillPolicy{GracePeriod: &mesos.DurationInfo{Nanoseconds: int64(time.Second)}}
 		if err := fw.call(launch(o, ti)); err != nil {
 			t.Fatal(err)
