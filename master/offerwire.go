@@ -48,6 +48,28 @@ type agentWire struct {
 	rec        *api.AgentRecord
 	scheme     string
 	head, tail []byte
+	// resEnc is the Offer.resources fields of the last offer on the
+	// agent, res and resRole what they encode. An agent is offered the same
+	// resources cycle after cycle until a framework takes some, so most
+	// offers reuse them.
+	res     resources.Resources
+	resRole string
+	resEnc  []byte
+}
+
+// encodedResources returns r, allocated to allocRole, as Offer.resources
+// fields. Equal resources encode the same: ToMesos follows their order.
+func (w *agentWire) encodedResources(r resources.Resources, allocRole string) []byte {
+	if w.resEnc != nil && w.resRole == allocRole && w.res.Equal(r) {
+		return w.resEnc
+	}
+	res := resources.ToMesos(r, "", allocRole)
+	enc := w.resEnc[:0]
+	for i := range res {
+		enc = appendMessage(enc, tagOfferRes, &res[i])
+	}
+	w.res, w.resRole, w.resEnc = r.Clone(), allocRole, enc
+	return enc
 }
 
 // offerWire returns a's encoded offer fields, building them on first use.
@@ -112,11 +134,8 @@ func (e *offerEncoder) encode(fw *framework, offers []madeOffer, scheme string) 
 // appendOffer appends one Offer as field 1 of scheduler.Event.Offers.
 func (e *offerEncoder) appendOffer(b []byte, fwID, allocRole string, mo madeOffer, scheme string) []byte {
 	w := mo.agent.offerWire(scheme)
-	res := resources.ToMesos(mo.offer.res, "", allocRole)
-	n := sizeIDField(mo.offer.id) + sizeIDField(fwID) + len(w.head) + len(w.tail)
-	for i := range res {
-		n += 1 + protowire.SizeBytes(res[i].Size())
-	}
+	res := w.encodedResources(mo.offer.res, allocRole)
+	n := sizeIDField(mo.offer.id) + sizeIDField(fwID) + len(w.head) + len(res) + len(w.tail)
 	if allocRole != "" {
 		n += 1 + protowire.SizeBytes(1+protowire.SizeBytes(len(allocRole)))
 	}
@@ -125,9 +144,7 @@ func (e *offerEncoder) appendOffer(b []byte, fwID, allocRole string, mo madeOffe
 	b = appendIDField(b, tagOfferID, mo.offer.id)
 	b = appendIDField(b, tagOfferFw, fwID)
 	b = append(b, w.head...)
-	for i := range res {
-		b = appendMessage(b, tagOfferRes, &res[i])
-	}
+	b = append(b, res...)
 	b = append(b, w.tail...)
 	if allocRole != "" {
 		b = append(b, tagOfferAlloc)

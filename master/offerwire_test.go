@@ -24,11 +24,13 @@ func TestOfferEncoderMatchesMesosGo(t *testing.T) {
 		fwID      string
 		offers    int
 		res       string
+		res2      string // if set, every other offer's, so an agent's resources change
 		address   string
 		hostname  string
 		attrs     map[string]string
 	}{
 		{name: "one offer", fwID: "fw-1", offers: 1, res: "cpus:2;mem:1024", address: "10.0.0.1:5051", hostname: "a1"},
+		{name: "resources change", fwID: "fw-7", offers: 12, res: "cpus:2;mem:1024;ports:[1-5]", res2: "cpus:1;mem:1024;ports:[1-2,4-5]", address: "h:5051", hostname: "a7"},
 		{name: "ports and extras", fwID: "fw-2", offers: 3, res: "cpus:24;mem:4096;disk:4096;gpus:1;fpgas:2;ports:[31000-32000,33000-33010]", address: "h:5051", hostname: "a2"},
 		{name: "multi-role", multiRole: true, role: "analytics", fwID: "fw-3", offers: 2, res: "cpus:1.5;mem:64", address: "h:5051", hostname: "a3"},
 		{name: "attributes in name order", fwID: "fw-4", offers: 2, res: "cpus:1", address: "h:5051", hostname: "a4",
@@ -41,24 +43,35 @@ func TestOfferEncoderMatchesMesosGo(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			m := &Master{}
 			fw := &framework{id: tc.fwID, multiRole: tc.multiRole, role: tc.role}
+			var agents [3]*agentState
+			for i := range agents {
+				agents[i] = &agentState{rec: &api.AgentRecord{Id: fmt.Sprintf("agent-%d-%s", i, tc.hostname), Hostname: tc.hostname, Address: tc.address, Attributes: tc.attrs}}
+			}
 			var made []madeOffer
 			for i := 0; i < tc.offers; i++ {
-				a := &agentState{rec: &api.AgentRecord{Id: fmt.Sprintf("agent-%d-%s", i%3, tc.hostname), Hostname: tc.hostname, Address: tc.address, Attributes: tc.attrs}}
-				o := &offer{id: fmt.Sprintf("master-O%d-T17", i), fw: fw.id, agent: a.rec.Id, res: resources.MustParse(tc.res)}
+				a := agents[i%len(agents)]
+				res := tc.res
+				if tc.res2 != "" && i%2 == 1 {
+					res = tc.res2
+				}
+				o := &offer{id: fmt.Sprintf("master-O%d-T17", i), fw: fw.id, agent: a.rec.Id, res: resources.MustParse(res)}
 				made = append(made, madeOffer{offer: o, agent: a})
 			}
-			want := &schedEvent{Type: evOffers, Offers: &schedOffers{}}
-			for _, mo := range made {
-				want.Offers.Offers = append(want.Offers.Offers, m.mesosOfferLocked(fw, mo.agent, mo.offer))
-			}
-			wantB, err := want.Marshal()
-			if err != nil {
-				t.Fatal(err)
-			}
 			var enc offerEncoder
-			// Twice: the second event reuses the scratch buffer and the
-			// agents' cached fields.
-			for pass := 0; pass < 2; pass++ {
+			// The second pass reuses the scratch buffer and the agents'
+			// cached fields; the third is for a framework of another role.
+			for pass := 0; pass < 3; pass++ {
+				if pass == 2 {
+					fw.multiRole, fw.role = true, "other"
+				}
+				want := &schedEvent{Type: evOffers, Offers: &schedOffers{}}
+				for _, mo := range made {
+					want.Offers.Offers = append(want.Offers.Offers, m.mesosOfferLocked(fw, mo.agent, mo.offer))
+				}
+				wantB, err := want.Marshal()
+				if err != nil {
+					t.Fatal(err)
+				}
 				got := enc.encode(fw, made, m.scheme())
 				if !bytes.Equal(got, wantB) {
 					t.Fatalf("pass %d: encoded %d bytes, mesos-go %d; they differ", pass, len(got), len(wantB))
