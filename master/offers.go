@@ -70,30 +70,55 @@ func (m *Master) offerLocked(decided allocator.Decisions) {
 	if m.cfg.StampOffers {
 		m.offerStamp = "-T" + strconv.FormatInt(m.clock.Now().UnixNano(), 10)
 	}
-	byFw := make(map[string][]mesos.Offer, len(m.frameworks))
+	byFw := make(map[string][]madeOffer, len(m.frameworks))
 	for _, d := range decided.Offers {
 		if mo, ok := m.makeOfferLocked(d); ok {
 			byFw[d.Framework] = append(byFw[d.Framework], mo)
 		}
 	}
+	var enc offerEncoder
 	for fwID, offers := range byFw {
-		m.sendFrameworkLocked(m.frameworks[fwID], &schedEvent{Type: evOffers, Offers: &schedOffers{Offers: offers}})
+		m.sendOffersLocked(m.frameworks[fwID], offers, &enc)
 	}
 	m.sendInverseOffersLocked(decided.InverseOffers)
 }
 
+// madeOffer is an offer of this cycle with the agent it is on.
+type madeOffer struct {
+	offer *offer
+	agent *agentState
+}
+
+// sendOffersLocked sends fw the offers made to it in this cycle as one
+// OFFERS event: a protobuf stream gets it encoded by enc, straight from the
+// offer table; a JSON stream, or a framework still subscribing (whose
+// events are held, decoded), gets mesos-go's. Caller holds m.mu.
+func (m *Master) sendOffersLocked(fw *framework, offers []madeOffer, enc *offerEncoder) {
+	if fw == nil || fw.stream == nil {
+		return
+	}
+	if !fw.subscribing && fw.stream.Codec == api.Protobuf {
+		fw.stream.SendRaw(enc.encode(fw, offers, m.scheme()))
+		return
+	}
+	mos := make([]mesos.Offer, len(offers))
+	for i, mo := range offers {
+		mos[i] = m.mesosOfferLocked(fw, mo.agent, mo.offer)
+	}
+	m.sendFrameworkLocked(fw, &schedEvent{Type: evOffers, Offers: &schedOffers{Offers: mos}})
+}
+
 // makeOfferLocked records decision d in the offer table, with its timeout,
-// and returns it as a Mesos offer; false if d cannot be offered (its
-// resources are then recovered). Caller holds m.mu.
-func (m *Master) makeOfferLocked(d allocator.Offer) (mesos.Offer, bool) {
+// and returns it; false if d cannot be offered (its resources are then
+// recovered). Caller holds m.mu.
+func (m *Master) makeOfferLocked(d allocator.Offer) (madeOffer, bool) {
 	fw := m.frameworks[d.Framework]
 	a := m.agents[d.Agent]
 	if fw == nil || fw.stream == nil || a == nil || a.stream == nil {
 		m.allocOK("recover", m.alloc.Recover(d.Framework, d.Agent, d.Resources, nil), "framework_id", d.Framework, "agent_id", d.Agent)
-		return mesos.Offer{}, false
+		return madeOffer{}, false
 	}
-	m.seq++
-	o := &offer{id: m.id + "-O" + strconv.FormatUint(m.seq, 10) + m.offerStamp, fw: fw.id, agent: a.rec.Id, res: d.Resources}
+	o := &offer{id: m.nextOfferIDLocked(), fw: fw.id, agent: a.rec.Id, res: d.Resources}
 	m.offers[o.id] = o
 	fw.offers[o.id] = o
 	if a.offers == nil {
@@ -111,7 +136,19 @@ func (m *Master) makeOfferLocked(d allocator.Offer) (mesos.Offer, bool) {
 		e.Str("framework_id", fw.id).Str("agent_id", a.rec.Id).Str("resources", d.Resources.String()).
 			Str("reason", d.Reason.String()).Msg("offer")
 	}
-	return m.mesosOfferLocked(fw, a, o), true
+	return madeOffer{offer: o, agent: a}, true
+}
+
+// nextOfferIDLocked is the id of the next offer, "<master>-O<seq>[<stamp>]",
+// built in one allocation (a concatenation with FormatUint took two, once
+// per offer per cycle). Caller holds m.mu.
+func (m *Master) nextOfferIDLocked() string {
+	m.seq++
+	var buf [64]byte
+	b := append(buf[:0], m.id...)
+	b = append(b, "-O"...)
+	b = strconv.AppendUint(b, m.seq, 10)
+	return string(append(b, m.offerStamp...))
 }
 
 // mesosOfferLocked is offer o as the Mesos API shows it. Caller holds m.mu.
@@ -131,19 +168,16 @@ func (m *Master) mesosOfferLocked(fw *framework, a *agentState, o *offer) mesos.
 	if allocRole != "" {
 		mo.AllocationInfo = &mesos.Resource_AllocationInfo{Role: strPtr(allocRole)}
 	}
-	for k, v := range a.rec.Attributes {
-		t := mesos.TEXT
-		mo.Attributes = append(mo.Attributes, mesos.Attribute{Name: k, Type: t, Text: &mesos.Value_Text{Value: v}})
-	}
+	mo.Attributes = offerAttributes(a.rec)
 	mo.URL = a.offerURL(m.scheme())
 	return mo
 }
 
 // offerURL is the agent's URL as offers carry it, built once per agent
-// record: every offer on the agent shares it (events are encoded as they
+// record and scheme: every offer on the agent shares it (events are encoded as they
 // are sent, and nothing writes to it). Nil if the address has no port.
 func (a *agentState) offerURL(scheme string) *mesos.URL {
-	if a.url == nil || a.urlFor != a.rec.Address {
+	if a.url == nil || a.urlFor != a.rec.Address || a.url.Scheme != scheme {
 		a.url, a.urlFor = nil, a.rec.Address
 		if h, p, err := net.SplitHostPort(a.rec.Address); err == nil {
 			port, _ := strconv.Atoi(p)

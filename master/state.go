@@ -24,6 +24,9 @@ type agentState struct {
 	// url is offerURL's cache, for the address urlFor.
 	url    *mesos.URL
 	urlFor string
+	// wire is offerWire's cache: the agent's fields of every offer on it,
+	// encoded.
+	wire *agentWire
 }
 
 type framework struct {
