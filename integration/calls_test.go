@@ -3,9 +3,9 @@ package integration
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
