@@ -11,6 +11,7 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"unicode"
 )
 
 // Credential is one principal and its secret, as Mesos's Credential
@@ -85,6 +86,10 @@ func (cr Credential) check() error {
 		// HTTP Basic splits user and password at the first colon: a
 		// principal holding one could never authenticate.
 		return fmt.Errorf("principal %q: a principal may not contain ':' or a line break", cr.Principal)
+	case strings.IndexFunc(cr.Principal, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) >= 0:
+		// The text form cannot hold one, and " ops" in a JSON file is a
+		// typo that no client would ever type back.
+		return fmt.Errorf("principal %q: a principal may not contain white space or control characters", cr.Principal)
 	}
 	return nil
 }

@@ -22,6 +22,8 @@ var credentialsCases = []struct {
 	{"json empty secret", `{"credentials":[{"principal":"a","secret":""}]}`, nil, `credentials[0]: principal "a": "secret" is missing`},
 	{"json missing principal", `{"credentials":[{"principal":"a","secret":"s"},{"secret":"s"}]}`, nil, `credentials[1]: "principal" is missing`},
 	{"json duplicate", `{"credentials":[{"principal":"a","secret":"s"},{"principal":"a","secret":"t"}]}`, nil, `principal "a" appears twice`},
+	{"json principal with a space", `{"credentials":[{"principal":" ops","secret":"s"}]}`, nil, `may not contain white space`},
+	{"json secret with a space", `{"credentials":[{"principal":"ops","secret":"s t"}]}`, []string{"ops"}, ""},
 	{"json colon", `{"credentials":[{"principal":"a:b","secret":"s"}]}`, nil, `may not contain ':'`},
 	{"json syntax", "{\"credentials\":[\n  {\"principal\":\"a\",,}]}", nil, "line 2, column 20"},
 	{"json type", "{\"credentials\":[\n{\"principal\":1,\"secret\":\"s\"}]}", nil, `line 2, column 14: field "credentials.principal": want a string`},

@@ -1,7 +1,9 @@
 package auth
 
 import (
+	"strings"
 	"testing"
+	"unicode"
 )
 
 // FuzzParseCredentials feeds the credentials parser (both forms) and the
@@ -21,7 +23,11 @@ func FuzzParseCredentials(f *testing.F) {
 			return
 		}
 		var text []byte
+		oneWord := true
 		for p, s := range c.secrets {
+			if strings.IndexFunc(p+s, unicode.IsSpace) >= 0 {
+				oneWord = false
+			}
 			if p == "" || s == "" {
 				t.Fatalf("accepted an empty principal or secret: %q %q", p, s)
 			}
@@ -32,9 +38,12 @@ func FuzzParseCredentials(f *testing.F) {
 		}
 		// A secret with white space cannot be written in the text form;
 		// only check the round trip when every field is one word.
+		if !oneWord {
+			return
+		}
 		again, err := ParseCredentials(text)
 		if err != nil {
-			return
+			t.Fatalf("the text form of accepted credentials does not parse: %v\n%s", err, text)
 		}
 		for p, s := range c.secrets {
 			if !again.Verify(p, s) {
