@@ -251,6 +251,8 @@ type shapeScores struct {
 	idle []idleScore
 	// exec is exec(d)'s scalars, which fits checks on every agent it meets.
 	exec resources.Vector
+	// prep is d.Profile prepared, for the executors note adds.
+	prep *profile.Prepared
 }
 
 type idleScore struct {
@@ -325,6 +327,7 @@ func (p *gangPath) collect() bool {
 		s := p.shapes[k]
 		if s == nil {
 			s = p.newShape(d)
+			s.prep = p.apps[i].rec.prepared() // equal stages, equal preparation
 			p.shapes[k] = s
 			p.shapeList = append(p.shapeList, s)
 		}
@@ -688,23 +691,40 @@ func (p *gangPath) placeGang(g *gangApp) {
 		r := p.a.reason(score)
 		r.Why = p.reasonText
 		p.a.out = append(p.a.out, Offer{Framework: g.f.id, Agent: ag.id, Resources: res.Clone(), Tasks: 1, Reason: r})
-		p.note(int(i), s.d)
+		p.note(int(i), s)
 	}
+}
+
+// cycleKeys are the scratch timelines' executor keys, made once.
+var cycleKeys = func() (k [16]string) {
+	for i := range k {
+		k[i] = "cycle/" + strconv.Itoa(i)
+	}
+	return k
+}()
+
+// cycleKey names the n-th executor on a scratch timeline (unique there).
+func cycleKey(n int) string {
+	if n < len(cycleKeys) {
+		return cycleKeys[n]
+	}
+	return "cycle/" + strconv.Itoa(n)
 }
 
 // note adds an executor placed this cycle to agent i's scratch timeline
 // and peaks, so the rest of the cycle scores against it.
-func (p *gangPath) note(i int, d *profile.AppDemand) {
+func (p *gangPath) note(i int, s *shapeScores) {
 	tl := p.tls[i]
-	if tl == nil {
+	if tl == nil || s.prep == nil {
 		return
 	}
+	d := s.d
 	l := p.local[i]
 	if l == nil {
 		l = tl.tl.Clone()
 		p.local[i] = l
 	}
-	_ = l.Add("cycle/"+strconv.Itoa(l.Len()), p.now, &d.Profile)
+	_ = l.AddPrepared(cycleKey(l.Len()), p.now, s.prep)
 	pk := p.lpeak[i]
 	for r := range pk {
 		pk[r] += tl.reserve(&d.Profile, profile.Resource(r))
