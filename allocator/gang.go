@@ -191,6 +191,7 @@ type gangPath struct {
 	skipped    []gangEntry // scratch: entries popped and to be pushed back
 	taken      []int32     // scratch: selectSmall's entries taken so far
 	frontier   []int       // scratch: heapq.Least's
+	memo       placedMemo  // prophet's scores on agents idle but for this cycle's placements
 }
 
 var _ filler = (*gangPath)(nil)
@@ -253,6 +254,8 @@ type shapeScores struct {
 	exec resources.Vector
 	// prep is d.Profile prepared, for the executors note adds.
 	prep *profile.Prepared
+	// idx is the shape's position in the cycle's shapeList (placedMemo's).
+	idx int32
 }
 
 type idleScore struct {
@@ -316,6 +319,9 @@ func (p *gangPath) collect() bool {
 	clear(p.local)
 	clear(p.lpeak)
 	clear(p.shapes)
+	if p.rule == sorter.GangProphet && memoPlaced {
+		p.memo.reset(len(p.ags))
+	}
 	p.spare = append(p.spare, p.shapeList...)
 	p.shapeList, p.overdue, p.cursor = p.shapeList[:0], p.overdue[:0], 0
 	for i := range p.apps {
@@ -328,6 +334,7 @@ func (p *gangPath) collect() bool {
 		if s == nil {
 			s = p.newShape(d)
 			s.prep = p.apps[i].rec.prepared() // equal stages, equal preparation
+			s.idx = int32(len(p.shapeList))
 			p.shapes[k] = s
 			p.shapeList = append(p.shapeList, s)
 		}
@@ -610,11 +617,22 @@ func (p *gangPath) score(sh *shapeScores, ag *agent, i int) float64 {
 		return 0
 	}
 	if p.rule == sorter.GangProphet {
-		t := tl.tl
-		if l := p.local[i]; l != nil {
-			t = l
+		l := p.local[i]
+		if l == nil {
+			return p.prophetScore(sh, tl.tl)
 		}
-		return p.prophetScore(sh, t)
+		if !memoPlaced {
+			return p.prophetScore(sh, l)
+		}
+		v, slot := p.memo.lookup(i, sh.idx)
+		if slot == nil && p.memo.of[i] > 0 {
+			return v
+		}
+		v = p.prophetScore(sh, l)
+		if slot != nil {
+			*slot = v
+		}
+		return v
 	}
 	used := p.peaks(i)
 	var s float64
@@ -725,6 +743,9 @@ func (p *gangPath) note(i int, s *shapeScores) {
 		p.local[i] = l
 	}
 	_ = l.AddPrepared(cycleKey(l.Len()), p.now, s.prep)
+	if p.rule == sorter.GangProphet && memoPlaced {
+		p.memo.placed(i, tl.tl, p, s.idx)
+	}
 	pk := p.lpeak[i]
 	for r := range pk {
 		pk[r] += tl.reserve(&d.Profile, profile.Resource(r))
