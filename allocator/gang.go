@@ -624,8 +624,8 @@ func (p *gangPath) score(sh *shapeScores, ag *agent, i int) float64 {
 		if !memoPlaced {
 			return p.prophetScore(sh, l)
 		}
-		v, slot := p.memo.lookup(i, sh.idx)
-		if slot == nil && p.memo.of[i] > 0 {
+		v, ok, slot := p.memo.lookup(i, sh.idx)
+		if ok {
 			return v
 		}
 		v = p.prophetScore(sh, l)
@@ -744,7 +744,7 @@ func (p *gangPath) note(i int, s *shapeScores) {
 	}
 	_ = l.AddPrepared(cycleKey(l.Len()), p.now, s.prep)
 	if p.rule == sorter.GangProphet && memoPlaced {
-		p.memo.placed(i, tl.tl, p, s.idx)
+		p.memo.placed(i, tl.tl, p.now, s.idx)
 	}
 	pk := p.lpeak[i]
 	for r := range pk {

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"math"
 	"slices"
+	"time"
 
 	"github.com/allot-sched/allot/profile"
 )
@@ -17,7 +18,7 @@ import (
 // bit for bit alike on every such agent with the same capacities and the
 // same multiset of shapes placed (TestPlacedMemoExact). Each placement
 // makes every shape's entry for the agents it used stale; without the
-// memo every shape rescored each of them, the largest part of a cycle
+// memo every shape rescored each of them, a fifth of a cycle
 // that fills an idle cluster (docs/prophet.md, Benchmarks).
 //
 // A state is one (capacities, sorted multiset of shape indices); agents
@@ -60,12 +61,12 @@ func (m *placedMemo) reset(n int) {
 	clear(m.of)
 }
 
-// placed records that shape sh was placed on agent i, whose model
+// placed records that shape sh was placed at now on agent i, whose model
 // timeline is base.
-func (m *placedMemo) placed(i int, base *profile.Timeline, p *gangPath, sh int32) {
+func (m *placedMemo) placed(i int, base *profile.Timeline, now time.Time, sh int32) {
 	cur := m.of[i]
 	if cur == 0 {
-		if !base.IdleFrom(p.now) {
+		if !base.IdleFrom(now) {
 			m.of[i] = -1
 			return
 		}
@@ -111,12 +112,12 @@ func (m *placedMemo) intern(c [profile.NumResources]int64, shapes []int32) int32
 }
 
 // lookup returns shape sh's remembered score on agent i's scratch
-// timeline, or, if there is none yet, where to remember it (nil: agent i
-// is not memoised). The slot stays valid until the next lookup.
-func (m *placedMemo) lookup(i int, sh int32) (float64, *float64) {
+// timeline and true; or, if there is none, where to remember it (nil if
+// agent i is not memoised), valid until the next lookup.
+func (m *placedMemo) lookup(i int, sh int32) (float64, bool, *float64) {
 	st := m.of[i]
 	if st <= 0 {
-		return 0, nil
+		return 0, false, nil
 	}
 	s := &m.states[st]
 	for int(sh) >= len(s.score) {
@@ -124,7 +125,7 @@ func (m *placedMemo) lookup(i int, sh int32) (float64, *float64) {
 	}
 	if v := s.score[sh]; !math.IsNaN(v) {
 		m.hits++
-		return v, nil
+		return v, true, nil
 	}
-	return 0, &s.score[sh]
+	return 0, false, &s.score[sh]
 }
