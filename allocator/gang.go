@@ -191,6 +191,7 @@ type gangPath struct {
 	skipped    []gangEntry // scratch: entries popped and to be pushed back
 	taken      []int32     // scratch: selectSmall's entries taken so far
 	frontier   []int       // scratch: heapq.Least's
+	memo       placedMemo  // prophet's scores on agents idle but for this cycle's placements
 }
 
 var _ filler = (*gangPath)(nil)
@@ -251,6 +252,10 @@ type shapeScores struct {
 	idle []idleScore
 	// exec is exec(d)'s scalars, which fits checks on every agent it meets.
 	exec resources.Vector
+	// prep is d.Profile prepared, for the executors note adds.
+	prep *profile.Prepared
+	// idx is the shape's position in the cycle's shapeList (placedMemo's).
+	idx int32
 }
 
 type idleScore struct {
@@ -314,6 +319,9 @@ func (p *gangPath) collect() bool {
 	clear(p.local)
 	clear(p.lpeak)
 	clear(p.shapes)
+	if p.rule == sorter.GangProphet && memoPlaced {
+		p.memo.reset(len(p.ags))
+	}
 	p.spare = append(p.spare, p.shapeList...)
 	p.shapeList, p.overdue, p.cursor = p.shapeList[:0], p.overdue[:0], 0
 	for i := range p.apps {
@@ -325,6 +333,8 @@ func (p *gangPath) collect() bool {
 		s := p.shapes[k]
 		if s == nil {
 			s = p.newShape(d)
+			s.prep = p.apps[i].rec.prepared() // equal stages, equal preparation
+			s.idx = int32(len(p.shapeList))
 			p.shapes[k] = s
 			p.shapeList = append(p.shapeList, s)
 		}
@@ -607,11 +617,22 @@ func (p *gangPath) score(sh *shapeScores, ag *agent, i int) float64 {
 		return 0
 	}
 	if p.rule == sorter.GangProphet {
-		t := tl.tl
-		if l := p.local[i]; l != nil {
-			t = l
+		l := p.local[i]
+		if l == nil {
+			return p.prophetScore(sh, tl.tl)
 		}
-		return p.prophetScore(sh, t)
+		if !memoPlaced {
+			return p.prophetScore(sh, l)
+		}
+		v, ok, slot := p.memo.lookup(i, sh.idx)
+		if ok {
+			return v
+		}
+		v = p.prophetScore(sh, l)
+		if slot != nil {
+			*slot = v
+		}
+		return v
 	}
 	used := p.peaks(i)
 	var s float64
@@ -688,23 +709,43 @@ func (p *gangPath) placeGang(g *gangApp) {
 		r := p.a.reason(score)
 		r.Why = p.reasonText
 		p.a.out = append(p.a.out, Offer{Framework: g.f.id, Agent: ag.id, Resources: res.Clone(), Tasks: 1, Reason: r})
-		p.note(int(i), s.d)
+		p.note(int(i), s)
 	}
+}
+
+// cycleKeys are the scratch timelines' executor keys, made once.
+var cycleKeys = func() (k [16]string) {
+	for i := range k {
+		k[i] = "cycle/" + strconv.Itoa(i)
+	}
+	return k
+}()
+
+// cycleKey names the n-th executor on a scratch timeline (unique there).
+func cycleKey(n int) string {
+	if n < len(cycleKeys) {
+		return cycleKeys[n]
+	}
+	return "cycle/" + strconv.Itoa(n)
 }
 
 // note adds an executor placed this cycle to agent i's scratch timeline
 // and peaks, so the rest of the cycle scores against it.
-func (p *gangPath) note(i int, d *profile.AppDemand) {
+func (p *gangPath) note(i int, s *shapeScores) {
 	tl := p.tls[i]
-	if tl == nil {
+	if tl == nil || s.prep == nil {
 		return
 	}
+	d := s.d
 	l := p.local[i]
 	if l == nil {
 		l = tl.tl.Clone()
 		p.local[i] = l
 	}
-	_ = l.Add("cycle/"+strconv.Itoa(l.Len()), p.now, &d.Profile)
+	_ = l.AddPrepared(cycleKey(l.Len()), p.now, s.prep)
+	if p.rule == sorter.GangProphet && memoPlaced {
+		p.memo.placed(i, tl.tl, p.now, s.idx)
+	}
 	pk := p.lpeak[i]
 	for r := range pk {
 		pk[r] += tl.reserve(&d.Profile, profile.Resource(r))

@@ -466,3 +466,57 @@ func TestShapeKey(t *testing.T) {
 		}
 	}
 }
+
+// TestExecutorsShareProfile: an application's executors share its
+// declared stages and one preparation of them (timeline.go's offered),
+// which is sound only if nothing writes them afterwards: not the caller
+// changing what it declared, not recovery, progress, the operator view, a
+// snapshot, nor the application declaring again.
+func TestExecutorsShareProfile(t *testing.T) {
+	a, clk := newGang(t, sorter.Prophet{}, 3, nil)
+	_ = a.AddFramework("f", "")
+	d := app(3, 2, 100)
+	want := append([]profile.Stage(nil), d.Profile.Stages...)
+	if err := a.SetAppDemand("f", d); err != nil {
+		t.Fatal(err)
+	}
+	d.Profile.Stages[0].DiskBW = 300 // the caller's copy, not the model's
+	t0 := clk.T
+	dec := a.Allocate()
+	if len(dec.Offers) != 3 {
+		t.Fatalf("offers %v", dec.Offers)
+	}
+	m := a.path.(*gangPath).m
+	rec := m.apps["f"]
+	decl := rec.Demand.Profile.Stages
+	for _, o := range dec.Offers {
+		x := m.agents[o.Agent].execs[0]
+		if &x.Profile.Stages[0] != &decl[0] {
+			t.Errorf("executor on %s has its own copy of the stages", o.Agent)
+		}
+	}
+	clk.Advance(90 * time.Second)
+	if err := a.ObserveStageProgress("f", dec.Offers[0].Agent, 0, 0.5); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Recover("f", dec.Offers[1].Agent, dec.Offers[1].Resources, nil); err != nil {
+		t.Fatal(err)
+	}
+	if view, _ := a.Timelines(); len(view) == 0 {
+		t.Fatal("no timelines in the view")
+	}
+	if _, err := a.SnapshotPolicies(); err != nil {
+		t.Fatal(err)
+	}
+	_ = a.SetAppDemand("f", app(1, 2, 200)) // a new declaration, a new record
+	a.Allocate()
+	if !reflect.DeepEqual(decl, want) {
+		t.Errorf("declared stages now %+v, were %+v", decl, want)
+	}
+	// The third executor, untouched throughout, still reads its prediction:
+	// 330 - 100 during stage 0 of the first declaration.
+	third := m.agents[dec.Offers[2].Agent].tl
+	if got := third.At(t0.Add(30*time.Second), profile.Disk); got != 230 {
+		t.Errorf("disk available on %s during stage 0: %v, want 230", dec.Offers[2].Agent, got)
+	}
+}

@@ -65,6 +65,20 @@ type appRec struct {
 	// shape is the profile as an exact key (shapeKey), the gang path's key for applications
 	// that score alike; computed once, on first use (not snapshotted).
 	shape string
+	// prep is Demand.Profile prepared for the timelines, shared by every
+	// executor of this declaration; computed on first use (not snapshotted).
+	prep *profile.Prepared
+}
+
+// prepared is r's profile prepared for the timelines. Demand never changes
+// after declare made r (a new declaration makes a new appRec), so one
+// preparation serves all its executors. It is nil only for a profile that
+// fails Validate, which SetAppDemand and restore never let in.
+func (r *appRec) prepared() *profile.Prepared {
+	if r.prep == nil {
+		r.prep, _ = profile.Prepare(&r.Demand.Profile)
+	}
+	return r.prep
 }
 
 var _ model = (*timelines)(nil)
@@ -177,17 +191,29 @@ func (m *timelines) offered(e event) {
 		m.waitN++
 	}
 	m.seq++
+	// The executor shares the application's stages and its prepared
+	// profile rather than copying them: nothing writes either after
+	// declare (TestExecutorsShareProfile), and a copy of each for every
+	// executor was most of the model's cost per offer.
 	x := execRec{
 		Key: e.framework + "/" + strconv.FormatUint(m.seq, 10), Framework: e.framework, Launch: e.at.UnixNano(),
 		Cpus: e.res.Scalars[resources.CPUs].Units(), Mem: e.res.Scalars[resources.Mem].Units(),
-		Profile: cloneDemand(app.Demand).Profile,
+		Profile: app.Demand.Profile,
 	}
-	ag.add(x)
+	ag.add(x, app.prepared())
 }
 
-func (ag *agentTL) add(x execRec) {
-	if ag.tl.Add(x.Key, time.Unix(0, x.anchor()), &x.Profile) != nil {
-		return // an invalid profile never passes SetAppDemand
+// add puts x on the agent's timeline, following q (x.Profile prepared; nil
+// prepares it here).
+func (ag *agentTL) add(x execRec, q *profile.Prepared) {
+	if q == nil {
+		var err error
+		if q, err = profile.Prepare(&x.Profile); err != nil {
+			return // an invalid profile never passes SetAppDemand or restore
+		}
+	}
+	if ag.tl.AddPrepared(x.Key, time.Unix(0, x.anchor()), q) != nil {
+		return // keys are unique (m.seq)
 	}
 	for r := profile.Resource(0); r < profile.NumResources; r++ {
 		ag.peak[r] += ag.reserve(&x.Profile, r)
@@ -304,7 +330,7 @@ func (m *timelines) restore(data []byte) error {
 			if err := x.Profile.Validate(); err != nil {
 				return fmt.Errorf("timelines snapshot: executor %q: %w", x.Key, err)
 			}
-			ag.add(x)
+			ag.add(x, nil)
 		}
 		agents[a.ID] = ag
 	}

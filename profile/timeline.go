@@ -36,7 +36,7 @@ type qstage struct {
 type running struct {
 	key    string
 	launch int64
-	stages []qstage
+	stages []qstage // a Prepared's, shared: read, never written
 }
 
 // Timeline is one server's predicted availability of disk_bw and net_bw:
@@ -107,19 +107,44 @@ func (t *Timeline) Breakpoints() int { return len(t.pts) }
 // (framework/executor id); adding a key twice is an error, as is an invalid
 // profile. Add copies the profile, so the caller may reuse it.
 func (t *Timeline) Add(key string, launch time.Time, p *Profile) error {
-	if t.find(key) >= 0 {
-		return fmt.Errorf("executor %q is already on this timeline", key)
-	}
-	if err := p.Validate(); err != nil {
+	q, err := Prepare(p)
+	if err != nil {
 		return err
 	}
-	e := running{key: key, launch: launch.UnixNano(), stages: make([]qstage, len(p.Stages))}
+	return t.AddPrepared(key, launch, q)
+}
+
+// Prepared is a profile validated and converted to a timeline's integer
+// units once, for every executor that follows it: an application's E
+// executors, on as many timelines. It is immutable — no Timeline method
+// writes a running executor's stages (Reanchor moves its launch, Remove
+// drops the executor) — so timelines share it rather than copy it.
+type Prepared struct {
+	stages []qstage
+}
+
+// Prepare validates p and converts it; the result does not alias p.
+func Prepare(p *Profile) (*Prepared, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	q := &Prepared{stages: make([]qstage, len(p.Stages))}
 	for k, s := range p.Stages {
-		e.stages[k] = qstage{
+		q.stages[k] = qstage{
 			start: int64(s.Start), end: int64(s.End),
 			peak: [NumResources]int64{quantize(s.DiskBW), quantize(s.NetBW)},
 		}
 	}
+	return q, nil
+}
+
+// AddPrepared is Add for a profile already prepared: the timeline keeps q
+// itself, not a copy.
+func (t *Timeline) AddPrepared(key string, launch time.Time, q *Prepared) error {
+	if t.find(key) >= 0 {
+		return fmt.Errorf("executor %q is already on this timeline", key)
+	}
+	e := running{key: key, launch: launch.UnixNano(), stages: q.stages}
 	t.execs = append(t.execs, e)
 	t.apply(&e, 1)
 	return nil

@@ -3,6 +3,7 @@ package profile
 import (
 	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"testing"
 	"time"
@@ -284,5 +285,55 @@ func TestCloneIsIndependent(t *testing.T) {
 	tl.Remove("a")
 	if c.Len() != 2 {
 		t.Error("removing from the original changed the clone")
+	}
+}
+
+// TestPreparedShared: timelines that share one Prepared behave as if each
+// had added its own copy, whatever another of them does (Reanchor, Remove,
+// Clone), and the Prepared itself never changes: the allocator shares an
+// application's preparation among all its executors on that promise.
+func TestPreparedShared(t *testing.T) {
+	p := &Profile{Stages: []Stage{
+		{Start: 0, End: 10 * sec, DiskBW: 50, NetBW: 7},
+		{Start: 10 * sec, End: 30 * sec, DiskBW: 120.5, NetBW: 90},
+	}}
+	q, err := Prepare(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Stages[0].DiskBW = 300 // Prepare does not alias p
+	own := &Profile{Stages: []Stage{p.Stages[0], p.Stages[1]}}
+	own.Stages[0].DiskBW = 50
+	before := append([]qstage(nil), q.stages...)
+
+	shared, other, copied := newTL(t, 330, 125), newTL(t, 330, 125), newTL(t, 330, 125)
+	for _, tl := range []*Timeline{shared, other} {
+		if err := tl.AddPrepared("a", at(0), q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mustAdd(t, copied, "a", at(0), own)
+	if err := other.AddPrepared("a", at(0), q); err == nil {
+		t.Error("a key added twice")
+	}
+	c := other.Clone()
+	if err := other.Reanchor("a", 1, at(40)); err != nil {
+		t.Fatal(err)
+	}
+	_ = c.Reanchor("a", 0, at(5))
+	c.Remove("a")
+	if !reflect.DeepEqual(q.stages, before) {
+		t.Fatalf("prepared stages changed: %v, were %v", q.stages, before)
+	}
+	if !reflect.DeepEqual(shared.pts, copied.pts) {
+		t.Errorf("shared timeline %v, with its own copy %v", shared.pts, copied.pts)
+	}
+	for s := -1; s < 60; s++ {
+		if got, want := shared.Score(at(s), own, PaperOptions), copied.Score(at(s), own, PaperOptions); got != want {
+			t.Errorf("score at %d: shared %+v, own copy %+v", s, got, want)
+		}
+	}
+	if _, err := Prepare(&Profile{Stages: []Stage{{Start: 0, End: sec, DiskBW: -1}}}); err == nil {
+		t.Error("Prepare accepted a negative peak")
 	}
 }

@@ -1,0 +1,131 @@
+package allocator
+
+import (
+	"encoding/binary"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/allot-sched/allot/profile"
+)
+
+// placedMemo remembers, within one cycle, Prophet scores on the agents
+// whose model timeline was idle from the cycle's time (profile.IdleFrom)
+// before the cycle placed executors there. Such an agent's scratch
+// timeline, from now on, is the sum of the executors placed on it this
+// cycle, all anchored at now; Score reads the timeline only from the
+// scored profile's first stage (at or after now) on, so a shape scores
+// bit for bit alike on every such agent with the same capacities and the
+// same multiset of shapes placed (TestPlacedMemoExact). Each placement
+// makes every shape's entry for the agents it used stale; without the
+// memo every shape rescored each of them, a fifth of a cycle
+// that fills an idle cluster (docs/prophet.md, Benchmarks).
+//
+// A state is one (capacities, sorted multiset of shape indices); agents
+// point at states, state 0 meaning "not known yet" and -1 "not
+// memoised" (the model timeline was busy at now).
+type placedMemo struct {
+	byKey  map[string]int32
+	next   map[[2]int32]int32 // (state, shape index) -> state after placing it
+	states []memoState
+	key    []byte
+	of     []int32 // per agent position in the cycle's agents
+	hits   int     // scores answered from the memo (for tests)
+}
+
+// memoPlaced switches placedMemo on; a variable so that a test can
+// compare decisions with and without it.
+var memoPlaced = true
+
+type memoState struct {
+	cap    [profile.NumResources]int64
+	shapes []int32   // sorted
+	score  []float64 // by shape index; NaN: not computed yet
+}
+
+// reset empties the memo for a cycle over n agents, keeping its storage.
+func (m *placedMemo) reset(n int) {
+	if m.byKey == nil {
+		m.byKey, m.next = map[string]int32{}, map[[2]int32]int32{}
+	}
+	clear(m.byKey)
+	clear(m.next)
+	if m.states == nil {
+		m.states = make([]memoState, 1, 64)
+	}
+	m.states = m.states[:1] // state 0 is the "not known" placeholder
+	if cap(m.of) < n {
+		m.of = make([]int32, n)
+	}
+	m.of = m.of[:n]
+	clear(m.of)
+}
+
+// placed records that shape sh was placed at now on agent i, whose model
+// timeline is base.
+func (m *placedMemo) placed(i int, base *profile.Timeline, now time.Time, sh int32) {
+	cur := m.of[i]
+	if cur == 0 {
+		if !base.IdleFrom(now) {
+			m.of[i] = -1
+			return
+		}
+		cur = m.intern(base.Capacities(), nil)
+	}
+	if cur < 0 {
+		return
+	}
+	k := [2]int32{cur, sh}
+	nx, ok := m.next[k]
+	if !ok {
+		shapes := append(slices.Clone(m.states[cur].shapes), sh)
+		slices.Sort(shapes)
+		nx = m.intern(m.states[cur].cap, shapes)
+		m.next[k] = nx
+	}
+	m.of[i] = nx
+}
+
+// intern returns the state of (c, shapes), making it if new; shapes is
+// sorted and owned by the memo from then on.
+func (m *placedMemo) intern(c [profile.NumResources]int64, shapes []int32) int32 {
+	m.key = m.key[:0]
+	for _, v := range c {
+		m.key = binary.LittleEndian.AppendUint64(m.key, uint64(v))
+	}
+	for _, s := range shapes {
+		m.key = binary.LittleEndian.AppendUint32(m.key, uint32(s))
+	}
+	if id, ok := m.byKey[string(m.key)]; ok {
+		return id
+	}
+	id := int32(len(m.states))
+	if len(m.states) < cap(m.states) { // reuse the storage of an earlier cycle's state
+		m.states = m.states[:id+1]
+		old := &m.states[id]
+		*old = memoState{cap: c, shapes: shapes, score: old.score[:0]}
+	} else {
+		m.states = append(m.states, memoState{cap: c, shapes: shapes})
+	}
+	m.byKey[string(m.key)] = id
+	return id
+}
+
+// lookup returns shape sh's remembered score on agent i's scratch
+// timeline and true; or, if there is none, where to remember it (nil if
+// agent i is not memoised), valid until the next lookup.
+func (m *placedMemo) lookup(i int, sh int32) (float64, bool, *float64) {
+	st := m.of[i]
+	if st <= 0 {
+		return 0, false, nil
+	}
+	s := &m.states[st]
+	for int(sh) >= len(s.score) {
+		s.score = append(s.score, math.NaN())
+	}
+	if v := s.score[sh]; !math.IsNaN(v) {
+		m.hits++
+		return v, true, nil
+	}
+	return 0, false, &s.score[sh]
+}
