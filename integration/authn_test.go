@@ -276,7 +276,7 @@ func TestWebUIAuthentication(t *testing.T) {
 	if n := prompts.Load(); n < 1 || n > 2 {
 		t.Errorf("the browser was prompted %d times for the overview, want once (the page; its fetches reuse the answer)", n)
 	}
-	run(t, ctx, "allocator page", chromedp.Navigate(base+"/allocator"))
+	run(t, ctx, "allocator page", chromedp.Navigate(base+"/allocator"), chromedp.WaitVisible("#sorter-form[data-synced]", chromedp.ByQuery))
 	run(t, ctx, "policy switch", chromedp.SetValue("#sorter", "fifo", chromedp.ByID),
 		chromedp.Click("#sorter-apply", chromedp.ByID), waitText("#sorter-result", "In force"))
 	code, out, errOut := allotCLIEnv(t, []string{"ALLOT_MASTER=" + addr, "ALLOT_PRINCIPAL=" + opPrincipal, "ALLOT_SECRET=" + opSecret}, "operator", "sorter", "get", "--master", addr)

@@ -123,7 +123,7 @@ func TestWebUI(t *testing.T) {
 	run(t, ctx, "the line printed after the page opened", waitText("#log", "after the page opened"))
 	screenshot(t, ctx, "task")
 
-	run(t, ctx, "allocator page", chromedp.Navigate(base+"/allocator"), waitText("#legend", "ui-fw"))
+	run(t, ctx, "allocator page", chromedp.Navigate(base+"/allocator"), waitText("#legend", "ui-fw"), chromedp.WaitVisible("#sorter-form[data-synced]", chromedp.ByQuery))
 	run(t, ctx, "policy switch", chromedp.SetValue("#sorter", "fifo", chromedp.ByID), chromedp.SetValue("#mode", "characterized", chromedp.ByID),
 		chromedp.Click("#sorter-apply", chromedp.ByID), waitText("#sorter-result", "In force"))
 	if st := c.state(); st.Allocator["sorter"] != "fifo" {

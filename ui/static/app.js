@@ -207,6 +207,7 @@ const allocatorPage = {
       const r = await fetch(api + "/api/v1/allot/sorter", { method: "POST", headers: { "Content-Type": "application/json" }, body });
       const text = await r.text();
       $("sorter-result").textContent = r.ok ? "In force from the next cycle: " + Object.values(JSON.parse(text)).filter((x) => typeof x === "string").join(" · ") : "Refused: " + text.trim();
+      delete $("sorter-form").dataset.synced;
       refreshSoon();
     });
     $("explain-form").addEventListener("submit", async (e) => {
@@ -221,7 +222,13 @@ const allocatorPage = {
   update(st) {
     this.last = st;
     const p = st.allocator || {};
-    for (const k of ["sorter", "agent_selection", "mode"]) if (document.activeElement !== $(k) && p[k]) $(k).value = p[k];
+    // The form shows the policy in force when the page loads and after an
+    // apply; never on every refresh, which would undo a choice the user is
+    // about to apply.
+    if (!$("sorter-form").dataset.synced && p.sorter) {
+      for (const k of ["sorter", "agent_selection", "mode"]) if (p[k]) $(k).value = p[k];
+      $("sorter-form").dataset.synced = "1";
+    }
     const keep = (sel, items) => { const v = sel.value; sel.replaceChildren(...items.map(([id, label]) => el("option", { value: id, text: label }))); if (v) sel.value = v; };
     keep($("explain-fw"), (st.frameworks || []).map((f) => [f.id, `${f.name} (${f.id.slice(-6)})`]));
     keep($("explain-agent"), (st.slaves || []).map((a) => [a.id, `${a.pid.replace(/^slave\(1\)@/, "")} (${a.id.slice(-4)})`]));
