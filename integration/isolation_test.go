@@ -194,14 +194,26 @@ func TestIsolationCgroupsCPUShares(t *testing.T) {
 		return usage["one"] > 0 && usage["three"] > 0
 	})
 	time.Sleep(500 * time.Millisecond) // all eight spinners started
-	before := containerCPU(c.Agents[0].Dir)
-	time.Sleep(4 * time.Second)
-	after := containerCPU(c.Agents[0].Dir)
-	one, three := after["one"]-before["one"], after["three"]-before["three"]
-	ratio := float64(three) / float64(one)
-	t.Logf("CPU time over 4s: cpus 1: %.2fs, cpus 3: %.2fs, ratio %.2f (want about 3)", float64(one)/1e9, float64(three)/1e9, ratio)
-	if ratio < 2 || ratio > 4.5 {
-		t.Errorf("CPU time ratio %.2f, want 3 within [2, 4.5]", ratio)
+	// Shares divide CPU only among runnable siblings; on a host loaded by
+	// other work (a full test suite) one 4 s window can go mostly to other
+	// cgroups and say little. Up to three windows are measured and each is
+	// logged; one inside the band passes. Without working shares every
+	// window reads about 1.
+	var ratios []float64
+	for w := 0; w < 3; w++ {
+		before := containerCPU(c.Agents[0].Dir)
+		time.Sleep(4 * time.Second)
+		after := containerCPU(c.Agents[0].Dir)
+		one, three := after["one"]-before["one"], after["three"]-before["three"]
+		ratio := float64(three) / float64(one)
+		t.Logf("window %d, CPU time over 4s: cpus 1: %.2fs, cpus 3: %.2fs, ratio %.2f (want about 3)", w+1, float64(one)/1e9, float64(three)/1e9, ratio)
+		ratios = append(ratios, ratio)
+		if ratio >= 2 && ratio <= 4.5 {
+			break
+		}
+	}
+	if r := ratios[len(ratios)-1]; r < 2 || r > 4.5 {
+		t.Errorf("CPU time ratios %.2f, want 3 within [2, 4.5] in at least one window", ratios)
 	}
 	fw.call(calls.Kill("one", o.AgentID.Value))
 	fw.call(calls.Kill("three", o.AgentID.Value))
