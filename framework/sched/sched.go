@@ -23,8 +23,8 @@ import (
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler/calls"
 
 	"github.com/allot-sched/allot/api"
-	"github.com/allot-sched/allot/internal/tlsconf"
 	"github.com/allot-sched/allot/auth"
+	"github.com/allot-sched/allot/internal/tlsconf"
 )
 
 // Planner is the framework's side of the conversation: it decides what to
