@@ -170,7 +170,9 @@ func TestAgentAuthentication(t *testing.T) {
 	}
 }
 
-// allotCLIEnv is allotCLI with more environment.
+// allotCLIEnv runs the allot binary with env added to the test's
+// environment (bounded to 60 s) and returns its exit code, stdout and
+// stderr.
 func allotCLIEnv(t *testing.T, env []string, args ...string) (int, string, string) {
 	t.Helper()
 	cmd := exec.Command(allotBin, args...)
@@ -188,7 +190,7 @@ func allotCLIEnv(t *testing.T, env []string, args ...string) (int, string, strin
 	case <-time.After(60 * time.Second):
 		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		<-done
-		t.Fatalf("allot %v did not finish", args)
+		t.Fatalf("allot %v did not finish; output:\n%s\n%s", args, out.String(), errb.String())
 	}
 	return cmd.ProcessState.ExitCode(), out.String(), errb.String()
 }

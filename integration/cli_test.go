@@ -20,24 +20,7 @@ import (
 // its exit code, stdout and stderr.
 func allotCLI(t *testing.T, master string, args ...string) (int, string, string) {
 	t.Helper()
-	cmd := exec.Command(allotBin, args...)
-	cmd.Env = append(cmd.Environ(), "ALLOT_MASTER="+master)
-	var out, errb strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case <-done:
-	case <-time.After(60 * time.Second):
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		<-done
-		t.Fatalf("allot %v did not finish; output:\n%s\n%s", args, out.String(), errb.String())
-	}
-	return cmd.ProcessState.ExitCode(), out.String(), errb.String()
+	return allotCLIEnv(t, []string{"ALLOT_MASTER=" + master}, args...)
 }
 
 // The operator CLI against a real master and agents: every verb prints its
