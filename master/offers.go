@@ -70,16 +70,31 @@ func (m *Master) offerLocked(decided allocator.Decisions) {
 	if m.cfg.StampOffers {
 		m.offerStamp = "-T" + strconv.FormatInt(m.clock.Now().UnixNano(), 10)
 	}
-	byFw := make(map[string][]madeOffer, len(m.frameworks))
+	// Offers are grouped per framework in fw.cycle, whose capacity lasts
+	// from cycle to cycle, in the order of the frameworks' first offers.
+	// A map of fresh slices per cycle cost a map and a few slice growths
+	// per framework every cycle (BenchmarkMasterOfferPath, docs/scale.md).
+	fws := m.cycleFws[:0]
 	for _, d := range decided.Offers {
-		if mo, ok := m.makeOfferLocked(d); ok {
-			byFw[d.Framework] = append(byFw[d.Framework], mo)
+		mo, fw := m.makeOfferLocked(d)
+		if fw == nil {
+			continue
 		}
+		if len(fw.cycle) == 0 {
+			fws = append(fws, fw)
+		}
+		fw.cycle = append(fw.cycle, mo)
 	}
 	var enc offerEncoder
-	for fwID, offers := range byFw {
-		m.sendOffersLocked(m.frameworks[fwID], offers, &enc)
+	for _, fw := range fws {
+		m.sendOffersLocked(fw, fw.cycle, &enc)
+		// Cleared, not only truncated: the next cycle must not keep
+		// this cycle's offers and agents alive.
+		clear(fw.cycle)
+		fw.cycle = fw.cycle[:0]
 	}
+	clear(fws)
+	m.cycleFws = fws[:0]
 	m.sendInverseOffersLocked(decided.InverseOffers)
 }
 
@@ -109,14 +124,14 @@ func (m *Master) sendOffersLocked(fw *framework, offers []madeOffer, enc *offerE
 }
 
 // makeOfferLocked records decision d in the offer table, with its timeout,
-// and returns it; false if d cannot be offered (its resources are then
-// recovered). Caller holds m.mu.
-func (m *Master) makeOfferLocked(d allocator.Offer) (madeOffer, bool) {
+// and returns it with its framework; a nil framework if d cannot be offered
+// (its resources are then recovered). Caller holds m.mu.
+func (m *Master) makeOfferLocked(d allocator.Offer) (madeOffer, *framework) {
 	fw := m.frameworks[d.Framework]
 	a := m.agents[d.Agent]
 	if fw == nil || fw.stream == nil || a == nil || a.stream == nil {
 		m.allocOK("recover", m.alloc.Recover(d.Framework, d.Agent, d.Resources, nil), "framework_id", d.Framework, "agent_id", d.Agent)
-		return madeOffer{}, false
+		return madeOffer{}, nil
 	}
 	o := &offer{id: m.nextOfferIDLocked(), fw: fw.id, agent: a.rec.Id, res: d.Resources}
 	m.offers[o.id] = o
@@ -136,7 +151,7 @@ func (m *Master) makeOfferLocked(d allocator.Offer) (madeOffer, bool) {
 		e.Str("framework_id", fw.id).Str("agent_id", a.rec.Id).Str("resources", d.Resources.String()).
 			Str("reason", d.Reason.String()).Msg("offer")
 	}
-	return madeOffer{offer: o, agent: a}, true
+	return madeOffer{offer: o, agent: a}, fw
 }
 
 // nextOfferIDLocked is the id of the next offer, "<master>-O<seq>[<stamp>]",

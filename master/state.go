@@ -37,6 +37,7 @@ type framework struct {
 	stream         *api.Stream
 	streamID       string
 	offers         map[string]*offer
+	cycle          []madeOffer // its offers of the cycle being sent; empty between cycles, capacity kept (offerLocked)
 	tasks          map[string]*task
 	registered     time.Time
 	disconnectedAt time.Time
