@@ -628,6 +628,9 @@ func (p *gangPath) score(sh *shapeScores, ag *agent, i int) float64 {
 		if ok {
 			return v
 		}
+		if p.memo.memoised(i) {
+			l = p.memo.timeline(i, tl.tl, p.now, p.shapePrep)
+		}
 		v = p.prophetScore(sh, l)
 		if slot != nil {
 			*slot = v
@@ -669,6 +672,9 @@ func (p *gangPath) prophetScore(s *shapeScores, t *profile.Timeline) float64 {
 	s.idle = append(s.idle, idleScore{cap: c, score: v})
 	return v
 }
+
+// shapePrep is the prepared profile of the shape at index sh.
+func (p *gangPath) shapePrep(sh int32) *profile.Prepared { return p.shapeList[sh].prep }
 
 // placeGang offers the chosen application's E executors on its E best
 // agents. A framework with refuse filters gets its own selection that
@@ -737,14 +743,24 @@ func (p *gangPath) note(i int, s *shapeScores) {
 		return
 	}
 	d := s.d
-	l := p.local[i]
-	if l == nil {
-		l = tl.tl.Clone()
-		p.local[i] = l
-	}
-	_ = l.AddPrepared(cycleKey(l.Len()), p.now, s.prep)
-	if p.rule == sorter.GangProphet && memoPlaced {
+	memo := p.rule == sorter.GangProphet && memoPlaced
+	if memo {
 		p.memo.placed(i, tl.tl, p.now, s.idx)
+	}
+	l := p.local[i]
+	switch {
+	case memo && p.memo.memoised(i):
+		// its executors live in its memo state (placedMemo.timeline);
+		// p.local[i] only marks the agent as changed this cycle
+		if l == nil {
+			p.local[i] = tl.tl
+		}
+	default:
+		if l == nil {
+			l = tl.tl.Clone()
+			p.local[i] = l
+		}
+		_ = l.AddPrepared(cycleKey(l.Len()), p.now, s.prep)
 	}
 	pk := p.lpeak[i]
 	for r := range pk {

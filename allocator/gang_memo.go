@@ -31,6 +31,7 @@ type placedMemo struct {
 	key    []byte
 	of     []int32 // per agent position in the cycle's agents
 	hits   int     // scores answered from the memo (for tests)
+	built  int     // state timelines built, over all cycles (for tests)
 }
 
 // memoPlaced switches placedMemo on; a variable so that a test can
@@ -41,6 +42,12 @@ type memoState struct {
 	cap    [profile.NumResources]int64
 	shapes []int32   // sorted
 	score  []float64 // by shape index; NaN: not computed yet
+	// parent and added say how the state was first reached (parent plus
+	// one executor of shape added; parent 0 for the empty multiset);
+	// tl is the state's timeline, built only when a score misses
+	// (timeline), so that placing on a memoised agent builds none.
+	parent, added int32
+	tl            *profile.Timeline
 }
 
 // reset empties the memo for a cycle over n agents, keeping its storage.
@@ -70,7 +77,7 @@ func (m *placedMemo) placed(i int, base *profile.Timeline, now time.Time, sh int
 			m.of[i] = -1
 			return
 		}
-		cur = m.intern(base.Capacities(), nil)
+		cur = m.intern(base.Capacities(), nil, 0, -1)
 	}
 	if cur < 0 {
 		return
@@ -80,15 +87,16 @@ func (m *placedMemo) placed(i int, base *profile.Timeline, now time.Time, sh int
 	if !ok {
 		shapes := append(slices.Clone(m.states[cur].shapes), sh)
 		slices.Sort(shapes)
-		nx = m.intern(m.states[cur].cap, shapes)
+		nx = m.intern(m.states[cur].cap, shapes, cur, sh)
 		m.next[k] = nx
 	}
 	m.of[i] = nx
 }
 
-// intern returns the state of (c, shapes), making it if new; shapes is
-// sorted and owned by the memo from then on.
-func (m *placedMemo) intern(c [profile.NumResources]int64, shapes []int32) int32 {
+// intern returns the state of (c, shapes), making it if new (reached from
+// parent by adding one executor of shape added); shapes is sorted and
+// owned by the memo from then on.
+func (m *placedMemo) intern(c [profile.NumResources]int64, shapes []int32, parent, added int32) int32 {
 	m.key = m.key[:0]
 	for _, v := range c {
 		m.key = binary.LittleEndian.AppendUint64(m.key, uint64(v))
@@ -103,9 +111,9 @@ func (m *placedMemo) intern(c [profile.NumResources]int64, shapes []int32) int32
 	if len(m.states) < cap(m.states) { // reuse the storage of an earlier cycle's state
 		m.states = m.states[:id+1]
 		old := &m.states[id]
-		*old = memoState{cap: c, shapes: shapes, score: old.score[:0]}
+		*old = memoState{cap: c, shapes: shapes, score: old.score[:0], parent: parent, added: added}
 	} else {
-		m.states = append(m.states, memoState{cap: c, shapes: shapes})
+		m.states = append(m.states, memoState{cap: c, shapes: shapes, parent: parent, added: added})
 	}
 	m.byKey[string(m.key)] = id
 	return id
@@ -128,4 +136,37 @@ func (m *placedMemo) lookup(i int, sh int32) (float64, bool, *float64) {
 		return v, true, nil
 	}
 	return 0, false, &s.score[sh]
+}
+
+// memoised reports whether agent i's scores come from the memo: then its
+// executors placed this cycle live in its state, not in a scratch
+// timeline of its own.
+func (m *placedMemo) memoised(i int) bool { return m.of[i] > 0 }
+
+// timeline is agent i's scratch timeline as the memo knows it: its
+// state's, built on first need from the parent state's by adding the one
+// executor that leads there (prep gives a shape's prepared profile), the
+// empty state's a clone of base, agent i's model timeline. Any agent of
+// the state would do: from now on they are alike (placedMemo's doc).
+// Only scores that miss the memo need it, so placements on memoised
+// agents build no timeline, and each state's is built once a cycle.
+func (m *placedMemo) timeline(i int, base *profile.Timeline, now time.Time, prep func(sh int32) *profile.Prepared) *profile.Timeline {
+	return m.stateTimeline(m.of[i], base, now, prep)
+}
+
+func (m *placedMemo) stateTimeline(st int32, base *profile.Timeline, now time.Time, prep func(sh int32) *profile.Prepared) *profile.Timeline {
+	s := &m.states[st]
+	if s.tl != nil {
+		return s.tl
+	}
+	var t *profile.Timeline
+	if s.added < 0 {
+		t = base.Clone()
+	} else {
+		t = m.stateTimeline(s.parent, base, now, prep).Clone()
+		m.built++
+		_ = t.AddPrepared(cycleKey(t.Len()), now, prep(s.added))
+	}
+	m.states[st].tl = t // not s: the recursion above cannot grow m.states, but this reads plainly
+	return t
 }

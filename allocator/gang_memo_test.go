@@ -12,8 +12,9 @@ import (
 
 // idleFill is BenchmarkProphetCycle's cycle at a small size: an idle
 // cluster filled by gangs of six shapes, every offer recovered between
-// cycles; it returns the decisions and the memo's hits.
-func idleFill(t *testing.T, agents, apps, cycles int) ([]Decisions, int) {
+// cycles; it returns the decisions, the memo's hits and the state
+// timelines it built.
+func idleFill(t *testing.T, agents, apps, cycles int) ([]Decisions, int, int) {
 	t.Helper()
 	clk := &ManualClock{T: time.Unix(1e9, 0)}
 	a, err := New(Config{Sorter: sorter.Prophet{}, Clock: clk, Seed: 1})
@@ -54,7 +55,8 @@ func idleFill(t *testing.T, agents, apps, cycles int) ([]Decisions, int) {
 		}
 		clk.Advance(time.Second)
 	}
-	return out, a.path.(*gangPath).memo.hits
+	m := &a.path.(*gangPath).memo
+	return out, m.hits, m.built
 }
 
 // TestPlacedMemoExact: remembering Prophet's scores on agents that were
@@ -74,14 +76,24 @@ func TestPlacedMemoExact(t *testing.T) {
 	}
 	t.Run("idle cluster", func(t *testing.T) {
 		memoPlaced = true
-		with, hits := idleFill(t, 40, 60, 4)
+		with, hits, built := idleFill(t, 40, 60, 4)
 		memoPlaced = false
-		without, _ := idleFill(t, 40, 60, 4)
+		without, _, _ := idleFill(t, 40, 60, 4)
 		if hits < 100 {
 			t.Fatalf("the memo answered %d scores: the test exercises too little", hits)
 		}
 		if len(with[0].Offers) < 100 {
 			t.Fatalf("%d offers in the first cycle", len(with[0].Offers))
+		}
+		// placements on memoised agents add to no scratch timeline: the
+		// misses score against state timelines, built once per state
+		offers := 0
+		for _, d := range with {
+			offers += len(d.Offers)
+		}
+		t.Logf("%d hits, %d state timelines built, %d offers", hits, built, offers)
+		if built == 0 || built >= offers/2 {
+			t.Fatalf("%d state timelines built for %d offers", built, offers)
 		}
 		compare(t, with, without)
 	})
