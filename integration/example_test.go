@@ -5,7 +5,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -28,7 +27,7 @@ const exampleModule = "testdata/mesosgo-example"
 func exampleBins(t *testing.T) (sched, executor string) {
 	t.Helper()
 	goCmd := func(args ...string) (string, error) {
-		cmd := exec.Command(goBin(), args...)
+		cmd := exec.Command(testcluster.GoTool(), args...)
 		cmd.Dir = exampleModule
 		// The nested module's go.mod and go.sum are complete: never let a
 		// GOFLAGS=-mod=mod from the environment rewrite them.
@@ -51,16 +50,8 @@ func exampleBins(t *testing.T) (sched, executor string) {
 	return filepath.Join(dir, "example-scheduler"), filepath.Join(dir, "example-executor")
 }
 
-// goBin is the go command the test binaries were built with.
-func goBin() string {
-	if p, err := exec.LookPath("go"); err == nil {
-		return p
-	}
-	return filepath.Join(runtime.GOROOT(), "bin", "go")
-}
-
 func goEnv(name string) string {
-	out, err := exec.Command(goBin(), "env", name).Output()
+	out, err := exec.Command(testcluster.GoTool(), "env", name).Output()
 	if err != nil {
 		return "?"
 	}

@@ -57,7 +57,7 @@ func Build(dir string, pkgs []Package) (map[string]string, error) {
 		if race && p.Race {
 			args = append(args, "-race")
 		}
-		cmd := exec.Command(goTool(), append(args, p.Path)...)
+		cmd := exec.Command(GoTool(), append(args, p.Path)...)
 		cmd.Stderr = os.Stderr
 		if err := cmd.Run(); err != nil {
 			return nil, fmt.Errorf("building %s: %v", p.Path, err)
@@ -67,9 +67,9 @@ func Build(dir string, pkgs []Package) (map[string]string, error) {
 	return bins, nil
 }
 
-// goTool finds the go command: on PATH, else in the GOROOT this test was
+// GoTool finds the go command: on PATH, else in the GOROOT this test was
 // built with (a go test run by absolute path need not have go on PATH).
-func goTool() string {
+func GoTool() string {
 	if p, err := exec.LookPath("go"); err == nil {
 		return p
 	}
