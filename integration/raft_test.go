@@ -130,7 +130,15 @@ func newMCluster(t testing.TB, n, agents int, flags ...string) *mcluster {
 	t.Helper()
 	dir := t.TempDir()
 	c := &mcluster{t: t, dir: dir, flags: flags}
-	t.Cleanup(func() { testcluster.KillSandboxProcesses(dir) })
+	// Registered first so it runs last, after the agents' own cleanups:
+	// their executors are killed, then the cgroups they leave are removed,
+	// as testcluster.New does (without it every run left empty cgroups).
+	t.Cleanup(func() {
+		testcluster.KillSandboxProcesses(dir)
+		for _, a := range c.agents {
+			testcluster.RemoveAgentCgroups(a.Dir)
+		}
+	})
 	for i := 0; i < n; i++ {
 		c.masters = append(c.masters, c.newNode(i))
 	}

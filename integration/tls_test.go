@@ -256,13 +256,19 @@ func (e *tlsEnv) startTLSFramework(t *testing.T, masters []string) (*fsched.Clie
 func TestTLSRaftFailover(t *testing.T) {
 	e := newTLSEnv(t)
 	dir := t.TempDir()
-	t.Cleanup(func() { testcluster.KillSandboxProcesses(dir) })
+	var a *testcluster.Agent
+	t.Cleanup(func() {
+		testcluster.KillSandboxProcesses(dir)
+		if a != nil {
+			testcluster.RemoveAgentCgroups(a.Dir)
+		}
+	})
 	https, rafts, procs := e.startTLSMasters(t, dir, 3)
 	live := func(i int) bool { return !procs[i].Exited() }
 	old := -1
 	testcluster.WaitFor(t, 30*time.Second, "a leader elected over mutual TLS raft", func() bool { old = e.leader(https, live); return old >= 0 })
 
-	a := &testcluster.Agent{Addr: testcluster.FreePort(t), Dir: filepath.Join(dir, "agent0"), Resources: "cpus:2;mem:2048;disk:10000;ports:[31000-32000]"}
+	a = &testcluster.Agent{Addr: testcluster.FreePort(t), Dir: filepath.Join(dir, "agent0"), Resources: "cpus:2;mem:2048;disk:10000;ports:[31000-32000]"}
 	testcluster.StartAgent(t, allotBin, strings.Join(https, ","), a, append(append([]string{}, agentFlags...), e.flags()...)...)
 	testcluster.WaitFor(t, 30*time.Second, "the TLS agent registered", func() bool { n, _ := e.counts(t, https[old], ""); return n == 1 })
 
