@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"math"
 	"reflect"
 	"testing"
 )
@@ -131,5 +132,57 @@ func TestISparkExperimentShape(t *testing.T) {
 	}
 	if len(rep.Eviction) != 1 || rep.Eviction[0].DAGAware < rep.Eviction[0].Plain {
 		t.Errorf("eviction %+v: dependency-aware should hit at least as often as random", rep.Eviction)
+	}
+}
+
+// An iteration after the first reads the input and, if the shape derives
+// one, the last iteration's dataset: a shape with DerivedMB 0 (svm) reads
+// half as many partitions; under static allocation on a quiet cluster,
+// with datasets that fit the executors' storage regions, only the first
+// iteration's partitions cached before the executors arrived miss.
+func TestIterReadsPerShape(t *testing.T) {
+	for _, c := range []struct {
+		shape    string
+		datasets int
+	}{{"pagerank", 2}, {"svm", 1}} {
+		s := IterShapes[c.shape]
+		s.Iters = 8
+		res, err := RunIter([]IterApp{{Name: "a", Shape: s}}, IterConfig{Policy: IterStatic, Seed: 1, MemMB: 6144})
+		if err != nil {
+			t.Fatal(err)
+		}
+		perIter := s.Lanes * s.Parts * c.datasets
+		if want := perIter * (s.Iters - 1); res.Reads != want || res.Reads-res.Hits > perIter {
+			t.Errorf("%s: %d reads, %d hits; want %d, at most %d misses", c.shape, res.Reads, res.Hits, want, perIter)
+		}
+	}
+}
+
+// Fig. 12's point in the model: SVM's 1 GB of input per lane fills a 2 GB
+// executor's storage region, so where executors hold more than one lane
+// eviction chooses, and random eviction hits less often than the
+// dependency-aware policy; with 6 GB executors the choice hardly matters.
+func TestSVMEvictionByMemory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("six runs of 12 SVM applications")
+	}
+	apps, err := GenerateIterApps(12, ISparkMeanGapSec, svmOnly, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hit := func(mem float64, plain bool) float64 {
+		r, err := RunIter(apps, IterConfig{Policy: IterISpark, Seed: 1, MemMB: mem, PlainEviction: plain})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return float64(r.Hits) / float64(r.Reads)
+	}
+	dag2, plain2 := hit(2048, false), hit(2048, true)
+	dag6, plain6 := hit(6144, false), hit(6144, true)
+	if !(dag2 > plain2+0.02) {
+		t.Errorf("2 GB: dependency-aware hit ratio %.3f, random %.3f; want dependency-aware ahead", dag2, plain2)
+	}
+	if !(dag6 > dag2 && math.Abs(dag6-plain6) < dag2-plain2) {
+		t.Errorf("6 GB: %.3f vs %.3f; want both above 2 GB's %.3f and closer than at 2 GB", dag6, plain6, dag2)
 	}
 }
