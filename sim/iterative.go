@@ -62,7 +62,12 @@ import (
 //     out). A failed task is run again: half a task's work is lost.
 //     This is what the reprovisioning factor h controls: an executor above
 //     h x min(theta, U_max) gets help at the next epoch; one between 1 and
-//     that threshold stays overloaded and fails tasks.
+//     that threshold stays overloaded and fails tasks. A lane's demand
+//     within an iteration is constant and only falls from one iteration to
+//     the next, so a receiver packed by the last iteration's demand is not
+//     overloaded later: the model has no stage-level bursts, because the
+//     paper gives none to model (docs/ispark.md, "h"), and so it fails no
+//     tasks at any h.
 
 // IterShape is one application type.
 type IterShape struct {
