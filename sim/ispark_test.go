@@ -158,10 +158,12 @@ func TestIterReadsPerShape(t *testing.T) {
 	}
 }
 
-// Fig. 12's point in the model: SVM's 1 GB of input per lane fills a 2 GB
+// Fig. 12 in the model: SVM's 1 GB of input per lane fills a 2 GB
 // executor's storage region, so where executors hold more than one lane
-// eviction chooses, and random eviction hits less often than the
-// dependency-aware policy; with 6 GB executors the choice hardly matters.
+// eviction chooses. On 12 applications of seed 1 random eviction hits less
+// often than the dependency-aware policy at 2 GB, and at 6 GB the two are
+// closer. (On 120 applications the 2 GB order depends on the seed, through
+// how many handoffs each run makes: docs/ispark.md.)
 func TestSVMEvictionByMemory(t *testing.T) {
 	if testing.Short() {
 		t.Skip("six runs of 12 SVM applications")
@@ -179,6 +181,7 @@ func TestSVMEvictionByMemory(t *testing.T) {
 	}
 	dag2, plain2 := hit(2048, false), hit(2048, true)
 	dag6, plain6 := hit(6144, false), hit(6144, true)
+	t.Logf("hit ratio 2 GB %.3f vs %.3f, 6 GB %.3f vs %.3f", dag2, plain2, dag6, plain6)
 	if !(dag2 > plain2+0.02) {
 		t.Errorf("2 GB: dependency-aware hit ratio %.3f, random %.3f; want dependency-aware ahead", dag2, plain2)
 	}
