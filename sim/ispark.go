@@ -80,6 +80,12 @@ type IterResult struct {
 	Givers       int     // executors released by iSpark's handoff
 	Added        int     // executors the policy added (backlog or reprovisioning)
 	OOMKills     int     // executors lost to out-of-memory
+	// Receivers' monitoring epochs (a receiver runs a giver's lanes beside
+	// its own) in which they ran: how many, how many averaged a cpu demand
+	// above their core (what fails tasks), and their mean cpu demand and
+	// memory utilisation. They say which factor bounds DF's packing.
+	RecvEpochs, RecvOverCore int
+	RecvCPU, RecvMem         float64
 }
 
 type iexec struct {

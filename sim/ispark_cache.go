@@ -29,6 +29,15 @@ func partMB(a *iapp, node int) float64 {
 func (a *iapp) vip(p elastic.Partition) bool    { return p.Node == 0 || p.Node == a.iter }
 func (a *iapp) isDone(p elastic.Partition) bool { return p.Node != 0 && p.Node < a.iter }
 
+// reads are the datasets an iteration after the first reads: the input
+// and, if the shape derives one, the last iteration's dataset.
+func (a *iapp) reads() []int {
+	if a.Shape.DerivedMB <= 0 {
+		return []int{0}
+	}
+	return []int{0, a.iter}
+}
+
 // beginIter starts iteration a.iter: draws each lane's demand and reads
 // its partitions, recomputing those no executor of the application holds.
 func (r *iterRun) beginIter(a *iapp) {
@@ -46,7 +55,7 @@ func (r *iterRun) beginIter(a *iapp) {
 				r.admitHome(a, l, part(a, 0, l, j))
 				continue
 			}
-			for _, node := range []int{0, a.iter} {
+			for _, node := range a.reads() {
 				p := part(a, node, l, j)
 				r.res.Reads++
 				if a.holder(p) != nil {
@@ -78,7 +87,7 @@ func (r *iterRun) endIter(a *iapp) (int, error) {
 		a.lanes[l].meas = a.lanes[l].rho // the task metrics of the iteration that ended
 	}
 	for l := range a.lanes {
-		for j := 0; j < a.Shape.Parts; j++ {
+		for j := 0; j < a.Shape.Parts && a.Shape.DerivedMB > 0; j++ {
 			r.admitHome(a, l, part(a, k+1, l, j))
 		}
 	}

@@ -19,6 +19,7 @@ func (r *iterRun) epoch(a *iapp) error {
 			e.ecpu, e.emem = e.acc[0]/e.accN, e.acc[1]/e.accN
 		}
 		e.acc, e.accN = [2]float64{}, 0
+		r.countReceiver(e)
 	}
 	if err := r.failures(a); err != nil {
 		return err
@@ -31,6 +32,21 @@ func (r *iterRun) epoch(a *iapp) error {
 		}
 	}
 	return r.declare(a)
+}
+
+// countReceiver adds e's epoch to the receivers' figures if e is a
+// receiver that ran in it.
+func (r *iterRun) countReceiver(e *iexec) {
+	if e.slots < 2 || e.ecpu <= 0 {
+		return
+	}
+	n := float64(r.res.RecvEpochs)
+	r.res.RecvCPU = (r.res.RecvCPU*n + e.ecpu) / (n + 1)
+	r.res.RecvMem = (r.res.RecvMem*n + e.emem) / (n + 1)
+	r.res.RecvEpochs++
+	if e.ecpu > 1 {
+		r.res.RecvOverCore++
+	}
 }
 
 // factor is the utilisation iSpark watches (DF: max of cpu and memory).

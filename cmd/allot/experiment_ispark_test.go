@@ -61,6 +61,27 @@ func TestISparkExperimentCLI(t *testing.T) {
 	if len(doc.Sensitivity.Gamma) != 5 || len(doc.Sensitivity.H) != 4 || doc.Sensitivity.H[3].Value != 1.2 {
 		t.Errorf("sensitivity %+v", doc.Sensitivity)
 	}
+	// Fig. 12: the three executor memories, hit ratios and JCTs of both
+	// cache policies (field names as the JSON spells them).
+	var ev struct {
+		Eviction []map[string]float64 `json:"eviction"`
+	}
+	_ = json.Unmarshal(out.Bytes(), &ev)
+	if len(ev.Eviction) != 3 || ev.Eviction[0]["mem_mb"] != 2048 || ev.Eviction[2]["mem_mb"] != 6144 {
+		t.Errorf("eviction %+v: want 2048, 4096, 6144 MB", ev.Eviction)
+	}
+	for _, e := range ev.Eviction {
+		for _, k := range []string{"dag_aware_hit_ratio", "plain_hit_ratio"} {
+			if !(e[k] > 0 && e[k] <= 1) {
+				t.Errorf("eviction %v: %s out of (0, 1]", e, k)
+			}
+		}
+		for _, k := range []string{"dag_aware_jct_p50_s", "plain_jct_p50_s"} {
+			if !(e[k] > 0) {
+				t.Errorf("eviction %v: %s missing", e, k)
+			}
+		}
+	}
 	if _, err := os.Stat(filepath.Join(dir, "ispark.json")); err != nil {
 		t.Error(err)
 	}
