@@ -16,16 +16,8 @@ import (
 // an executor younger than the epoch counts as busy; U_max rises with a
 // completed stage's mean; executor_utilisation events record each epoch.
 func TestMonitorEpoch(t *testing.T) {
-	mc := newManualClock()
-	ctx, err := NewContext(Config{App: "monitor", Local: true, Executors: 1, Cores: 2, MemMB: 512, EventLogDir: t.TempDir(), Logf: t.Logf,
-		Clock: mc, MonitorEpoch: 2 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx, t0, at := newMonitorContext(t, "monitor", 2)
 	defer ctx.Close(nil)
-	eventually(t, "1 executor", func() bool { n, _, _, _ := ctx.poolState(); return n == 1 })
-	t0 := mc.Now()
-	at := func(d time.Duration) float64 { return unixSeconds(t0.Add(d)) }
 	ctx.mu.Lock()
 	e := ctx.pool.execs["local-1"]
 	e.registered = t0.Add(time.Second)                                         // younger than the first epoch
@@ -60,6 +52,23 @@ func TestMonitorEpoch(t *testing.T) {
 	if len(got) != 1 || got[0].CPU != 0.5 || got[0].Mem != 0.375 || got[0].Samples != 2 || got[0].EpochS != 2 {
 		t.Fatalf("executor_utilisation events %+v, want one for the second epoch", got)
 	}
+}
+
+// newMonitorContext is a local driver with one executor of cores cores and
+// 512 MB, a manual clock and 2 s monitoring epochs; it returns the clock's
+// start and a function placing a sample d after it.
+func newMonitorContext(t *testing.T, app string, cores int) (*Context, time.Time, func(time.Duration) float64) {
+	t.Helper()
+	mc := newManualClock()
+	ctx, err := NewContext(Config{App: app, Local: true, Executors: 1, Cores: cores, MemMB: 512, EventLogDir: t.TempDir(), Logf: t.Logf,
+		Clock: mc, MonitorEpoch: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ctx.Close(nil) })
+	eventually(t, "1 executor", func() bool { n, _, _, _ := ctx.poolState(); return n == 1 })
+	t0 := mc.Now()
+	return ctx, t0, func(d time.Duration) float64 { return unixSeconds(t0.Add(d)) }
 }
 
 // TestISparkScaleDefaults: iSpark given without its backlog rule gets the
@@ -134,16 +143,8 @@ func TestStageCPU(t *testing.T) {
 // ended on an executor in an epoch is added to its CPU utilisation,
 // logged as cpu_wait, and counted in that epoch only.
 func TestMonitorEpochAddsRunQueueWait(t *testing.T) {
-	mc := newManualClock()
-	ctx, err := NewContext(Config{App: "monitor-wait", Local: true, Executors: 1, Cores: 1, MemMB: 512, EventLogDir: t.TempDir(), Logf: t.Logf,
-		Clock: mc, MonitorEpoch: 2 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx, t0, at := newMonitorContext(t, "monitor-wait", 1)
 	defer ctx.Close(nil)
-	eventually(t, "1 executor", func() bool { n, _, _, _ := ctx.poolState(); return n == 1 })
-	t0 := mc.Now()
-	at := func(d time.Duration) float64 { return unixSeconds(t0.Add(d)) }
 	ctx.mu.Lock()
 	e := ctx.pool.execs["local-1"]
 	e.registered = t0.Add(-time.Hour)
