@@ -66,10 +66,16 @@ func (a *Allocator) shareOf(v *sorter.Framework) float64 {
 	return sorter.DRF{}.Key(v, &a.cluster)
 }
 
-// contends says whether f takes part in the sharing: active, unsuppressed,
-// and holding something or wanting more.
+// contends says whether f takes part in the sharing: active, and holding
+// something or (unsuppressed) wanting more. A framework that suppressed
+// offers because it holds all it asked for still shares the cluster: left
+// out, the fair level was computed as if it held nothing, so a framework
+// holding the whole cluster while another waited was never above its fair
+// share and never asked back, the very case inverse offers are for (issue
+// 11: an elastic application that got every executor it asked for
+// suppresses, and the one that arrives after it waited for it to end).
 func (a *Allocator) contends(f *framework) bool {
-	return f.active && !f.suppressed && (!isZero(f.alloc.Scalars) || a.wantsMore(f))
+	return f.active && (!isZero(f.alloc.Scalars) || a.wantsMore(f))
 }
 
 func (a *Allocator) wantsMore(f *framework) bool {

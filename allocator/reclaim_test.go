@@ -53,6 +53,18 @@ func TestReclaim(t *testing.T) {
 					t.Fatal(err)
 				}
 			}},
+		{name: "a holder that suppressed offers (it has all it asked for) still shares the cluster and is asked",
+			cfg: Config{Mode: Characterized, Reclaim: true},
+			setup: func(fx *fixture) {
+				fx.agent("a1", "cpus:2;mem:2048").framework("f1", "").demand("f1", task, 2)
+				fx.cycle() // f1 holds the whole agent
+				if err := fx.a.Suppress("f1"); err != nil {
+					t.Fatal(err)
+				}
+				fx.framework("f2", "").demand("f2", task, 1)
+			},
+			// fair is 1/2 with f1 counted: f1 at 1 gives one task (to .5), f2 reaches .5
+			starving: []string{"f2"}, inverse: []string{"f1@a1 cpus:1;mem:1024"}},
 		{name: "an inactive framework does not starve",
 			cfg: Config{Mode: Characterized, Reclaim: true},
 			setup: func(fx *fixture) {

@@ -37,9 +37,7 @@ const (
 func isparkRun(t *testing.T, c *cluster, in string, extra []string, during func(app *testcluster.Proc)) (string, []map[string]any) {
 	t.Helper()
 	waiting := filepath.Join(t.TempDir(), "others-waiting")
-	args := append([]string{"--input", in, "--k", "4", "--iterations", strconv.Itoa(isparkIters), "--partitions", isparkParts, "--progress",
-		"--executors", "2", "--max-executors", "2", "--cores", "1", "--elastic", "ispark", "--monitor-epoch", "1s", "--ispark-force-util", "0.1",
-		"--ispark-others-waiting-file", waiting}, extra...)
+	args := append(isparkArgs(in, isparkIters), append([]string{"--ispark-others-waiting-file", waiting}, extra...)...)
 	app := c.startApp(t, "kmeans", args...)
 	errb := app.Stderr
 	testcluster.WaitFor(t, 60*time.Second, "two iterations (points cached)", func() bool { return strings.Contains(errb.String(), "iteration 2\n") })
@@ -54,6 +52,13 @@ func isparkRun(t *testing.T, c *cluster, in string, extra []string, during func(
 		t.Logf("driver: %s", m)
 	}
 	return app.Out.String(), events(t, errb.String())
+}
+
+// isparkArgs are kmeans's flags for an iSpark run of iters iterations on
+// two executors whose utilisation is forced to 0.1.
+func isparkArgs(in string, iters int) []string {
+	return []string{"--input", in, "--k", "4", "--iterations", strconv.Itoa(iters), "--partitions", isparkParts, "--progress",
+		"--executors", "2", "--max-executors", "2", "--cores", "1", "--elastic", "ispark", "--monitor-epoch", "1s", "--ispark-force-util", "0.1"}
 }
 
 // plainKMeans is the same kmeans without scale-down: the output an iSpark
@@ -186,4 +191,68 @@ func TestISparkGiverKilledMidHandoff(t *testing.T) {
 	}
 	t.Logf("giver %s killed after %d of %d partitions moved; %d recomputed from lineage", s.giver, s.moved, s.requested, s.recomputed)
 	c.noExecutorsLeft(t)
+}
+
+// roomForOne is an agent that holds one executor of 1 core (1 cpu for its
+// tasks + 0.1 for the executor), so kmeans's two executors fill a cluster
+// of two such agents and a second application finds no room.
+const roomForOne = "cpus:1.1;mem:4096;disk:10000;ports:[31000-32000]"
+
+// TestISparkAnswersInverseOffer: the same handoff with the cluster's own
+// signal instead of the test hook. The master runs --reclaim; kmeans A's
+// two executors fill the cluster; once A's points are cached a second
+// kmeans B arrives and finds no room, so the master sends A an inverse
+// offer. A (utilisation forced to 0.1, so it is under-used whatever the
+// host's load) hears that others wait, gives one executor back with its
+// cached partitions moved to the receiver first, and accepts the inverse
+// offer; B gets the freed room and finishes. Nothing is lost or recomputed,
+// no later task of A misses the cache, and both results are right.
+func TestISparkAnswersInverseOffer(t *testing.T) {
+	c := &cluster{testcluster.New(t, testcluster.Config{Bin: bins["allot"], Agents: 2,
+		MasterFlags: []string{"--log-level", "warn", "--reclaim"},
+		AgentFlags:  []string{"--usage-interval", "1s", "--log-level", "warn", "--resources", roomForOne}})}
+	in := filepath.Join(t.TempDir(), "points.txt")
+	if err := gen.WritePoints(in, isparkPoints, 3, 4, 7); err != nil {
+		t.Fatal(err)
+	}
+	const iters = 40 // long enough to still run when B's inverse offer comes
+	a := c.startApp(t, "kmeans", isparkArgs(in, iters)...)
+	testcluster.WaitFor(t, 60*time.Second, "A's points cached", func() bool { return strings.Contains(a.Stderr.String(), "iteration 2\n") })
+	b := c.startApp(t, "kmeans", "--input", in, "--k", "4", "--iterations", "3", "--partitions", isparkParts,
+		"--executors", "1", "--cores", "1")
+	waitApp(t, a)
+	waitApp(t, b)
+	if !strings.Contains(a.Stderr.String(), "inverse offers: other frameworks wait") {
+		t.Fatalf("A never heard an inverse offer:\n%s", testcluster.Tail(a.Stderr.String(), 3000))
+	}
+	for name, p := range map[string]*testcluster.Proc{"A": a, "B": b} {
+		iters := map[string]int{"A": iters, "B": 3}[name]
+		ref, _ := gen.LloydReference(in, 4, iters)
+		sameCentres(t, parseFloats(t, p.Out.String()), ref)
+	}
+	evA := events(t, a.Stderr.String())
+	aEnd, bIn := firstAt(evA, "application_end"), firstAt(events(t, b.Stderr.String()), "executor_added")
+	if bIn == 0 || aEnd == 0 || bIn >= aEnd {
+		t.Fatalf("B's first executor at %.2f, A ended at %.2f: want B in while A still ran", bIn, aEnd)
+	}
+	s := summarise(t, evA)
+	if s.moved == 0 || s.moved != s.requested || s.lost != 0 || s.later != 0 || s.recomputed != 0 {
+		t.Fatalf("handoff from %s on an inverse offer: moved %d of %d partitions, %d lost at the release, %d later tasks missed the cache, %d recomputed; want all moved, none lost or recomputed",
+			s.giver, s.moved, s.requested, s.lost, s.later, s.recomputed)
+	}
+	if m := boundaryLine.FindString(a.Stderr.String()); m != "" {
+		t.Logf("A: %s", m)
+	}
+	t.Logf("on the inverse offer %s gave back %d cached partitions to its receiver; B's first executor came %.1f s before A ended", s.giver, s.moved, aEnd-bIn)
+	c.noExecutorsLeft(t)
+}
+
+// firstAt is the time of the first event of kind, 0 if none.
+func firstAt(evs []map[string]any, kind string) float64 {
+	for _, e := range evs {
+		if e["event"] == kind {
+			return e["time"].(float64)
+		}
+	}
+	return 0
 }

@@ -276,7 +276,7 @@ func (e *Executor) run(spec *taskSpec) *taskResult {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	res := &taskResult{Executor: e.id}
-	cpu0 := threadCPU()
+	cpu0, rq0 := threadCPU(), threadRunQueue()
 	res.Metrics.Start = time.Now().UnixNano()
 	tr := &taskRun{ex: e, spec: spec, nodes: map[int]*node{}, m: &res.Metrics, res: res}
 	for _, n := range spec.Nodes {
@@ -285,6 +285,9 @@ func (e *Executor) run(spec *taskSpec) *taskResult {
 	err := e.runTask(tr)
 	res.Metrics.End = time.Now().UnixNano()
 	res.Metrics.CPUNanos = int64(threadCPU() - cpu0)
+	if rq0 >= 0 {
+		res.Metrics.RunQueueNanos = max(0, threadRunQueue()-rq0)
+	}
 	if err != nil {
 		if ff, ok := err.(*fetchFail); ok {
 			res.Fetch = ff

@@ -70,6 +70,10 @@ type taskMetrics struct {
 	ShuffleFetch int64 `json:"shuffle_fetch_bytes"`
 	RecordsOut   int64 `json:"records_out"`
 	CacheHit     bool  `json:"cache_hit,omitempty"`
+	// RunQueueNanos is how long the task's thread was runnable but waited
+	// for a CPU (/proc/thread-self/schedstat): with CPUNanos, the share of
+	// a core the task obtained while it wanted one (0 where unmeasured).
+	RunQueueNanos int64 `json:"rq_ns,omitempty"`
 }
 
 type taskResult struct {

@@ -115,3 +115,26 @@ func sampleBetween(a, b procReading) Sample {
 	return Sample{Time: float64(b.at.UnixNano()) / 1e9, CPU: (b.cpu - a.cpu).Seconds() / dt, MemBytes: b.rss,
 		DiskBW: float64(b.disk-a.disk) / dt, FileBW: float64(b.file-a.file) / dt, NetBW: float64(b.net-a.net) / dt}
 }
+
+// threadRunQueue is how long the calling OS thread has waited on a run
+// queue, runnable but not running (the second field of
+// /proc/thread-self/schedstat), or -1 where the kernel does not say. The
+// executor reads it around a task on the task's locked thread: CPU time
+// over CPU time plus this wait is the share of a core the task obtained
+// while it wanted one, which tells an executor starved by other work on
+// its host from one with nothing to do (issue 11, docs/ispark.md).
+func threadRunQueue() int64 {
+	b, err := os.ReadFile("/proc/thread-self/schedstat")
+	if err != nil {
+		return -1
+	}
+	f := bytes.Fields(b)
+	if len(f) < 2 {
+		return -1
+	}
+	n, err := strconv.ParseInt(string(f[1]), 10, 64)
+	if err != nil {
+		return -1
+	}
+	return n
+}

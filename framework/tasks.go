@@ -132,7 +132,8 @@ func (c *Context) completeLocked(comp completion, results []*taskResult, failure
 	res := comp.res
 	m := res.Metrics
 	ev.SetMetrics(eventlog.TaskMetrics{DurationS: float64(m.End-m.Start) / 1e9, CPUTimeS: float64(m.CPUNanos) / 1e9, BytesRead: m.BytesRead,
-		ShuffleWrite: m.ShuffleWrite, ShuffleFetch: m.ShuffleFetch, RecordsOut: m.RecordsOut, CacheHit: m.CacheHit})
+		ShuffleWrite: m.ShuffleWrite, ShuffleFetch: m.ShuffleFetch, RecordsOut: m.RecordsOut, CacheHit: m.CacheHit,
+		RunQueueS: float64(m.RunQueueNanos) / 1e9})
 	if res.Fetch != nil {
 		ev.Error = res.Error
 		return c.fetchFailedLocked(t, res)
@@ -209,6 +210,8 @@ func (c *Context) taskSucceededLocked(t *taskItem, res *taskResult, results []*t
 	w.start, w.end = min(w.start, m.Start), max(w.end, m.End)
 	w.tasks++
 	w.cpuTime += m.CPUNanos
+	w.runQueue += m.RunQueueNanos
+	e.util.taskWait += m.RunQueueNanos
 	w.bytesRead += m.BytesRead
 	w.shuffleWrite += m.ShuffleWrite
 	w.shuffleFetch += m.ShuffleFetch

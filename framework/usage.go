@@ -15,6 +15,7 @@ type usageWindow struct {
 	start, end                 int64 // unix ns
 	tasks                      int
 	cpuTime, bytesRead         int64
+	runQueue                   int64 // the tasks' threads waiting for a CPU, ns
 	shuffleWrite, shuffleFetch int64
 }
 
@@ -78,7 +79,7 @@ func windowEvent(w *usageWindow, samples []Sample, now float64) *eventlog.Execut
 	}
 	return &eventlog.ExecutorStage{Time: now, Stage: w.stage, Executor: w.exec, Start: start, End: end,
 		Tasks: w.tasks, Samples: n, ConcurrentStages: shared,
-		TaskCPUTimeS: float64(w.cpuTime) / 1e9, BytesRead: w.bytesRead, ShuffleWriteBytes: w.shuffleWrite, ShuffleFetchBytes: w.shuffleFetch,
+		TaskCPUTimeS: float64(w.cpuTime) / 1e9, TaskRunQueueS: float64(w.runQueue) / 1e9, BytesRead: w.bytesRead, ShuffleWriteBytes: w.shuffleWrite, ShuffleFetchBytes: w.shuffleFetch,
 		CPUPeak: cpu.peak, CPUMean: mean(cpu), MemPeakBytes: mem.peak, MemMeanBytes: mean(mem),
 		DiskBWPeak: disk.peak, DiskBWMean: mean(disk), FileBWPeak: file.peak, FileBWMean: mean(file),
 		NetBWPeak: netw.peak, NetBWMean: mean(netw),

@@ -9,17 +9,34 @@ import (
 
 // execUtil is an executor's utilisation as iSpark's monitoring sees it.
 // Guarded by Context.mu with the rest of the executor's record.
+//
+// CPU utilisation is demand over reservation: the cores the executor kept
+// busy plus the cores its tasks' threads wanted but waited for on a run
+// queue, per core reserved (cpuDemand). The paper measures CPU used over
+// reserved on hosts where an executor gets the cores it reserved; where
+// other work shares the host's cores (an oversubscribed host, or one other
+// people load), used over reserved cannot tell an executor with nothing to
+// do from one starved while its task slots are full, and iSpark would pack
+// a starved executor's load onto another as if it were slack. Run-queue
+// wait is the part of a busy executor's time that the host, not the
+// application, left unused; with it added back the figure is what the
+// executor would show on a host with CPU to spare, and on such a host it
+// is the paper's figure unchanged (the wait is 0).
 type execUtil struct {
-	// cpu and mem are used over reserved in the last complete monitoring
-	// epoch: cores busy / cores, RSS / the executor's memory. at is when
-	// that epoch ended (zero: no epoch measured yet).
-	cpu, mem float64
-	at       time.Time
+	// cpu and mem are demanded (cpu) and used (mem) over reserved in the
+	// last complete monitoring epoch: (cores busy + cores waited for) /
+	// cores, RSS / the executor's memory; wait is the waited-for part of
+	// cpu. at is when that epoch ended (zero: no epoch measured yet).
+	cpu, mem, wait float64
+	at             time.Time
 	// umax is the highest utilisation (by the scaling policy's factor) of
-	// a completed stage on the executor: the stage's mean over its samples.
+	// a completed stage on the executor (stageCPU).
 	umax float64
 	// sizes are the cached blocks' sizes as the last heartbeat reported.
 	sizes map[string]int64
+	// taskWait sums the run-queue wait of the tasks that ended on the
+	// executor in the epoch under way, ns.
+	taskWait int64
 }
 
 func (u *execUtil) noteSizes(names []string, sizes []int64) {
@@ -63,6 +80,8 @@ func (c *Context) monitorLocked(now time.Time) {
 	from, to := unixSeconds(now.Add(-epoch)), unixSeconds(now)
 	memBytes := float64(int64(c.cfg.MemMB) << 20)
 	for id, e := range c.pool.execs {
+		taskWait := e.util.taskWait
+		e.util.taskWait = 0
 		var cpu, mem float64
 		n := 0
 		for _, s := range e.samples {
@@ -77,23 +96,53 @@ func (c *Context) monitorLocked(now time.Time) {
 		if n == 0 || e.registered.After(now.Add(-epoch)) {
 			continue
 		}
-		e.util.cpu = cpu / float64(n) / float64(max(e.cores, 1))
+		cores := float64(max(e.cores, 1))
+		e.util.cpu, e.util.wait = cpuDemand(cpu/float64(n)/cores, float64(taskWait)/float64(epoch)/cores)
 		e.util.mem = mem / float64(n) / memBytes
 		e.util.at = now
-		c.emit(&eventlog.ExecutorUtilisation{Time: to, Executor: id, CPU: e.util.cpu, Mem: e.util.mem, UMax: e.util.umax,
+		c.emit(&eventlog.ExecutorUtilisation{Time: to, Executor: id, CPU: e.util.cpu, CPUWait: e.util.wait, Mem: e.util.mem, UMax: e.util.umax,
 			EpochS: epoch.Seconds(), Samples: n})
 	}
 }
 
 // noteStageUsageLocked raises the executor's U_max with a completed
-// stage's mean utilisation there. Caller holds c.mu.
+// stage's utilisation there (stageCPU). Caller holds c.mu.
 func (c *Context) noteStageUsageLocked(ev *eventlog.ExecutorStage) {
 	e := c.pool.execs[ev.Executor]
 	if e == nil || ev.Samples == 0 {
 		return
 	}
-	u := c.factor(ev.CPUMean/float64(max(e.cores, 1)), ev.MemMeanBytes/float64(int64(c.cfg.MemMB)<<20))
+	u := c.factor(stageCPU(ev, float64(max(e.cores, 1))), ev.MemMeanBytes/float64(int64(c.cfg.MemMB)<<20))
 	e.util.umax = max(e.util.umax, u)
+}
+
+// cpuDemand is an epoch's CPU utilisation from used (cores busy per core
+// reserved) and waited (cores the tasks' threads waited for per core
+// reserved): used + waited, with waited bounded so that the executor's
+// cores are never more than wholly demanded by waiting (a task that ran
+// across epochs reports all its wait in the epoch it ended in). It returns
+// the utilisation and the waited part of it.
+func cpuDemand(used, waited float64) (util, wait float64) {
+	wait = max(0, min(waited, 1-used))
+	return used + wait, wait
+}
+
+// stageCPU is a completed stage's CPU utilisation on an executor of cores
+// cores, the larger of two lower bounds of the demand while it ran there:
+// the mean of the executor's one-second samples over the stage (the
+// executor's every thread, but a stage shorter than a second is averaged
+// with the idle time around it), and its tasks' own CPU time plus run-queue
+// wait over the stage's time on the executor (exact for stages of any
+// length, but only the tasks' threads). Taking only the samples made U_max
+// of an iterative program of short stages (kmeans: 20-100 ms) the same
+// figure as its epoch utilisation, so eq. 3's capacity min(theta, U_max)
+// never had room for another executor's load.
+func stageCPU(ev *eventlog.ExecutorStage, cores float64) float64 {
+	u := ev.CPUMean / cores
+	if d := ev.End - ev.Start; d > 0 {
+		u = max(u, (ev.TaskCPUTimeS+ev.TaskRunQueueS)/d/cores)
+	}
+	return u
 }
 
 // snapshotUtil is what the scaling policy reads of e's utilisation. An

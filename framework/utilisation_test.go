@@ -1,6 +1,9 @@
 package framework
 
 import (
+	"math"
+	"os"
+	"runtime"
 	"testing"
 	"time"
 
@@ -13,16 +16,8 @@ import (
 // an executor younger than the epoch counts as busy; U_max rises with a
 // completed stage's mean; executor_utilisation events record each epoch.
 func TestMonitorEpoch(t *testing.T) {
-	mc := newManualClock()
-	ctx, err := NewContext(Config{App: "monitor", Local: true, Executors: 1, Cores: 2, MemMB: 512, EventLogDir: t.TempDir(), Logf: t.Logf,
-		Clock: mc, MonitorEpoch: 2 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx, t0, at := newMonitorContext(t, "monitor", 2)
 	defer ctx.Close(nil)
-	eventually(t, "1 executor", func() bool { n, _, _, _ := ctx.poolState(); return n == 1 })
-	t0 := mc.Now()
-	at := func(d time.Duration) float64 { return unixSeconds(t0.Add(d)) }
 	ctx.mu.Lock()
 	e := ctx.pool.execs["local-1"]
 	e.registered = t0.Add(time.Second)                                         // younger than the first epoch
@@ -59,6 +54,23 @@ func TestMonitorEpoch(t *testing.T) {
 	}
 }
 
+// newMonitorContext is a local driver with one executor of cores cores and
+// 512 MB, a manual clock and 2 s monitoring epochs; it returns the clock's
+// start and a function placing a sample d after it.
+func newMonitorContext(t *testing.T, app string, cores int) (*Context, time.Time, func(time.Duration) float64) {
+	t.Helper()
+	mc := newManualClock()
+	ctx, err := NewContext(Config{App: app, Local: true, Executors: 1, Cores: cores, MemMB: 512, EventLogDir: t.TempDir(), Logf: t.Logf,
+		Clock: mc, MonitorEpoch: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ctx.Close(nil) })
+	eventually(t, "1 executor", func() bool { n, _, _, _ := ctx.poolState(); return n == 1 })
+	t0 := mc.Now()
+	return ctx, t0, func(d time.Duration) float64 { return unixSeconds(t0.Add(d)) }
+}
+
 // TestISparkScaleDefaults: iSpark given without its backlog rule gets the
 // dynamic-allocation settings' rule; one given with it keeps it.
 func TestISparkScaleDefaults(t *testing.T) {
@@ -73,5 +85,111 @@ func TestISparkScaleDefaults(t *testing.T) {
 	cfg.setDefaults()
 	if cfg.Scaling != own {
 		t.Fatalf("scaling %#v, want it kept", cfg.Scaling)
+	}
+}
+
+// TestCPUDemand: an epoch's CPU utilisation is cores busy plus cores the
+// tasks waited for on a run queue, per core reserved; the wait never
+// makes the executor more than wholly demanded.
+func TestCPUDemand(t *testing.T) {
+	cases := []struct {
+		name                 string
+		used, waited         float64
+		wantUtil, wantWaited float64
+	}{
+		{"host with CPU to spare: the paper's figure", 0.3, 0, 0.3, 0},
+		{"starved: busy slot, a third of a core obtained", 0.3, 0.6, 0.9, 0.6},
+		{"idle and unstarved stays idle", 0.05, 0.01, 0.06, 0.01},
+		{"wait reported late is bounded by the rest of the core", 0.4, 0.9, 1, 0.6},
+		{"busy beyond the reservation adds no wait", 1.2, 0.3, 1.2, 0},
+		{"a negative wait (clock skew) counts as none", 0.5, -0.1, 0.5, 0},
+	}
+	for _, tc := range cases {
+		u, w := cpuDemand(tc.used, tc.waited)
+		if math.Abs(u-tc.wantUtil) > 1e-9 || math.Abs(w-tc.wantWaited) > 1e-9 {
+			t.Errorf("%s: cpuDemand(%v, %v) = %v, %v; want %v, %v", tc.name, tc.used, tc.waited, u, w, tc.wantUtil, tc.wantWaited)
+		}
+	}
+}
+
+// TestStageCPU: a stage's utilisation is the larger of its samples' mean
+// and its tasks' CPU time plus run-queue wait over its time on the
+// executor, so a stage shorter than a sample is not averaged with the
+// idle second around it.
+func TestStageCPU(t *testing.T) {
+	cases := []struct {
+		name  string
+		ev    eventlog.ExecutorStage
+		cores float64
+		want  float64
+	}{
+		{"no window known: the samples' mean", eventlog.ExecutorStage{CPUMean: 1.6}, 2, 0.8},
+		{"short stage: 50 ms of work in 60 ms, sample says 0.1",
+			eventlog.ExecutorStage{CPUMean: 0.1, Start: 10, End: 10.06, TaskCPUTimeS: 0.05}, 1, 0.05 / 0.06},
+		{"short stage on a starved host: 20 ms run + 30 ms wait in 60 ms",
+			eventlog.ExecutorStage{CPUMean: 0.1, Start: 10, End: 10.06, TaskCPUTimeS: 0.02, TaskRunQueueS: 0.03}, 1, 0.05 / 0.06},
+		{"long stage whose other threads work too: the samples' mean",
+			eventlog.ExecutorStage{CPUMean: 1.1, Start: 10, End: 20, TaskCPUTimeS: 9}, 1, 1.1},
+		{"two cores", eventlog.ExecutorStage{CPUMean: 0.5, Start: 0, End: 2, TaskCPUTimeS: 3, TaskRunQueueS: 0.6}, 2, 0.9},
+	}
+	for _, tc := range cases {
+		if got := stageCPU(&tc.ev, tc.cores); math.Abs(got-tc.want) > 1e-9 {
+			t.Errorf("%s: stageCPU = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestMonitorEpochAddsRunQueueWait: the run-queue wait of the tasks that
+// ended on an executor in an epoch is added to its CPU utilisation,
+// logged as cpu_wait, and counted in that epoch only.
+func TestMonitorEpochAddsRunQueueWait(t *testing.T) {
+	ctx, t0, at := newMonitorContext(t, "monitor-wait", 1)
+	defer ctx.Close(nil)
+	ctx.mu.Lock()
+	e := ctx.pool.execs["local-1"]
+	e.registered = t0.Add(-time.Hour)
+	e.samples = []Sample{{Time: at(time.Second), CPU: 0.3}, {Time: at(2 * time.Second), CPU: 0.3},
+		{Time: at(3 * time.Second), CPU: 0.3}, {Time: at(4 * time.Second), CPU: 0.3}}
+	ctx.monitorLocked(t0)          // starts the first epoch
+	e.util.taskWait = int64(1.2e9) // 1.2 s waited in 2 s: 0.6 of the core
+	ctx.monitorLocked(t0.Add(2 * time.Second))
+	starved, wait := e.util.cpu, e.util.wait
+	ctx.monitorLocked(t0.Add(4 * time.Second)) // no task waited in this one
+	after := e.util.cpu
+	ctx.mu.Unlock()
+	if math.Abs(starved-0.9) > 1e-9 || math.Abs(wait-0.6) > 1e-9 {
+		t.Fatalf("starved epoch: cpu %v (wait %v), want 0.9 (0.3 busy + 0.6 waited)", starved, wait)
+	}
+	if math.Abs(after-0.3) > 1e-9 {
+		t.Fatalf("next epoch: cpu %v, want 0.3 (the wait counted once)", after)
+	}
+	path := ctx.EventLog()
+	ctx.Close(nil)
+	var got []float64
+	for _, ev := range readLog(t, path) {
+		if u, ok := ev.(*eventlog.ExecutorUtilisation); ok {
+			got = append(got, u.CPUWait)
+		}
+	}
+	if len(got) != 2 || math.Abs(got[0]-0.6) > 1e-9 || got[1] != 0 {
+		t.Fatalf("cpu_wait logged %v, want [0.6 0]", got)
+	}
+}
+
+// TestThreadRunQueue: where the kernel reports per-thread scheduling
+// statistics, a thread's run-queue wait is read and never goes back.
+func TestThreadRunQueue(t *testing.T) {
+	if _, err := os.Stat("/proc/thread-self/schedstat"); err != nil {
+		t.Skip("no /proc/thread-self/schedstat on this host: the wait is not measured (counted as none)")
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	a := threadRunQueue()
+	for i := 0; i < 1e6; i++ {
+		_ = math.Sqrt(float64(i))
+	}
+	b := threadRunQueue()
+	if a < 0 || b < a {
+		t.Fatalf("run-queue wait %d then %d, want a reading that does not go back", a, b)
 	}
 }

@@ -25,9 +25,11 @@ type Executor struct {
 
 	// What iSpark decides on (zero for a policy that does not read them).
 	// MemMB is the executor's reserved memory; CPUUtil and MemUtil are CPU
-	// and memory used over reserved in the last monitoring epoch; UMax is
-	// the highest utilisation (by the policy's factor) seen in earlier
-	// iterations, 0 while there is no history.
+	// and memory used over reserved in the last monitoring epoch (the
+	// framework runtime counts as CPU used the CPU its tasks waited for on
+	// a run queue, so a starved executor is not taken for an idle one);
+	// UMax is the highest utilisation (by the policy's factor) seen in
+	// earlier iterations, 0 while there is no history.
 	MemMB            int
 	CPUUtil, MemUtil float64
 	UMax             float64

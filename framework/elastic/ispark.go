@@ -36,6 +36,15 @@ import (
 // H x min(Theta, UMax), one executor is added (and the ceiling rises by
 // one). When nobody waits any more the ceiling is lifted.
 //
+// Utilisation and capacity are in the same unit, a fraction of the
+// executor's reservation, and the packing is only as good as they are: a
+// load must be what the executor's work demands, not what a busy host let
+// it have, or an executor starved with its slot full looks under-used and
+// is packed onto another that has no room either; and UMax must be the
+// usage the executor reached while it worked, or (an average over idle
+// time too) it is no larger than the load and nothing ever fits. The
+// framework runtime measures both so (framework/utilisation.go).
+//
 // Zero parameters take the paper's defaults: Gamma 0.5, Theta 1.0, H 1.1.
 type ISpark struct {
 	Gamma, Theta, H float64

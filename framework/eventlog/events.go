@@ -148,6 +148,7 @@ type ExecutorStage struct {
 	Start             float64 `json:"start"`
 	StartOffsetS      float64 `json:"start_offset_s,omitempty"` // Start minus the executor's registration, s
 	TaskCPUTimeS      float64 `json:"task_cpu_time_s"`
+	TaskRunQueueS     float64 `json:"task_run_queue_s,omitempty"` // the tasks' threads runnable but waiting for a CPU
 	Tasks             int     `json:"tasks"`
 	Time              float64 `json:"time"`
 }
@@ -236,6 +237,7 @@ type TaskEnd struct {
 	Executor          string   `json:"executor"`
 	Partition         int      `json:"partition"`
 	RecordsOut        *int64   `json:"records_out,omitempty"`
+	RunQueueS         *float64 `json:"run_queue_s,omitempty"` // the task's thread runnable but waiting for a CPU
 	ShuffleFetchBytes *int64   `json:"shuffle_fetch_bytes,omitempty"`
 	ShuffleWriteBytes *int64   `json:"shuffle_write_bytes,omitempty"`
 	Stage             int      `json:"stage"`
@@ -249,6 +251,8 @@ type TaskMetrics struct {
 	DurationS, CPUTimeS                               float64
 	BytesRead, ShuffleWrite, ShuffleFetch, RecordsOut int64
 	CacheHit                                          bool
+	// RunQueueS is written only when measured (non-zero).
+	RunQueueS float64
 }
 
 // SetMetrics fills the task's metric fields.
@@ -256,6 +260,9 @@ func (e *TaskEnd) SetMetrics(m TaskMetrics) {
 	e.DurationS, e.CPUTimeS = &m.DurationS, &m.CPUTimeS
 	e.BytesRead, e.ShuffleWriteBytes, e.ShuffleFetchBytes, e.RecordsOut = &m.BytesRead, &m.ShuffleWrite, &m.ShuffleFetch, &m.RecordsOut
 	e.CacheHit = &m.CacheHit
+	if m.RunQueueS > 0 {
+		e.RunQueueS = &m.RunQueueS
+	}
 }
 
 // Unknown is a line of a kind this package does not know (a newer writer's):

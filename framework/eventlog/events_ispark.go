@@ -9,12 +9,18 @@ const (
 )
 
 // ExecutorUtilisation is one executor's utilisation over one monitoring
-// epoch: CPU used over reserved (cores busy / cores) and memory used over
-// reserved (RSS / the executor's memory), from its own /proc samples, and
-// UMax, the highest utilisation (by the policy's factor) of a completed
-// stage on it so far (0 before any).
+// epoch: CPU demanded over reserved and memory used over reserved (RSS /
+// the executor's memory), from its own /proc samples and its tasks'
+// threads, and UMax, the highest utilisation (by the policy's factor) of a
+// completed stage on it so far (0 before any). CPU demanded is the cores
+// busy plus CPUWait, the cores its tasks' threads wanted but waited for on
+// a run queue (other work on the host starving them), per core reserved:
+// on a host with CPU to spare CPUWait is 0 and CPU is cores busy / cores;
+// CPU - CPUWait is that plain figure anywhere. CPUWait is absent in logs
+// written before it was measured.
 type ExecutorUtilisation struct {
 	CPU      float64 `json:"cpu"`
+	CPUWait  float64 `json:"cpu_wait,omitempty"`
 	EpochS   float64 `json:"epoch_s"`
 	Event    string  `json:"event"`
 	Executor string  `json:"executor"`

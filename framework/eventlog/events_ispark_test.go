@@ -3,6 +3,7 @@ package eventlog
 import (
 	"bytes"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -38,5 +39,24 @@ func TestISparkEventsRoundTrip(t *testing.T) {
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("read %#v\nwrote %#v", got, want)
+	}
+}
+
+// TestRunQueueWaitFields: a task's run-queue wait is written only when
+// measured, so logs of hosts that do not report it read as before.
+func TestRunQueueWaitFields(t *testing.T) {
+	for _, tc := range []struct {
+		wait float64
+		want bool
+	}{{0, false}, {0.25, true}} {
+		e := &TaskEnd{Success: true}
+		e.SetMetrics(TaskMetrics{DurationS: 1, CPUTimeS: 0.5, RunQueueS: tc.wait})
+		var buf bytes.Buffer
+		w := NewWriter(&buf)
+		w.Write(e)
+		w.Close()
+		if got := strings.Contains(buf.String(), `"run_queue_s":0.25`); got != tc.want {
+			t.Errorf("wait %v: line %s, run_queue_s present %v, want %v", tc.wait, buf.String(), got, tc.want)
+		}
 	}
 }
