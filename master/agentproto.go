@@ -279,15 +279,17 @@ func (m *Master) taskLostLocked(fw *framework, t *task, reason mesos.TaskStatus_
 	m.sendFrameworkLocked(fw, &schedEvent{Type: evUpdate, Update: &scheduler.Event_Update{Status: st}})
 }
 
-// agentCall applies an update from a registered agent. Takes m.mu.
+// agentCall applies an update from a registered agent. Takes m.mu,
+// batched with the other calls queued at the same moment (underLock):
+// agents post status updates while frameworks answer offers.
 func (m *Master) agentCall(call *api.AgentCall) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	a := m.agents[call.AgentId]
-	if a == nil || a.stream == nil {
-		return api.Errorf(http.StatusForbidden, "agent %q is not registered: REGISTER first", call.AgentId)
-	}
-	return m.agentCallLocked(a, call, 0)
+	return m.underLock(func() error {
+		a := m.agents[call.AgentId]
+		if a == nil || a.stream == nil {
+			return api.Errorf(http.StatusForbidden, "agent %q is not registered: REGISTER first", call.AgentId)
+		}
+		return m.agentCallLocked(a, call, 0)
+	})
 }
 
 // agentCallLocked applies one agent call (a batch nests once). Caller holds

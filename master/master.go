@@ -136,7 +136,10 @@ type Master struct {
 	notify  chan bool
 	elected time.Time // guarded by mu
 
-	mu                sync.Mutex
+	mu sync.Mutex
+	// batch runs scheduler and agent calls under mu many at a time, so
+	// that they do not queue on mu one goroutine each (combine.go).
+	batch             lockBatcher
 	alloc             *allocator.Allocator
 	agents            map[string]*agentState
 	frameworks        map[string]*framework
@@ -245,6 +248,10 @@ func New(cfg Config) (*Master, error) {
 	m.initAuthz()
 	m.lim = newLimiter(cfg, cfg.Clock, m.m.reg)
 	m.reg.applyObs = func(d time.Duration) { m.m.applyLatency.Observe(d.Seconds()) }
+	m.batch.observe = func(n int) { m.m.callBatch.Observe(float64(n)) }
+	m.batch.panicked = func(p any, stack []byte) {
+		m.log.Error().Str("panic", fmt.Sprint(p)).Bytes("stack", stack).Msg("call panicked under the master's lock")
+	}
 	return m, nil
 }
 
@@ -386,6 +393,11 @@ func (m *Master) leadAlone() error {
 	m.becomeLeader()
 	return nil
 }
+
+// underLock runs fn with m.mu held, batched with the other scheduler and
+// agent calls queued at the same moment (combine.go), and returns its
+// error. The caller must not hold m.mu.
+func (m *Master) underLock(fn func() error) error { return m.batch.do(&m.mu, fn) }
 
 // Addr is the address the master listens on.
 func (m *Master) Addr() string { return m.ln.Addr().String() }
