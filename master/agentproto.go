@@ -149,8 +149,9 @@ func (m *Master) adoptReportedTasksLocked(a *agentState, reports []*api.TaskReco
 			t.info.Unmarshal(tr.Info)
 			t.res, _ = taskResources(t.info.Resources)
 			fw.tasks[t.id] = t
+			m.tasksOn.place(t)
 		}
-		t.agent = id
+		m.moveTaskLocked(t, id)
 		if tr.State != 0 || len(tr.Status) > 0 {
 			t.state = mesos.TaskState(tr.State)
 		}
@@ -177,13 +178,11 @@ func (m *Master) adoptReportedTasksLocked(a *agentState, reports []*api.TaskReco
 		}
 	}
 	// Tasks the master placed there that the agent no longer has are lost.
-	for _, fw := range m.frameworks {
-		for _, t := range fw.tasks {
-			if t.agent != id || reported[taskKey(fw.id, t.id)] || taskstate.IsTerminal(t.state) {
-				continue
-			}
-			m.taskLostLocked(fw, t, mesos.REASON_AGENT_RESTARTED, "the agent re-registered without this task")
+	for _, p := range m.tasksOnLocked(id) {
+		if reported[taskKey(p.fw.id, p.t.id)] || taskstate.IsTerminal(p.t.state) {
+			continue
 		}
+		m.taskLostLocked(p.fw, p.t, mesos.REASON_AGENT_RESTARTED, "the agent re-registered without this task")
 	}
 	for u := range used {
 		if !total.Contains(used[u]) {
@@ -243,11 +242,9 @@ func (m *Master) startAgentLostTimerLocked(a *agentState, d time.Duration) {
 // removeAgentLocked declares an agent gone: its tasks are lost. Caller holds m.mu.
 func (m *Master) removeAgentLocked(a *agentState, why string) {
 	id := a.rec.Id
-	for _, fw := range m.frameworks {
-		for _, t := range fw.tasks {
-			if t.agent == id && !taskstate.IsTerminal(t.state) {
-				m.taskLostLocked(fw, t, mesos.REASON_AGENT_REMOVED, "agent removed: "+why)
-			}
+	for _, p := range m.tasksOnLocked(id) {
+		if !taskstate.IsTerminal(p.t.state) {
+			m.taskLostLocked(p.fw, p.t, mesos.REASON_AGENT_REMOVED, "agent removed: "+why)
 		}
 	}
 	if a.inAlloc {
@@ -273,6 +270,7 @@ func (m *Master) taskLostLocked(fw *framework, t *task, reason mesos.TaskStatus_
 		}
 	}
 	delete(fw.tasks, t.id)
+	m.tasksOn.forget(t)
 	m.addCompletedLocked(t)
 	m.rep.propose(&api.Command{Type: api.CommandType_TASK_REMOVE, Id: taskKey(fw.id, t.id)})
 	m.publishTaskLocked(evTaskUpdated, t)

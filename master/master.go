@@ -144,7 +144,8 @@ type Master struct {
 	agents            map[string]*agentState
 	frameworks        map[string]*framework
 	removedFrameworks map[string]bool
-	completed         []*task // terminal, acknowledged tasks (bounded)
+	completed         []*task      // terminal, acknowledged tasks (bounded)
+	tasksOn           tasksByAgent // tasks by agent (tasksbyagent.go)
 	offers            map[string]*offer
 	seq               uint64
 	offerStamp        string                       // "-T<ns>" of the running cycle under StampOffers
@@ -231,6 +232,7 @@ func New(cfg Config) (*Master, error) {
 		frameworks:        map[string]*framework{},
 		removedFrameworks: map[string]bool{},
 		offers:            map[string]*offer{},
+		tasksOn:           tasksByAgent{},
 		opSubs:            map[*api.Stream]auth.Subject{},
 		usage:             map[string]*api.Usage{},
 		weights:           map[string]float64{},

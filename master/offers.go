@@ -379,6 +379,7 @@ func (m *Master) addTaskLocked(fw *framework, a *agentState, ti *mesos.TaskInfo,
 	res, _ := taskResources(ti.Resources)
 	t := &task{id: ti.TaskID.Value, fw: fw.id, agent: a.rec.Id, executor: exID, info: *ti, res: res, state: mesos.TASK_STAGING}
 	fw.tasks[t.id] = t
+	m.tasksOn.place(t)
 	m.m.tasksLaunched.Inc()
 	m.rep.propose(&api.Command{Type: api.CommandType_TASK_UPSERT, Task: taskRecord(t)})
 	m.publishTaskLocked(evTaskAdded, t)

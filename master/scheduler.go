@@ -368,6 +368,7 @@ func (m *Master) acknowledgeLocked(fw *framework, ack *scheduler.Call_Acknowledg
 	ev := &api.AgentEvent{Type: api.AgentEventType_ACKNOWLEDGE, FrameworkId: fw.id, TaskId: ack.TaskID.Value, Uuid: ack.UUID}
 	if t != nil && taskstate.IsTerminal(t.state) && t.status != nil && string(t.status.UUID) == string(ack.UUID) {
 		delete(fw.tasks, t.id)
+		m.tasksOn.forget(t)
 		m.addCompletedLocked(t)
 		// The agent forgets a task once its terminal update is
 		// acknowledged, so tell it only when the registry has forgotten the
