@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -239,9 +240,7 @@ func New(cfg Config) (*Master, error) {
 		kick:              make(chan struct{}, 1),
 		stop:              make(chan struct{}),
 	}
-	for k, v := range cfg.Weights {
-		m.weights[k] = v
-	}
+	maps.Copy(m.weights, cfg.Weights)
 	if err := m.loadTLS(); err != nil {
 		return nil, err
 	}
@@ -249,12 +248,18 @@ func New(cfg Config) (*Master, error) {
 	m.m = newMetrics(m)
 	m.initAuthz()
 	m.lim = newLimiter(cfg, cfg.Clock, m.m.reg)
+	m.observe()
+	return m, nil
+}
+
+// observe connects the registry's and the call batcher's observations to
+// the metrics and the log.
+func (m *Master) observe() {
 	m.reg.applyObs = func(d time.Duration) { m.m.applyLatency.Observe(d.Seconds()) }
 	m.batch.observe = func(n int) { m.m.callBatch.Observe(float64(n)) }
 	m.batch.panicked = func(p any, stack []byte) {
 		m.log.Error().Str("panic", fmt.Sprint(p)).Bytes("stack", stack).Msg("call panicked under the master's lock")
 	}
-	return m, nil
 }
 
 // newAllocator builds an empty allocator with the configured weights; a
