@@ -32,16 +32,21 @@ func (m *Master) triggerAllocation() {
 func (m *Master) allocationLoop() {
 	t := time.NewTicker(m.cfg.AllocationInterval)
 	defer t.Stop()
+	pace := newKickPacer(m.cfg.AllocationInterval) // allocpace.go
 	for {
 		select {
 		case <-m.stop:
 			return
 		case <-t.C:
 		case <-m.kick:
+			if !pace.wait(m.stop, t.C, m.kick) {
+				return
+			}
 		}
 		if m.leader.Load() {
 			m.allocate()
 		}
+		pace.ran()
 	}
 }
 
