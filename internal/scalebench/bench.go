@@ -88,6 +88,7 @@ type Report struct {
 	RaftCommitP50      float64   `json:"raft_commit_p50_ms"`
 	RaftCommitP99      float64   `json:"raft_commit_p99_ms"`
 	RaftCommits        float64   `json:"raft_commits"`
+	AllocCycles        float64   `json:"alloc_cycles"` // the leader's allocation cycles in the window (allot_master_allocation_cycle_seconds)
 	Failover           *Failover `json:"failover,omitempty"`
 }
 
@@ -231,6 +232,7 @@ func (r *run) window(ctx context.Context, rep *Report) {
 	if r.cfg.ProfilePath != "" {
 		go r.profile(r.leader, r.cfg.ProfilePath, r.cfg.Duration)
 	}
+	cycles0 := r.cycles(r.leader)
 	running0, t0 := r.st.running.Load(), time.Now()
 	r.st.measuring.Store(true)
 	select {
@@ -248,6 +250,7 @@ func (r *run) window(ctx context.Context, rep *Report) {
 	rep.HarnessCPU = round(self1.CPUSeconds - self0.CPUSeconds)
 	if r.leader == leader0 {
 		rep.MasterRunQueue = round((runQueueWait(r.leader.pid()) - wait0).Seconds())
+		rep.AllocCycles = r.cycles(r.leader) - cycles0
 	}
 	rep.Window = round(el)
 	rep.OfferLatency, rep.StatusLatency = r.st.offerLat.Summary(), r.st.statusLat.Summary()
@@ -260,6 +263,15 @@ func (r *run) window(ctx context.Context, rep *Report) {
 		rep.RaftCommitP50, rep.RaftCommitP99 = round(h.quantile(0.5)*1e3), round(h.quantile(0.99)*1e3)
 		rep.RaftCommits = h.count()
 	}
+}
+
+// cycles is how many allocation cycles m has run (0 if unknown).
+func (r *run) cycles(m *masterProc) float64 {
+	h, err := scrapeHistogram(r.hc, m.addr, "allot_master_allocation_cycle_seconds")
+	if err != nil {
+		return 0
+	}
+	return h.count()
 }
 
 // profile saves the leader's CPU profile over d to cfg.ProfilePath.
