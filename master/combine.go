@@ -5,6 +5,7 @@ import (
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/allot-sched/allot/api"
 )
@@ -43,6 +44,9 @@ type lockBatcher struct {
 	batches, calls atomic.Int64
 	// observe, if set, is told each batch's size (the master's metric).
 	observe func(n int)
+	// waited, if set, is told how long each call took from being queued
+	// to being answered (its wait for the lock and its batch).
+	waited func(d time.Duration)
 	// panicked, if set, is told of a call that panicked, with its stack.
 	panicked func(p any, stack []byte)
 }
@@ -68,6 +72,7 @@ const (
 // returns its error. A panic in fn is returned as a 500 error and reported
 // to panicked; the lock is released either way.
 func (b *lockBatcher) do(mu sync.Locker, fn func() error) error {
+	t0 := time.Now()
 	c := &batchedCall{fn: fn, done: make(chan struct{})}
 	for {
 		old := b.pending.Load()
@@ -80,6 +85,9 @@ func (b *lockBatcher) do(mu sync.Locker, fn func() error) error {
 		b.combine(mu, maxRounds)
 	}
 	<-c.done
+	if b.waited != nil {
+		b.waited(time.Since(t0))
+	}
 	return c.err
 }
 

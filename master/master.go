@@ -257,6 +257,7 @@ func New(cfg Config) (*Master, error) {
 func (m *Master) observe() {
 	m.reg.applyObs = func(d time.Duration) { m.m.applyLatency.Observe(d.Seconds()) }
 	m.batch.observe = func(n int) { m.m.callBatch.Observe(float64(n)) }
+	m.batch.waited = func(d time.Duration) { m.m.callWait.Observe(d.Seconds()) }
 	m.batch.panicked = func(p any, stack []byte) {
 		m.log.Error().Str("panic", fmt.Sprint(p)).Bytes("stack", stack).Msg("call panicked under the master's lock")
 	}
