@@ -361,22 +361,33 @@ func (m *Master) statusUpdateLocked(a *agentState, fwID string, st *mesos.TaskSt
 	m.sendFrameworkLocked(fw, &schedEvent{Type: evUpdate, Update: &scheduler.Event_Update{Status: *st}})
 }
 
-// pingLoop pings every connected agent each PingInterval. Takes m.mu.
+// pingLoop pings every connected agent each PingInterval. Takes m.mu, only
+// to list the streams: the pings go out after it is released. Sending
+// 10,000 pings wakes 10,000 stream writers, and on a host short of CPU the
+// sender, holding m.mu throughout, was preempted among them while every
+// call and the allocation loop waited (a goroutine dump at 10,000 agents x
+// 500 frameworks caught it). A stream closed meanwhile drops its ping.
 func (m *Master) pingLoop() {
 	t := time.NewTicker(PingInterval)
 	defer t.Stop()
+	var streams []*api.Stream
 	for {
 		select {
 		case <-m.stop:
 			return
 		case <-t.C:
 		}
+		streams = streams[:0]
 		m.mu.Lock()
 		for _, a := range m.agents {
 			if a.stream != nil {
-				a.stream.SendProto(&api.AgentEvent{Type: api.AgentEventType_PING})
+				streams = append(streams, a.stream)
 			}
 		}
 		m.mu.Unlock()
+		for _, s := range streams {
+			s.SendProto(&api.AgentEvent{Type: api.AgentEventType_PING})
+		}
+		clear(streams) // hold no closed stream until the next tick
 	}
 }
