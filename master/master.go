@@ -145,8 +145,7 @@ type Master struct {
 	agents            map[string]*agentState
 	frameworks        map[string]*framework
 	removedFrameworks map[string]bool
-	completed         []*task      // terminal, acknowledged tasks (bounded)
-	tasksOn           tasksByAgent // tasks by agent (tasksbyagent.go)
+	completed         []*task // terminal, acknowledged tasks (bounded)
 	offers            map[string]*offer
 	seq               uint64
 	offerStamp        string                       // "-T<ns>" of the running cycle under StampOffers
@@ -160,6 +159,8 @@ type Master struct {
 
 	fwd forwarder // streams a follower forwards to the leader (forward.go)
 	lim *limiter  // body, rate and stream limits (limits.go)
+
+	tasksOn tasksByAgent // tasks by agent, under mu (tasksbyagent.go)
 
 	authz         authzState        // authz.go
 	tls           *tlsconf.Bundle   // nil: plaintext (tls.go)
@@ -233,10 +234,10 @@ func New(cfg Config) (*Master, error) {
 		frameworks:        map[string]*framework{},
 		removedFrameworks: map[string]bool{},
 		offers:            map[string]*offer{},
-		tasksOn:           tasksByAgent{},
 		opSubs:            map[*api.Stream]auth.Subject{},
 		usage:             map[string]*api.Usage{},
 		weights:           map[string]float64{},
+		tasksOn:           tasksByAgent{},
 		kick:              make(chan struct{}, 1),
 		stop:              make(chan struct{}),
 	}
