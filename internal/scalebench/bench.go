@@ -88,7 +88,7 @@ type Report struct {
 	RaftCommitP50      float64 `json:"raft_commit_p50_ms"`
 	RaftCommitP99      float64 `json:"raft_commit_p99_ms"`
 	RaftCommits        float64 `json:"raft_commits"`
-	AllocCycles        float64 `json:"alloc_cycles"` // the leader's allocation cycles in the window (allot_master_allocation_cycle_seconds)
+	AllocCycles        float64 `json:"alloc_cycles"` // the leader's allocation cycles in the window (allot_master_allocation_cycle_seconds); -1 unknown
 	// CallLockP50 and CallLockP99 are how long the leader's scheduler and
 	// agent calls waited for its lock and their batch, in the window
 	// (allot_master_call_lock_seconds; 0 from a master without it).
@@ -237,8 +237,8 @@ func (r *run) window(ctx context.Context, rep *Report) {
 	if r.cfg.ProfilePath != "" {
 		go r.profile(r.leader, r.cfg.ProfilePath, r.cfg.Duration)
 	}
-	cycles0 := r.cycles(r.leader)
-	lock0, _ := scrapeHistogram(r.hc, r.leader.addr, callLockMetric)
+	cycles0, ok0 := r.cycles(r.leader)
+	lock0, _ := scrapeHistogram(r.scrapeHC(), r.leader.addr, callLockMetric)
 	running0, t0 := r.st.running.Load(), time.Now()
 	r.st.measuring.Store(true)
 	select {
@@ -256,8 +256,11 @@ func (r *run) window(ctx context.Context, rep *Report) {
 	rep.HarnessCPU = round(self1.CPUSeconds - self0.CPUSeconds)
 	if r.leader == leader0 {
 		rep.MasterRunQueue = round((runQueueWait(r.leader.pid()) - wait0).Seconds())
-		rep.AllocCycles = r.cycles(r.leader) - cycles0
-		if h, err := scrapeHistogram(r.hc, r.leader.addr, callLockMetric); err == nil && h.since(lock0).count() > 0 {
+		rep.AllocCycles = -1
+		if cycles1, ok1 := r.cycles(r.leader); ok0 && ok1 {
+			rep.AllocCycles = cycles1 - cycles0
+		}
+		if h, err := scrapeHistogram(r.scrapeHC(), r.leader.addr, callLockMetric); err == nil && h.since(lock0).count() > 0 {
 			d := h.since(lock0)
 			rep.CallLockP50, rep.CallLockP99 = round(d.quantile(0.5)*1e3), round(d.quantile(0.99)*1e3)
 		}
@@ -278,14 +281,19 @@ func (r *run) window(ctx context.Context, rep *Report) {
 // callLockMetric is the master's histogram of its calls' wait for its lock.
 const callLockMetric = "allot_master_call_lock_seconds"
 
-// cycles is how many allocation cycles m has run (0 if unknown).
-func (r *run) cycles(m *masterProc) float64 {
-	h, err := scrapeHistogram(r.hc, m.addr, "allot_master_allocation_cycle_seconds")
-	if err != nil {
-		return 0
+// cycles is how many allocation cycles m has run, if it answered.
+func (r *run) cycles(m *masterProc) (float64, bool) {
+	h, err := scrapeHistogram(r.scrapeHC(), m.addr, "allot_master_allocation_cycle_seconds")
+	if err != nil || len(h.counts) == 0 {
+		return 0, false
 	}
-	return h.count()
+	return h.count(), true
 }
+
+// scrapeHC is the client for the figures scraped from /metrics around the
+// window. A loaded leader can take longer than r.hc's 5 s to answer: its
+// state gauges wait for its lock.
+func (r *run) scrapeHC() *http.Client { return &http.Client{Timeout: 30 * time.Second} }
 
 // profile saves the leader's CPU profile over d to cfg.ProfilePath.
 func (r *run) profile(m *masterProc, path string, d time.Duration) {
