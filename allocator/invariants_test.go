@@ -2,6 +2,7 @@ package allocator
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/allot-sched/allot/resources"
@@ -97,6 +98,9 @@ func invariants(a *Allocator) error {
 		}
 		for _, fl := range ag.filters {
 			filters[fl.fw]++
+			if f := a.fws[fl.fw]; f != nil && !slices.Contains(f.filterAgents, ag.idx) {
+				return fmt.Errorf("framework %q: filter on agent %q, which its filterAgents (Revive's walk) does not list", f.id, ag.id)
+			}
 		}
 	}
 	for _, f := range a.fws {

@@ -131,6 +131,7 @@ func (a *Allocator) replayAgents(b *Allocator, fwMap map[int32]int32) error {
 			if n, ok := fwMap[fl.fw]; ok && now.Before(fl.until) {
 				bg.filters = append(bg.filters, filter{fw: n, until: fl.until, res: fl.res.Clone()})
 				b.fws[n].nfilters++
+				b.noteFilterAgent(b.fws[n], bg.idx)
 			}
 		}
 	}

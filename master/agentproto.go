@@ -149,8 +149,9 @@ func (m *Master) adoptReportedTasksLocked(a *agentState, reports []*api.TaskReco
 			t.info.Unmarshal(tr.Info)
 			t.res, _ = taskResources(t.info.Resources)
 			fw.tasks[t.id] = t
+			m.tasksOn.place(t)
 		}
-		t.agent = id
+		m.moveTaskLocked(t, id)
 		if tr.State != 0 || len(tr.Status) > 0 {
 			t.state = mesos.TaskState(tr.State)
 		}
@@ -177,13 +178,11 @@ func (m *Master) adoptReportedTasksLocked(a *agentState, reports []*api.TaskReco
 		}
 	}
 	// Tasks the master placed there that the agent no longer has are lost.
-	for _, fw := range m.frameworks {
-		for _, t := range fw.tasks {
-			if t.agent != id || reported[taskKey(fw.id, t.id)] || taskstate.IsTerminal(t.state) {
-				continue
-			}
-			m.taskLostLocked(fw, t, mesos.REASON_AGENT_RESTARTED, "the agent re-registered without this task")
+	for _, p := range m.tasksOnLocked(id) {
+		if reported[taskKey(p.fw.id, p.t.id)] || taskstate.IsTerminal(p.t.state) {
+			continue
 		}
+		m.taskLostLocked(p.fw, p.t, mesos.REASON_AGENT_RESTARTED, "the agent re-registered without this task")
 	}
 	for u := range used {
 		if !total.Contains(used[u]) {
@@ -243,11 +242,9 @@ func (m *Master) startAgentLostTimerLocked(a *agentState, d time.Duration) {
 // removeAgentLocked declares an agent gone: its tasks are lost. Caller holds m.mu.
 func (m *Master) removeAgentLocked(a *agentState, why string) {
 	id := a.rec.Id
-	for _, fw := range m.frameworks {
-		for _, t := range fw.tasks {
-			if t.agent == id && !taskstate.IsTerminal(t.state) {
-				m.taskLostLocked(fw, t, mesos.REASON_AGENT_REMOVED, "agent removed: "+why)
-			}
+	for _, p := range m.tasksOnLocked(id) {
+		if !taskstate.IsTerminal(p.t.state) {
+			m.taskLostLocked(p.fw, p.t, mesos.REASON_AGENT_REMOVED, "agent removed: "+why)
 		}
 	}
 	if a.inAlloc {
@@ -273,21 +270,24 @@ func (m *Master) taskLostLocked(fw *framework, t *task, reason mesos.TaskStatus_
 		}
 	}
 	delete(fw.tasks, t.id)
+	m.tasksOn.forget(t)
 	m.addCompletedLocked(t)
 	m.rep.propose(&api.Command{Type: api.CommandType_TASK_REMOVE, Id: taskKey(fw.id, t.id)})
 	m.publishTaskLocked(evTaskUpdated, t)
 	m.sendFrameworkLocked(fw, &schedEvent{Type: evUpdate, Update: &scheduler.Event_Update{Status: st}})
 }
 
-// agentCall applies an update from a registered agent. Takes m.mu.
+// agentCall applies an update from a registered agent. Takes m.mu,
+// batched with the other calls queued at the same moment (underLock):
+// agents post status updates while frameworks answer offers.
 func (m *Master) agentCall(call *api.AgentCall) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	a := m.agents[call.AgentId]
-	if a == nil || a.stream == nil {
-		return api.Errorf(http.StatusForbidden, "agent %q is not registered: REGISTER first", call.AgentId)
-	}
-	return m.agentCallLocked(a, call, 0)
+	return m.underLock(func() error {
+		a := m.agents[call.AgentId]
+		if a == nil || a.stream == nil {
+			return api.Errorf(http.StatusForbidden, "agent %q is not registered: REGISTER first", call.AgentId)
+		}
+		return m.agentCallLocked(a, call, 0)
+	})
 }
 
 // agentCallLocked applies one agent call (a batch nests once). Caller holds
@@ -361,22 +361,33 @@ func (m *Master) statusUpdateLocked(a *agentState, fwID string, st *mesos.TaskSt
 	m.sendFrameworkLocked(fw, &schedEvent{Type: evUpdate, Update: &scheduler.Event_Update{Status: *st}})
 }
 
-// pingLoop pings every connected agent each PingInterval. Takes m.mu.
+// pingLoop pings every connected agent each PingInterval. Takes m.mu, only
+// to list the streams: the pings go out after it is released. Sending
+// 10,000 pings wakes 10,000 stream writers, and on a host short of CPU the
+// sender, holding m.mu throughout, was preempted among them while every
+// call and the allocation loop waited (a goroutine dump at 10,000 agents x
+// 500 frameworks caught it). A stream closed meanwhile drops its ping.
 func (m *Master) pingLoop() {
 	t := time.NewTicker(PingInterval)
 	defer t.Stop()
+	var streams []*api.Stream
 	for {
 		select {
 		case <-m.stop:
 			return
 		case <-t.C:
 		}
+		streams = streams[:0]
 		m.mu.Lock()
 		for _, a := range m.agents {
 			if a.stream != nil {
-				a.stream.SendProto(&api.AgentEvent{Type: api.AgentEventType_PING})
+				streams = append(streams, a.stream)
 			}
 		}
 		m.mu.Unlock()
+		for _, s := range streams {
+			s.SendProto(&api.AgentEvent{Type: api.AgentEventType_PING})
+		}
+		clear(streams) // hold no closed stream until the next tick
 	}
 }

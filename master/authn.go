@@ -205,6 +205,12 @@ func (m *Master) callPrincipal(r *http.Request, call *scheduler.Call) error {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	return m.callPrincipalLocked(p, call)
+}
+
+// callPrincipalLocked is callPrincipal for the authenticated principal p.
+// Caller holds m.mu.
+func (m *Master) callPrincipalLocked(p string, call *scheduler.Call) error {
 	fw := m.frameworks[call.GetFrameworkID().GetValue()]
 	if fw != nil && fw.info.GetPrincipal() != "" && fw.info.GetPrincipal() != p {
 		return api.Errorf(http.StatusForbidden, "authenticated principal %q does not match principal %q of framework %s", p, fw.info.GetPrincipal(), fw.id)

@@ -19,8 +19,8 @@ import (
 // what the call is about:
 //
 //	SUBSCRIBE                     register_frameworks, each role       scheduler.go subscribe -> authorizeSubscribe
-//	ACCEPT: LAUNCH, LAUNCH_GROUP  run_tasks, the task's user           schedulerCallLocked -> authorizeLaunchesLocked
-//	TEARDOWN (scheduler)          teardown_frameworks, its principal   schedulerCallLocked -> authorizeCallLocked
+//	ACCEPT: LAUNCH, LAUNCH_GROUP  run_tasks, the task's user           applyCallLocked -> authorizeLaunchesLocked
+//	TEARDOWN (scheduler)          teardown_frameworks, its principal   applyCallLocked -> authorizeCallLocked
 //	TEARDOWN (operator)           teardown_frameworks                  operatorCallAs -> operatorTeardown
 //	UPDATE_WEIGHTS                update_weights, each role            operatorCallAs
 //	GET_FRAMEWORKS/TASKS/STATE    view_frameworks, view_tasks (filter) operatorCallAs -> filterResponseLocked

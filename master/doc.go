@@ -12,7 +12,10 @@
 // commands are proposed to raft without waiting except where the caller's
 // answer depends on durability (a framework's SUBSCRIBED). A function that
 // needs m.mu held ends in Locked or says "Caller holds m.mu"; one that takes
-// it says "Takes m.mu".
+// it says "Takes m.mu". Scheduler calls and agent calls do not take m.mu one
+// by one: they queue on a lock-free list and one caller runs a batch of them
+// under a single acquisition (underLock, combine.go), because hundreds of
+// frameworks answering the same OFFERS event otherwise queue on the mutex.
 //
 // Allocator calls whose error no client sees go through allocOK, which logs
 // the error with the ids involved and counts it in
@@ -26,6 +29,9 @@
 //	scheduler.go   the scheduler API: HTTP, call validation (ACCEPT's plan)
 //	frameworks.go  subscribe, failover, update and removal of frameworks
 //	offers.go      allocation cycle, offer table, rescind, ACCEPT's launch
+//	allocpace.go   spacing the cycles that calls trigger
+//	combine.go     running scheduler and agent calls in batches under m.mu
+//	tasksbyagent.go the tasks on each agent (re-registration, agent loss)
 //	healthcheck.go tasks with a malformed health check: TASK_ERROR instead
 //	               of a launch (REASON_TASK_INVALID, a group's
 //	               REASON_TASK_GROUP_INVALID); the rest of the ACCEPT goes on

@@ -43,6 +43,7 @@ func (m *Master) removeFrameworkLocked(fw *framework, why string) {
 	hosts := map[string]bool{}
 	for _, t := range fw.tasks {
 		hosts[t.agent] = true
+		m.tasksOn.forget(t)
 	}
 	for id := range hosts {
 		if a := m.agents[id]; a != nil && a.stream != nil {

@@ -115,6 +115,7 @@ func (m *Master) resetLiveLocked(why string) error {
 	m.alloc = alloc
 	m.agents = map[string]*agentState{}
 	m.frameworks = map[string]*framework{}
+	m.tasksOn = tasksByAgent{}
 	m.removedFrameworks = map[string]bool{}
 	m.completed = nil
 	m.offers = map[string]*offer{}
@@ -183,5 +184,6 @@ func (m *Master) recoverLocked() {
 			}
 		}
 		fw.tasks[t.id] = t
+		m.tasksOn.place(t)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -136,7 +137,10 @@ type Master struct {
 	notify  chan bool
 	elected time.Time // guarded by mu
 
-	mu                sync.Mutex
+	mu sync.Mutex
+	// batch runs scheduler and agent calls under mu many at a time, so
+	// that they do not queue on mu one goroutine each (combine.go).
+	batch             lockBatcher
 	alloc             *allocator.Allocator
 	agents            map[string]*agentState
 	frameworks        map[string]*framework
@@ -155,6 +159,8 @@ type Master struct {
 
 	fwd forwarder // streams a follower forwards to the leader (forward.go)
 	lim *limiter  // body, rate and stream limits (limits.go)
+
+	tasksOn tasksByAgent // tasks by agent, under mu (tasksbyagent.go)
 
 	authz         authzState        // authz.go
 	tls           *tlsconf.Bundle   // nil: plaintext (tls.go)
@@ -231,12 +237,11 @@ func New(cfg Config) (*Master, error) {
 		opSubs:            map[*api.Stream]auth.Subject{},
 		usage:             map[string]*api.Usage{},
 		weights:           map[string]float64{},
+		tasksOn:           tasksByAgent{},
 		kick:              make(chan struct{}, 1),
 		stop:              make(chan struct{}),
 	}
-	for k, v := range cfg.Weights {
-		m.weights[k] = v
-	}
+	maps.Copy(m.weights, cfg.Weights)
 	if err := m.loadTLS(); err != nil {
 		return nil, err
 	}
@@ -244,8 +249,19 @@ func New(cfg Config) (*Master, error) {
 	m.m = newMetrics(m)
 	m.initAuthz()
 	m.lim = newLimiter(cfg, cfg.Clock, m.m.reg)
-	m.reg.applyObs = func(d time.Duration) { m.m.applyLatency.Observe(d.Seconds()) }
+	m.observe()
 	return m, nil
+}
+
+// observe connects the registry's and the call batcher's observations to
+// the metrics and the log.
+func (m *Master) observe() {
+	m.reg.applyObs = func(d time.Duration) { m.m.applyLatency.Observe(d.Seconds()) }
+	m.batch.observe = func(n int) { m.m.callBatch.Observe(float64(n)) }
+	m.batch.waited = func(d time.Duration) { m.m.callWait.Observe(d.Seconds()) }
+	m.batch.panicked = func(p any, stack []byte) {
+		m.log.Error().Str("panic", fmt.Sprint(p)).Bytes("stack", stack).Msg("call panicked under the master's lock")
+	}
 }
 
 // newAllocator builds an empty allocator with the configured weights; a
@@ -386,6 +402,11 @@ func (m *Master) leadAlone() error {
 	m.becomeLeader()
 	return nil
 }
+
+// underLock runs fn with m.mu held, batched with the other scheduler and
+// agent calls queued at the same moment (combine.go), and returns its
+// error. The caller must not hold m.mu.
+func (m *Master) underLock(fn func() error) error { return m.batch.do(&m.mu, fn) }
 
 // Addr is the address the master listens on.
 func (m *Master) Addr() string { return m.ln.Addr().String() }

@@ -18,6 +18,8 @@ type metrics struct {
 	commitLatency prometheus.Histogram
 	applyLatency  prometheus.Histogram
 	allocErrors   *prometheus.CounterVec
+	callBatch     prometheus.Histogram
+	callWait      prometheus.Histogram
 }
 
 func newMetrics(m *Master) *metrics {
@@ -42,6 +44,13 @@ func newMetrics(m *Master) *metrics {
 		Help: "Allocator calls that failed where no caller could be told (by call); each is a place where the master's and the allocator's view disagreed."},
 		[]string{"op"})
 	x.reg.MustRegister(x.allocErrors)
+	x.callBatch = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "allot_master_call_batch_size",
+		Help:    "Scheduler and agent calls run under one acquisition of the master's lock (combine.go).",
+		Buckets: prometheus.ExponentialBuckets(1, 2, 9)})
+	x.callWait = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "allot_master_call_lock_seconds",
+		Help:    "From a scheduler or agent call queuing for the master's lock to its answer: the wait for the lock and for its batch to run (combine.go).",
+		Buckets: prometheus.ExponentialBuckets(1e-5, 3, 14)})
+	x.reg.MustRegister(x.callBatch, x.callWait)
 	x.reg.MustRegister(x.offers, x.tasksLaunched, x.statusUpdates, x.calls, x.badRequests, x.allocCycle, x.leaderChanges, x.commitLatency, x.applyLatency)
 	x.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "allot_master_is_leader", Help: "1 while this master leads and serves."},
 		func() float64 {

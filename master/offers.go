@@ -32,16 +32,21 @@ func (m *Master) triggerAllocation() {
 func (m *Master) allocationLoop() {
 	t := time.NewTicker(m.cfg.AllocationInterval)
 	defer t.Stop()
+	pace := newKickPacer(m.cfg.AllocationInterval) // allocpace.go
 	for {
 		select {
 		case <-m.stop:
 			return
 		case <-t.C:
 		case <-m.kick:
+			if !pace.wait(m.stop, t.C, m.kick) {
+				return
+			}
 		}
 		if m.leader.Load() {
 			m.allocate()
 		}
+		pace.ran()
 	}
 }
 
@@ -379,6 +384,7 @@ func (m *Master) addTaskLocked(fw *framework, a *agentState, ti *mesos.TaskInfo,
 	res, _ := taskResources(ti.Resources)
 	t := &task{id: ti.TaskID.Value, fw: fw.id, agent: a.rec.Id, executor: exID, info: *ti, res: res, state: mesos.TASK_STAGING}
 	fw.tasks[t.id] = t
+	m.tasksOn.place(t)
 	m.m.tasksLaunched.Inc()
 	m.rep.propose(&api.Command{Type: api.CommandType_TASK_UPSERT, Task: taskRecord(t)})
 	m.publishTaskLocked(evTaskAdded, t)

@@ -1,6 +1,7 @@
 package master
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -52,19 +53,25 @@ func (m *Master) handleScheduler(w http.ResponseWriter, r *http.Request) {
 		api.WriteError(w, api.Errorf(http.StatusBadRequest, "unknown call type %d: expected one of SUBSCRIBE, ACCEPT, DECLINE, ...", call.Type))
 		return
 	}
-	if p, claimed := m.schedulerPrincipal(r, &call); !charged && !m.allow(w, r, p, claimed) {
-		return
+	// Charged early, the call needs no m.mu to find whom to charge: taking
+	// it here would queue every call on the lock twice.
+	if !charged {
+		if p, claimed := m.schedulerPrincipal(r, &call); !m.allow(w, r, p, claimed) {
+			return
+		}
 	}
 	m.m.calls.WithLabelValues(call.Type.String()).Inc()
 	if call.Type == scheduler.Call_SUBSCRIBE {
 		m.subscribe(w, r, req, &call)
 		return
 	}
-	if err := m.callPrincipal(r, &call); err != nil {
-		api.WriteError(w, err)
+	err = m.schedulerCallAs(r, r.Header.Get(headerStreamID), &call)
+	var principalErr wrongPrincipal
+	if errors.As(err, &principalErr) {
+		api.WriteError(w, principalErr.error)
 		return
 	}
-	if err := m.schedulerCall(r.Header.Get(headerStreamID), &call); err != nil {
+	if err != nil {
 		m.m.badRequests.WithLabelValues("scheduler").Inc()
 		m.log.Debug().Err(err).Str("call", call.Type.String()).Msg("scheduler call rejected")
 		api.WriteError(w, err)
@@ -151,8 +158,38 @@ func subscribeInfo(call *scheduler.Call) (string, mesos.FrameworkInfo, error) {
 }
 
 // schedulerCall validates and applies every call but SUBSCRIBE; sid is
-// the call's Mesos-Stream-Id. Takes m.mu.
+// the call's Mesos-Stream-Id. Takes m.mu (batched).
 func (m *Master) schedulerCall(sid string, call *scheduler.Call) error {
+	return m.schedulerCallAs(nil, sid, call)
+}
+
+// wrongPrincipal is callPrincipal's refusal, told apart from the call's
+// own errors because it is not counted as a bad request.
+type wrongPrincipal struct{ error }
+
+// schedulerCallAs is schedulerCall for the request r (nil: no caller to
+// check): it first checks r's authenticated principal (callPrincipal), all
+// under one turn of m.mu, which it shares with the other calls queued at
+// the same moment (underLock). The checks run in the order they did when
+// each took the lock on its own, so every call gets the same answer.
+func (m *Master) schedulerCallAs(r *http.Request, sid string, call *scheduler.Call) error {
+	p, authed := "", false
+	if r != nil {
+		p, authed = auth.PrincipalFrom(r.Context())
+	}
+	return m.underLock(func() error {
+		if authed {
+			if err := m.callPrincipalLocked(p, call); err != nil {
+				return wrongPrincipal{err}
+			}
+		}
+		return m.schedulerCallLocked(sid, call)
+	})
+}
+
+// schedulerCallLocked validates a call against the live state and applies
+// it. Caller holds m.mu.
+func (m *Master) schedulerCallLocked(sid string, call *scheduler.Call) error {
 	fwID := call.GetFrameworkID().GetValue()
 	if fwID == "" {
 		return api.Errorf(http.StatusBadRequest, "%s call without framework_id", call.Type)
@@ -160,8 +197,6 @@ func (m *Master) schedulerCall(sid string, call *scheduler.Call) error {
 	if err := validateCallBody(call); err != nil {
 		return err
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
 	fw := m.frameworks[fwID]
 	if fw == nil || fw.stream == nil {
 		return api.Errorf(http.StatusForbidden, "framework %s is not subscribed: SUBSCRIBE first", fwID)
@@ -172,12 +207,12 @@ func (m *Master) schedulerCall(sid string, call *scheduler.Call) error {
 	if sid != fw.streamID {
 		return api.Errorf(http.StatusBadRequest, "%s %q does not match the framework's current subscription", headerStreamID, sid)
 	}
-	return m.schedulerCallLocked(fw, call)
+	return m.applyCallLocked(fw, call)
 }
 
-// schedulerCallLocked applies a validated call of a subscribed framework.
+// applyCallLocked applies a validated call of a subscribed framework.
 // Caller holds m.mu.
-func (m *Master) schedulerCallLocked(fw *framework, call *scheduler.Call) error {
+func (m *Master) applyCallLocked(fw *framework, call *scheduler.Call) error {
 	if err := m.authorizeCallLocked(fw, call); err != nil {
 		return err
 	}
@@ -333,6 +368,7 @@ func (m *Master) acknowledgeLocked(fw *framework, ack *scheduler.Call_Acknowledg
 	ev := &api.AgentEvent{Type: api.AgentEventType_ACKNOWLEDGE, FrameworkId: fw.id, TaskId: ack.TaskID.Value, Uuid: ack.UUID}
 	if t != nil && taskstate.IsTerminal(t.state) && t.status != nil && string(t.status.UUID) == string(ack.UUID) {
 		delete(fw.tasks, t.id)
+		m.tasksOn.forget(t)
 		m.addCompletedLocked(t)
 		// The agent forgets a task once its terminal update is
 		// acknowledged, so tell it only when the registry has forgotten the

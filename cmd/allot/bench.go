@@ -82,6 +82,12 @@ func writeBenchReport(w io.Writer, r *scalebench.Report) {
 	fmt.Fprintf(w, "leader            %.1f CPU s in the window (%.1f since start), peak RSS %.0f MiB, %.1f s runnable but waiting for a CPU;\n                  the harness used %.1f CPU s\n",
 		r.MasterCPU, r.MasterCPUTotal, r.MasterRSSMiB, r.MasterRunQueue, r.HarnessCPU)
 	fmt.Fprintf(w, "raft commit       p50 %.2f ms  p99 %.2f ms  (%.0f commits, allot_master_registry_commit_seconds)\n", r.RaftCommitP50, r.RaftCommitP99, r.RaftCommits)
+	if r.AllocCycles >= 0 {
+		fmt.Fprintf(w, "allocation        %.0f cycles in the window (the interval's own and those calls triggered)\n", r.AllocCycles)
+	}
+	if r.CallLockP99 > 0 {
+		fmt.Fprintf(w, "calls' lock wait  p50 %.2f ms  p99 %.2f ms  (scheduler and agent calls, queued to answered, allot_master_call_lock_seconds)\n", r.CallLockP50, r.CallLockP99)
+	}
 	if f := r.Failover; f != nil {
 		fmt.Fprintf(w, "failover          leader elected %.2fs, %d agents re-registered (all by %.2fs), offers flow %.2fs after kill -9\n",
 			f.Elected, f.Agents, f.Reregistered, f.OffersFlow)

@@ -63,32 +63,38 @@ func (c *Config) Defaults() {
 
 // Report is what one run measured. Durations are seconds unless named _ms.
 type Report struct {
-	Agents             int       `json:"agents"`
-	Frameworks         int       `json:"frameworks"`
-	Masters            int       `json:"masters"`
-	RaftMultiplier     int       `json:"raft_multiplier,omitempty"`
-	AllocationInterval float64   `json:"allocation_interval_s"`
-	Window             float64   `json:"window_s"`
-	LoadAvgStart       string    `json:"loadavg_start"`
-	LoadAvgEnd         string    `json:"loadavg_end"`
-	Registered         int       `json:"registered"`
-	RegisterAll        float64   `json:"register_all_s"` // -1: not all within the setup timeout
-	OfferLatency       Summary   `json:"offer_latency"`
-	OfferLatencyFrom   string    `json:"offer_latency_from"`
-	Offers             int64     `json:"offers"`
-	LaunchRate         float64   `json:"launch_per_s"`
-	TasksRunning       int64     `json:"tasks_started"`
-	TasksFinished      int64     `json:"tasks_finished"`
-	StatusLatency      Summary   `json:"status_update_latency"`
-	MasterCPU          float64   `json:"master_cpu_s"`       // the leader's, over the window
-	MasterCPUTotal     float64   `json:"master_cpu_total_s"` // the leader's, since it started
-	MasterRSSMiB       float64   `json:"master_rss_mib"`     // the leader's peak (VmHWM)
-	HarnessCPU         float64   `json:"harness_cpu_s"`      // this process's (agents and frameworks), over the window
-	MasterRunQueue     float64   `json:"master_runqueue_s"`  // the leader's threads' time runnable but waiting for a CPU, over the window
-	RaftCommitP50      float64   `json:"raft_commit_p50_ms"`
-	RaftCommitP99      float64   `json:"raft_commit_p99_ms"`
-	RaftCommits        float64   `json:"raft_commits"`
-	Failover           *Failover `json:"failover,omitempty"`
+	Agents             int     `json:"agents"`
+	Frameworks         int     `json:"frameworks"`
+	Masters            int     `json:"masters"`
+	RaftMultiplier     int     `json:"raft_multiplier,omitempty"`
+	AllocationInterval float64 `json:"allocation_interval_s"`
+	Window             float64 `json:"window_s"`
+	LoadAvgStart       string  `json:"loadavg_start"`
+	LoadAvgEnd         string  `json:"loadavg_end"`
+	Registered         int     `json:"registered"`
+	RegisterAll        float64 `json:"register_all_s"` // -1: not all within the setup timeout
+	OfferLatency       Summary `json:"offer_latency"`
+	OfferLatencyFrom   string  `json:"offer_latency_from"`
+	Offers             int64   `json:"offers"`
+	LaunchRate         float64 `json:"launch_per_s"`
+	TasksRunning       int64   `json:"tasks_started"`
+	TasksFinished      int64   `json:"tasks_finished"`
+	StatusLatency      Summary `json:"status_update_latency"`
+	MasterCPU          float64 `json:"master_cpu_s"`       // the leader's, over the window
+	MasterCPUTotal     float64 `json:"master_cpu_total_s"` // the leader's, since it started
+	MasterRSSMiB       float64 `json:"master_rss_mib"`     // the leader's peak (VmHWM)
+	HarnessCPU         float64 `json:"harness_cpu_s"`      // this process's (agents and frameworks), over the window
+	MasterRunQueue     float64 `json:"master_runqueue_s"`  // the leader's threads' time runnable but waiting for a CPU, over the window
+	RaftCommitP50      float64 `json:"raft_commit_p50_ms"`
+	RaftCommitP99      float64 `json:"raft_commit_p99_ms"`
+	RaftCommits        float64 `json:"raft_commits"`
+	AllocCycles        float64 `json:"alloc_cycles"` // the leader's allocation cycles in the window (allot_master_allocation_cycle_seconds); -1 unknown
+	// CallLockP50 and CallLockP99 are how long the leader's scheduler and
+	// agent calls waited for its lock and their batch, in the window
+	// (allot_master_call_lock_seconds; 0 from a master without it).
+	CallLockP50 float64   `json:"call_lock_p50_ms"`
+	CallLockP99 float64   `json:"call_lock_p99_ms"`
+	Failover    *Failover `json:"failover,omitempty"`
 }
 
 // Failover is the kill -9 of the leader under load.
@@ -231,6 +237,8 @@ func (r *run) window(ctx context.Context, rep *Report) {
 	if r.cfg.ProfilePath != "" {
 		go r.profile(r.leader, r.cfg.ProfilePath, r.cfg.Duration)
 	}
+	cycles0, ok0 := r.cycles(r.leader)
+	lock0, _ := scrapeHistogram(r.scrapeHC(), r.leader.addr, callLockMetric)
 	running0, t0 := r.st.running.Load(), time.Now()
 	r.st.measuring.Store(true)
 	select {
@@ -248,6 +256,14 @@ func (r *run) window(ctx context.Context, rep *Report) {
 	rep.HarnessCPU = round(self1.CPUSeconds - self0.CPUSeconds)
 	if r.leader == leader0 {
 		rep.MasterRunQueue = round((runQueueWait(r.leader.pid()) - wait0).Seconds())
+		rep.AllocCycles = -1
+		if cycles1, ok1 := r.cycles(r.leader); ok0 && ok1 {
+			rep.AllocCycles = cycles1 - cycles0
+		}
+		if h, err := scrapeHistogram(r.scrapeHC(), r.leader.addr, callLockMetric); err == nil && h.since(lock0).count() > 0 {
+			d := h.since(lock0)
+			rep.CallLockP50, rep.CallLockP99 = round(d.quantile(0.5)*1e3), round(d.quantile(0.99)*1e3)
+		}
 	}
 	rep.Window = round(el)
 	rep.OfferLatency, rep.StatusLatency = r.st.offerLat.Summary(), r.st.statusLat.Summary()
@@ -261,6 +277,23 @@ func (r *run) window(ctx context.Context, rep *Report) {
 		rep.RaftCommits = h.count()
 	}
 }
+
+// callLockMetric is the master's histogram of its calls' wait for its lock.
+const callLockMetric = "allot_master_call_lock_seconds"
+
+// cycles is how many allocation cycles m has run, if it answered.
+func (r *run) cycles(m *masterProc) (float64, bool) {
+	h, err := scrapeHistogram(r.scrapeHC(), m.addr, "allot_master_allocation_cycle_seconds")
+	if err != nil || len(h.counts) == 0 {
+		return 0, false
+	}
+	return h.count(), true
+}
+
+// scrapeHC is the client for the figures scraped from /metrics around the
+// window. A loaded leader can take longer than r.hc's 5 s to answer: its
+// state gauges wait for its lock.
+func (r *run) scrapeHC() *http.Client { return &http.Client{Timeout: 30 * time.Second} }
 
 // profile saves the leader's CPU profile over d to cfg.ProfilePath.
 func (r *run) profile(m *masterProc, path string, d time.Duration) {

@@ -90,6 +90,24 @@ func TestHistogramQuantile(t *testing.T) {
 	}
 }
 
+// since leaves what was observed between two scrapes; buckets that do not
+// match leave the later scrape as it is.
+func TestHistogramSince(t *testing.T) {
+	bounds := []float64{0.001, 0.01, math.Inf(1)}
+	before := histogram{bounds: bounds, counts: []float64{5, 10, 10}}
+	after := histogram{bounds: bounds, counts: []float64{5, 30, 40}}
+	d := after.since(before)
+	if d.count() != 30 || d.counts[0] != 0 || d.counts[1] != 20 {
+		t.Errorf("since = %v, want [0 20 30]", d.counts)
+	}
+	if got := d.quantile(0.5); got < 0.001 || got > 0.01 {
+		t.Errorf("median of the difference %v, want in the second bucket", got)
+	}
+	if got := after.since(histogram{}); got.count() != 40 {
+		t.Errorf("since an empty scrape: %v observations, want 40", got.count())
+	}
+}
+
 func TestOfferStamp(t *testing.T) {
 	cases := []struct {
 		id string

@@ -192,6 +192,20 @@ func (h histogram) quantile(q float64) float64 {
 	return lo
 }
 
+// since is h without the observations o, an earlier scrape of the same
+// histogram, had: what was observed in between. h as it is if the buckets
+// differ.
+func (h histogram) since(o histogram) histogram {
+	if len(o.counts) != len(h.counts) {
+		return h
+	}
+	d := histogram{bounds: h.bounds, counts: make([]float64, len(h.counts))}
+	for i := range h.counts {
+		d.counts[i] = h.counts[i] - o.counts[i]
+	}
+	return d
+}
+
 // count is the number of observations.
 func (h histogram) count() float64 {
 	if len(h.counts) == 0 {
