@@ -407,15 +407,31 @@ func (m *Master) reconcileLocked(fw *framework, rc *scheduler.Call_Reconcile) {
 		}
 		m.sendFrameworkLocked(fw, &schedEvent{Type: evUpdate, Update: &scheduler.Event_Update{Status: st}})
 	}
+	// A live task on an agent that has not re-registered with this leader
+	// is known only from the registry, whose state may be older than what
+	// the framework already heard (an update delivered by the old leader
+	// but not yet committed): answering it could move the framework's
+	// task backwards (RUNNING -> STAGING), and the agent's report on
+	// re-registering does not tell the framework again. Say nothing until
+	// the agent is back, as Mesos says nothing for tasks on agents still
+	// recovering; reconciliation retries. A terminal state was committed
+	// and is final, so it is answered.
+	stale := func(t *task) bool {
+		return !taskstate.IsTerminal(t.state) && m.awaitingAgentLocked(&mesos.AgentID{Value: t.agent})
+	}
 	if len(rc.Tasks) == 0 {
 		for _, t := range fw.tasks {
-			send(t)
+			if !stale(t) {
+				send(t)
+			}
 		}
 		return
 	}
 	for _, rt := range rc.Tasks {
 		if t := fw.tasks[rt.TaskID.Value]; t != nil {
-			send(t)
+			if !stale(t) {
+				send(t)
+			}
 			continue
 		}
 		// An agent that has not re-registered with a newly elected leader
