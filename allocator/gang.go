@@ -357,6 +357,14 @@ func (p *gangPath) collect() bool {
 			p.shapes[k] = s
 			p.shapeList = append(p.shapeList, s)
 		}
+		if r := p.apps[i].rec; r.prep == nil {
+			// Applications of one shape have equal stages, to the bit
+			// (shapeKey), and so equal preparations: the model's offered
+			// takes this one instead of preparing each declaration anew
+			// (the same pointer sharing as among one declaration's
+			// executors; nothing writes a Prepared).
+			r.prep = s.prep
+		}
 		s.pending++
 		s.apps = append(s.apps, int32(i))
 		s.counted = true
