@@ -163,11 +163,15 @@ type gangPath struct {
 	next filler
 
 	// per cycle
-	now    time.Time
-	ags    []*agent
-	tls    []*agentTL
-	local  map[int]*profile.Timeline // agents changed this cycle: model + this cycle's executors
-	lpeak  map[int][profile.NumResources]float64
+	now time.Time
+	ags []*agent
+	tls []*agentTL
+	// local and lpeak are, by position in ags, the agents changed this
+	// cycle (model + this cycle's executors; nil: unchanged) and the peaks
+	// placed on them: slices, not maps, for score reads local on every
+	// score.
+	local  []*profile.Timeline
+	lpeak  [][profile.NumResources]float64
 	apps   []gangApp
 	shapes map[gangShape]*shapeScores
 	// spare are last cycle's shapeScores, reset and reused so that their
@@ -331,12 +335,10 @@ func (p *gangPath) collect() bool {
 			p.tls = append(p.tls, p.m.agents[ag.id])
 		}
 	}
-	if p.local == nil {
-		p.local, p.lpeak = map[int]*profile.Timeline{}, map[int][profile.NumResources]float64{}
+	if p.shapes == nil {
 		p.shapes = map[gangShape]*shapeScores{}
 	}
-	clear(p.local)
-	clear(p.lpeak)
+	p.local, p.lpeak = resize(p.local, len(p.ags)), resize(p.lpeak, len(p.ags))
 	clear(p.shapes)
 	if p.rule == sorter.GangProphet && memoPlaced {
 		p.memo.reset(len(p.ags))
@@ -376,6 +378,16 @@ func (p *gangPath) collect() bool {
 	sort.SliceStable(p.overdue, func(i, j int) bool { return p.overdue[i].rec.Deadline < p.overdue[j].rec.Deadline })
 	p.ranks.reset(len(p.apps))
 	return true
+}
+
+// resize is s with n zero elements, in s's storage if it has room.
+func resize[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	s = s[:n]
+	clear(s)
+	return s
 }
 
 // newShape is a reset shapeScores for d, a spare one if there is one.
@@ -733,7 +745,8 @@ func (p *gangPath) fits(s *shapeScores, ag *agent, i int) bool {
 
 func (p *gangPath) peaks(i int) [profile.NumResources]float64 {
 	used := p.tls[i].peak
-	if l, ok := p.lpeak[i]; ok {
+	if p.local[i] != nil { // note set both
+		l := p.lpeak[i]
 		for r := range used {
 			used[r] += l[r]
 		}
@@ -843,6 +856,11 @@ func (p *gangPath) placeGang(g *gangApp) {
 		// as there are agents, then doubling, never beyond the pending
 		// executors; a cycle that places nothing allocates nothing.
 		more := min(p.need, max(len(p.ags), cap(a.out)))
+		if cap(a.out) == 0 && p.need > len(p.ags) {
+			// more executors pending than agents: room for as many as can
+			// fit at all, in one allocation rather than three or four
+			more = min(p.need, p.room())
+		}
 		out := make([]Offer, len(a.out), len(a.out)+len(best)+more)
 		copy(out, a.out)
 		a.out = out
@@ -856,6 +874,41 @@ func (p *gangPath) placeGang(g *gangApp) {
 		p.a.out = append(p.a.out, Offer{Framework: g.f.id, Agent: ag.id, Resources: res.Clone(), Tasks: 1, Reason: r})
 		p.note(int(i), s)
 	}
+}
+
+// room bounds how many more executors of the cycle's shapes the agents
+// can take: per agent, its cpus and its memory over the smallest cpus and
+// memory of any shape (an executor of any shape needs at least those),
+// plus one against rounding. It sizes the cycle's offers; decisions never
+// read it, and an offer past it would only grow them again.
+func (p *gangPath) room() int {
+	var minC, minM float64
+	for k, s := range p.shapeList {
+		c, m := s.exec[resources.CPUs].Units(), s.exec[resources.Mem].Units()
+		if k == 0 || c < minC {
+			minC = c
+		}
+		if k == 0 || m < minM {
+			minM = m
+		}
+	}
+	if !(minC > 0 || minM > 0) {
+		return p.need
+	}
+	n := 0
+	for _, ag := range p.ags {
+		fit := math.MaxInt32
+		if minC > 0 {
+			fit = min(fit, int(ag.avail.Scalars[resources.CPUs].Units()/minC)+1)
+		}
+		if minM > 0 {
+			fit = min(fit, int(ag.avail.Scalars[resources.Mem].Units()/minM)+1)
+		}
+		if n += fit; n >= p.need {
+			return p.need
+		}
+	}
+	return n
 }
 
 // cycleKeys are the scratch timelines' executor keys, made once.
