@@ -27,11 +27,7 @@ func TestKeptBestMatchesWalk(t *testing.T) {
 	}
 	compare := func(t *testing.T, kept, walked []Decisions) {
 		t.Helper()
-		for i := range kept {
-			if !reflect.DeepEqual(kept[i], walked[i]) {
-				t.Fatalf("cycle %d differs:\nkept   %+v\nwalked %+v", i, kept[i].Offers, walked[i].Offers)
-			}
-		}
+		sameDecisions(t, "kept", "walked", kept, walked)
 	}
 	t.Run("idle cluster", func(t *testing.T) {
 		checked = 0
@@ -57,6 +53,20 @@ func TestKeptBestMatchesWalk(t *testing.T) {
 				keepBest = false
 				compare(t, kept, gangScript(t, crit, seed))
 			})
+		}
+	}
+}
+
+// sameDecisions fails t at the first cycle whose decisions differ
+// between two runs, a and b naming them.
+func sameDecisions(t *testing.T, a, b string, x, y []Decisions) {
+	t.Helper()
+	if len(x) != len(y) {
+		t.Fatalf("%d cycles %s, %d %s", len(x), a, len(y), b)
+	}
+	for i := range x {
+		if !reflect.DeepEqual(x[i], y[i]) {
+			t.Fatalf("cycle %d differs:\n%s %+v\n%s %+v", i, a, x[i].Offers, b, y[i].Offers)
 		}
 	}
 }
