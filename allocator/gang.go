@@ -346,38 +346,44 @@ func (p *gangPath) collect() bool {
 	p.spare = append(p.spare, p.shapeList...)
 	p.shapeList, p.overdue, p.cursor = p.shapeList[:0], p.overdue[:0], 0
 	for i := range p.apps {
-		d := &p.apps[i].rec.Demand
-		if p.apps[i].rec.shape == "" {
-			p.apps[i].rec.shape = shapeKey(d.Profile.Stages)
-		}
-		k := gangShape{e: d.Executors, cpus: d.Cpus, mem: d.Mem, prof: p.apps[i].rec.shape}
-		s := p.shapes[k]
-		if s == nil {
-			s = p.newShape(d)
-			s.prep = p.apps[i].rec.prepared() // equal stages, equal preparation
-			s.idx = int32(len(p.shapeList))
-			p.shapes[k] = s
-			p.shapeList = append(p.shapeList, s)
-		}
-		if r := p.apps[i].rec; r.prep == nil {
-			// Applications of one shape have equal stages, to the bit
-			// (shapeKey), and so equal preparations: the model's offered
-			// takes this one instead of preparing each declaration anew
-			// (the same pointer sharing as among one declaration's
-			// executors; nothing writes a Prepared).
-			r.prep = s.prep
-		}
-		s.pending++
-		s.apps = append(s.apps, int32(i))
-		s.counted = true
-		p.apps[i].sh = s
-		if r := p.apps[i].rec; p.rule == sorter.GangProphet && r.Deadline != 0 && p.now.UnixNano() >= r.Deadline {
-			p.overdue = append(p.overdue, &p.apps[i])
-		}
+		p.group(i)
 	}
 	sort.SliceStable(p.overdue, func(i, j int) bool { return p.overdue[i].rec.Deadline < p.overdue[j].rec.Deadline })
 	p.ranks.reset(len(p.apps))
 	return true
+}
+
+// group puts application i with the others of its shape (making the
+// shape on first meeting it) and among the overdue if its deadline passed.
+func (p *gangPath) group(i int) {
+	d := &p.apps[i].rec.Demand
+	if p.apps[i].rec.shape == "" {
+		p.apps[i].rec.shape = shapeKey(d.Profile.Stages)
+	}
+	k := gangShape{e: d.Executors, cpus: d.Cpus, mem: d.Mem, prof: p.apps[i].rec.shape}
+	s := p.shapes[k]
+	if s == nil {
+		s = p.newShape(d)
+		s.prep = p.apps[i].rec.prepared() // equal stages, equal preparation
+		s.idx = int32(len(p.shapeList))
+		p.shapes[k] = s
+		p.shapeList = append(p.shapeList, s)
+	}
+	if r := p.apps[i].rec; r.prep == nil {
+		// Applications of one shape have equal stages, to the bit
+		// (shapeKey), and so equal preparations: the model's offered
+		// takes this one instead of preparing each declaration anew
+		// (the same pointer sharing as among one declaration's
+		// executors; nothing writes a Prepared).
+		r.prep = s.prep
+	}
+	s.pending++
+	s.apps = append(s.apps, int32(i))
+	s.counted = true
+	p.apps[i].sh = s
+	if r := p.apps[i].rec; p.rule == sorter.GangProphet && r.Deadline != 0 && p.now.UnixNano() >= r.Deadline {
+		p.overdue = append(p.overdue, &p.apps[i])
+	}
 }
 
 // resize is s with n zero elements, in s's storage if it has room.
