@@ -163,11 +163,15 @@ type gangPath struct {
 	next filler
 
 	// per cycle
-	now    time.Time
-	ags    []*agent
-	tls    []*agentTL
-	local  map[int]*profile.Timeline // agents changed this cycle: model + this cycle's executors
-	lpeak  map[int][profile.NumResources]float64
+	now time.Time
+	ags []*agent
+	tls []*agentTL
+	// local and lpeak are, by position in ags, the agents changed this
+	// cycle (model + this cycle's executors; nil: unchanged) and the peaks
+	// placed on them: slices, not maps, for score reads local on every
+	// score.
+	local  []*profile.Timeline
+	lpeak  [][profile.NumResources]float64
 	apps   []gangApp
 	shapes map[gangShape]*shapeScores
 	// spare are last cycle's shapeScores, reset and reused so that their
@@ -192,6 +196,9 @@ type gangPath struct {
 	taken      []int32     // scratch: selectSmall's entries taken so far
 	frontier   []int       // scratch: heapq.Least's
 	memo       placedMemo  // prophet's scores on agents idle but for this cycle's placements
+	ranks      liveRanks   // the pending applications of fitting shapes, by position (rankCandidates)
+	cands      []int32     // scratch: rankCandidates' candidates
+	keptHits   int         // rounds a shape kept its best (keepBest; for tests)
 }
 
 var _ filler = (*gangPath)(nil)
@@ -202,6 +209,10 @@ type gangApp struct {
 	rec  *appRec
 	sh   *shapeScores
 	done bool
+	// next leads towards the next application not done (nextLive): i+1
+	// at first, then further once the ones after are done.
+	next int32
+	at   int32 // its position in the cycle's applications
 }
 
 // gangShape identifies applications that score alike on every agent: the
@@ -244,9 +255,14 @@ type shapeScores struct {
 	app   float64
 	fresh bool
 	// pending counts its applications not yet done this cycle; seen is the
-	// last round whose candidate walk met it.
+	// last round whose candidate walk met it. apps are their positions in
+	// the cycle's applications, in order, first the first not known done;
+	// counted says they are in the cycle's liveRanks (while s.ok).
 	pending int
 	seen    uint64
+	apps    []int32
+	first   int
+	counted bool
 	// idle are the shape's scores on idle agents (profile.IdleFrom) by
 	// capacity: the same on every such agent, so computed once each.
 	idle []idleScore
@@ -256,6 +272,10 @@ type shapeScores struct {
 	prep *profile.Prepared
 	// idx is the shape's position in the cycle's shapeList (placedMemo's).
 	idx int32
+	// vers are the versions of best's agents when selected; kept says
+	// best is still the walk's answer while they hold (keepBest).
+	vers []uint32
+	kept bool
 }
 
 type idleScore struct {
@@ -265,9 +285,9 @@ type idleScore struct {
 
 // reset empties s for reuse in another cycle, keeping its storage.
 func (s *shapeScores) reset(d *profile.AppDemand) {
-	h, best, norms, idle := s.h, s.best[:0], s.norms[:0], s.idle[:0]
+	h, best, norms, idle, vers, apps := s.h, s.best[:0], s.norms[:0], s.idle[:0], s.vers[:0], s.apps[:0]
 	h.Reset()
-	*s = shapeScores{d: d, h: h, best: best, norms: norms, idle: idle, exec: exec(d).Scalars}
+	*s = shapeScores{d: d, h: h, best: best, norms: norms, idle: idle, vers: vers, apps: apps, exec: exec(d).Scalars}
 }
 
 type gangHeap = heapq.Heap[float64, int32, uint32]
@@ -304,6 +324,9 @@ func (p *gangPath) collect() bool {
 		}
 		return x.f.idx < y.f.idx
 	})
+	for i := range p.apps {
+		p.apps[i].next, p.apps[i].at = int32(i+1), int32(i)
+	}
 	p.now = a.clock.Now()
 	p.ags, p.tls = p.ags[:0], p.tls[:0]
 	for _, ag := range a.agents {
@@ -312,12 +335,10 @@ func (p *gangPath) collect() bool {
 			p.tls = append(p.tls, p.m.agents[ag.id])
 		}
 	}
-	if p.local == nil {
-		p.local, p.lpeak = map[int]*profile.Timeline{}, map[int][profile.NumResources]float64{}
+	if p.shapes == nil {
 		p.shapes = map[gangShape]*shapeScores{}
 	}
-	clear(p.local)
-	clear(p.lpeak)
+	p.local, p.lpeak = resize(p.local, len(p.ags)), resize(p.lpeak, len(p.ags))
 	clear(p.shapes)
 	if p.rule == sorter.GangProphet && memoPlaced {
 		p.memo.reset(len(p.ags))
@@ -325,27 +346,54 @@ func (p *gangPath) collect() bool {
 	p.spare = append(p.spare, p.shapeList...)
 	p.shapeList, p.overdue, p.cursor = p.shapeList[:0], p.overdue[:0], 0
 	for i := range p.apps {
-		d := &p.apps[i].rec.Demand
-		if p.apps[i].rec.shape == "" {
-			p.apps[i].rec.shape = shapeKey(d.Profile.Stages)
-		}
-		k := gangShape{e: d.Executors, cpus: d.Cpus, mem: d.Mem, prof: p.apps[i].rec.shape}
-		s := p.shapes[k]
-		if s == nil {
-			s = p.newShape(d)
-			s.prep = p.apps[i].rec.prepared() // equal stages, equal preparation
-			s.idx = int32(len(p.shapeList))
-			p.shapes[k] = s
-			p.shapeList = append(p.shapeList, s)
-		}
-		s.pending++
-		p.apps[i].sh = s
-		if r := p.apps[i].rec; p.rule == sorter.GangProphet && r.Deadline != 0 && p.now.UnixNano() >= r.Deadline {
-			p.overdue = append(p.overdue, &p.apps[i])
-		}
+		p.group(i)
 	}
 	sort.SliceStable(p.overdue, func(i, j int) bool { return p.overdue[i].rec.Deadline < p.overdue[j].rec.Deadline })
+	p.ranks.reset(len(p.apps))
 	return true
+}
+
+// group puts application i with the others of its shape (making the
+// shape on first meeting it) and among the overdue if its deadline passed.
+func (p *gangPath) group(i int) {
+	d := &p.apps[i].rec.Demand
+	if p.apps[i].rec.shape == "" {
+		p.apps[i].rec.shape = shapeKey(d.Profile.Stages)
+	}
+	k := gangShape{e: d.Executors, cpus: d.Cpus, mem: d.Mem, prof: p.apps[i].rec.shape}
+	s := p.shapes[k]
+	if s == nil {
+		s = p.newShape(d)
+		s.prep = p.apps[i].rec.prepared() // equal stages, equal preparation
+		s.idx = int32(len(p.shapeList))
+		p.shapes[k] = s
+		p.shapeList = append(p.shapeList, s)
+	}
+	if r := p.apps[i].rec; r.prep == nil {
+		// Applications of one shape have equal stages, to the bit
+		// (shapeKey), and so equal preparations: the model's offered
+		// takes this one instead of preparing each declaration anew
+		// (the same pointer sharing as among one declaration's
+		// executors; nothing writes a Prepared).
+		r.prep = s.prep
+	}
+	s.pending++
+	s.apps = append(s.apps, int32(i))
+	s.counted = true
+	p.apps[i].sh = s
+	if r := p.apps[i].rec; p.rule == sorter.GangProphet && r.Deadline != 0 && p.now.UnixNano() >= r.Deadline {
+		p.overdue = append(p.overdue, &p.apps[i])
+	}
+}
+
+// resize is s with n zero elements, in s's storage if it has room.
+func resize[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	s = s[:n]
+	clear(s)
+	return s
 }
 
 // newShape is a reset shapeScores for d, a spare one if there is one.
@@ -393,6 +441,9 @@ func (p *gangPath) choose() *gangApp {
 			nFit += s.pending
 			okShapes++
 		}
+		if s.pending > 0 && s.counted != s.ok {
+			p.recount(s)
+		}
 	}
 	if nFit == 0 {
 		return nil
@@ -407,15 +458,37 @@ func (p *gangPath) choose() *gangApp {
 	if p.rule == sorter.GangProphet {
 		half = int(math.Ceil(p.p.Fraction * float64(nFit)))
 	}
-	for p.cursor < len(p.apps) && p.apps[p.cursor].done {
-		p.cursor++
+	var best *gangApp
+	var bestRank int
+	if rankedCandidates {
+		best, bestRank = p.rankCandidates(half)
+	} else {
+		best, bestRank = p.walkCandidates(half, okShapes)
 	}
+	if p.rule == sorter.GangProphet {
+		// as fmt's "candidate half (%d of the %d longest-waiting of %d
+		// fitting)", without its cost in every round
+		p.reasonText = "candidate half (" + strconv.Itoa(bestRank) + " of the " + strconv.Itoa(half) +
+			" longest-waiting of " + strconv.Itoa(nFit) + " fitting)"
+	} else {
+		p.reasonText = "best alignment of " + strconv.Itoa(nFit) + " fitting applications"
+	}
+	return best
+}
+
+// walkCandidates is the candidate walk: the application of the lowest
+// score among the first half of the pending applications that fit
+// (ties: the first met), and its rank among them. Applications of one
+// shape score alike, so the walk stops once it has met every fitting
+// shape. rankCandidates gives the same answer without the walk.
+func (p *gangPath) walkCandidates(half, okShapes int) (*gangApp, int) {
+	p.cursor = p.nextLive(p.cursor)
 	p.round++
 	var best *gangApp
 	rank, bestRank, seen := 0, 0, 0
-	for i := p.cursor; i < len(p.apps) && rank < half && seen < okShapes; i++ {
+	for i := p.cursor; i < len(p.apps) && rank < half && seen < okShapes; i = p.nextLive(i + 1) {
 		g := &p.apps[i]
-		if g.done || !g.sh.ok {
+		if !g.sh.ok {
 			continue
 		}
 		rank++
@@ -428,15 +501,27 @@ func (p *gangPath) choose() *gangApp {
 			best, bestRank = g, rank
 		}
 	}
-	if p.rule == sorter.GangProphet {
-		// as fmt's "candidate half (%d of the %d longest-waiting of %d
-		// fitting)", without its cost in every round
-		p.reasonText = "candidate half (" + strconv.Itoa(bestRank) + " of the " + strconv.Itoa(half) +
-			" longest-waiting of " + strconv.Itoa(nFit) + " fitting)"
-	} else {
-		p.reasonText = "best alignment of " + strconv.Itoa(nFit) + " fitting applications"
+	return best, bestRank
+}
+
+// nextLive is the position of the first application at or after i that
+// is not done (len(p.apps) if none). The gang placed in a round is the
+// best-scored candidate, not the first, so done applications pile up
+// between pending ones; the candidate walk of every round stepped over
+// each of them again. Each application's next skips the run of done ones
+// after it, shortened on every walk (path compression), so a walk costs
+// about the candidates it meets.
+func (p *gangPath) nextLive(i int) int {
+	j := i
+	for j < len(p.apps) && p.apps[j].done {
+		j = int(p.apps[j].next)
 	}
-	return best
+	for i < j {
+		nx := int(p.apps[i].next)
+		p.apps[i].next = int32(j)
+		i = nx
+	}
+	return j
 }
 
 // evaluate selects s's E best fitting agents, once per round.
@@ -454,12 +539,80 @@ func (p *gangPath) evaluate(s *shapeScores) *shapeScores {
 		}
 		s.h.Init()
 	}
+	if s.kept && p.unchanged(s) {
+		p.keptHits++
+		if sortBest(s.best, s.norms, s.vers) && s.ok {
+			s.app = p.appScore(s.norms) // the sum in the new order
+		}
+		if checkKept != nil {
+			checkKept(p, s)
+		}
+		return s
+	}
 	s.best, s.norms = p.selectE(s, nil, s.best[:0], s.norms[:0])
+	s.vers = s.vers[:0]
+	for _, i := range s.best {
+		s.vers = append(s.vers, p.ags[i].version)
+	}
+	s.kept = keepBest
 	s.ok = len(s.best) == s.d.Executors
 	if s.ok {
 		s.app = p.appScore(s.norms)
 	}
 	return s
+}
+
+// keepBest lets a shape keep last round's E best while none of their
+// agents changed (unchanged): the walk of the lazy heap would take the
+// same entries again. After a walk, every entry it did not take ranks
+// above every entry it took, by (score, position): each take is the least
+// entry not taken; an entry met stale is rescored, and if it then ranks
+// below an entry taken before, it is the only such entry and the least,
+// so it is taken next (the walk stops only on a take). A placement
+// changes only the agents it used (their versions; their scores, fits and
+// memo states change with nothing else), so if no agent of best was used,
+// the next walk meets exactly best again, all fresh, takes them in (score,
+// position) order — not necessarily the order they were taken in, when a
+// rescored entry overtook one taken before it, so sortBest puts them in
+// it — and changes nothing in the heap; if fewer than E fit, best is the
+// whole heap and the same holds. A walk with a refuse filter (placeGang) goes past the
+// last entry taken and may rescore entries there, so it clears kept.
+// Only the agents a placement touched change score; a shape whose best
+// avoided them (about half the shapes a round when an idle cluster
+// fills) is not walked at all. A variable so that a test can compare
+// decisions with and without it.
+var keepBest = true
+
+// checkKept, if set (tests), is called with every shape whose best was
+// kept, to compare it with a walk from scratch.
+var checkKept func(p *gangPath, s *shapeScores)
+
+// sortBest puts best (with its norms and vers) in (score, position)
+// order, the order a walk meeting them all fresh takes them in, and
+// reports whether it moved any. Insertion sort: E is small, and after the
+// first round kept the lists are in order already.
+func sortBest(best []int32, norms []float64, vers []uint32) bool {
+	moved := false
+	for k := 1; k < len(best); k++ {
+		for j := k; j > 0 && (norms[j] < norms[j-1] || norms[j] == norms[j-1] && best[j] < best[j-1]); j-- {
+			best[j], best[j-1] = best[j-1], best[j]
+			norms[j], norms[j-1] = norms[j-1], norms[j]
+			vers[j], vers[j-1] = vers[j-1], vers[j]
+			moved = true
+		}
+	}
+	return moved
+}
+
+// unchanged reports whether no agent of s.best changed (was granted to)
+// since s selected it.
+func (p *gangPath) unchanged(s *shapeScores) bool {
+	for k, i := range s.best {
+		if p.ags[i].version != s.vers[k] {
+			return false
+		}
+	}
+	return true
 }
 
 // selectE appends to best and norms the E lowest-scored agents of s's
@@ -598,7 +751,8 @@ func (p *gangPath) fits(s *shapeScores, ag *agent, i int) bool {
 
 func (p *gangPath) peaks(i int) [profile.NumResources]float64 {
 	used := p.tls[i].peak
-	if l, ok := p.lpeak[i]; ok {
+	if p.local[i] != nil { // note set both
+		l := p.lpeak[i]
 		for r := range used {
 			used[r] += l[r]
 		}
@@ -682,6 +836,9 @@ func (p *gangPath) shapePrep(sh int32) *profile.Prepared { return p.shapeList[sh
 // next cycle.
 func (p *gangPath) placeGang(g *gangApp) {
 	g.done = true
+	if g.sh.counted {
+		p.ranks.add(int(g.at), -1)
+	}
 	s := g.sh
 	s.pending--
 	p.need -= s.d.Executors
@@ -689,6 +846,7 @@ func (p *gangPath) placeGang(g *gangApp) {
 	if g.f.nfilters > 0 {
 		res := exec(s.d)
 		accept := func(i int) bool { return !p.a.blocked(g.f, p.ags[i], res) }
+		s.kept = false // the walk below may rescore entries past s.best
 		p.sel, p.selNorms = p.selectE(s, accept, p.sel[:0], p.selNorms[:0])
 		if len(p.sel) < s.d.Executors {
 			return
@@ -704,6 +862,11 @@ func (p *gangPath) placeGang(g *gangApp) {
 		// as there are agents, then doubling, never beyond the pending
 		// executors; a cycle that places nothing allocates nothing.
 		more := min(p.need, max(len(p.ags), cap(a.out)))
+		if cap(a.out) == 0 && p.need > len(p.ags) {
+			// more executors pending than agents: room for as many as can
+			// fit at all, in one allocation rather than three or four
+			more = min(p.need, p.room())
+		}
 		out := make([]Offer, len(a.out), len(a.out)+len(best)+more)
 		copy(out, a.out)
 		a.out = out
@@ -717,6 +880,41 @@ func (p *gangPath) placeGang(g *gangApp) {
 		p.a.out = append(p.a.out, Offer{Framework: g.f.id, Agent: ag.id, Resources: res.Clone(), Tasks: 1, Reason: r})
 		p.note(int(i), s)
 	}
+}
+
+// room bounds how many more executors of the cycle's shapes the agents
+// can take: per agent, its cpus and its memory over the smallest cpus and
+// memory of any shape (an executor of any shape needs at least those),
+// plus one against rounding. It sizes the cycle's offers; decisions never
+// read it, and an offer past it would only grow them again.
+func (p *gangPath) room() int {
+	var minC, minM float64
+	for k, s := range p.shapeList {
+		c, m := s.exec[resources.CPUs].Units(), s.exec[resources.Mem].Units()
+		if k == 0 || c < minC {
+			minC = c
+		}
+		if k == 0 || m < minM {
+			minM = m
+		}
+	}
+	if !(minC > 0 || minM > 0) {
+		return p.need
+	}
+	n := 0
+	for _, ag := range p.ags {
+		fit := math.MaxInt32
+		if minC > 0 {
+			fit = min(fit, int(ag.avail.Scalars[resources.CPUs].Units()/minC)+1)
+		}
+		if minM > 0 {
+			fit = min(fit, int(ag.avail.Scalars[resources.Mem].Units()/minM)+1)
+		}
+		if n += fit; n >= p.need {
+			return p.need
+		}
+	}
+	return n
 }
 
 // cycleKeys are the scratch timelines' executor keys, made once.

@@ -26,7 +26,6 @@ import (
 // memoised" (the model timeline was busy at now).
 type placedMemo struct {
 	byKey  map[string]int32
-	next   map[[2]int32]int32 // (state, shape index) -> state after placing it
 	states []memoState
 	key    []byte
 	of     []int32 // per agent position in the cycle's agents
@@ -48,15 +47,18 @@ type memoState struct {
 	// (timeline), so that placing on a memoised agent builds none.
 	parent, added int32
 	tl            *profile.Timeline
+	// next is, by shape index, the state after placing one more executor
+	// of that shape (0: not known yet; state 0 is never one). A slice, not
+	// a map by (state, shape): placed looks it up on every placement.
+	next []int32
 }
 
 // reset empties the memo for a cycle over n agents, keeping its storage.
 func (m *placedMemo) reset(n int) {
 	if m.byKey == nil {
-		m.byKey, m.next = map[string]int32{}, map[[2]int32]int32{}
+		m.byKey = map[string]int32{}
 	}
 	clear(m.byKey)
-	clear(m.next)
 	if m.states == nil {
 		m.states = make([]memoState, 1, 64)
 	}
@@ -82,13 +84,15 @@ func (m *placedMemo) placed(i int, base *profile.Timeline, now time.Time, sh int
 	if cur < 0 {
 		return
 	}
-	k := [2]int32{cur, sh}
-	nx, ok := m.next[k]
-	if !ok {
+	for int(sh) >= len(m.states[cur].next) {
+		m.states[cur].next = append(m.states[cur].next, 0)
+	}
+	nx := m.states[cur].next[sh]
+	if nx == 0 {
 		shapes := append(slices.Clone(m.states[cur].shapes), sh)
 		slices.Sort(shapes)
 		nx = m.intern(m.states[cur].cap, shapes, cur, sh)
-		m.next[k] = nx
+		m.states[cur].next[sh] = nx // not through a pointer: intern may grow m.states
 	}
 	m.of[i] = nx
 }
@@ -111,7 +115,7 @@ func (m *placedMemo) intern(c [profile.NumResources]int64, shapes []int32, paren
 	if len(m.states) < cap(m.states) { // reuse the storage of an earlier cycle's state
 		m.states = m.states[:id+1]
 		old := &m.states[id]
-		*old = memoState{cap: c, shapes: shapes, score: old.score[:0], parent: parent, added: added}
+		*old = memoState{cap: c, shapes: shapes, score: old.score[:0], next: old.next[:0], parent: parent, added: added}
 	} else {
 		m.states = append(m.states, memoState{cap: c, shapes: shapes, parent: parent, added: added})
 	}

@@ -33,6 +33,12 @@ type timelines struct {
 	seq     uint64 // names executors uniquely
 	factor  float64
 	mean    DeadlineMean
+	// key is scratch for an executor's key; last and lastApp are the
+	// application offered last (offered: a gang's E offers come one after
+	// another), forgotten on any other event.
+	key     []byte
+	last    string
+	lastApp *appRec
 }
 
 type agentTL struct {
@@ -94,6 +100,9 @@ func bandwidths(r resources.Resources) (disk, net float64) {
 }
 
 func (m *timelines) observe(e event) {
+	if e.kind != evOffered {
+		m.last, m.lastApp = "", nil
+	}
 	switch e.kind {
 	case evAgentAdded:
 		d, n := bandwidths(e.res)
@@ -180,7 +189,11 @@ func (m *timelines) pendingWait(fw string, now int64) float64 {
 }
 
 func (m *timelines) offered(e event) {
-	app := m.apps[e.framework]
+	app := m.lastApp
+	if app == nil || e.framework != m.last {
+		app = m.apps[e.framework]
+		m.last, m.lastApp = e.framework, app
+	}
 	ag := m.agents[e.agent]
 	if app == nil || ag == nil {
 		return
@@ -191,12 +204,15 @@ func (m *timelines) offered(e event) {
 		m.waitN++
 	}
 	m.seq++
+	// framework/seq, as one allocation (a concatenation of the formatted
+	// number made two)
+	m.key = strconv.AppendUint(append(append(m.key[:0], e.framework...), '/'), m.seq, 10)
 	// The executor shares the application's stages and its prepared
 	// profile rather than copying them: nothing writes either after
 	// declare (TestExecutorsShareProfile), and a copy of each for every
 	// executor was most of the model's cost per offer.
 	x := execRec{
-		Key: e.framework + "/" + strconv.FormatUint(m.seq, 10), Framework: e.framework, Launch: e.at.UnixNano(),
+		Key: string(m.key), Framework: e.framework, Launch: e.at.UnixNano(),
 		Cpus: e.res.Scalars[resources.CPUs].Units(), Mem: e.res.Scalars[resources.Mem].Units(),
 		Profile: app.Demand.Profile,
 	}
@@ -343,6 +359,7 @@ func (m *timelines) restore(data []byte) error {
 		apps[a.Framework] = &r
 	}
 	m.agents, m.apps = agents, apps
+	m.last, m.lastApp = "", nil
 	m.waitSum, m.waitN, m.seq = time.Duration(s.WaitSum), s.WaitN, s.Seq
 	return nil
 }

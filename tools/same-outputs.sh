@@ -17,10 +17,13 @@ git -C "$root" worktree add -q --detach "$tmp/old" "$rev"
 (cd "$root" && go build -o "$tmp/allot-new" ./cmd/allot)
 
 run() { # run BINARY OUTDIR
-	local a=$1 o=$2 s="drf,tsf,psdsf,rpsdsf,fifo,capacity,tetris,random"
+	local a=$1 o=$2 s="drf,tsf,psdsf,rpsdsf,fifo,capacity,tetris,random,prophet,tetris-peak"
 	mkdir -p "$o"
 	"$a" experiment psdsf-table1 --json >"$o/table1.json"
 	"$a" experiment psdsf-online --json >"$o/online.json"
+	# the traces declare no applications, so under prophet and tetris-peak
+	# their jobs take the fallback path; the gangs themselves run here
+	"$a" experiment prophet --json >"$o/prophet.json"
 	"$a" sim --progress never --jobs "$traces/swim/FB-2009_samples_24_times_1hr_0.tsv" --format swim --max-jobs 400 \
 		--sorter $s --mode oblivious,characterized --agent-selection rrr,bestfit,joint --json >"$o/swim2009-400.json" 2>/dev/null
 	"$a" sim --progress never --jobs "$traces/swim/FB-2009_samples_24_times_1hr_0.tsv" --format swim \
