@@ -149,10 +149,7 @@ func (m *Master) makeOfferLocked(d allocator.Offer) (madeOffer, *framework) {
 	*o = offer{seq: m.seq, master: m.id, stamp: m.offerStamp, fw: d.Framework, agent: d.Agent, res: d.Resources}
 	m.offers[o.seq] = o
 	fw.offers[o.seq] = o
-	if a.offers == nil {
-		a.offers = map[uint64]*offer{}
-	}
-	a.offers[o.seq] = o
+	a.addOffer(o)
 	if m.cfg.OfferTimeout > 0 {
 		seq := o.seq
 		o.timer = m.clock.AfterFunc(m.cfg.OfferTimeout, func() { m.rescindOffer(seq, "offer timed out") })
@@ -305,7 +302,11 @@ func (m *Master) removeAgentOffersLocked(id string, rescind bool) {
 	// comes here, and after a failover 10,000 agents re-registering while
 	// the new leader offers made this quadratic (the scale harness's
 	// profile, docs/scale.md).
-	for _, o := range a.offers {
+	// From the end, dropping each first, so the loop ends whatever
+	// removeOfferLocked finds (it drops the offer from m.agents[o.agent]).
+	for len(a.offers) > 0 {
+		o := a.offers[len(a.offers)-1]
+		a.dropOffer(o)
 		m.removeOfferLocked(o, true, nil)
 		if rescind {
 			m.sendFrameworkLocked(m.frameworks[o.fw], rescindEvent(o.id()))
@@ -328,7 +329,7 @@ func (m *Master) removeOfferLocked(o *offer, recoverRes bool, fl *allocator.Filt
 		delete(fw.offers, o.seq)
 	}
 	if a := m.agents[o.agent]; a != nil {
-		delete(a.offers, o.seq)
+		a.dropOffer(o)
 	}
 	if recoverRes {
 		if err := m.alloc.Recover(o.fw, o.agent, o.res, fl); err != nil {

@@ -119,3 +119,48 @@ func TestStampedOfferIDs(t *testing.T) {
 		})
 	}
 }
+
+// TestAgentOffersIndex checks the agent's offer list: after any sequence
+// of drops each remaining offer knows its place, a dropped offer is gone,
+// and dropping it again (or an offer never added) changes nothing.
+func TestAgentOffersIndex(t *testing.T) {
+	tests := []struct {
+		name  string
+		add   int
+		drops []int // offers by the order they were added
+	}{
+		{"last", 3, []int{2}},
+		{"first", 3, []int{0}},
+		{"middle then first", 5, []int{2, 0}},
+		{"all from the front", 4, []int{0, 1, 2, 3}},
+		{"all from the back", 4, []int{3, 2, 1, 0}},
+		{"twice", 3, []int{1, 1}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			a := &agentState{}
+			offers := make([]*offer, tc.add)
+			for i := range offers {
+				offers[i] = &offer{seq: uint64(i)}
+				a.addOffer(offers[i])
+			}
+			a.dropOffer(&offer{seq: 99}) // never added: a no-op
+			live := map[*offer]bool{}
+			for _, o := range offers {
+				live[o] = true
+			}
+			for _, d := range tc.drops {
+				a.dropOffer(offers[d])
+				delete(live, offers[d])
+			}
+			if len(a.offers) != len(live) {
+				t.Fatalf("%d offers left, want %d", len(a.offers), len(live))
+			}
+			for i, o := range a.offers {
+				if !live[o] || o.agentIdx != i {
+					t.Errorf("offer %d at %d (index %d, live %v)", o.seq, i, o.agentIdx, live[o])
+				}
+			}
+		})
+	}
+}
