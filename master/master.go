@@ -147,6 +147,7 @@ type Master struct {
 	seq               uint64
 	offerStamp        string                       // "-T<ns>" of the running cycle under StampOffers
 	cycleFws          []*framework                 // frameworks offered to in the running cycle, capacity reused (offerLocked)
+	cycleRefs         []decisionRef                // the running cycle's decisions' frameworks and agents, capacity reused
 	opSubs            map[*api.Stream]auth.Subject // operator subscribers and who each is (views are filtered, authz_view.go)
 	usage             map[string]*api.Usage
 	usageRates        map[string]api.UsageRates // from the last two usage reports (signals.go)

@@ -78,8 +78,9 @@ func (m *Master) offerLocked(decided allocator.Decisions) {
 	// per framework every cycle (BenchmarkMasterOfferPath, docs/scale.md).
 	fws := m.cycleFws[:0]
 	made := 0
-	for _, d := range decided.Offers {
-		mo, fw := m.makeOfferLocked(d)
+	refs := m.lookupDecisionsLocked(decided.Offers)
+	for i, d := range decided.Offers {
+		mo, fw := m.makeOfferLocked(d, refs[i])
 		if fw == nil {
 			continue
 		}
@@ -98,6 +99,8 @@ func (m *Master) offerLocked(decided allocator.Decisions) {
 	}
 	clear(fws)
 	m.cycleFws = fws[:0]
+	clear(refs)
+	m.cycleRefs = refs[:0]
 	// One atomic add per cycle, not one per offer.
 	m.m.offers.Add(float64(made))
 	m.sendInverseOffersLocked(decided.InverseOffers)
@@ -132,12 +135,30 @@ func (m *Master) sendOffersLocked(fw *framework, offers []madeOffer) {
 	m.sendFrameworkLocked(fw, &schedEvent{Type: evOffers, Offers: &schedOffers{Offers: mos}})
 }
 
-// makeOfferLocked records decision d in the offer table, with its timeout,
-// and returns it with its framework; a nil framework if d cannot be offered
-// (its resources are then recovered). Caller holds m.mu.
-func (m *Master) makeOfferLocked(d allocator.Offer) (madeOffer, *framework) {
-	fw := m.frameworks[d.Framework]
-	a := m.agents[d.Agent]
+// decisionRef is a decision's framework and agent (nil if not known).
+type decisionRef struct {
+	fw *framework
+	a  *agentState
+}
+
+// lookupDecisionsLocked looks up every decision's framework and agent, in a
+// loop of its own: at 10,000 agents each lookup waits on memory, and lookups
+// of a small loop overlap where one per pass of makeOfferLocked's did not.
+// The slice's capacity lasts from cycle to cycle. Caller holds m.mu.
+func (m *Master) lookupDecisionsLocked(ds []allocator.Offer) []decisionRef {
+	refs := m.cycleRefs[:0]
+	for i := range ds {
+		refs = append(refs, decisionRef{m.frameworks[ds[i].Framework], m.agents[ds[i].Agent]})
+	}
+	return refs
+}
+
+// makeOfferLocked records decision d, whose framework and agent are ref, in
+// the offer table, with its timeout, and returns it with its framework; a
+// nil framework if d cannot be offered (its resources are then recovered).
+// Caller holds m.mu.
+func (m *Master) makeOfferLocked(d allocator.Offer, ref decisionRef) (madeOffer, *framework) {
+	fw, a := ref.fw, ref.a
 	if fw == nil || fw.stream == nil || a == nil || a.stream == nil {
 		m.allocOK("recover", m.alloc.Recover(d.Framework, d.Agent, d.Resources, nil), "framework_id", d.Framework, "agent_id", d.Agent)
 		return madeOffer{}, nil
