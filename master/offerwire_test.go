@@ -109,16 +109,17 @@ func checkOffersEncoding(t *testing.T, m *Master, fw *framework, made []madeOffe
 // rebuilt when it re-registers with a new record or the URL scheme changes.
 func TestAgentWireFollowsRecord(t *testing.T) {
 	a := &agentState{rec: &api.AgentRecord{Id: "a", Hostname: "old", Address: "h:1"}}
-	w1 := a.offerWire("http")
-	if a.offerWire("http") != w1 {
+	head1 := a.offerWire("http").head
+	if h := a.offerWire("http").head; &h[0] != &head1[0] {
 		t.Fatal("the same record and scheme rebuilt the fields")
 	}
 	a.rec = &api.AgentRecord{Id: "a", Hostname: "new", Address: "h:2"}
 	w2 := a.offerWire("http")
-	if w2 == w1 || !bytes.Contains(w2.head, []byte("new")) {
-		t.Fatalf("a new record kept the old fields: %q", w2.head)
+	if !bytes.Contains(w2.head, []byte("new")) || !bytes.Contains(head1, []byte("old")) {
+		t.Fatalf("a new record kept the old fields (%q), or changed the old ones (%q)", w2.head, head1)
 	}
-	if w3 := a.offerWire("https"); w3 == w2 || !bytes.Contains(w3.tail, []byte("https")) {
-		t.Fatalf("a new scheme kept the old URL: %q", w3.tail)
+	tail2 := w2.tail
+	if w3 := a.offerWire("https"); !bytes.Contains(w3.tail, []byte("https")) || bytes.Contains(tail2, []byte("https")) {
+		t.Fatalf("a new scheme kept the old URL (%q), or changed the old one (%q)", w3.tail, tail2)
 	}
 }

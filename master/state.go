@@ -30,7 +30,7 @@ type agentState struct {
 	urlFor string
 	// wire is offerWire's cache: the agent's fields of every offer on it,
 	// encoded.
-	wire *agentWire
+	wire agentWire
 }
 
 type framework struct {
