@@ -67,8 +67,13 @@ func (w *agentWire) offerFields(r resources.Resources, allocRole string) []byte 
 	}
 	res := resources.ToMesos(r, "", allocRole)
 	// A new buffer, not w.fields[:0]: the cycle's earlier offers on this
-	// agent hold the old one until their OFFERS events are written.
-	enc := append([]byte(nil), w.head...)
+	// agent hold the old one until their OFFERS events are written. Sized
+	// first, so it is one allocation (the first cycle builds one per agent).
+	n := len(w.head) + len(w.tail)
+	for i := range res {
+		n += sizeMessageField(&res[i])
+	}
+	enc := append(make([]byte, 0, n), w.head...)
 	for i := range res {
 		enc = appendMessage(enc, tagOfferRes, &res[i])
 	}
@@ -86,15 +91,34 @@ func (a *agentState) offerWire(scheme string) *agentWire {
 		return w
 	}
 	*w = agentWire{rec: a.rec, scheme: scheme}
-	w.head = appendIDField(w.head, tagOfferAgent, a.rec.Id)
-	w.head = appendString(w.head, tagOfferHost, a.rec.Hostname)
-	for _, at := range offerAttributes(a.rec) {
-		w.tail = appendMessage(w.tail, tagOfferAttr, &at)
+	// Each buffer sized first: one allocation apiece, for every agent in
+	// the first cycle.
+	id, host := a.rec.Id, a.rec.Hostname
+	w.head = make([]byte, 0, sizeIDField(id)+1+protowire.SizeBytes(len(host)))
+	w.head = appendIDField(w.head, tagOfferAgent, id)
+	w.head = appendString(w.head, tagOfferHost, host)
+	attrs, u := offerAttributes(a.rec), a.offerURL(scheme)
+	n := 0
+	for i := range attrs {
+		n += sizeMessageField(&attrs[i])
 	}
-	if u := a.offerURL(scheme); u != nil {
+	if u != nil {
+		n += sizeMessageField(u)
+	}
+	w.tail = make([]byte, 0, n)
+	for i := range attrs {
+		w.tail = appendMessage(w.tail, tagOfferAttr, &attrs[i])
+	}
+	if u != nil {
 		w.tail = appendMessage(w.tail, tagOfferURL, u)
 	}
 	return w
+}
+
+// sizeMessageField is the size of m as a length-delimited field with a
+// one-byte tag, as appendMessage writes it.
+func sizeMessageField(m wireMessage) int {
+	return 1 + protowire.SizeBytes(m.Size())
 }
 
 // offerAttributes is the agent's attributes as offers carry them, by name:
