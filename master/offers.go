@@ -142,9 +142,10 @@ type decisionRef struct {
 }
 
 // lookupDecisionsLocked looks up every decision's framework and agent, in a
-// loop of its own: at 10,000 agents each lookup waits on memory, and lookups
-// of a small loop overlap where one per pass of makeOfferLocked's did not.
-// The slice's capacity lasts from cycle to cycle. Caller holds m.mu.
+// loop of its own: at 10,000 agents each lookup waits on memory, and the
+// waits of a small loop can overlap, where one per pass of makeOfferLocked's
+// long body could not (BenchmarkMasterOfferPath, docs/scale.md). The slice's
+// capacity lasts from cycle to cycle. Caller holds m.mu.
 func (m *Master) lookupDecisionsLocked(ds []allocator.Offer) []decisionRef {
 	refs := m.cycleRefs[:0]
 	for i := range ds {
@@ -198,7 +199,7 @@ func (fw *framework) encodesOffers() bool {
 
 // offerSlabSize is how many offers newOfferLocked carves from one
 // allocation. An outstanding offer keeps its whole slab alive, so the slab
-// is small: at most 63 dead offers (about 10 KiB) per live one.
+// is small: at most 63 dead offers (about 12 KiB) per live one.
 const offerSlabSize = 64
 
 // newOfferLocked returns room for one offer, from a slab of offerSlabSize:
