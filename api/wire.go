@@ -199,7 +199,7 @@ type Stream struct {
 	Codec    Codec
 	limit    int
 	mu       sync.Mutex
-	queue    [][]byte
+	queue    []queued
 	ready    chan struct{} // one token: the queue went from empty to not
 	done     chan struct{}
 	once     sync.Once
@@ -232,20 +232,33 @@ func (s *Stream) SendProto(m proto.Message) bool {
 	return s.SendRaw(b)
 }
 
+// queued is a frame waiting for Serve, with its pooled buffer if it has
+// one (SendFrame).
+type queued struct {
+	b []byte
+	f *Frame
+}
+
 // SendRaw queues an encoded frame.
-func (s *Stream) SendRaw(b []byte) bool {
+func (s *Stream) SendRaw(b []byte) bool { return s.send(b, nil) }
+
+// send queues b; f, if not nil, is b's pooled buffer, released once b is
+// written or refused.
+func (s *Stream) send(b []byte, f *Frame) bool {
 	select {
 	case <-s.done:
+		f.releaseIfPooled()
 		return false
 	default:
 	}
 	s.mu.Lock()
 	if len(s.queue) >= s.limit {
 		s.mu.Unlock()
+		f.releaseIfPooled()
 		s.Close("event queue full: the client reads too slowly")
 		return false
 	}
-	s.queue = append(s.queue, b)
+	s.queue = append(s.queue, queued{b, f})
 	s.mu.Unlock()
 	select {
 	case s.ready <- struct{}{}:
@@ -255,7 +268,7 @@ func (s *Stream) SendRaw(b []byte) bool {
 }
 
 // take swaps the pending frames for spare (emptied) and returns them.
-func (s *Stream) take(spare [][]byte) [][]byte {
+func (s *Stream) take(spare []queued) []queued {
 	clear(spare)
 	s.mu.Lock()
 	got := s.queue
@@ -294,7 +307,7 @@ func (s *Stream) Serve(w http.ResponseWriter, r *http.Request, recordio bool, he
 		fl.Flush()
 	}
 	var buf []byte
-	var batch [][]byte
+	var batch []queued
 	for {
 		select {
 		case <-r.Context().Done():
@@ -302,10 +315,7 @@ func (s *Stream) Serve(w http.ResponseWriter, r *http.Request, recordio bool, he
 			return
 		case <-s.done:
 			// Write what is queued so a final ERROR event reaches the client.
-			buf = buf[:0]
-			for _, b := range s.take(batch) {
-				buf = appendFrame(buf, b)
-			}
+			buf = appendFrames(buf[:0], s.take(batch))
 			w.Write(buf)
 			if fl != nil {
 				fl.Flush()
@@ -315,16 +325,11 @@ func (s *Stream) Serve(w http.ResponseWriter, r *http.Request, recordio bool, he
 			// Batch whatever is queued into one write and flush. Under load,
 			// yielding once lets producers that are running right now add
 			// their frames, which saves a write system call per event.
-			buf = buf[:0]
 			batch = s.take(batch)
-			for _, b := range batch {
-				buf = appendFrame(buf, b)
-			}
+			buf = appendFrames(buf[:0], batch)
 			runtime.Gosched()
 			batch = s.take(batch)
-			for _, b := range batch {
-				buf = appendFrame(buf, b)
-			}
+			buf = appendFrames(buf, batch)
 			if len(buf) == 0 {
 				continue // a token left by frames the last batch took
 			}
@@ -340,6 +345,16 @@ func (s *Stream) Serve(w http.ResponseWriter, r *http.Request, recordio bool, he
 			}
 		}
 	}
+}
+
+// appendFrames appends each queued frame and releases its pooled buffer:
+// the bytes are in buf now.
+func appendFrames(buf []byte, qs []queued) []byte {
+	for _, q := range qs {
+		buf = appendFrame(buf, q.b)
+		q.f.releaseIfPooled()
+	}
+	return buf
 }
 
 func appendFrame(buf, b []byte) []byte {

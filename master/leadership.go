@@ -118,7 +118,7 @@ func (m *Master) resetLiveLocked(why string) error {
 	m.tasksOn = tasksByAgent{}
 	m.removedFrameworks = map[string]bool{}
 	m.completed = nil
-	m.offers = map[string]*offer{}
+	m.offers = map[uint64]*offer{}
 	m.opSubs = map[*api.Stream]auth.Subject{}
 	m.usage = map[string]*api.Usage{}
 	m.usageRates = nil

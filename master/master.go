@@ -145,11 +145,13 @@ type Master struct {
 	agents            map[string]*agentState
 	frameworks        map[string]*framework
 	removedFrameworks map[string]bool
-	completed         []*task // terminal, acknowledged tasks (bounded)
-	offers            map[string]*offer
+	completed         []*task           // terminal, acknowledged tasks (bounded)
+	offers            map[uint64]*offer // outstanding, by sequence number (state.go's offer)
+	offerSlab         []offer           // where the cycle's offers are carved from (newOfferLocked)
 	seq               uint64
 	offerStamp        string                       // "-T<ns>" of the running cycle under StampOffers
 	cycleFws          []*framework                 // frameworks offered to in the running cycle, capacity reused (offerLocked)
+	cycleRefs         []decisionRef                // the running cycle's decisions' frameworks and agents, capacity reused
 	opSubs            map[*api.Stream]auth.Subject // operator subscribers and who each is (views are filtered, authz_view.go)
 	usage             map[string]*api.Usage
 	usageRates        map[string]api.UsageRates // from the last two usage reports (signals.go)
@@ -233,7 +235,7 @@ func New(cfg Config) (*Master, error) {
 		agents:            map[string]*agentState{},
 		frameworks:        map[string]*framework{},
 		removedFrameworks: map[string]bool{},
-		offers:            map[string]*offer{},
+		offers:            map[uint64]*offer{},
 		opSubs:            map[*api.Stream]auth.Subject{},
 		usage:             map[string]*api.Usage{},
 		weights:           map[string]float64{},

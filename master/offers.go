@@ -2,7 +2,9 @@ package master
 
 import (
 	"net"
+	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
@@ -80,19 +82,21 @@ func (m *Master) offerLocked(decided allocator.Decisions) {
 	// A map of fresh slices per cycle cost a map and a few slice growths
 	// per framework every cycle (BenchmarkMasterOfferPath, docs/scale.md).
 	fws := m.cycleFws[:0]
-	for _, d := range decided.Offers {
-		mo, fw := m.makeOfferLocked(d)
+	made := 0
+	refs := m.lookupDecisionsLocked(decided.Offers)
+	for i, d := range decided.Offers {
+		mo, fw := m.makeOfferLocked(d, refs[i])
 		if fw == nil {
 			continue
 		}
+		made++
 		if len(fw.cycle) == 0 {
 			fws = append(fws, fw)
 		}
 		fw.cycle = append(fw.cycle, mo)
 	}
-	var enc offerEncoder
 	for _, fw := range fws {
-		m.sendOffersLocked(fw, fw.cycle, &enc)
+		m.sendOffersLocked(fw, fw.cycle)
 		// Cleared, not only truncated: the next cycle must not keep
 		// this cycle's offers and agents alive.
 		clear(fw.cycle)
@@ -100,25 +104,33 @@ func (m *Master) offerLocked(decided allocator.Decisions) {
 	}
 	clear(fws)
 	m.cycleFws = fws[:0]
+	clear(refs)
+	m.cycleRefs = refs[:0]
+	// One atomic add per cycle, not one per offer.
+	m.m.offers.Add(float64(made))
 	m.sendInverseOffersLocked(decided.InverseOffers)
 }
 
-// madeOffer is an offer of this cycle with the agent it is on.
+// madeOffer is an offer of this cycle with the agent it is on and, if its
+// framework encodesOffers, what prepare found: Offer fields 3-8 encoded (the agent's and
+// the resources) and the Offer message's size.
 type madeOffer struct {
-	offer *offer
-	agent *agentState
+	offer  *offer
+	agent  *agentState
+	fields []byte
+	size   int
 }
 
 // sendOffersLocked sends fw the offers made to it in this cycle as one
-// OFFERS event: a protobuf stream gets it encoded by enc, straight from the
-// offer table; a JSON stream, or a framework still subscribing (whose
+// OFFERS event: a protobuf stream gets it encoded by encodeOffers,
+// straight from the offer table; a JSON stream, or a framework still subscribing (whose
 // events are held, decoded), gets mesos-go's. Caller holds m.mu.
-func (m *Master) sendOffersLocked(fw *framework, offers []madeOffer, enc *offerEncoder) {
+func (m *Master) sendOffersLocked(fw *framework, offers []madeOffer) {
 	if fw == nil || fw.stream == nil {
 		return
 	}
-	if !fw.subscribing && fw.stream.Codec == api.Protobuf {
-		fw.stream.SendRaw(enc.encode(fw, offers, m.scheme()))
+	if fw.encodesOffers() {
+		fw.stream.SendFrame(encodeOffers(fw, offers))
 		return
 	}
 	mos := make([]mesos.Offer, len(offers))
@@ -128,47 +140,127 @@ func (m *Master) sendOffersLocked(fw *framework, offers []madeOffer, enc *offerE
 	m.sendFrameworkLocked(fw, &schedEvent{Type: evOffers, Offers: &schedOffers{Offers: mos}})
 }
 
-// makeOfferLocked records decision d in the offer table, with its timeout,
-// and returns it with its framework; a nil framework if d cannot be offered
-// (its resources are then recovered). Caller holds m.mu.
-func (m *Master) makeOfferLocked(d allocator.Offer) (madeOffer, *framework) {
-	fw := m.frameworks[d.Framework]
-	a := m.agents[d.Agent]
+// decisionRef is a decision's framework and agent (nil if not known).
+type decisionRef struct {
+	fw *framework
+	a  *agentState
+}
+
+// lookupDecisionsLocked looks up every decision's framework and agent, in a
+// loop of its own: at 10,000 agents each lookup waits on memory, and the
+// waits of a small loop can overlap, where one per pass of makeOfferLocked's
+// long body could not (BenchmarkMasterOfferPath, docs/scale.md). The slice's
+// capacity lasts from cycle to cycle. Caller holds m.mu.
+func (m *Master) lookupDecisionsLocked(ds []allocator.Offer) []decisionRef {
+	refs := m.cycleRefs[:0]
+	for i := range ds {
+		refs = append(refs, decisionRef{m.frameworks[ds[i].Framework], m.agents[ds[i].Agent]})
+	}
+	return refs
+}
+
+// makeOfferLocked records decision d, whose framework and agent are ref, in
+// the offer table, with its timeout, and returns it with its framework; a
+// nil framework if d cannot be offered (its resources are then recovered).
+// Caller holds m.mu.
+func (m *Master) makeOfferLocked(d allocator.Offer, ref decisionRef) (madeOffer, *framework) {
+	fw, a := ref.fw, ref.a
 	if fw == nil || fw.stream == nil || a == nil || a.stream == nil {
 		m.allocOK("recover", m.alloc.Recover(d.Framework, d.Agent, d.Resources, nil), "framework_id", d.Framework, "agent_id", d.Agent)
 		return madeOffer{}, nil
 	}
-	o := &offer{id: m.nextOfferIDLocked(), fw: fw.id, agent: a.rec.Id, res: d.Resources}
-	m.offers[o.id] = o
-	fw.offers[o.id] = o
-	if a.offers == nil {
-		a.offers = map[string]*offer{}
-	}
-	a.offers[o.id] = o
+	m.seq++
+	o := m.newOfferLocked()
+	// d's ids, not fw.id and a.rec.Id: the same strings (the tables'
+	// keys), without fetching the agent's record.
+	*o = offer{seq: m.seq, master: m.id, stamp: m.offerStamp, fw: d.Framework, agent: d.Agent, res: d.Resources}
+	m.offers[o.seq] = o
+	fw.offers[o.seq] = o
+	a.addOffer(o)
 	if m.cfg.OfferTimeout > 0 {
-		id := o.id
-		o.timer = m.clock.AfterFunc(m.cfg.OfferTimeout, func() { m.rescindOffer(id, "offer timed out") })
+		seq := o.seq
+		o.timer = m.clock.AfterFunc(m.cfg.OfferTimeout, func() { m.rescindOffer(seq, "offer timed out") })
 	}
-	m.m.offers.Inc()
 	// Guarded: the arguments (the resources' string) cost more than the
 	// offer itself when debug logging is off, as it is under load.
 	if e := m.log.Debug(); e.Enabled() {
 		e.Str("framework_id", fw.id).Str("agent_id", a.rec.Id).Str("resources", d.Resources.String()).
 			Str("reason", d.Reason.String()).Msg("offer")
 	}
-	return madeOffer{offer: o, agent: a}, fw
+	mo := madeOffer{offer: o, agent: a}
+	if fw.encodesOffers() {
+		mo.prepare(fw.id, fw.allocRole(), m.scheme())
+	}
+	return mo, fw
 }
 
-// nextOfferIDLocked is the id of the next offer, "<master>-O<seq>[<stamp>]",
-// built in one allocation (a concatenation with FormatUint took two, once
-// per offer per cycle). Caller holds m.mu.
-func (m *Master) nextOfferIDLocked() string {
-	m.seq++
-	var buf [64]byte
-	b := append(buf[:0], m.id...)
-	b = append(b, "-O"...)
-	b = strconv.AppendUint(b, m.seq, 10)
-	return string(append(b, m.offerStamp...))
+// encodesOffers reports whether fw's OFFERS events are encoded by
+// encodeOffers (a protobuf stream, not held while subscribing) rather than
+// by mesos-go. Caller holds m.mu, from the cycle's first offer to its
+// last event, so the answer holds for the whole cycle.
+func (fw *framework) encodesOffers() bool {
+	return !fw.subscribing && fw.stream.Codec == api.Protobuf
+}
+
+// offerSlabSize is how many offers newOfferLocked carves from one
+// allocation. An outstanding offer keeps its whole slab alive, so the slab
+// is small: at most 63 dead offers (about 12 KiB) per live one.
+const offerSlabSize = 64
+
+// newOfferLocked returns room for one offer, from a slab of offerSlabSize:
+// one allocation per 64 offers instead of one per offer. Caller holds m.mu.
+func (m *Master) newOfferLocked() *offer {
+	if len(m.offerSlab) == cap(m.offerSlab) {
+		m.offerSlab = make([]offer, 0, offerSlabSize)
+	}
+	m.offerSlab = m.offerSlab[:len(m.offerSlab)+1]
+	return &m.offerSlab[len(m.offerSlab)-1]
+}
+
+// frameworkOfferLocked is fw's outstanding offer whose id is exactly id, or
+// nil: ACCEPT and DECLINE name offers by id, the tables key them by
+// sequence number. An id this master did not make (another master's, a
+// malformed one) names no offer. Caller holds m.mu.
+func (m *Master) frameworkOfferLocked(fw *framework, id string) *offer {
+	seq, ok := m.offerSeq(id)
+	if !ok {
+		return nil
+	}
+	if o := fw.offers[seq]; o != nil && o.hasID(id) {
+		return o
+	}
+	return nil
+}
+
+// offersByID is the offers of tbl in the order of their id strings, as the
+// operator API lists them (the tables are keyed by sequence number).
+func offersByID(tbl map[uint64]*offer) []*offer {
+	out := make([]*offer, 0, len(tbl))
+	ids := make(map[*offer]string, len(tbl))
+	for _, o := range tbl {
+		out = append(out, o)
+		ids[o] = o.id()
+	}
+	sort.Slice(out, func(i, j int) bool { return ids[out[i]] < ids[out[j]] })
+	return out
+}
+
+// offerSeq is the sequence number in an offer id "<master>-O<seq>...", if
+// id has that form for this master.
+func (m *Master) offerSeq(id string) (uint64, bool) {
+	rest, ok := strings.CutPrefix(id, m.id)
+	if !ok {
+		return 0, false
+	}
+	if rest, ok = strings.CutPrefix(rest, "-O"); !ok {
+		return 0, false
+	}
+	n := 0
+	for n < len(rest) && rest[n] >= '0' && rest[n] <= '9' {
+		n++
+	}
+	seq, err := strconv.ParseUint(rest[:n], 10, 64)
+	return seq, err == nil
 }
 
 // mesosOfferLocked is offer o as the Mesos API shows it. Caller holds m.mu.
@@ -179,7 +271,7 @@ func (m *Master) mesosOfferLocked(fw *framework, a *agentState, o *offer) mesos.
 	}
 	host := a.rec.Hostname
 	mo := mesos.Offer{
-		ID:          mesos.OfferID{Value: o.id},
+		ID:          mesos.OfferID{Value: o.id()},
 		FrameworkID: mesos.FrameworkID{Value: fw.id},
 		AgentID:     mesos.AgentID{Value: a.rec.Id},
 		Hostname:    host,
@@ -207,15 +299,16 @@ func (a *agentState) offerURL(scheme string) *mesos.URL {
 	return a.url
 }
 
-// rescindOffer withdraws an outstanding offer and returns its resources.
-// Takes m.mu (it runs from the offer's timer).
-func (m *Master) rescindOffer(id, why string) {
+// rescindOffer withdraws the outstanding offer seq and returns its
+// resources. Takes m.mu (it runs from the offer's timer).
+func (m *Master) rescindOffer(seq uint64, why string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	o := m.offers[id]
+	o := m.offers[seq]
 	if o == nil {
 		return
 	}
+	id := o.id()
 	m.removeOfferLocked(o, true, nil)
 	if fw := m.frameworks[o.fw]; fw != nil {
 		m.sendFrameworkLocked(fw, rescindEvent(id))
@@ -236,10 +329,14 @@ func (m *Master) removeAgentOffersLocked(id string, rescind bool) {
 	// comes here, and after a failover 10,000 agents re-registering while
 	// the new leader offers made this quadratic (the scale harness's
 	// profile, docs/scale.md).
-	for _, o := range a.offers {
+	// From the end, dropping each first, so the loop ends whatever
+	// removeOfferLocked finds (it drops the offer from m.agents[o.agent]).
+	for len(a.offers) > 0 {
+		o := a.offers[len(a.offers)-1]
+		a.dropOffer(o)
 		m.removeOfferLocked(o, true, nil)
 		if rescind {
-			m.sendFrameworkLocked(m.frameworks[o.fw], rescindEvent(o.id))
+			m.sendFrameworkLocked(m.frameworks[o.fw], rescindEvent(o.id()))
 		}
 	}
 }
@@ -254,15 +351,19 @@ func (m *Master) removeOfferLocked(o *offer, recoverRes bool, fl *allocator.Filt
 	if o.timer != nil {
 		o.timer.Stop()
 	}
-	delete(m.offers, o.id)
+	delete(m.offers, o.seq)
 	if fw := m.frameworks[o.fw]; fw != nil {
-		delete(fw.offers, o.id)
+		delete(fw.offers, o.seq)
 	}
 	if a := m.agents[o.agent]; a != nil {
-		delete(a.offers, o.id)
+		a.dropOffer(o)
 	}
 	if recoverRes {
-		m.allocOK("recover", m.alloc.Recover(o.fw, o.agent, o.res, fl), "framework_id", o.fw, "agent_id", o.agent, "offer_id", o.id)
+		if err := m.alloc.Recover(o.fw, o.agent, o.res, fl); err != nil {
+			// The id is built only for the log: a decline of every offer
+			// of a cycle comes through here.
+			m.allocOK("recover", err, "framework_id", o.fw, "agent_id", o.agent, "offer_id", o.id())
+		}
 	}
 }
 
@@ -284,7 +385,7 @@ func (m *Master) sendFrameworkLocked(fw *framework, ev *schedEvent) {
 func (m *Master) declineLocked(fw *framework, dec *scheduler.Call_Decline) {
 	fl := filterOf(dec.Filters)
 	for _, id := range dec.OfferIDs {
-		if o := fw.offers[id.Value]; o != nil {
+		if o := m.frameworkOfferLocked(fw, id.Value); o != nil {
 			m.removeOfferLocked(o, true, fl)
 		}
 	}

@@ -110,6 +110,25 @@ func TestAcceptRejectedLeavesOffer(t *testing.T) {
 			o.ID.Value = "no-such-offer"
 			return launchCall(o, nil, commandTask("t1", a, 1, 128))
 		}, "does not exist"},
+		// The tables key offers by sequence number; a name that parses to
+		// an outstanding offer's number but is not its id names nothing.
+		{"leading zero in the sequence number", func(o mesos.Offer, a string) *scheduler.Call {
+			o.ID.Value = strings.Replace(o.ID.Value, "-O", "-O0", 1)
+			return launchCall(o, nil, commandTask("t1", a, 1, 128))
+		}, "does not exist"},
+		{"another stamp", func(o mesos.Offer, a string) *scheduler.Call {
+			o.ID.Value += "-T1"
+			return launchCall(o, nil, commandTask("t1", a, 1, 128))
+		}, "does not exist"},
+		{"another master's prefix", func(o mesos.Offer, a string) *scheduler.Call {
+			o.ID.Value = "x" + o.ID.Value
+			return launchCall(o, nil, commandTask("t1", a, 1, 128))
+		}, "does not exist"},
+		{"offer listed twice", func(o mesos.Offer, a string) *scheduler.Call {
+			c := launchCall(o, nil, commandTask("t1", a, 1, 128))
+			c.Accept.OfferIDs = append(c.Accept.OfferIDs, o.ID)
+			return c
+		}, "listed twice"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

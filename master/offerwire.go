@@ -48,46 +48,77 @@ type agentWire struct {
 	rec        *api.AgentRecord
 	scheme     string
 	head, tail []byte
-	// resEnc is the Offer.resources fields of the last offer on the
-	// agent, res and resRole what they encode. An agent is offered the same
-	// resources cycle after cycle until a framework takes some, so most
-	// offers reuse them.
+	// fields is head, the Offer.resources fields of the last offer on the
+	// agent and tail, contiguous, so an offer copies the agent's part in
+	// one piece; res and resRole are what its resources encode. An agent
+	// is offered the same resources cycle after cycle until a framework
+	// takes some, so most offers reuse it.
+	fields  []byte
 	res     resources.Resources
 	resRole string
-	resEnc  []byte
 }
 
-// encodedResources returns r, allocated to allocRole, as Offer.resources
-// fields. Equal resources encode the same: ToMesos follows their order.
-func (w *agentWire) encodedResources(r resources.Resources, allocRole string) []byte {
-	if w.resEnc != nil && w.resRole == allocRole && w.res.Equal(r) {
-		return w.resEnc
+// offerFields returns Offer fields 3-8 of an offer of r, allocated to
+// allocRole, on this agent. Equal resources encode the same: ToMesos follows
+// their order.
+func (w *agentWire) offerFields(r resources.Resources, allocRole string) []byte {
+	if w.fields != nil && w.resRole == allocRole && w.res.Equal(r) {
+		return w.fields
 	}
 	res := resources.ToMesos(r, "", allocRole)
-	enc := w.resEnc[:0]
+	// A new buffer, not w.fields[:0]: the cycle's earlier offers on this
+	// agent hold the old one until their OFFERS events are written. Sized
+	// first, so it is one allocation (the first cycle builds one per agent).
+	n := len(w.head) + len(w.tail)
+	for i := range res {
+		n += sizeMessageField(&res[i])
+	}
+	enc := append(make([]byte, 0, n), w.head...)
 	for i := range res {
 		enc = appendMessage(enc, tagOfferRes, &res[i])
 	}
-	w.res, w.resRole, w.resEnc = r.Clone(), allocRole, enc
+	enc = append(enc, w.tail...)
+	w.res, w.resRole, w.fields = r.Clone(), allocRole, enc
 	return enc
 }
 
 // offerWire returns a's encoded offer fields, building them on first use.
+// They are a's own (not behind a pointer): one memory wait less per offer.
+// A rebuild makes new buffers, so the cycle's offers keep the old ones.
 func (a *agentState) offerWire(scheme string) *agentWire {
-	if w := a.wire; w != nil && w.rec == a.rec && w.scheme == scheme {
+	w := &a.wire
+	if w.rec != nil && w.rec == a.rec && w.scheme == scheme {
 		return w
 	}
-	w := &agentWire{rec: a.rec, scheme: scheme}
-	w.head = appendIDField(w.head, tagOfferAgent, a.rec.Id)
-	w.head = appendString(w.head, tagOfferHost, a.rec.Hostname)
-	for _, at := range offerAttributes(a.rec) {
-		w.tail = appendMessage(w.tail, tagOfferAttr, &at)
+	*w = agentWire{rec: a.rec, scheme: scheme}
+	// Each buffer sized first: one allocation apiece, for every agent in
+	// the first cycle.
+	id, host := a.rec.Id, a.rec.Hostname
+	w.head = make([]byte, 0, sizeIDField(id)+1+protowire.SizeBytes(len(host)))
+	w.head = appendIDField(w.head, tagOfferAgent, id)
+	w.head = appendString(w.head, tagOfferHost, host)
+	attrs, u := offerAttributes(a.rec), a.offerURL(scheme)
+	n := 0
+	for i := range attrs {
+		n += sizeMessageField(&attrs[i])
 	}
-	if u := a.offerURL(scheme); u != nil {
+	if u != nil {
+		n += sizeMessageField(u)
+	}
+	w.tail = make([]byte, 0, n)
+	for i := range attrs {
+		w.tail = appendMessage(w.tail, tagOfferAttr, &attrs[i])
+	}
+	if u != nil {
 		w.tail = appendMessage(w.tail, tagOfferURL, u)
 	}
-	a.wire = w
 	return w
+}
+
+// sizeMessageField is the size of m as a length-delimited field with a
+// one-byte tag, as appendMessage writes it.
+func sizeMessageField(m wireMessage) int {
+	return 1 + protowire.SizeBytes(m.Size())
 }
 
 // offerAttributes is the agent's attributes as offers carry them, by name:
@@ -104,48 +135,65 @@ func offerAttributes(rec *api.AgentRecord) []mesos.Attribute {
 	return out
 }
 
-// offerEncoder builds OFFERS events for one cycle. Its scratch buffer is
-// reused from framework to framework; each event is then copied out
-// exactly sized, because the stream keeps it until its writer runs.
-type offerEncoder struct {
-	scratch []byte
+// encodeOffers returns the protobuf OFFERS event for offers, all made to fw
+// in this cycle, in order and sized by prepare, in a pooled frame for fw's
+// stream. Knowing the sizes, it writes the event once, straight into a frame
+// of the right size: encoding into a scratch buffer and copying it out into
+// a fresh exactly sized one was a fifth of the master's cycle.
+func encodeOffers(fw *framework, offers []madeOffer) *api.Frame {
+	allocRole := fw.allocRole()
+	body := 0
+	for i := range offers {
+		n := offers[i].size
+		body += 1 + protowire.SizeVarint(uint64(n)) + n
+	}
+	f := api.NewFrame(2 + maxVarintLength + body)
+	b := append(f.B, tagEventType)
+	b = protowire.AppendVarint(b, uint64(evOffers))
+	b = append(b, tagEventOffers)
+	b = protowire.AppendVarint(b, uint64(body))
+	for i := range offers {
+		b = appendOffer(b, fw.id, allocRole, &offers[i])
+	}
+	f.B = b
+	return f
 }
 
-// encode returns the protobuf OFFERS event for offers, all made to fw in
-// this cycle, in order.
-func (e *offerEncoder) encode(fw *framework, offers []madeOffer, scheme string) []byte {
-	allocRole := ""
+// allocRole is the role an offer's resources are allocated to: the
+// framework's role if it is multi-role, else none.
+func (fw *framework) allocRole() string {
 	if fw.multiRole {
-		allocRole = fw.role
+		return fw.role
 	}
-	body := e.scratch[:0]
-	for _, mo := range offers {
-		body = e.appendOffer(body, fw.id, allocRole, mo, scheme)
-	}
-	e.scratch = body
-	out := make([]byte, 0, 2+maxVarintLength+protowire.SizeBytes(len(body)))
-	out = append(out, tagEventType)
-	out = protowire.AppendVarint(out, uint64(evOffers))
-	out = append(out, tagEventOffers)
-	out = protowire.AppendVarint(out, uint64(len(body)))
-	return append(out, body...)
+	return ""
 }
 
-// appendOffer appends one Offer as field 1 of scheduler.Event.Offers.
-func (e *offerEncoder) appendOffer(b []byte, fwID, allocRole string, mo madeOffer, scheme string) []byte {
-	w := mo.agent.offerWire(scheme)
-	res := w.encodedResources(mo.offer.res, allocRole)
-	n := sizeIDField(mo.offer.id) + sizeIDField(fwID) + len(w.head) + len(res) + len(w.tail)
+// prepare finds mo's encoded agent fields and resources for a framework fwID
+// of allocRole, and the size of its Offer message. makeOfferLocked calls
+// it while the agent's state is in the cache, so encodeOffers does not
+// fetch it again.
+func (mo *madeOffer) prepare(fwID, allocRole, scheme string) {
+	mo.fields = mo.agent.offerWire(scheme).offerFields(mo.offer.res, allocRole)
+	n := sizeIDFieldLen(mo.offer.idLen()) + sizeIDField(fwID) + len(mo.fields)
 	if allocRole != "" {
 		n += 1 + protowire.SizeBytes(1+protowire.SizeBytes(len(allocRole)))
 	}
+	mo.size = n
+}
+
+// appendOffer appends one prepared Offer as field 1 of
+// scheduler.Event.Offers.
+func appendOffer(b []byte, fwID, allocRole string, mo *madeOffer) []byte {
+	idLen := mo.offer.idLen()
 	b = append(b, tagOffersOffer)
-	b = protowire.AppendVarint(b, uint64(n))
-	b = appendIDField(b, tagOfferID, mo.offer.id)
+	b = protowire.AppendVarint(b, uint64(mo.size))
+	b = append(b, tagOfferID)
+	b = protowire.AppendVarint(b, uint64(1+protowire.SizeBytes(idLen)))
+	b = append(b, tagIDValue)
+	b = protowire.AppendVarint(b, uint64(idLen))
+	b = mo.offer.appendID(b)
 	b = appendIDField(b, tagOfferFw, fwID)
-	b = append(b, w.head...)
-	b = append(b, res...)
-	b = append(b, w.tail...)
+	b = append(b, mo.fields...)
 	if allocRole != "" {
 		b = append(b, tagOfferAlloc)
 		b = protowire.AppendVarint(b, uint64(1+protowire.SizeBytes(len(allocRole))))
@@ -156,8 +204,11 @@ func (e *offerEncoder) appendOffer(b []byte, fwID, allocRole string, mo madeOffe
 
 // sizeIDField is the encoded size of an OfferID, FrameworkID or AgentID
 // field (a message holding one string) with its one-byte tag.
-func sizeIDField(v string) int {
-	return 1 + protowire.SizeBytes(1+protowire.SizeBytes(len(v)))
+func sizeIDField(v string) int { return sizeIDFieldLen(len(v)) }
+
+// sizeIDFieldLen is sizeIDField of a string of n bytes.
+func sizeIDFieldLen(n int) int {
+	return 1 + protowire.SizeBytes(1+protowire.SizeBytes(n))
 }
 
 func appendIDField(b []byte, tag byte, v string) []byte {

@@ -201,8 +201,7 @@ func (m *Master) frameworkEntryLocked(fw *framework) mmaster.Response_GetFramewo
 	if st, err := m.alloc.Framework(fw.id); err == nil {
 		e.AllocatedResources = resources.ToMesos(st.Allocated, "", "")
 	}
-	for _, id := range sortedKeys(fw.offers) {
-		o := fw.offers[id]
+	for _, o := range offersByID(fw.offers) {
 		if a := m.agents[o.agent]; a != nil {
 			e.Offers = append(e.Offers, m.mesosOfferLocked(fw, a, o))
 		}

@@ -487,7 +487,7 @@ func (m *Master) acceptedOffersLocked(fw *framework, acc *scheduler.Call_Accept)
 	var agentID string
 	seen := map[string]bool{}
 	for _, oid := range acc.OfferIDs {
-		o := fw.offers[oid.Value]
+		o := m.frameworkOfferLocked(fw, oid.Value)
 		if o == nil {
 			return nil, api.Errorf(http.StatusBadRequest, "ACCEPT: offer %q does not exist or was rescinded", oid.Value)
 		}

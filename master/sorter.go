@@ -140,8 +140,8 @@ func (m *Master) switchSorter(r *http.Request) (SorterConfig, error) {
 func (m *Master) rescindAllOffersLocked(why string) {
 	for _, o := range m.offers {
 		m.removeOfferLocked(o, true, nil)
-		m.sendFrameworkLocked(m.frameworks[o.fw], rescindEvent(o.id))
-		m.log.Info().Str("offer_id", o.id).Str("why", why).Msg("offer rescinded")
+		m.sendFrameworkLocked(m.frameworks[o.fw], rescindEvent(o.id()))
+		m.log.Info().Str("offer_id", o.id()).Str("why", why).Msg("offer rescinded")
 	}
 }
 

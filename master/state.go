@@ -1,6 +1,7 @@
 package master
 
 import (
+	"strconv"
 	"time"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
@@ -19,14 +20,17 @@ type agentState struct {
 	// executors running on the agent with the resources they hold, keyed
 	// "framework/executor".
 	executors map[string]resources.Resources
-	// offers are the outstanding offers on this agent (also in m.offers).
-	offers map[string]*offer
+	// offers are the outstanding offers on this agent (also in m.offers),
+	// in no order; each knows its index (offer.agentIdx). A slice, not a
+	// map: an agent rarely has more than a few, and a map insert and delete
+	// per offer per cycle showed in BenchmarkMasterOfferPath.
+	offers []*offer
 	// url is offerURL's cache, for the address urlFor.
 	url    *mesos.URL
 	urlFor string
 	// wire is offerWire's cache: the agent's fields of every offer on it,
 	// encoded.
-	wire *agentWire
+	wire agentWire
 }
 
 type framework struct {
@@ -36,8 +40,8 @@ type framework struct {
 	multiRole      bool
 	stream         *api.Stream
 	streamID       string
-	offers         map[string]*offer
-	cycle          []madeOffer // its offers of the cycle being sent; empty between cycles, capacity kept (offerLocked)
+	offers         map[uint64]*offer // outstanding, by sequence number
+	cycle          []madeOffer       // its offers of the cycle being sent; empty between cycles, capacity kept (offerLocked)
 	tasks          map[string]*task
 	registered     time.Time
 	disconnectedAt time.Time
@@ -73,15 +77,74 @@ type task struct {
 	status                  *mesos.TaskStatus
 }
 
+// offer is an outstanding offer. Its id, "<master>-O<seq>[<stamp>]", is not
+// kept as a string: the offer tables are keyed by seq, the OFFERS encoder
+// writes the id from its parts, and the few paths that need the string
+// (RESCIND, logs, the operator API) build it with id. An id string and
+// three string-keyed table entries per offer were about a third of the
+// master's cycle at 10,000 agents (BenchmarkMasterOfferPath, docs/scale.md).
 type offer struct {
-	id, fw, agent string
+	seq           uint64
+	master, stamp string // the master's id and the cycle's stamp ("" unless --stamp-offers)
+	fw, agent     string
 	res           resources.Resources
 	timer         Timer
+	agentIdx      int // its index in its agent's offers
+}
+
+// addOffer adds o to the agent's offers.
+func (a *agentState) addOffer(o *offer) {
+	o.agentIdx = len(a.offers)
+	a.offers = append(a.offers, o)
+}
+
+// dropOffer removes o from the agent's offers, if it is there, moving the
+// last one into its place.
+func (a *agentState) dropOffer(o *offer) {
+	i := o.agentIdx
+	if i >= len(a.offers) || a.offers[i] != o {
+		return
+	}
+	last := len(a.offers) - 1
+	a.offers[i] = a.offers[last]
+	a.offers[i].agentIdx = i
+	a.offers[last] = nil
+	a.offers = a.offers[:last]
+}
+
+// id is the offer's id as frameworks see it.
+func (o *offer) id() string {
+	var buf [128]byte
+	return string(o.appendID(buf[:0]))
+}
+
+// appendID appends the offer's id to b.
+func (o *offer) appendID(b []byte) []byte {
+	b = append(b, o.master...)
+	b = append(b, "-O"...)
+	b = strconv.AppendUint(b, o.seq, 10)
+	return append(b, o.stamp...)
+}
+
+// idLen is len(o.id()), without building it.
+func (o *offer) idLen() int {
+	n := 1
+	for v := o.seq; v >= 10; v /= 10 {
+		n++
+	}
+	return len(o.master) + 2 + n + len(o.stamp)
+}
+
+// hasID reports whether id is exactly the offer's id (not only its
+// sequence number: a stale stamp or a leading zero names no offer).
+func (o *offer) hasID(id string) bool {
+	var buf [128]byte
+	return string(o.appendID(buf[:0])) == id
 }
 
 // newFramework builds the live state of a framework, not yet in m.frameworks.
 func (m *Master) newFramework(id string, info mesos.FrameworkInfo) *framework {
-	fw := &framework{id: id, offers: map[string]*offer{}, tasks: map[string]*task{}}
+	fw := &framework{id: id, offers: map[uint64]*offer{}, tasks: map[string]*task{}}
 	fw.setInfo(info)
 	return fw
 }
