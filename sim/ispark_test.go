@@ -168,10 +168,7 @@ func TestSVMEvictionByMemory(t *testing.T) {
 	if testing.Short() {
 		t.Skip("six runs of 12 SVM applications")
 	}
-	apps, err := GenerateIterApps(12, ISparkMeanGapSec, svmOnly, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	apps := smallSVM(t)
 	hit := func(mem float64, plain bool) float64 {
 		r, err := RunIter(apps, IterConfig{Policy: IterISpark, Seed: 1, MemMB: mem, PlainEviction: plain})
 		if err != nil {
@@ -235,18 +232,15 @@ func TestSVMGiversYoungAndWarmGuard(t *testing.T) {
 	if testing.Short() {
 		t.Skip("two runs of 12 SVM applications")
 	}
-	apps, err := GenerateIterApps(12, ISparkMeanGapSec, svmOnly, 1)
-	if err != nil {
-		t.Fatal(err)
+	apps := smallSVM(t)
+	run := func(warm bool) IterResult {
+		r, err := RunIter(apps, IterConfig{Policy: IterISpark, Seed: 1, MemMB: 2048, WarmGivers: warm})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
 	}
-	paper, err := RunIter(apps, IterConfig{Policy: IterISpark, Seed: 1, MemMB: 2048})
-	if err != nil {
-		t.Fatal(err)
-	}
-	warm, err := RunIter(apps, IterConfig{Policy: IterISpark, Seed: 1, MemMB: 2048, WarmGivers: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	paper, warm := run(false), run(true)
 	t.Logf("paper: %d givers, %d young, %d empty; warm: %d givers, %d young, %d empty",
 		paper.Givers, paper.YoungGivers, paper.EmptyGivers, warm.Givers, warm.YoungGivers, warm.EmptyGivers)
 	if paper.Givers == 0 || 2*paper.YoungGivers <= paper.Givers {
@@ -287,4 +281,14 @@ func TestISparkEvictionOnly(t *testing.T) {
 	if mean := (runs[0].PlainJCT + runs[1].PlainJCT) / 2; math.Abs(mean-e.PlainJCT) > 1e-9 {
 		t.Errorf("random jct %.1f is not the mean of its seeds (%.1f)", e.PlainJCT, mean)
 	}
+}
+
+// smallSVM is 12 SVM applications of seed 1, the Fig. 12 tests' workload.
+func smallSVM(t *testing.T) []IterApp {
+	t.Helper()
+	apps, err := GenerateIterApps(12, ISparkMeanGapSec, svmOnly, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return apps
 }
