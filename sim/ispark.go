@@ -58,7 +58,16 @@ type IterConfig struct {
 	// random selection (Fig. 12): receivers evict any partition at random
 	// and the policy is told the cache is unbounded.
 	PlainEviction bool
-	Horizon       float64 // seconds (default 1e6)
+	// WarmGivers is beyond the paper (reported as a Fig. 12 variant, never
+	// in the main table): the driver does not hand off an executor that
+	// joined after its application's running iteration began. Such an
+	// executor has read none of its lanes' partitions yet (reads happen at
+	// an iteration's start) and has no U_max, so its memory reads as its
+	// working memory alone; on SVM at 2 GB it is almost the only executor
+	// under gamma, and handing it off feeds a loop (docs/ispark.md, Fig. 12).
+	// The release is not carried out and the executor stays in the target.
+	WarmGivers bool
+	Horizon    float64 // seconds (default 1e6)
 }
 
 // IterResult is what one run measured.
@@ -78,8 +87,12 @@ type IterResult struct {
 	Failures     int     // task attempts failed (cpu overload or out of memory)
 	Hits, Reads  int     // partition reads and those served from a cache
 	Givers       int     // executors released by iSpark's handoff
-	Added        int     // executors the policy added (backlog or reprovisioning)
-	OOMKills     int     // executors lost to out-of-memory
+	// Of the givers: those that joined after their application's running
+	// iteration began (YoungGivers), and those holding no cached partition
+	// when they gave (EmptyGivers). Fig. 12's diagnosis reads them.
+	YoungGivers, EmptyGivers int
+	Added                    int // executors the policy added (backlog or reprovisioning)
+	OOMKills                 int // executors lost to out-of-memory
 	// Receivers' monitoring epochs (a receiver runs a giver's lanes beside
 	// its own) in which they ran: how many, how many averaged a cpu demand
 	// above their core (what fails tasks), and their mean cpu demand and

@@ -54,6 +54,29 @@ type ISparkEviction struct {
 	Plain       float64 `json:"plain_hit_ratio"`
 	DAGAwareJCT float64 `json:"dag_aware_jct_p50_s"`
 	PlainJCT    float64 `json:"plain_jct_p50_s"`
+	// WarmGivers marks the beyond-the-paper variant (IterConfig.WarmGivers).
+	WarmGivers bool `json:"warm_givers,omitempty"`
+	// Runs is seed by seed: the 2 GB result depends on the seed through
+	// how many handoffs each run makes (docs/ispark.md).
+	Runs []ISparkEvictionRun `json:"runs"`
+}
+
+// ISparkEvictionRun is one seed of a Fig. 12 point: hit ratio, median JCT,
+// givers, and of those the ones that joined after their application's
+// running iteration began (young) and the ones holding no partition
+// (empty), dependency-aware and random.
+type ISparkEvictionRun struct {
+	Seed                uint64  `json:"seed"`
+	DAGAware            float64 `json:"dag_aware_hit_ratio"`
+	Plain               float64 `json:"plain_hit_ratio"`
+	DAGAwareJCT         float64 `json:"dag_aware_jct_p50_s"`
+	PlainJCT            float64 `json:"plain_jct_p50_s"`
+	DAGAwareGivers      int     `json:"dag_aware_givers"`
+	PlainGivers         int     `json:"plain_givers"`
+	DAGAwareYoungGivers int     `json:"dag_aware_young_givers"`
+	PlainYoungGivers    int     `json:"plain_young_givers"`
+	DAGAwareEmptyGivers int     `json:"dag_aware_empty_givers"`
+	PlainEmptyGivers    int     `json:"plain_empty_givers"`
 }
 
 // ISparkReport is the experiment's result.
@@ -84,6 +107,10 @@ type ISparkOptions struct {
 	Seeds, Apps int
 	Gammas, Hs  []float64
 	MemMBs      []float64 // Fig. 12's executor memories
+	// EvictionOnly runs Fig. 12's eviction runs alone (no policy rows, no
+	// sweeps); WarmGivers runs them with IterConfig.WarmGivers (beyond the
+	// paper, marked in the report).
+	EvictionOnly, WarmGivers bool
 }
 
 func (o *ISparkOptions) defaults() {
@@ -139,18 +166,35 @@ func ISparkExperiment(o ISparkOptions) (ISparkReport, error) {
 		got[j.key] = append(got[j.key], j.res)
 	}
 	rep := ISparkReport{Seeds: o.Seeds, Apps: o.Apps}
-	for _, p := range IterPolicies {
-		rep.Rows = append(rep.Rows, iSparkRow(p, got[p], got[IterDynamic]))
+	if !o.EvictionOnly {
+		for _, p := range IterPolicies {
+			rep.Rows = append(rep.Rows, iSparkRow(p, got[p], got[IterDynamic]))
+		}
+		rep.Sensitivity.Gamma = sweep(o.Gammas, "g", got, 0.5)
+		rep.Sensitivity.H = sweep(o.Hs, "h", got, 1.0)
 	}
-	rep.Sensitivity.Gamma = sweep(o.Gammas, "g", got, 0.5)
-	rep.Sensitivity.H = sweep(o.Hs, "h", got, 1.0)
 	for _, m := range o.MemMBs {
-		dag, plain := got[fmt.Sprintf("m%g", m)], got[fmt.Sprintf("m%g-plain", m)]
-		rep.Eviction = append(rep.Eviction, ISparkEviction{MemMB: m, DAGAware: meanHit(dag), Plain: meanHit(plain),
-			DAGAwareJCT: meanJCT(dag), PlainJCT: meanJCT(plain)})
+		rep.Eviction = append(rep.Eviction, evictionPoint(m, o.WarmGivers, got[fmt.Sprintf("m%g", m)], got[fmt.Sprintf("m%g-plain", m)]))
 	}
 	return rep, nil
 }
+
+// evictionPoint is one executor memory of Fig. 12: the seeds' runs
+// (in seed order), dependency-aware and random, averaged and seed by seed.
+func evictionPoint(m float64, warm bool, dag, plain []IterResult) ISparkEviction {
+	pt := ISparkEviction{MemMB: m, DAGAware: meanHit(dag), Plain: meanHit(plain),
+		DAGAwareJCT: meanJCT(dag), PlainJCT: meanJCT(plain), WarmGivers: warm}
+	for i := range min(len(dag), len(plain)) {
+		d, p := dag[i], plain[i]
+		pt.Runs = append(pt.Runs, ISparkEvictionRun{Seed: uint64(i + 1),
+			DAGAware: hitRatio(d), Plain: hitRatio(p), DAGAwareJCT: median(d.JCT), PlainJCT: median(p.JCT),
+			DAGAwareGivers: d.Givers, PlainGivers: p.Givers, DAGAwareYoungGivers: d.YoungGivers, PlainYoungGivers: p.YoungGivers,
+			DAGAwareEmptyGivers: d.EmptyGivers, PlainEmptyGivers: p.EmptyGivers})
+	}
+	return pt
+}
+
+func hitRatio(r IterResult) float64 { return float64(r.Hits) / max(1, float64(r.Reads)) }
 
 func iSparkJobs(o ISparkOptions) []*iterJob {
 	var jobs []*iterJob
@@ -159,19 +203,21 @@ func iSparkJobs(o ISparkOptions) []*iterJob {
 		jobs = append(jobs, &iterJob{key: key, seed: seed, mix: mix, cfg: cfg})
 	}
 	for s := uint64(1); s <= uint64(o.Seeds); s++ {
-		for _, p := range IterPolicies {
-			add(p, s, nil, IterConfig{Policy: p})
-		}
-		add("pr-dynamic", s, pageRankOnly, IterConfig{Policy: IterDynamic})
-		for _, g := range o.Gammas {
-			add(fmt.Sprintf("g%g", g), s, pageRankOnly, IterConfig{Policy: IterISpark, Gamma: g})
-		}
-		for _, h := range o.Hs {
-			add(fmt.Sprintf("h%g", h), s, pageRankOnly, IterConfig{Policy: IterISpark, H: h})
+		if !o.EvictionOnly {
+			for _, p := range IterPolicies {
+				add(p, s, nil, IterConfig{Policy: p})
+			}
+			add("pr-dynamic", s, pageRankOnly, IterConfig{Policy: IterDynamic})
+			for _, g := range o.Gammas {
+				add(fmt.Sprintf("g%g", g), s, pageRankOnly, IterConfig{Policy: IterISpark, Gamma: g})
+			}
+			for _, h := range o.Hs {
+				add(fmt.Sprintf("h%g", h), s, pageRankOnly, IterConfig{Policy: IterISpark, H: h})
+			}
 		}
 		for _, m := range o.MemMBs {
-			add(fmt.Sprintf("m%g", m), s, svmOnly, IterConfig{Policy: IterISpark, MemMB: m})
-			add(fmt.Sprintf("m%g-plain", m), s, svmOnly, IterConfig{Policy: IterISpark, MemMB: m, PlainEviction: true})
+			add(fmt.Sprintf("m%g", m), s, svmOnly, IterConfig{Policy: IterISpark, MemMB: m, WarmGivers: o.WarmGivers})
+			add(fmt.Sprintf("m%g-plain", m), s, svmOnly, IterConfig{Policy: IterISpark, MemMB: m, PlainEviction: true, WarmGivers: o.WarmGivers})
 		}
 	}
 	return jobs
@@ -269,7 +315,7 @@ func meanJCT(runs []IterResult) float64 {
 func meanHit(runs []IterResult) float64 {
 	s := 0.0
 	for _, r := range runs {
-		s += float64(r.Hits) / max(1, float64(r.Reads))
+		s += hitRatio(r)
 	}
 	return s / max(1, float64(len(runs)))
 }

@@ -211,6 +211,10 @@ func (r *iterRun) apply(a *iapp, d elastic.Decision) error {
 			}
 			continue
 		}
+		if r.cfg.WarmGivers && e.joined > a.iterStart {
+			kept++
+			continue
+		}
 		r.handoff(a, e, to, moves[e.id])
 	}
 	return nil
@@ -224,6 +228,12 @@ func (r *iterRun) apply(a *iapp, d elastic.Decision) error {
 // it would take is left to recomputation instead.
 func (r *iterRun) handoff(a *iapp, e, to *iexec, moves []elastic.Move) {
 	r.res.Givers++
+	if e.joined > a.iterStart {
+		r.res.YoungGivers++
+	}
+	if len(e.cache) == 0 {
+		r.res.EmptyGivers++
+	}
 	land := r.now
 	if r.cfg.Policy != IterNoCache {
 		for _, m := range moves {

@@ -168,10 +168,7 @@ func TestSVMEvictionByMemory(t *testing.T) {
 	if testing.Short() {
 		t.Skip("six runs of 12 SVM applications")
 	}
-	apps, err := GenerateIterApps(12, ISparkMeanGapSec, svmOnly, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	apps := smallSVM(t)
 	hit := func(mem float64, plain bool) float64 {
 		r, err := RunIter(apps, IterConfig{Policy: IterISpark, Seed: 1, MemMB: mem, PlainEviction: plain})
 		if err != nil {
@@ -224,4 +221,74 @@ func TestISparkReceiversMemoryBound(t *testing.T) {
 			t.Errorf("DF receivers: mem %.3f, cpu %.3f; want memory the larger", r.RecvMem, r.RecvCPU)
 		}
 	}
+}
+
+// Fig. 12's diagnosis (docs/ispark.md): on SVM at 2 GB an executor holding
+// its lane's input is above gamma, so iSpark's givers are executors added
+// in the running iteration, which have read none of their lanes' partitions
+// yet. The counters say so on a small workload, and WarmGivers (beyond the
+// paper) hands none of them off: its young givers are zero.
+func TestSVMGiversYoungAndWarmGuard(t *testing.T) {
+	if testing.Short() {
+		t.Skip("two runs of 12 SVM applications")
+	}
+	apps := smallSVM(t)
+	run := func(warm bool) IterResult {
+		r, err := RunIter(apps, IterConfig{Policy: IterISpark, Seed: 1, MemMB: 2048, WarmGivers: warm})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	paper, warm := run(false), run(true)
+	t.Logf("paper: %d givers, %d young, %d empty; warm: %d givers, %d young, %d empty",
+		paper.Givers, paper.YoungGivers, paper.EmptyGivers, warm.Givers, warm.YoungGivers, warm.EmptyGivers)
+	if paper.Givers == 0 || 2*paper.YoungGivers <= paper.Givers {
+		t.Errorf("paper's behaviour: %d givers, %d young; want most givers young", paper.Givers, paper.YoungGivers)
+	}
+	if paper.EmptyGivers > paper.Givers || paper.YoungGivers > paper.Givers {
+		t.Errorf("counters above givers: %+v", paper)
+	}
+	if warm.YoungGivers != 0 || !(warm.Givers < paper.Givers) {
+		t.Errorf("WarmGivers: %d givers, %d young; want none young and fewer givers than %d", warm.Givers, warm.YoungGivers, paper.Givers)
+	}
+}
+
+// EvictionOnly runs Fig. 12 alone: no policy rows, no sweeps, and per
+// seed the runs whose mean is the point.
+func TestISparkEvictionOnly(t *testing.T) {
+	if testing.Short() {
+		t.Skip("four runs of 10 SVM applications")
+	}
+	rep, err := ISparkExperiment(ISparkOptions{Seeds: 2, Apps: 10, MemMBs: []float64{2048}, EvictionOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Rows) != 0 || len(rep.Sensitivity.Gamma) != 0 || len(rep.Sensitivity.H) != 0 {
+		t.Errorf("eviction only ran more: %d rows, %d gamma, %d h", len(rep.Rows), len(rep.Sensitivity.Gamma), len(rep.Sensitivity.H))
+	}
+	if len(rep.Eviction) != 1 || len(rep.Eviction[0].Runs) != 2 {
+		t.Fatalf("eviction %+v: want one point of two seeds", rep.Eviction)
+	}
+	e := rep.Eviction[0]
+	runs := e.Runs
+	if runs[0].Seed != 1 || runs[1].Seed != 2 || e.WarmGivers {
+		t.Errorf("runs %+v: want seeds 1, 2, the paper's behaviour", runs)
+	}
+	if mean := (runs[0].DAGAware + runs[1].DAGAware) / 2; math.Abs(mean-e.DAGAware) > 1e-12 {
+		t.Errorf("dependency-aware %.4f is not the mean of its seeds (%.4f)", e.DAGAware, mean)
+	}
+	if mean := (runs[0].PlainJCT + runs[1].PlainJCT) / 2; math.Abs(mean-e.PlainJCT) > 1e-9 {
+		t.Errorf("random jct %.1f is not the mean of its seeds (%.1f)", e.PlainJCT, mean)
+	}
+}
+
+// smallSVM is 12 SVM applications of seed 1, the Fig. 12 tests' workload.
+func smallSVM(t *testing.T) []IterApp {
+	t.Helper()
+	apps, err := GenerateIterApps(12, ISparkMeanGapSec, svmOnly, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return apps
 }

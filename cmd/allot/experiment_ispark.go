@@ -36,6 +36,8 @@ func runISparkExperiment(args []string, stdout, stderr io.Writer) error {
 	apps := fs.Int("apps", sim.ISparkApps, "applications per run (10..1000)")
 	asJSON := fs.Bool("json", false, `print {"rows":[...],"sensitivity":{"gamma":[...],"h":[...]},...}`)
 	out := fs.String("out", "", "also write ispark.json into DIR")
+	fig12 := fs.Bool("fig12-only", false, "run only Fig. 12's eviction runs (SVM, 2/4/6 GB, dependency-aware and random), with per-seed lines")
+	warm := fs.Bool("warm-givers", false, "Fig. 12 runs with the beyond-the-paper guard: no handoff of an executor that joined in the running iteration")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -48,7 +50,7 @@ func runISparkExperiment(args []string, stdout, stderr io.Writer) error {
 	if *apps < 10 || *apps > 1000 {
 		return usagef("--apps must be between 10 and 1000, got %d", *apps)
 	}
-	rep, err := sim.ISparkExperiment(sim.ISparkOptions{Seeds: *seeds, Apps: *apps})
+	rep, err := sim.ISparkExperiment(sim.ISparkOptions{Seeds: *seeds, Apps: *apps, EvictionOnly: *fig12, WarmGivers: *warm})
 	if err != nil {
 		return err
 	}
@@ -63,6 +65,10 @@ func runISparkExperiment(args []string, stdout, stderr io.Writer) error {
 	}
 	if *asJSON {
 		return json.NewEncoder(stdout).Encode(rep)
+	}
+	if *fig12 {
+		printEviction(stdout, rep)
+		return nil
 	}
 	printISpark(stdout, rep)
 	return nil
@@ -95,9 +101,31 @@ func printISpark(w io.Writer, rep sim.ISparkReport) {
 	for _, h := range rep.Sensitivity.H {
 		fmt.Fprintf(w, "  h %.1f (Fig. 10b-d, PageRank): task failures %.2f%%, jct_p50 / jct_p50(h=1) %.3f, utilisation gain %+.0f%%\n", h.Value, 100*h.TaskFailures, h.JCTRatio, 100*h.UtilGain)
 	}
+	printEvictionLines(w, rep, false)
+}
+
+// printEviction is `--fig12-only`: Fig. 12's points with their seeds.
+func printEviction(w io.Writer, rep sim.ISparkReport) {
+	fmt.Fprintf(w, "%d SVM applications, seeds 1..%d, Fig. 12 only\n", rep.Apps, rep.Seeds)
+	printEvictionLines(w, rep, true)
+}
+
+func printEvictionLines(w io.Writer, rep sim.ISparkReport, perSeed bool) {
+	p := sim.ISparkPaper
 	for _, e := range rep.Eviction {
-		fmt.Fprintf(w, "  cache hit ratio, %.0f MB executors (Fig. 12, SVM): dependency-aware %.1f%%, random %.1f%%; jct_p50 %.0f vs %.0f s (%.1f%% shorter)\n",
-			e.MemMB, 100*e.DAGAware, 100*e.Plain, e.DAGAwareJCT, e.PlainJCT, 100*(1-e.DAGAwareJCT/max(e.PlainJCT, 1e-9)))
+		variant := ""
+		if e.WarmGivers {
+			variant = ", beyond the paper: no young givers"
+		}
+		fmt.Fprintf(w, "  cache hit ratio, %.0f MB executors (Fig. 12, SVM%s): dependency-aware %.1f%%, random %.1f%%; jct_p50 %.0f vs %.0f s (%.1f%% shorter)\n",
+			e.MemMB, variant, 100*e.DAGAware, 100*e.Plain, e.DAGAwareJCT, e.PlainJCT, 100*(1-e.DAGAwareJCT/max(e.PlainJCT, 1e-9)))
+		for _, r := range e.Runs {
+			if perSeed {
+				fmt.Fprintf(w, "    seed %d: %.1f%% vs %.1f%%, jct_p50 %.0f vs %.0f s, givers %d vs %d (young %d vs %d, empty %d vs %d)\n",
+					r.Seed, 100*r.DAGAware, 100*r.Plain, r.DAGAwareJCT, r.PlainJCT, r.DAGAwareGivers, r.PlainGivers,
+					r.DAGAwareYoungGivers, r.PlainYoungGivers, r.DAGAwareEmptyGivers, r.PlainEmptyGivers)
+			}
+		}
 	}
 	fmt.Fprintf(w, "  (paper: 2 GB %.0f%% vs %.0f%%, jct %.1f%% shorter; 4 GB %.0f%% vs %.0f%%; 6 GB about equal)\n",
 		100*p.HitDAG, 100*p.HitPlain, 100*p.EvictJCTReduction, 100*p.HitDAG4G, 100*p.HitPlain4G)

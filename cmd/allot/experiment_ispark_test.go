@@ -86,3 +86,24 @@ func TestISparkExperimentCLI(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// --fig12-only runs Fig. 12's eviction runs alone and prints them seed by
+// seed; --warm-givers marks the beyond-the-paper variant.
+func TestISparkFig12OnlyCLI(t *testing.T) {
+	if testing.Short() {
+		t.Skip("six runs of 10 SVM applications")
+	}
+	var out, errb bytes.Buffer
+	if code := run([]string{"experiment", "ispark", "--apps", "10", "--fig12-only", "--warm-givers"}, &out, &errb); code != 0 {
+		t.Fatalf("code %d: %s", code, errb.String())
+	}
+	s := out.String()
+	for _, want := range []string{"Fig. 12 only", "2048 MB executors", "6144 MB executors", "seed 1:", "no young givers"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("output lacks %q:\n%s", want, s)
+		}
+	}
+	if strings.Contains(s, "cpu_util") || strings.Contains(s, "gamma") {
+		t.Errorf("--fig12-only printed the policy table or sweeps:\n%s", s)
+	}
+}
