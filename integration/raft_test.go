@@ -778,7 +778,14 @@ func TestRaftRestartAllMasters(t *testing.T) {
 	testcluster.WaitFor(t, 30*time.Second, "3 tasks running", func() bool { return fw.running() >= 3 })
 	fw.setLaunching(false)
 	testcluster.WaitFor(t, 30*time.Second, "launches to settle", func() bool { return len(fw.unaccounted(false)) == 0 })
-	want := fw.launchedCount()
+	// The tasks to find again are those the framework saw running. Under
+	// load, leadership can move while the framework accepts its first
+	// offers: an ACCEPT of an offer the new leader never made is refused,
+	// and reconciliation then rightly reports that task lost.
+	want := fw.running()
+	if n := fw.launchedCount(); n != want {
+		t.Logf("%d of %d launched tasks running before the restart (%s)", want, n, fw.summary())
+	}
 	agentID := c.state().Slaves[0].ID
 	subs := fw.subscriptions()
 	for i := range c.masters {
