@@ -1,6 +1,8 @@
 package master
 
 import (
+	"time"
+
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -94,43 +96,86 @@ func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- descOpSubs
 }
 
-// Collect reads live state at scrape time. Takes m.mu.
+// Collect reports the state gauges without waiting for m.mu: a scrape of
+// a loaded leader took over 5 s when it queued for the lock like any call
+// (docs/scale.md), and while it held the lock every call waited for it. If
+// the lock is free it reads live state (and keeps it for the next scrape);
+// if not, it reports what the allocation cycle last read under the lock,
+// at most an allocation interval old while the master leads.
 func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 	m := c.m
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	conn, disc := 0, 0
+	g := m.gauges.Load()
+	if m.mu.TryLock() {
+		g = m.readGaugesLocked()
+		m.mu.Unlock()
+	}
+	if g != nil {
+		g.emit(ch)
+	}
+}
+
+// stateGauges is a reading of the state gauges, taken under m.mu and
+// published through m.gauges.
+type stateGauges struct {
+	at                     time.Time
+	agentsConn, agentsDisc int
+	fwsConn, fwsDisc       int
+	tasks                  map[string]int
+	shares                 map[string]float64
+	offers, opSubs         int
+}
+
+// readGaugesLocked reads the state gauges from live state and publishes
+// them for scrapes that find m.mu held. Caller holds m.mu.
+func (m *Master) readGaugesLocked() *stateGauges {
+	g := &stateGauges{at: time.Now(), tasks: map[string]int{}, offers: len(m.offers), opSubs: len(m.opSubs)}
 	for _, a := range m.agents {
 		if a.stream != nil {
-			conn++
+			g.agentsConn++
 		} else {
-			disc++
+			g.agentsDisc++
 		}
 	}
-	ch <- prometheus.MustNewConstMetric(descAgents, prometheus.GaugeValue, float64(conn), "connected")
-	ch <- prometheus.MustNewConstMetric(descAgents, prometheus.GaugeValue, float64(disc), "disconnected")
-	conn, disc = 0, 0
-	tasks := map[string]int{}
 	for _, fw := range m.frameworks {
 		if fw.stream != nil {
-			conn++
+			g.fwsConn++
 		} else {
-			disc++
+			g.fwsDisc++
 		}
 		for _, t := range fw.tasks {
-			tasks[t.state.String()]++
+			g.tasks[t.state.String()]++
 		}
 	}
-	ch <- prometheus.MustNewConstMetric(descFrameworks, prometheus.GaugeValue, float64(conn), "connected")
-	ch <- prometheus.MustNewConstMetric(descFrameworks, prometheus.GaugeValue, float64(disc), "disconnected")
-	for s, n := range tasks {
-		ch <- prometheus.MustNewConstMetric(descTasks, prometheus.GaugeValue, float64(n), s)
+	g.shares = m.alloc.RoleShares()
+	m.gauges.Store(g)
+	return g
+}
+
+// refreshGaugesLocked re-reads the state gauges if the last reading is an
+// allocation interval old; the allocation cycle calls it, so that a scrape
+// that finds m.mu held still gets recent figures. Caller holds m.mu.
+func (m *Master) refreshGaugesLocked() {
+	if g := m.gauges.Load(); g == nil || time.Since(g.at) >= m.cfg.AllocationInterval {
+		m.readGaugesLocked()
 	}
-	for role, s := range m.alloc.RoleShares() {
-		ch <- prometheus.MustNewConstMetric(descShare, prometheus.GaugeValue, s, role)
+}
+
+func (g *stateGauges) emit(ch chan<- prometheus.Metric) {
+	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
 	}
-	ch <- prometheus.MustNewConstMetric(descOffers, prometheus.GaugeValue, float64(len(m.offers)))
-	ch <- prometheus.MustNewConstMetric(descOpSubs, prometheus.GaugeValue, float64(len(m.opSubs)))
+	gauge(descAgents, float64(g.agentsConn), "connected")
+	gauge(descAgents, float64(g.agentsDisc), "disconnected")
+	gauge(descFrameworks, float64(g.fwsConn), "connected")
+	gauge(descFrameworks, float64(g.fwsDisc), "disconnected")
+	for s, n := range g.tasks {
+		gauge(descTasks, float64(n), s)
+	}
+	for role, s := range g.shares {
+		gauge(descShare, s, role)
+	}
+	gauge(descOffers, float64(g.offers))
+	gauge(descOpSubs, float64(g.opSubs))
 }
 
 var (
