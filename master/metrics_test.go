@@ -109,11 +109,20 @@ func TestStateGaugesDoNotWaitForTheLock(t *testing.T) {
 	if v, _ := gauge(t, h.m, "allot_master_agents", "connected"); v != 2 {
 		t.Fatalf("connected agents = %v with the lock free again, want 2", v)
 	}
-	// The allocation cycle refreshes the reading under the lock it holds.
+	// A cycle takes a new reading only after a scrape found the lock
+	// held, under the lock it holds anyway.
 	h.agent("cpus:1;mem:64")
-	h.m.gauges.Store(nil)
+	h.allocate()
+	if g := h.m.gauges.Load(); g == nil || g.agentsConn != 2 {
+		t.Fatalf("after a cycle nobody asked for, the reading is %+v, want the scrape's 2 connected agents", g)
+	}
+	h.m.mu.Lock()
+	if v, _ := gauge(t, h.m, "allot_master_agents", "connected"); v != 2 {
+		t.Errorf("connected agents = %v while the lock is held, want the last reading, 2", v)
+	}
+	h.m.mu.Unlock()
 	h.allocate()
 	if g := h.m.gauges.Load(); g == nil || g.agentsConn != 3 {
-		t.Fatalf("after a cycle the reading is %+v, want 3 connected agents", g)
+		t.Fatalf("after a cycle following a scrape that found the lock held, the reading is %+v, want 3 connected agents", g)
 	}
 }
