@@ -225,6 +225,7 @@ func (m *Master) attachFrameworkLocked(id string, info mesos.FrameworkInfo) (fw 
 		return nil, false, api.Errorf(http.StatusBadRequest, "framework %s is in role %q; changing roles (to %q) on re-subscription is not supported yet", id, fw.role, probe.role)
 	}
 	if fw.stream != nil {
+		m.deliverPendingLocked(fw) // the old stream's last OFFERS before its ERROR
 		fw.stream.Send(&scheduler.Event{Type: scheduler.Event_ERROR, Error: &scheduler.Event_Error{Message: "framework failed over: a new subscription replaced this one"}})
 		fw.stream.Close("framework failed over")
 	}

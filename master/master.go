@@ -153,6 +153,8 @@ type Master struct {
 	cycleFws          []*framework                 // frameworks offered to in the running cycle, capacity reused (offerLocked)
 	cycleRefs         []decisionRef                // the running cycle's decisions' frameworks and agents, capacity reused
 	opSubs            map[*api.Stream]auth.Subject // operator subscribers and who each is (views are filtered, authz_view.go)
+	gauges            atomic.Pointer[stateGauges]  // the state gauges' last reading, for scrapes that find mu held (metrics.go)
+	gaugesWanted      atomic.Bool                  // a scrape found mu held since that reading (metrics.go)
 	usage             map[string]*api.Usage
 	usageRates        map[string]api.UsageRates // from the last two usage reports (signals.go)
 	weights           map[string]float64

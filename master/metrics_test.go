@@ -3,6 +3,7 @@ package master
 import (
 	"errors"
 	"testing"
+	"time"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
@@ -56,5 +57,72 @@ func TestDroppedRecoverIsCounted(t *testing.T) {
 	}
 	if n := h.outstanding(fw); n != 0 {
 		t.Errorf("%d offers outstanding after the decline", n)
+	}
+}
+
+// gauge is the value of the master's series name with label state (or
+// none), from one scrape.
+func gauge(t *testing.T, m *Master, name, state string) (float64, bool) {
+	t.Helper()
+	mfs, err := m.m.reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+		for _, s := range mf.GetMetric() {
+			if len(s.GetLabel()) == 0 && state == "" || len(s.GetLabel()) > 0 && s.GetLabel()[0].GetValue() == state {
+				return s.GetGauge().GetValue(), true
+			}
+		}
+	}
+	return 0, false
+}
+
+// A scrape never waits for m.mu: while the lock is held it reports the
+// last reading (an earlier scrape's or the allocation cycle's), and when
+// the lock is free it reads live state.
+func TestStateGaugesDoNotWaitForTheLock(t *testing.T) {
+	h := newHarness(t, nil)
+	h.agent("cpus:1;mem:64")
+	if v, _ := gauge(t, h.m, "allot_master_agents", "connected"); v != 1 {
+		t.Fatalf("connected agents = %v with the lock free, want 1", v)
+	}
+	h.agent("cpus:1;mem:64")
+	h.m.mu.Lock()
+	got := make(chan float64, 1)
+	go func() {
+		v, _ := gauge(t, h.m, "allot_master_agents", "connected")
+		got <- v
+	}()
+	select {
+	case v := <-got:
+		if v != 1 {
+			t.Errorf("connected agents = %v while the lock is held, want the last reading, 1", v)
+		}
+	case <-time.After(5 * time.Second):
+		t.Error("a scrape waited for m.mu")
+	}
+	h.m.mu.Unlock()
+	if v, _ := gauge(t, h.m, "allot_master_agents", "connected"); v != 2 {
+		t.Fatalf("connected agents = %v with the lock free again, want 2", v)
+	}
+	// A cycle takes a new reading only after a scrape found the lock
+	// held, under the lock it holds anyway.
+	h.agent("cpus:1;mem:64")
+	h.allocate()
+	if g := h.m.gauges.Load(); g == nil || g.agentsConn != 2 {
+		t.Fatalf("after a cycle nobody asked for, the reading is %+v, want the scrape's 2 connected agents", g)
+	}
+	h.m.mu.Lock()
+	if v, _ := gauge(t, h.m, "allot_master_agents", "connected"); v != 2 {
+		t.Errorf("connected agents = %v while the lock is held, want the last reading, 2", v)
+	}
+	h.m.mu.Unlock()
+	h.allocate()
+	if g := h.m.gauges.Load(); g == nil || g.agentsConn != 3 {
+		t.Fatalf("after a cycle following a scrape that found the lock held, the reading is %+v, want 3 connected agents", g)
 	}
 }

@@ -52,12 +52,16 @@ func (m *Master) allocationLoop() {
 	}
 }
 
-// allocate runs one allocation cycle. Takes m.mu.
+// allocate runs one allocation cycle. Takes m.mu for the allocator's
+// decisions and the offer table; the OFFERS events are encoded and queued
+// after it is released (offerdeliver.go).
 func (m *Master) allocate() {
 	start := time.Now()
 	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.allocateLocked()
+	b := m.prepareOffersLocked(m.alloc.Allocate())
+	m.refreshGaugesLocked()
+	m.mu.Unlock()
+	b.deliver()
 	m.m.allocCycle.Observe(time.Since(start).Seconds())
 }
 
@@ -74,6 +78,13 @@ func (m *Master) allocateLocked() {
 // per framework, inverse offers. BenchmarkMasterOfferPath times it apart
 // from the allocator. Caller holds m.mu.
 func (m *Master) offerLocked(decided allocator.Decisions) {
+	m.prepareOffersLocked(decided).deliver()
+}
+
+// prepareOffersLocked is offerLocked but for the protobuf OFFERS events,
+// which it returns to be encoded and queued by the caller, with or without
+// m.mu (offerdeliver.go). Caller holds m.mu.
+func (m *Master) prepareOffersLocked(decided allocator.Decisions) offerBatch {
 	if m.cfg.StampOffers {
 		m.offerStamp = "-T" + strconv.FormatInt(m.clock.Now().UnixNano(), 10)
 	}
@@ -95,8 +106,11 @@ func (m *Master) offerLocked(decided allocator.Decisions) {
 		}
 		fw.cycle = append(fw.cycle, mo)
 	}
+	var batch offerBatch
 	for _, fw := range fws {
-		m.sendOffersLocked(fw, fw.cycle)
+		if p := m.sendOffersLocked(fw, fw.cycle); p != nil {
+			batch = append(batch, p)
+		}
 		// Cleared, not only truncated: the next cycle must not keep
 		// this cycle's offers and agents alive.
 		clear(fw.cycle)
@@ -109,6 +123,7 @@ func (m *Master) offerLocked(decided allocator.Decisions) {
 	// One atomic add per cycle, not one per offer.
 	m.m.offers.Add(float64(made))
 	m.sendInverseOffersLocked(decided.InverseOffers)
+	return batch
 }
 
 // madeOffer is an offer of this cycle with the agent it is on and, if its
@@ -123,21 +138,23 @@ type madeOffer struct {
 
 // sendOffersLocked sends fw the offers made to it in this cycle as one
 // OFFERS event: a protobuf stream gets it encoded by encodeOffers,
-// straight from the offer table; a JSON stream, or a framework still subscribing (whose
-// events are held, decoded), gets mesos-go's. Caller holds m.mu.
-func (m *Master) sendOffersLocked(fw *framework, offers []madeOffer) {
+// straight from the offer table, and returned to be sent once m.mu is
+// released (offerdeliver.go); a JSON stream, or a framework still
+// subscribing (whose events are held, decoded), gets mesos-go's, sent now.
+// Caller holds m.mu.
+func (m *Master) sendOffersLocked(fw *framework, offers []madeOffer) *pendingOffers {
 	if fw == nil || fw.stream == nil {
-		return
+		return nil
 	}
 	if fw.encodesOffers() {
-		fw.stream.SendFrame(encodeOffers(fw, offers))
-		return
+		return m.deferOffersLocked(fw, offers)
 	}
 	mos := make([]mesos.Offer, len(offers))
 	for i, mo := range offers {
 		mos[i] = m.mesosOfferLocked(fw, mo.agent, mo.offer)
 	}
 	m.sendFrameworkLocked(fw, &schedEvent{Type: evOffers, Offers: &schedOffers{Offers: mos}})
+	return nil
 }
 
 // decisionRef is a decision's framework and agent (nil if not known).
@@ -373,6 +390,8 @@ func (m *Master) sendFrameworkLocked(fw *framework, ev *schedEvent) {
 	if fw == nil || fw.stream == nil {
 		return
 	}
+	// After the OFFERS of the last cycle, which may not be queued yet.
+	m.deliverPendingLocked(fw)
 	if fw.subscribing {
 		fw.held = append(fw.held, ev)
 		return

@@ -141,7 +141,13 @@ func offerAttributes(rec *api.AgentRecord) []mesos.Attribute {
 // of the right size: encoding into a scratch buffer and copying it out into
 // a fresh exactly sized one was a fifth of the master's cycle.
 func encodeOffers(fw *framework, offers []madeOffer) *api.Frame {
-	allocRole := fw.allocRole()
+	return encodeOffersFor(fw.id, fw.allocRole(), offers)
+}
+
+// encodeOffersFor is encodeOffers for the framework fwID of allocRole, so
+// that it needs no framework state (it runs after m.mu is released,
+// offerdeliver.go).
+func encodeOffersFor(fwID, allocRole string, offers []madeOffer) *api.Frame {
 	body := 0
 	for i := range offers {
 		n := offers[i].size
@@ -153,7 +159,7 @@ func encodeOffers(fw *framework, offers []madeOffer) *api.Frame {
 	b = append(b, tagEventOffers)
 	b = protowire.AppendVarint(b, uint64(body))
 	for i := range offers {
-		b = appendOffer(b, fw.id, allocRole, &offers[i])
+		b = appendOffer(b, fwID, allocRole, &offers[i])
 	}
 	f.B = b
 	return f

@@ -42,6 +42,7 @@ type framework struct {
 	streamID       string
 	offers         map[uint64]*offer // outstanding, by sequence number
 	cycle          []madeOffer       // its offers of the cycle being sent; empty between cycles, capacity kept (offerLocked)
+	pending        *pendingOffers    // its last cycle's OFFERS event, maybe not yet queued (offerdeliver.go)
 	tasks          map[string]*task
 	registered     time.Time
 	disconnectedAt time.Time

@@ -37,7 +37,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&cfg.AgentResources, "agent-resources", "cpus:8;mem:16384;disk:100000;ports:[31000-32000]", "each simulated agent's resources")
 	fs.StringVar(&cfg.Dir, "work-dir", "", "masters' work dirs and logs (default: a temporary directory, removed)")
 	fs.IntVar(&cfg.RaftMultiplier, "raft-multiplier", 1, "the masters' --raft-multiplier (--masters 3): raft's timeouts times this; raise it on a loaded host")
-	fs.StringVar(&cfg.ProfilePath, "profile", "", "save the leader's CPU profile over the window to this `file` (go tool pprof)")
+	fs.StringVar(&cfg.ProfilePath, "profile", "", "save the leader's CPU profile over the window to this `file`, and its mutex profile to FILE.mutex (go tool pprof)")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	if err := parseFlags(fs, args[1:]); err != nil {
 		return err

@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -27,6 +28,7 @@ func init() {
 
 type masterFlags struct {
 	reclaim, redirect, stampOffers                              bool
+	mutexProfileFraction                                        int
 	listen, workDir, sorter, selection, mode, weights, logLevel string
 	allocInterval, offerTimeout, heartbeat, pingTimeout         time.Duration
 	raftAddr, raftBind, peers, advertise                        string
@@ -106,6 +108,7 @@ func addMasterFlags(fs *flag.FlagSet, f *masterFlags) {
 	fs.StringVar(&f.acls, "acls", "", "ACL file in (a subset of) Mesos's JSON format: who may register in which roles, run tasks as\nwhich users, tear down, view, update weights and the sorter, manage raft (docs/security-acl.md);\nempty: every caller may do everything")
 	addAuthnFlags(fs, &f.authn)
 	fs.BoolVar(&f.stampOffers, "stamp-offers", false, "append each allocation cycle's start to its offer ids (-T<unix ns>), for allot bench cluster's offer latency")
+	fs.IntVar(&f.mutexProfileFraction, "mutex-profile-fraction", 0, "sample one in this `many` contended lock waits for /debug/pprof/mutex, which names the holder that\nmade them wait (0: off; allot bench cluster --profile sets 10)")
 	fs.DurationVar(&f.policySync, "policy-sync-interval", master.DefaultPolicySyncInterval, "the leader replicates its policy models' state (bandit preferences, Prophet's timelines) at most\nthis often, and only when it changed; a failover loses at most this much learning (negative: never)")
 	addLimitFlags(fs, &f.limits)
 }
@@ -245,6 +248,11 @@ func runMaster(args []string, stdout, stderr io.Writer) error {
 	cfg, err := f.config(fs, log)
 	if err != nil {
 		return err
+	}
+	if f.mutexProfileFraction > 0 {
+		// Process-wide, so set here rather than by master.New: tests run
+		// many masters in one process.
+		runtime.SetMutexProfileFraction(f.mutexProfileFraction)
 	}
 	m, err := master.New(cfg)
 	if err != nil {

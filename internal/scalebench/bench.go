@@ -32,7 +32,10 @@ type Config struct {
 	RaftMultiplier     int           // the masters' --raft-multiplier (3 masters; 0: 1)
 	Dir                string        // work dirs (default: a temporary one, removed)
 	// ProfilePath, if set, receives the leader's CPU profile over the
-	// window (its /debug/pprof/profile).
+	// window (its /debug/pprof/profile), and ProfilePath+".mutex" its
+	// mutex profile (/debug/pprof/mutex: who held a lock others waited
+	// for, and how long they waited); the masters then run with
+	// --mutex-profile-fraction.
 	ProfilePath string
 }
 
@@ -235,7 +238,8 @@ func (r *run) window(ctx context.Context, rep *Report) {
 	self0, _ := readProc(os.Getpid())
 	wait0, leader0 := runQueueWait(r.leader.pid()), r.leader
 	if r.cfg.ProfilePath != "" {
-		go r.profile(r.leader, r.cfg.ProfilePath, r.cfg.Duration)
+		go r.profile(r.leader, r.cfg.ProfilePath, "profile", r.cfg.Duration)
+		go r.profile(r.leader, r.cfg.ProfilePath+".mutex", "mutex", r.cfg.Duration)
 	}
 	cycles0, ok0 := r.cycles(r.leader)
 	lock0, _ := scrapeHistogram(r.scrapeHC(), r.leader.addr, callLockMetric)
@@ -295,11 +299,12 @@ func (r *run) cycles(m *masterProc) (float64, bool) {
 // state gauges wait for its lock.
 func (r *run) scrapeHC() *http.Client { return &http.Client{Timeout: 30 * time.Second} }
 
-// profile saves the leader's CPU profile over d to cfg.ProfilePath.
-func (r *run) profile(m *masterProc, path string, d time.Duration) {
+// profile saves m's profile kind ("profile" for CPU, "mutex") over d to
+// path; for "mutex" the master sends the difference over d.
+func (r *run) profile(m *masterProc, path, kind string, d time.Duration) {
 	secs := max(int(d.Seconds())-1, 1)
 	hc := &http.Client{Timeout: d + 30*time.Second}
-	resp, err := hc.Get(fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", m.addr, secs))
+	resp, err := hc.Get(fmt.Sprintf("http://%s/debug/pprof/%s?seconds=%d", m.addr, kind, secs))
 	if err != nil {
 		fmt.Fprintf(r.out, "profile: %v\n", err)
 		return
@@ -331,7 +336,7 @@ func (r *run) failover(ctx context.Context) *Failover {
 		r.leader = l
 		f.Elected = round(time.Since(killAt).Seconds())
 		if r.cfg.ProfilePath != "" {
-			go r.profile(l, r.cfg.ProfilePath+".failover", 20*time.Second)
+			go r.profile(l, r.cfg.ProfilePath+".failover", "profile", 20*time.Second)
 		}
 	}
 	bound := time.Minute - time.Since(killAt)

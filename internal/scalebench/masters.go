@@ -66,6 +66,9 @@ func startMasters(ctx context.Context, cfg Config, dir string) ([]*masterProc, e
 		if cfg.Masters > 1 {
 			args = append(args, "--raft-addr", m.raft, "--peers", strings.Join(peers, ","), "--raft-multiplier", fmt.Sprint(max(cfg.RaftMultiplier, 1)))
 		}
+		if cfg.ProfilePath != "" {
+			args = append(args, "--mutex-profile-fraction", "10")
+		}
 		args = append(args, cfg.MasterFlags...)
 		logf, err := os.Create(filepath.Join(dir, fmt.Sprintf("master%d.log", i)))
 		if err != nil {
