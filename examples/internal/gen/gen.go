@@ -19,7 +19,7 @@ import (
 	"github.com/allot-sched/allot/framework"
 )
 
-var once = map[string]*sync.Once{"wc": {}, "km": {}, "pr": {}}
+var once = map[string]*sync.Once{"wc": {}, "km": {}, "pr": {}, "dpr": {}}
 
 // RegisterWordCount registers wordcount's functions.
 func RegisterWordCount() {
