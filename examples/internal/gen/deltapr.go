@@ -320,29 +320,21 @@ func WriteCitationGraph(path string, n int, recent float64, refs int, seed int64
 	if recent <= 0 || recent > 1 || refs < 2 {
 		return fmt.Errorf("citation window %g, %d references: want a fraction in (0, 1] and at least 2 references", recent, refs)
 	}
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	w := bufio.NewWriter(f)
-	r := rand.New(rand.NewSource(seed))
-	for s := 1; s < n; s++ {
-		lo := max(0, s-max(2*refs, int(recent*float64(s))))
-		seen := map[int]bool{}
-		deg := min(refs/2+r.Intn(refs+1), s-lo)
-		for len(seen) < deg {
-			t := lo + r.Intn(s-lo)
-			if seen[t] {
-				continue
+	return writeEdges(path, seed, func(r *rand.Rand, edge func(s, t int)) {
+		for s := 1; s < n; s++ {
+			lo := max(0, s-max(2*refs, int(recent*float64(s))))
+			seen := map[int]bool{}
+			deg := min(refs/2+r.Intn(refs+1), s-lo)
+			for len(seen) < deg {
+				t := lo + r.Intn(s-lo)
+				if seen[t] {
+					continue
+				}
+				seen[t] = true
+				edge(s, t)
 			}
-			seen[t] = true
-			fmt.Fprintf(w, "%d %d\n", s, t)
 		}
-	}
-	if err := w.Flush(); err != nil {
-		return err
-	}
-	return f.Close()
+	})
 }
 
 // MaxRankDiff is the largest |a[v]-b[v]| over both maps' vertices, and

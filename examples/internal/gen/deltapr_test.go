@@ -10,7 +10,7 @@ import (
 	"github.com/allot-sched/allot/framework"
 )
 
-func writeEdges(t *testing.T, edges [][2]int) string {
+func writeEdgeList(t *testing.T, edges [][2]int) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "edges.txt")
 	f, err := os.Create(path)
@@ -59,7 +59,7 @@ func TestDeltaPageRankReference(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			path := writeEdges(t, c.edges)
+			path := writeEdgeList(t, c.edges)
 			steps := 0
 			got, err := DeltaPageRankReference(path, c.tol, 10000, func(DeltaStep) { steps++ })
 			if err != nil {
