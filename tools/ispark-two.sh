@@ -21,12 +21,21 @@
 # binaries were built from). Needs $BIN/{allot,kmeans} and $BIN/$POINTS
 # (kmeans --generate 300000 --k 4). A_EXTRA adds flags to the first only
 # (e.g. --ispark-force-util 0.1 to see what a give-back costs it).
+#
+# A_PROG chooses the first application: kmeans (the default: the same
+# work every iteration) or pagerank, delta PageRank with --tol $A_TOL over
+# the citation graph $BIN/$GRAPH (pagerank --generate N --citations W),
+# $A_PARTS partitions, $A_MEM MB executors, --iterations $A_ITERS as a cap:
+# its senders, and with them its work, fall iteration by iteration
+# (docs/ispark.md, "Two applications", the pagerank rows). Needs
+# $BIN/pagerank then.
 set -e
 MODE=$1 RUN=$2
 BIN=${BIN:-/tmp/p11r}
 AGENTS=${AGENTS:-2} AGENT_CPUS=${AGENT_CPUS:-1.1}
 A_EXECS=${A_EXECS:-2} B_EXECS=${B_EXECS:-1} A_ITERS=${A_ITERS:-150} B_ITERS=${B_ITERS:-20} GAP=${GAP:-10}
 POINTS=${POINTS:-points.txt} A_EXTRA=${A_EXTRA:-} CODE=${CODE:-}
+A_PROG=${A_PROG:-kmeans} GRAPH=${GRAPH:-cites.txt} A_TOL=${A_TOL:-1e-13} A_PARTS=${A_PARTS:-4} A_MEM=${A_MEM:-1024}
 D=$BIN/two-$MODE-$RUN
 rm -rf $D && mkdir -p $D
 LOAD0=$(cut -d' ' -f1 /proc/loadavg)
@@ -34,7 +43,14 @@ $BIN/allot dev --agents $AGENTS --reclaim --resources "cpus:$AGENT_CPUS;mem:4096
 DEV=$!
 sleep 3
 K="$BIN/kmeans --master 127.0.0.1:5393 --input $BIN/$POINTS --k 4 --partitions 10 --cores 1 --elastic $MODE"
-$K --iterations $A_ITERS --executors $A_EXECS --max-executors $A_EXECS $A_EXTRA --event-log-dir $D/ev1 >$D/app1.out 2>$D/app1.err &
+if [ "$A_PROG" = pagerank ]; then
+	$BIN/pagerank --master 127.0.0.1:5393 --input $BIN/$GRAPH --partitions $A_PARTS --cores 1 --mem $A_MEM --elastic $MODE --tol $A_TOL \
+		--iterations $A_ITERS --executors $A_EXECS --max-executors $A_EXECS $A_EXTRA --event-log-dir $D/ev1 >$D/app1.out 2>$D/app1.err &
+	ASETUP="A pagerank $GRAPH tol $A_TOL, $A_PARTS parts, $A_MEM MB, $A_EXECS exec, cap $A_ITERS it"
+else
+	$K --iterations $A_ITERS --executors $A_EXECS --max-executors $A_EXECS $A_EXTRA --event-log-dir $D/ev1 >$D/app1.out 2>$D/app1.err &
+	ASETUP="A $A_EXECS exec x $A_ITERS it"
+fi
 A=$!
 sleep $GAP
 $K --iterations $B_ITERS --executors $B_EXECS --max-executors $B_EXECS --event-log-dir $D/ev2 >$D/app2.out 2>$D/app2.err &
@@ -43,7 +59,7 @@ wait $A $B || true
 LOAD1=$(cut -d' ' -f1 /proc/loadavg)
 kill $DEV
 wait $DEV 2>/dev/null || true
-python3 - "$D" "$MODE" "$RUN" "$LOAD0" "$LOAD1" "$CODE" "$AGENTS x cpus:$AGENT_CPUS; $POINTS; A $A_EXECS exec x $A_ITERS it; B $B_EXECS exec x $B_ITERS it; gap $GAP s${A_EXTRA:+; A $A_EXTRA}" <<'PY'
+python3 - "$D" "$MODE" "$RUN" "$LOAD0" "$LOAD1" "$CODE" "$AGENTS x cpus:$AGENT_CPUS; $POINTS; $ASETUP; B $B_EXECS exec x $B_ITERS it; gap $GAP s${A_EXTRA:+; A $A_EXTRA}" <<'PY'
 import json, glob, re, sys
 d, mode, run, load0, load1, code, setup = sys.argv[1:]
 def read(n):
@@ -63,10 +79,14 @@ def read(n):
     return out
 a, b = read(1), read(2)
 # the driver's "iSpark scale-down: N givers, M moves; waited X for the job boundary, handoff took Y"
+err1 = open(d + "/app1.err").read()
+# delta pagerank logs "iteration I: S senders, U vertices updated"
+senders = [int(x) for x in re.findall(r"delta pagerank: iteration \d+: (\d+) senders", err1)]
 handoffs = re.findall(r"waited (\S+) for the job boundary, handoff took (\S+)", open(d + "/app1.err").read())
 heard = "inverse offers: other frameworks wait" in open(d + "/app1.err").read()
 print(json.dumps({"mode": mode, "run": int(run), "code": code, "setup": setup, "inverse_offer_heard": heard, "first_makespan_s": a["makespan"], "second_wait_s": round(b["first_exec"] - b["start"], 2),
     "second_makespan_s": b["makespan"], "recomputed": a["recomputed"] + b["recomputed"], "ok": a["ok"] and b["ok"],
     "first_released": a["released"], "handoffs": handoffs, "partitions_moved": a["moved"], "first_util": a["util"], "first_umax": a["umax"],
-    "load1_before": float(load0), "load1_after": float(load1)}))
+    "load1_before": float(load0), "load1_after": float(load1),
+    **({"first_iterations": len(senders), "first_senders_first_last": [senders[0], senders[-1]]} if senders else {})}))
 PY

@@ -19,7 +19,7 @@ import (
 	"github.com/allot-sched/allot/framework"
 )
 
-var once = map[string]*sync.Once{"wc": {}, "km": {}, "pr": {}}
+var once = map[string]*sync.Once{"wc": {}, "km": {}, "pr": {}, "dpr": {}}
 
 // RegisterWordCount registers wordcount's functions.
 func RegisterWordCount() {
@@ -380,24 +380,32 @@ func PageRankReference(path string, iters int) (map[int64]float64, error) {
 // WriteGraph writes a seeded random graph of n nodes, each with 1 to 5
 // distinct out-edges, as "src dst" lines.
 func WriteGraph(path string, n int, seed int64) error {
+	return writeEdges(path, seed, func(r *rand.Rand, edge func(s, t int)) {
+		for s := 0; s < n; s++ {
+			seen := map[int]bool{}
+			for d := 0; d < 1+r.Intn(5); d++ {
+				t := r.Intn(n)
+				if t == s || seen[t] {
+					continue
+				}
+				seen[t] = true
+				edge(s, t)
+			}
+		}
+	})
+}
+
+// writeEdges writes the edges gen produces, drawing from a generator seeded
+// with seed, as "src dst" lines.
+func writeEdges(path string, seed int64, gen func(r *rand.Rand, edge func(s, t int))) error {
 	f, err := os.Create(path)
 	if err != nil {
 		return err
 	}
 	w := bufio.NewWriter(f)
-	r := rand.New(rand.NewSource(seed))
-	for s := 0; s < n; s++ {
-		seen := map[int]bool{}
-		for d := 0; d < 1+r.Intn(5); d++ {
-			t := r.Intn(n)
-			if t == s || seen[t] {
-				continue
-			}
-			seen[t] = true
-			fmt.Fprintf(w, "%d %d\n", s, t)
-		}
-	}
+	gen(rand.New(rand.NewSource(seed)), func(s, t int) { fmt.Fprintf(w, "%d %d\n", s, t) })
 	if err := w.Flush(); err != nil {
+		f.Close()
 		return err
 	}
 	return f.Close()
