@@ -11,7 +11,9 @@ import (
 // blockManager holds an executor's blocks (cached partitions and shuffle
 // outputs), each as encoded bytes. Blocks live in memory while their total
 // stays under the limit; beyond it the least recently used are spilled to
-// files in dir and read back from there on demand.
+// files in dir and read back from there on demand. An in-memory block read
+// through eachRecord also keeps its decoded records (memBlock.memo), not
+// counted against the limit.
 type blockManager struct {
 	// mu guards used, mem, lru, disk and spills; limit, dir and stats are
 	// set at creation (stats is atomics). Spills to disk happen under it;
@@ -31,7 +33,24 @@ type blockManager struct {
 type memBlock struct {
 	name string
 	data []byte
+	// memo is the block's decoded records once a read has decoded them and
+	// found them all immutable (see shareable), guarded by the manager's
+	// mu; memo says which. It lives and dies with the in-memory block: a
+	// spill, a replacement or an eviction drops the memBlock and with it
+	// the memo, so the encoded bytes stay the one copy that is counted
+	// against the limit, served over HTTP, handed off and spilled.
+	decoded []any
+	memo    memoState
 }
+
+// memoState says whether a memBlock's decoded records are kept.
+type memoState uint8
+
+const (
+	memoNone    memoState = iota // not read yet
+	memoShared                   // decoded holds the records, shared by readers
+	memoMutable                  // a record can be modified by its reader: decode every read
+)
 
 func newBlockManager(limit int64, dir string, stats *usageCounters) *blockManager {
 	return &blockManager{limit: limit, dir: dir, mem: map[string]*list.Element{}, lru: list.New(), disk: map[string]int64{}, stats: stats}
@@ -41,7 +60,7 @@ func (m *blockManager) put(name string, data []byte) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.removeLocked(name)
-	m.mem[name] = m.lru.PushFront(&memBlock{name, data})
+	m.mem[name] = m.lru.PushFront(&memBlock{name: name, data: data})
 	m.used += int64(len(data))
 	for m.used > m.limit && m.lru.Len() > 0 {
 		e := m.lru.Back()
@@ -84,6 +103,93 @@ func (m *blockManager) get(name string) ([]byte, bool) {
 	m.stats.fileBytes.Add(int64(len(b)))
 	ioLimits().Disk.Take(len(b))
 	return b, true
+}
+
+// eachRecord calls emit for every record of the block and reports whether
+// the block is held. An in-memory block is decoded once and its records
+// are shared by later reads, as Spark's MEMORY_ONLY keeps a cached
+// partition deserialized; records a reader could modify (slices) are
+// decoded afresh each read instead, since a shared one modified by one
+// task would change what every later task reads. A block on disk is
+// decoded from the file each read.
+func (m *blockManager) eachRecord(name string, emit func(any)) (bool, error) {
+	m.mu.Lock()
+	e, inMem := m.mem[name]
+	var b *memBlock
+	var memo memoState
+	var decoded []any
+	if inMem {
+		m.lru.MoveToFront(e)
+		b = e.Value.(*memBlock)
+		memo, decoded = b.memo, b.decoded
+	}
+	m.mu.Unlock()
+	if !inMem {
+		data, ok := m.get(name)
+		if !ok {
+			return false, nil
+		}
+		return true, decodeAll(data, emit)
+	}
+	switch memo {
+	case memoShared:
+		for _, v := range decoded {
+			emit(v)
+		}
+		return true, nil
+	case memoMutable:
+		return true, decodeAll(b.data, emit)
+	}
+	recs, shared, err := decodeShareable(b.data, emit)
+	if err != nil {
+		return true, err
+	}
+	m.mu.Lock()
+	// Spilled, evicted or replaced meanwhile: the memBlock is gone and the
+	// memo with it; a block read back or put again starts without one.
+	if cur, ok := m.mem[name]; ok && cur == e {
+		b.memo, b.decoded = memoMutable, nil
+		if shared {
+			b.memo, b.decoded = memoShared, recs
+		}
+	}
+	m.mu.Unlock()
+	return true, nil
+}
+
+// decodeShareable decodes b, calling emit for every record as decodeAll
+// does, and returns the records too if every one is shareable.
+func decodeShareable(b []byte, emit func(any)) (recs []any, shared bool, err error) {
+	shared = true
+	d := decoder{b: b}
+	for d.more() {
+		v, err := d.next()
+		if err != nil {
+			return nil, false, err
+		}
+		if shared && !shareable(v) {
+			shared, recs = false, nil
+		}
+		if shared {
+			recs = append(recs, v)
+		}
+		emit(v)
+	}
+	return recs, shared, nil
+}
+
+// shareable says whether a decoded record can be handed to many readers:
+// true for values no reader can modify in place (scalars, strings and KVs
+// of them), false for the codec's slices ([]any, []float64), whose
+// elements a registered function may assign.
+func shareable(v any) bool {
+	switch x := v.(type) {
+	case nil, string, int, int64, float64, bool:
+		return true
+	case KV:
+		return shareable(x.Key) && shareable(x.Value)
+	}
+	return false
 }
 
 func (m *blockManager) removeLocked(name string) {

@@ -26,8 +26,10 @@
 //
 // Jobs split into a DAG of stages at shuffles. Executors run tasks up to
 // their cores at once, keep cached partitions and shuffle outputs in a block
-// manager under a memory limit (spilling to disk), serve blocks to each other
-// over HTTP, report per-task metrics, and measure their own CPU, memory, disk
+// manager under a memory limit (spilling to disk; a cached partition in
+// memory whose records are scalars, strings or KVs of them is decoded once
+// and its records shared by later reads, as Spark's MEMORY_ONLY keeps it
+// deserialized), serve blocks to each other over HTTP, report per-task metrics, and measure their own CPU, memory, disk
 // and network use every second from /proc and their sockets. The driver
 // places tasks with locality, retries failures, recomputes lost partitions
 // from lineage when an executor dies, scales executors dynamically, and

@@ -114,9 +114,9 @@ type taskRun struct {
 func (r *taskRun) compute(n *node, p int, emit func(any)) error {
 	if n.Cached {
 		name := cacheBlock(n.ID, p)
-		if b, ok := r.ex.blocks.get(name); ok {
+		if ok, err := r.ex.blocks.eachRecord(name, emit); ok {
 			r.m.CacheHit = true
-			return decodeAll(b, emit)
+			return err
 		}
 		if l, ok := r.spec.CacheLocs[n.ID]; ok && l.Exec != r.ex.id {
 			if b, err := r.ex.fetch(l.URL, name); err == nil {
