@@ -140,7 +140,11 @@ func cpuDemand(used, waited float64) (util, wait float64) {
 func stageCPU(ev *eventlog.ExecutorStage, cores float64) float64 {
 	u := ev.CPUMean / cores
 	if d := ev.End - ev.Start; d > 0 {
-		u = max(u, (ev.TaskCPUTimeS+ev.TaskRunQueueS)/d/cores)
+		// Bounded as cpuDemand bounds an epoch's: the cores wholly
+		// demanded. A stage of a few tasks far shorter than the clocks'
+		// resolution can otherwise divide whole ticks of task time by
+		// almost nothing (a cold executor's U_max read 29.3).
+		u = max(u, min(1, (ev.TaskCPUTimeS+ev.TaskRunQueueS)/d/cores))
 	}
 	return u
 }

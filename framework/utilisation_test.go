@@ -131,6 +131,9 @@ func TestStageCPU(t *testing.T) {
 		{"long stage whose other threads work too: the samples' mean",
 			eventlog.ExecutorStage{CPUMean: 1.1, Start: 10, End: 20, TaskCPUTimeS: 9}, 1, 1.1},
 		{"two cores", eventlog.ExecutorStage{CPUMean: 0.5, Start: 0, End: 2, TaskCPUTimeS: 3, TaskRunQueueS: 0.6}, 2, 0.9},
+		{"task time beyond the stage's span (clock resolution): at most the cores",
+			eventlog.ExecutorStage{CPUMean: 0.1, Start: 10, End: 10.0003, TaskCPUTimeS: 0.004, TaskRunQueueS: 0.0048}, 1, 1},
+		{"samples above the bound are kept", eventlog.ExecutorStage{CPUMean: 1.3, Start: 10, End: 10.0003, TaskCPUTimeS: 0.004}, 1, 1.3},
 	}
 	for _, tc := range cases {
 		if got := stageCPU(&tc.ev, tc.cores); math.Abs(got-tc.want) > 1e-9 {
