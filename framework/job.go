@@ -36,6 +36,7 @@ type taskItem struct {
 	part     int
 	attempt  int
 	queuedAt time.Time
+	launched time.Time // when it was sent to exec (its wait for a slot ends)
 	exec     string
 }
 

@@ -44,7 +44,7 @@ func (j *job) dispatchLocked() {
 		slots[i].Running++
 		e := c.pool.execs[slots[i].Exec]
 		e.running++
-		t.exec = e.id
+		t.exec, t.launched = e.id, now
 		j.running[t.id] = t
 		go c.send(e.url, t, c.specLocked(t, j.action, j.savePath), j.done)
 	}
@@ -211,7 +211,7 @@ func (c *Context) taskSucceededLocked(t *taskItem, res *taskResult, results []*t
 	w.tasks++
 	w.cpuTime += m.CPUNanos
 	w.runQueue += m.RunQueueNanos
-	e.util.taskWait += m.RunQueueNanos
+	e.util.noteTask(c.pool.lastEpoch, t.queuedAt, t.launched, c.clock.Now(), m.RunQueueNanos)
 	w.bytesRead += m.BytesRead
 	w.shuffleWrite += m.ShuffleWrite
 	w.shuffleFetch += m.ShuffleFetch

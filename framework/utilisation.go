@@ -21,7 +21,11 @@ import (
 // wait is the part of a busy executor's time that the host, not the
 // application, left unused; with it added back the figure is what the
 // executor would show on a host with CPU to spare, and on such a host it
-// is the paper's figure unchanged (the wait is 0).
+// is the paper's figure unchanged (the wait is 0). A task's wait in the
+// driver's queue for one of the executor's slots is demand the same way:
+// it is what lets an executor asked for more than its cores read more
+// than 1 (cpuDemand), as a receiver does when its one slot runs a giver's
+// partitions too; where every task finds a free slot it is ~0.
 type execUtil struct {
 	// cpu and mem are demanded (cpu) and used (mem) over reserved in the
 	// last complete monitoring epoch: (cores busy + cores waited for) /
@@ -34,9 +38,41 @@ type execUtil struct {
 	umax float64
 	// sizes are the cached blocks' sizes as the last heartbeat reported.
 	sizes map[string]int64
-	// taskWait sums the run-queue wait of the tasks that ended on the
-	// executor in the epoch under way, ns.
-	taskWait int64
+	// taskWait sums the wait of the tasks that ended on the executor in
+	// the epoch under way, ns: their threads' run-queue wait and their
+	// wait in the driver's queue for a slot, each task's share of it that
+	// falls in this epoch (noteTask). slotTime sums those tasks' time
+	// demanding a slot (queued or running) in this epoch, ns.
+	taskWait, slotTime int64
+}
+
+// noteTask adds a task that ended at end on the executor to the epoch that
+// started at epochStart: queued at queued, sent to the executor at
+// launched, its threads waiting runQueue ns on a run queue. Its wait (in
+// the driver's queue for a slot, then on the run queue) is spread evenly
+// over the time from queued to end and only the part in this epoch is
+// counted: a task that ran across epochs would otherwise report all of its
+// wait in the epoch it ended in. What fell in epochs already closed is
+// dropped (an underestimate, never a spike). A zero epochStart (no epoch
+// yet) counts it whole.
+func (u *execUtil) noteTask(epochStart, queued, launched, end time.Time, runQueue int64) {
+	if queued.IsZero() || end.Before(queued) {
+		queued = end // a task without a known queue time: its run-queue wait only
+	}
+	if launched.Before(queued) || launched.After(end) {
+		launched = queued
+	}
+	span := end.Sub(queued)
+	in := span
+	if epochStart.After(queued) {
+		in = max(0, end.Sub(epochStart))
+	}
+	wait := float64(launched.Sub(queued)) + float64(max(runQueue, 0))
+	if span > 0 {
+		wait *= float64(in) / float64(span)
+	}
+	u.taskWait += int64(wait)
+	u.slotTime += int64(in)
 }
 
 func (u *execUtil) noteSizes(names []string, sizes []int64) {
@@ -80,8 +116,8 @@ func (c *Context) monitorLocked(now time.Time) {
 	from, to := unixSeconds(now.Add(-epoch)), unixSeconds(now)
 	memBytes := float64(int64(c.cfg.MemMB) << 20)
 	for id, e := range c.pool.execs {
-		taskWait := e.util.taskWait
-		e.util.taskWait = 0
+		taskWait, slotTime := e.util.taskWait, e.util.slotTime
+		e.util.taskWait, e.util.slotTime = 0, 0
 		var cpu, mem float64
 		n := 0
 		for _, s := range e.samples {
@@ -97,7 +133,8 @@ func (c *Context) monitorLocked(now time.Time) {
 			continue
 		}
 		cores := float64(max(e.cores, 1))
-		e.util.cpu, e.util.wait = cpuDemand(cpu/float64(n)/cores, float64(taskWait)/float64(epoch)/cores)
+		e.util.cpu, e.util.wait = cpuDemand(cpu/float64(n)/cores, float64(taskWait)/float64(epoch)/cores,
+			float64(slotTime)/float64(epoch)/cores)
 		e.util.mem = mem / float64(n) / memBytes
 		e.util.at = now
 		c.emit(&eventlog.ExecutorUtilisation{Time: to, Executor: id, CPU: e.util.cpu, CPUWait: e.util.wait, Mem: e.util.mem, UMax: e.util.umax,
@@ -117,13 +154,27 @@ func (c *Context) noteStageUsageLocked(ev *eventlog.ExecutorStage) {
 }
 
 // cpuDemand is an epoch's CPU utilisation from used (cores busy per core
-// reserved) and waited (cores the tasks' threads waited for per core
-// reserved): used + waited, with waited bounded so that the executor's
-// cores are never more than wholly demanded by waiting (a task that ran
-// across epochs reports all its wait in the epoch it ended in). It returns
-// the utilisation and the waited part of it.
-func cpuDemand(used, waited float64) (util, wait float64) {
-	wait = max(0, min(waited, 1-used))
+// reserved), waited (cores the tasks waited for, on a run queue or in the
+// driver's queue for a slot, per core reserved) and slots (task slots
+// demanded, queued or running, on average over the epoch, per core
+// reserved): used + waited, with waited bounded by max(1, slots) - used.
+// It returns the utilisation and the waited part of it.
+//
+// The bound is the executor's task slots demanded, not its cores: an
+// executor asked to run more tasks at once than it has cores (a receiver
+// packed with a giver's partitions, whose tasks queue for its one slot)
+// demands more than its cores, and iSpark's reprovisioning rule (more than
+// h x min(theta, U_max), 1.1 of the cores by default) can only fire on a
+// figure that can pass 1. CPU is soft: such an executor runs, slower. The
+// bound used to be 1 - used (the cores wholly demanded), because a task
+// that ran across epochs reported all of its wait in the epoch it ended in;
+// noteTask now spreads a task's wait over the time it was queued and ran,
+// so an epoch's wait is at most the slot time in it, and the bound only
+// guards against clocks (the executor's run-queue reading against the
+// driver's). Its floor of one core per core reserved keeps the old bound
+// where no slot time was recorded.
+func cpuDemand(used, waited, slots float64) (util, wait float64) {
+	wait = max(0, min(waited, max(1, slots)-used))
 	return used + wait, wait
 }
 
@@ -140,8 +191,8 @@ func cpuDemand(used, waited float64) (util, wait float64) {
 func stageCPU(ev *eventlog.ExecutorStage, cores float64) float64 {
 	u := ev.CPUMean / cores
 	if d := ev.End - ev.Start; d > 0 {
-		// Bounded as cpuDemand bounds an epoch's: the cores wholly
-		// demanded. A stage of a few tasks far shorter than the clocks'
+		// Bounded by the cores wholly demanded (the floor of cpuDemand's
+		// bound: a stage's window has no slot time). A stage of a few tasks far shorter than the clocks'
 		// resolution can otherwise divide whole ticks of task time by
 		// almost nothing (a cold executor's U_max read 29.3).
 		u = max(u, min(1, (ev.TaskCPUTimeS+ev.TaskRunQueueS)/d/cores))

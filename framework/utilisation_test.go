@@ -89,26 +89,85 @@ func TestISparkScaleDefaults(t *testing.T) {
 }
 
 // TestCPUDemand: an epoch's CPU utilisation is cores busy plus cores the
-// tasks waited for on a run queue, per core reserved; the wait never
-// makes the executor more than wholly demanded.
+// tasks waited for, per core reserved; the wait is bounded by the task
+// slots demanded (at least the cores), so an executor asked to run more
+// tasks than it has cores reads more than 1, and iSpark's rule (h x 1 =
+// 1.1) can fire for it.
 func TestCPUDemand(t *testing.T) {
 	cases := []struct {
 		name                 string
-		used, waited         float64
+		used, waited, slots  float64
 		wantUtil, wantWaited float64
 	}{
-		{"host with CPU to spare: the paper's figure", 0.3, 0, 0.3, 0},
-		{"starved: busy slot, a third of a core obtained", 0.3, 0.6, 0.9, 0.6},
-		{"idle and unstarved stays idle", 0.05, 0.01, 0.06, 0.01},
-		{"wait reported late is bounded by the rest of the core", 0.4, 0.9, 1, 0.6},
-		{"busy beyond the reservation adds no wait", 1.2, 0.3, 1.2, 0},
-		{"a negative wait (clock skew) counts as none", 0.5, -0.1, 0.5, 0},
+		{"host with CPU to spare: the paper's figure", 0.3, 0, 0.5, 0.3, 0},
+		{"starved: busy slot, a third of a core obtained", 0.3, 0.6, 1, 0.9, 0.6},
+		{"idle and unstarved stays idle", 0.05, 0.01, 0.1, 0.06, 0.01},
+		{"no slot time recorded: bounded by the rest of the core", 0.4, 0.9, 0, 1, 0.6},
+		{"busy beyond the reservation adds no wait", 1.2, 0.3, 1, 1.2, 0},
+		{"a negative wait (clock skew) counts as none", 0.5, -0.1, 1, 0.5, 0},
+		{"packed receiver: 2 slots demanded on 1 core", 0.9, 0.8, 2, 1.7, 0.8},
+		{"packed receiver, wait above the slots demanded", 0.9, 1.5, 1.8, 1.8, 0.9},
+		{"packed receiver under h x 1 without the queue wait", 0.95, 0.5, 1.5, 1.45, 0.5},
 	}
 	for _, tc := range cases {
-		u, w := cpuDemand(tc.used, tc.waited)
+		u, w := cpuDemand(tc.used, tc.waited, tc.slots)
 		if math.Abs(u-tc.wantUtil) > 1e-9 || math.Abs(w-tc.wantWaited) > 1e-9 {
-			t.Errorf("%s: cpuDemand(%v, %v) = %v, %v; want %v, %v", tc.name, tc.used, tc.waited, u, w, tc.wantUtil, tc.wantWaited)
+			t.Errorf("%s: cpuDemand(%v, %v, %v) = %v, %v; want %v, %v", tc.name, tc.used, tc.waited, tc.slots, u, w, tc.wantUtil, tc.wantWaited)
 		}
+	}
+}
+
+// TestNoteTask: a task's wait (in the driver's queue, then on the run
+// queue) is spread over the time from its queueing to its end, and only
+// the share in the epoch under way is counted, with its slot time there.
+func TestNoteTask(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	cases := []struct {
+		name                    string
+		epoch, queued, launched time.Time
+		end                     time.Time
+		runQueue                int64
+		wantWait, wantSlot      time.Duration
+	}{
+		{"within the epoch: all of it", at(0), at(100), at(400), at(600), int64(100 * time.Millisecond), 400 * time.Millisecond, 500 * time.Millisecond},
+		{"across the epoch's start: its share", at(1000), at(0), at(1000), at(2000), int64(200 * time.Millisecond), 600 * time.Millisecond, 1000 * time.Millisecond},
+		{"no epoch yet: all of it", time.Time{}, at(0), at(300), at(500), 0, 300 * time.Millisecond, 500 * time.Millisecond},
+		{"no queue time: run-queue wait only", at(0), time.Time{}, time.Time{}, at(500), int64(50 * time.Millisecond), 50 * time.Millisecond, 0},
+		{"launched before queued (clocks): no queue wait", at(0), at(100), at(50), at(300), 0, 0, 200 * time.Millisecond},
+	}
+	for _, tc := range cases {
+		var u execUtil
+		u.noteTask(tc.epoch, tc.queued, tc.launched, tc.end, tc.runQueue)
+		if time.Duration(u.taskWait) != tc.wantWait || time.Duration(u.slotTime) != tc.wantSlot {
+			t.Errorf("%s: wait %v slot %v, want %v %v", tc.name, time.Duration(u.taskWait), time.Duration(u.slotTime), tc.wantWait, tc.wantSlot)
+		}
+	}
+}
+
+// TestMonitorEpochPackedReceiver: a 1-core executor whose one slot runs
+// two partitions' tasks back to back (each waiting in the driver's queue
+// for the other) reads more than h x 1 = 1.1, so iSpark's reprovisioning
+// rule can fire for it; the old bound (the rest of the core) held it at 1.
+func TestMonitorEpochPackedReceiver(t *testing.T) {
+	ctx, t0, at := newMonitorContext(t, "monitor-packed", 1)
+	defer ctx.Close(nil)
+	ctx.mu.Lock()
+	defer ctx.mu.Unlock()
+	e := ctx.pool.execs["local-1"]
+	e.registered = t0.Add(-time.Hour)
+	e.samples = []Sample{{Time: at(time.Second), CPU: 0.9}, {Time: at(2 * time.Second), CPU: 0.9}}
+	ctx.monitorLocked(t0) // starts the first epoch
+	// Iterations of 200 ms: both tasks queued at once, one slot, each
+	// task 100 ms; the second waits 100 ms in the driver's queue.
+	for i := 0; i < 10; i++ {
+		q := t0.Add(time.Duration(i) * 200 * time.Millisecond)
+		e.util.noteTask(t0, q, q, q.Add(100*time.Millisecond), 0)
+		e.util.noteTask(t0, q, q.Add(100*time.Millisecond), q.Add(200*time.Millisecond), 0)
+	}
+	ctx.monitorLocked(t0.Add(2 * time.Second))
+	if math.Abs(e.util.cpu-1.4) > 1e-9 || math.Abs(e.util.wait-0.5) > 1e-9 {
+		t.Fatalf("packed receiver: cpu %v (wait %v), want 1.4 (0.9 busy + 0.5 queued for its slot)", e.util.cpu, e.util.wait)
 	}
 }
 
