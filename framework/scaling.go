@@ -72,8 +72,12 @@ func (c *Context) applyLocked(now time.Time, before elastic.Pool, d elastic.Deci
 	c.pool.backlog = d.Backlog
 	c.pool.target = d.Target
 	if d.Additions > 0 {
-		c.cfg.Logf("backlog of %d tasks for %v: asking for %d executors", before.Pending, now.Sub(before.Backlog.Since).Round(time.Millisecond), d.Target)
-		c.emit(&eventlog.ExecutorsRequested{Time: unixSeconds(now), Target: d.Target, Backlog: before.Pending})
+		if d.Why == "backlog" {
+			c.cfg.Logf("backlog of %d tasks for %v: asking for %d executors", before.Pending, now.Sub(before.Backlog.Since).Round(time.Millisecond), d.Target)
+		} else {
+			c.cfg.Logf("%s: asking for %d executors (%d tasks pending)", d.Why, d.Target, before.Pending)
+		}
+		c.emit(&eventlog.ExecutorsRequested{Time: unixSeconds(now), Target: d.Target, Backlog: before.Pending, Reason: d.Why})
 		go c.pushTarget()
 	}
 	if handoff := c.startHandoffLocked(d); handoff {

@@ -110,6 +110,10 @@ type Decision struct {
 	Target int
 	// Backlog is carried into the next decision's Pool.
 	Backlog Backlog
+	// Why names the rule behind Additions ("backlog", or iSpark's
+	// "utilisation of EXEC above h x capacity"), for the log and the
+	// event log: both rules otherwise read the same.
+	Why string
 }
 
 // IdleBacklog is today's dynamic allocation rule.
@@ -160,6 +164,7 @@ func (r IdleBacklog) scaleUp(now time.Time, p Pool, d *Decision) {
 	step := max(p.Backlog.Step, 1)
 	d.Target = min(r.Max, p.Target+step)
 	d.Additions = d.Target - p.Target
+	d.Why = "backlog"
 	d.Backlog = Backlog{Since: now, Step: step * 2}
 }
 

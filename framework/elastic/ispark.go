@@ -92,10 +92,14 @@ func (s ISpark) Decide(now time.Time, p Pool) Decision {
 		cut := d.Additions - min(d.Additions, allowed)
 		d.Additions -= cut
 		d.Target -= cut
+		if d.Additions == 0 {
+			d.Why = ""
+		}
 	}
 	if hot := s.hot(p.Executors); hot != "" {
 		if d.Additions == 0 && d.Target < s.Scale.Max {
 			d.Additions, d.Target = 1, d.Target+1
+			d.Why = "utilisation of " + hot + " above h x capacity"
 		}
 		if ceiling > 0 {
 			ceiling = max(ceiling, d.Target)
@@ -108,7 +112,7 @@ func (s ISpark) Decide(now time.Time, p Pool) Decision {
 		// shrink wins over a backlog addition decided above.
 		if d.Additions > 0 {
 			d.Target = max(s.Scale.Min, d.Target-d.Additions)
-			d.Additions = 0
+			d.Additions, d.Why = 0, ""
 		}
 		ceiling = d.Target
 	}

@@ -49,6 +49,7 @@ func TestISparkDecide(t *testing.T) {
 		add      int
 		target   int
 		ceiling  int
+		why      string // the rule named for the additions
 	}{
 		{name: "Fig. 4, dominant factor: only C gives, to B",
 			policy: df, pool: Pool{Executors: fig4, Target: 3, OthersWaiting: true},
@@ -77,7 +78,7 @@ func TestISparkDecide(t *testing.T) {
 			releases: []string{"C>B", "D>A"}, target: 2, ceiling: 2},
 		{name: "hot executor: one more, and no shrink this round",
 			policy: df, pool: Pool{Executors: []Executor{ex("A", .9, .2, .8), ex("B", .1, .1, .8)}, Target: 2, OthersWaiting: true},
-			add: 1, target: 3},
+			add: 1, target: 3, why: "utilisation of A above h x capacity"},
 		{name: "exactly h x capacity is not hot",
 			policy: df, pool: Pool{Executors: []Executor{ex("A", .55, .2, .5)}, Target: 1, OthersWaiting: true},
 			target: 1},
@@ -86,7 +87,7 @@ func TestISparkDecide(t *testing.T) {
 			target: 1},
 		{name: "DF: memory past h x capacity is hot",
 			policy: df, pool: Pool{Executors: []Executor{ex("A", .5, .95, .6)}, Target: 1},
-			add: 1, target: 2},
+			add: 1, target: 2, why: "utilisation of A above h x capacity"},
 		{name: "hot at Max: nothing to add",
 			policy: ISpark{Scale: IdleBacklog{Min: 1, Max: 1}}, pool: Pool{Executors: []Executor{ex("A", .99, .2, .5)}, Target: 1},
 			target: 1},
@@ -97,11 +98,11 @@ func TestISparkDecide(t *testing.T) {
 		{name: "hot while shrunk: the ceiling rises by the one added",
 			policy: df, pool: Pool{Executors: []Executor{ex("A", .95, .2, .8), ex("B", .7, .2, .8)}, Pending: 4, Target: 2, OthersWaiting: true,
 				Backlog: Backlog{Since: t0.Add(time.Minute), Ceiling: 2}},
-			add: 1, target: 3, ceiling: 3},
+			add: 1, target: 3, ceiling: 3, why: "utilisation of A above h x capacity"},
 		{name: "nobody waits any more: the ceiling lifts and the backlog rule grows",
 			policy: df, pool: Pool{Executors: []Executor{ex("A", .7, .2, .8), ex("B", .7, .2, .8)}, Pending: 4, Target: 2,
 				Backlog: Backlog{Since: t0, Step: 2, Ceiling: 2}},
-			add: 2, target: 4},
+			add: 2, target: 4, why: "backlog"},
 		{name: "a shrink cancels this round's backlog addition",
 			policy: df, pool: Pool{Executors: []Executor{ex("A", .4, .2, 1), ex("B", .3, .2, 1)}, Pending: 4, Target: 2, OthersWaiting: true,
 				Backlog: Backlog{Since: t0, Step: 1}},
@@ -119,6 +120,9 @@ func TestISparkDecide(t *testing.T) {
 			}
 			if len(d.Moves) != 0 {
 				t.Errorf("moves %+v without cached partitions", d.Moves)
+			}
+			if d.Why != tc.why {
+				t.Errorf("additions explained as %q, want %q", d.Why, tc.why)
 			}
 			if d.Additions != tc.add || d.Target != tc.target || d.Backlog.Ceiling != tc.ceiling {
 				t.Errorf("additions %d target %d ceiling %d, want %d, %d, %d", d.Additions, d.Target, d.Backlog.Ceiling, tc.add, tc.target, tc.ceiling)

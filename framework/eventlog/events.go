@@ -91,13 +91,17 @@ type ExecutorRemoved struct {
 	Time                 float64 `json:"time"`
 }
 
-// ExecutorsRequested: dynamic allocation raised the executor target after a
-// task backlog.
+// ExecutorsRequested: the scaling policy raised the executor target, after
+// a task backlog or (iSpark) an executor's utilisation above h x capacity;
+// Reason says which.
 type ExecutorsRequested struct {
-	Backlog int     `json:"backlog"` // tasks waiting for a slot
-	Event   string  `json:"event"`
-	Target  int     `json:"target"`
-	Time    float64 `json:"time"`
+	Backlog int    `json:"backlog"` // tasks waiting for a slot
+	Event   string `json:"event"`
+	// Reason is the scaling rule that asked (elastic.Decision.Why);
+	// omitted when empty, so older logs read the same.
+	Reason string  `json:"reason,omitempty"`
+	Target int     `json:"target"`
+	Time   float64 `json:"time"`
 }
 
 // ExecutorSample is an executor's one-second utilisation sample, as its
