@@ -192,9 +192,10 @@ func stageCPU(ev *eventlog.ExecutorStage, cores float64) float64 {
 	u := ev.CPUMean / cores
 	if d := ev.End - ev.Start; d > 0 {
 		// Bounded by the cores wholly demanded (the floor of cpuDemand's
-		// bound: a stage's window has no slot time). A stage of a few tasks far shorter than the clocks'
-		// resolution can otherwise divide whole ticks of task time by
-		// almost nothing (a cold executor's U_max read 29.3).
+		// bound: a stage's window has no slot time). A stage of a few
+		// tasks far shorter than the clocks' resolution can otherwise
+		// divide whole ticks of task time by almost nothing (a cold
+		// executor's U_max read 29.3).
 		u = max(u, min(1, (ev.TaskCPUTimeS+ev.TaskRunQueueS)/d/cores))
 	}
 	return u
