@@ -3,7 +3,8 @@ package sim
 import (
 	"fmt"
 	"math"
-	"sort"
+
+	"github.com/allot-sched/allot/framework/dispatch"
 )
 
 // Task backoff, Prophet's second component (Section III-B), as the
@@ -102,37 +103,25 @@ func (r *appRun) backoff(loads, delivered [][2]float64) {
 
 // flag backs off the largest predicted users of bandwidth k among xs
 // until their predicted demand, with the backed-off ones at Factor, fits
-// under c.
+// under c: the runtime's rule, dispatch.Overusers, itself.
 func (r *appRun) flag(xs []*appExec, k int, c float64) {
 	b := r.cfg.Backoff
-	pred := func(x *appExec) float64 {
-		st := r.apps[x.app].Predicted.Stages
-		if x.stage >= len(st) {
-			return 0
-		}
-		if k == 0 {
-			return st[x.stage].DiskBW
-		}
-		return st[x.stage].NetBW
-	}
-	users := make([]*appExec, 0, len(xs))
-	var total float64
-	for _, x := range xs {
-		if p := pred(x); p > 0 {
-			users = append(users, x)
-			total += p * r.slots(x)
+	pred := make([]float64, len(xs))
+	held := make([]bool, len(xs))
+	for i, x := range xs {
+		held[i] = x.backoff > 0
+		if st := r.apps[x.app].Predicted.Stages; x.stage < len(st) {
+			pred[i] = st[x.stage].DiskBW
+			if k == 1 {
+				pred[i] = st[x.stage].NetBW
+			}
 		}
 	}
-	sort.SliceStable(users, func(a, z int) bool { return pred(users[a]) > pred(users[z]) })
-	for _, x := range users {
-		if total <= c {
-			return
-		}
-		if x.backoff == 0 {
-			total -= pred(x) * (1 - b.Factor)
+	for _, i := range dispatch.Overusers(pred, held, c, b.Factor) {
+		if !held[i] {
 			r.backoffs++
 		}
-		x.backoff = b.Hold
+		xs[i].backoff = b.Hold
 	}
 }
 

@@ -113,28 +113,55 @@ func (b *Backoff) Round(devs []Device) {
 }
 
 func (b *Backoff) flag(d Device) {
-	users := append([]User(nil), d.Users...)
-	sort.SliceStable(users, func(i, j int) bool { return users[i].Predicted > users[j].Predicted })
-	var total float64
-	for _, u := range users {
-		f := 1.0
-		if b.held[u.Exec] > 0 {
-			f = b.Params.Factor
-		}
-		total += u.Predicted * f
+	pred := make([]float64, len(d.Users))
+	held := make([]bool, len(d.Users))
+	for i, u := range d.Users {
+		pred[i], held[i] = u.Predicted, b.held[u.Exec] > 0
 	}
 	if b.held == nil {
 		b.held = map[string]int{}
 	}
-	for _, u := range users {
-		if total <= d.Capacity || u.Predicted <= 0 {
-			return
-		}
-		if b.held[u.Exec] == 0 {
-			total -= u.Predicted * (1 - b.Params.Factor)
-		}
-		b.held[u.Exec] = b.Params.Hold
+	for _, i := range Overusers(pred, held, d.Capacity, b.Params.Factor) {
+		b.held[d.Users[i].Exec] = b.Params.Hold
 	}
+}
+
+// Overusers is the rule that picks who backs off on a contested device of
+// capacity c, shared by the runtime (Backoff) and the simulator
+// (sim/backoff.go) so that the two cannot drift apart. pred[i] is user
+// i's predicted demand on the device in its current stage; held[i] says it
+// is backed off already, so it demands factor of pred[i]. Users are taken
+// in descending predicted demand (ties in the order given) while what they
+// are predicted to demand in all exceeds c: each taken user is flagged (a
+// held one is renewed; one flagged afresh lowers the total by 1 - factor
+// of its prediction). Users predicted to demand nothing are never taken.
+// It returns the indices flagged, in the order taken.
+func Overusers(pred []float64, held []bool, c, factor float64) []int {
+	order := make([]int, 0, len(pred))
+	var total float64
+	for i, p := range pred {
+		if p <= 0 {
+			continue
+		}
+		order = append(order, i)
+		if held[i] {
+			total += p * factor
+		} else {
+			total += p
+		}
+	}
+	sort.SliceStable(order, func(a, z int) bool { return pred[order[a]] > pred[order[z]] })
+	var flagged []int
+	for _, i := range order {
+		if total <= c {
+			break
+		}
+		if !held[i] {
+			total -= pred[i] * (1 - factor)
+		}
+		flagged = append(flagged, i)
+	}
+	return flagged
 }
 
 // Flagged reports whether executor x is backed off.

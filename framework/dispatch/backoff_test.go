@@ -111,3 +111,34 @@ func TestBackoffDevicesFromRates(t *testing.T) {
 		t.Error("a NIC whose users predict 160 of 200 counts as busy")
 	}
 }
+
+func TestOverusers(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		pred   []float64
+		held   []bool
+		c      float64
+		factor float64
+		want   []int
+	}{
+		{"fits: nobody", []float64{40, 50}, []bool{false, false}, 100, 0.5, nil},
+		{"heaviest first", []float64{20, 150, 60}, []bool{false, false, false}, 160, 0.5, []int{1}},
+		{"ties keep their order", []float64{80, 80, 80}, []bool{false, false, false}, 180, 0.5, []int{0, 1}},
+		{"a held user counts at factor and is renewed", []float64{150, 60}, []bool{true, false}, 100, 0.5, []int{0, 1}},
+		{"held users already fit", []float64{150, 60}, []bool{true, false}, 140, 0.5, nil},
+		{"zero demand is never flagged", []float64{0, 300}, []bool{false, false}, 100, 0.5, []int{1}},
+		{"three of 100 on 200 at a quarter: two", []float64{100, 100, 100}, []bool{false, false, false}, 200, 0.25, []int{0, 1}},
+	} {
+		got := Overusers(c.pred, c.held, c.c, c.factor)
+		if len(got) != len(c.want) {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+			continue
+		}
+		for i := range got {
+			if got[i] != c.want[i] {
+				t.Errorf("%s: %v, want %v", c.name, got, c.want)
+				break
+			}
+		}
+	}
+}
