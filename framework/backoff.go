@@ -21,10 +21,10 @@ import (
 // profile, anchored at their launches; other frameworks' executors by the
 // master's /timelines where it keeps them). One loop pass is one backoff
 // round. The thresholds are dispatch.DefaultBackoff's (the simulator's):
-// contested when delivered < 0.8 x capacity while busy (disk busy >= 0.9;
+// contested when delivered < 0.9 x capacity while busy (disk busy >= 0.9;
 // a NIC is busy when its users' predicted demand exceeds it), a flagged
-// executor runs at most half its cores, for 3 rounds after the last one
-// that flagged it. The signal is as fresh as the agents' --usage-interval.
+// executor runs at most a quarter of its cores (at least one), for 20
+// rounds after the last one that flagged it. The signal is as fresh as the agents' --usage-interval.
 
 // DefaultBackoffInterval is Config.BackoffInterval's default.
 const DefaultBackoffInterval = time.Second

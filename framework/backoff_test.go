@@ -46,7 +46,7 @@ func TestBackoffRounds(t *testing.T) {
 		{"on another agent", stateOf(0.95, 10), nil, []ownExec{{"exec-1", "S9", young}, {"exec-2", "S9", young}}, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			bo := &dispatch.Backoff{Inner: dispatch.LocalityWait{}, Params: dispatch.DefaultBackoff}
+			bo := &dispatch.Backoff{Inner: dispatch.LocalityWait{}, Params: firstBackoff}
 			devs, _ := backoffDevices(now, c.st, c.tls, "us", c.own, prof, bo.Params)
 			bo.Round(devs)
 			var got []string
@@ -72,7 +72,7 @@ func TestBackoffLogged(t *testing.T) {
 	c := &Context{cfg: Config{Logf: func(f string, a ...any) { lines = append(lines, f) }}, clock: RealClock{},
 		elog: eventlog.NewWriter(&buf), wake: make(chan struct{}, 1)}
 	own := []ownExec{{"exec-1", "S1", now}, {"exec-2", "S1", now}}
-	bo := &dispatch.Backoff{Inner: dispatch.LocalityWait{}, Params: dispatch.DefaultBackoff}
+	bo := &dispatch.Backoff{Inner: dispatch.LocalityWait{}, Params: firstBackoff}
 	flagged := map[string]bool{}
 	round := func(st *stateDoc) {
 		devs, names := backoffDevices(now, st, nil, "us", own, prof, bo.Params)
@@ -114,3 +114,7 @@ func TestBackoffLogged(t *testing.T) {
 		t.Error("the job loop was not woken when the backoff lifted")
 	}
 }
+
+// firstBackoff are the first thresholds (0.8, half, 3 rounds): these
+// tests' cases spell out their arithmetic; the defaults are tuned.
+var firstBackoff = dispatch.BackoffParams{Trigger: 0.8, Factor: 0.5, Hold: 3, BusyMin: 0.9}

@@ -17,8 +17,8 @@ import (
 //
 //   - Detection, per agent and bandwidth, once per step (a step is one
 //     scheduling round): the device is busy (actual demand D > capacity c)
-//     and delivers less than Trigger x c (DefaultBackoff: 0.8; with beta
-//     0.3 that is D > 1.83 c, a device more than 83 % over-allocated).
+//     and delivers less than Trigger x c (DefaultBackoff: 0.9; with beta
+//     0.3 that is D > 1.37 c, a device more than 37 % over-allocated).
 //     The monitor reports what it saw in the step just run, so the
 //     reaction lags one round, as a real monitor's would.
 //   - Who backs off: the executors on that agent ordered by their
@@ -27,10 +27,21 @@ import (
 //     error reaches here), the largest first, until the predicted demand
 //     left, with the backed-off ones at Factor of theirs, is at most c.
 //   - What backoff does: the executor runs Factor of its task slots
-//     (DefaultBackoff: 0.5, half), so it demands Factor of its stage's
-//     bandwidth and progresses at Factor of its rate under the law.
-//   - How long: Hold rounds (DefaultBackoff: 3), renewed while the agent
+//     (DefaultBackoff: 0.25, a quarter), so it demands Factor of its
+//     stage's bandwidth and progresses at Factor of its rate under the law.
+//   - How long: Hold rounds (DefaultBackoff: 20), renewed while the agent
 //     stays contested; then the executor runs all its slots again.
+//
+// How the defaults were chosen: the first choice (trigger 0.8, half the
+// slots, 3 rounds) was a guess. The defaults are the lowest mean makespan
+// of prophet over the grid trigger {0.8, 0.9, 1.0} x factor {0.25, 0.5} x
+// hold {3, 5, 10, 20, 30} on held-out seeds 11-14, never on seeds 1-3,
+// which the experiment reports: 13,659 s for the first choice, 12,319 s
+// for these (hold 10 to 30 at factor 0.25 all within 2 %). A short, light
+// backoff was too timid: it lifted while the stage that caused the
+// collision still ran, and the collision came back. These are policy
+// thresholds, tuned on Prophet's own runs as the paper tuned eta; the
+// workload stays calibrated on the baselines only.
 //
 // Backoff is per executor, so it moves with the executor across its
 // stages: an executor backed off in a disk-heavy stage stays at Factor
@@ -44,8 +55,10 @@ type BackoffParams struct {
 	Hold    int     // rounds a backoff lasts after the last detection, >= 1
 }
 
-// DefaultBackoff are the thresholds `allot experiment prophet` uses.
-var DefaultBackoff = BackoffParams{Trigger: 0.8, Factor: 0.5, Hold: 3}
+// DefaultBackoff are the thresholds `allot experiment prophet` uses: the
+// runtime's (dispatch.DefaultBackoff), so the two homes agree.
+var DefaultBackoff = BackoffParams{Trigger: dispatch.DefaultBackoff.Trigger, Factor: dispatch.DefaultBackoff.Factor,
+	Hold: dispatch.DefaultBackoff.Hold}
 
 func (b BackoffParams) validate() error {
 	if !(b.Trigger > 0 && b.Trigger <= 1) {

@@ -28,7 +28,7 @@ func TestBackoffParamsValidate(t *testing.T) {
 }
 
 func TestBackoffContested(t *testing.T) {
-	b := DefaultBackoff
+	b := firstBackoff
 	for _, c := range []struct {
 		name         string
 		cap, d, del  float64
@@ -66,7 +66,7 @@ func TestBackoffRelievesCollapsedDisk(t *testing.T) {
 		}
 		return r
 	}
-	b := DefaultBackoff
+	b := firstBackoff
 	for _, c := range []struct {
 		name         string
 		beta         float64
@@ -98,7 +98,7 @@ func TestBackoffFlagsPredictedHeavyUsers(t *testing.T) {
 		{Name: "heavy2", Executors: 1, Cpus: 1, Mem: 1, Stages: []AppStage{{Work: 1000, DiskBW: 150}}},
 	}
 	Predict(apps, 0, 1)
-	b := DefaultBackoff
+	b := firstBackoff
 	r, err := newAppRun(apps, []AppNode{{Cpus: 8, Mem: 8, DiskBW: 100, NetBW: 100}}, AppConfig{Policy: policy(t, "drf"), Degrade: true, Beta: 1, Backoff: &b})
 	if err != nil {
 		t.Fatal(err)
@@ -142,3 +142,8 @@ func TestBackoffFlagsPredictedHeavyUsers(t *testing.T) {
 		t.Errorf("flagged %v, want exactly one heavy executor", flagged)
 	}
 }
+
+// firstBackoff are the first thresholds (trigger 0.8, half, 3 rounds):
+// the mechanism's tests keep them, since their comments spell out the
+// arithmetic; DefaultBackoff is tuned (backoff.go) and may move again.
+var firstBackoff = BackoffParams{Trigger: 0.8, Factor: 0.5, Hold: 3}

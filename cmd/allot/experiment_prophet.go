@@ -24,12 +24,12 @@ func init() {
 }
 
 func runProphetExperiment(args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("experiment prophet", "[--seeds 3] [--pred-error 0.1] [--beta 0.5] [--json] [--out DIR]",
+	fs := newFlagSet("experiment prophet", "[--seeds 3] [--pred-error 0.1] [--beta 0.3] [--json] [--out DIR]",
 		"The Prophet paper's setup (16 servers of 24 cores, 32 GB, 330 MB/s disk, 1 Gbps;\n"+
 			"90 applications from 10 archetypes x 3 input sizes x cores {1,3,5}, arriving\n"+
 			"uniformly in [0, 1200] s) in the simulator's executor model, per policy averaged\n"+
-			"over seeds 1..--seeds. prophet runs task backoff (sim/backoff.go: trigger 0.8,\n"+
-			"half the task slots, 3 rounds); prophet-nobackoff is the paper's \"w/o backoff\".",
+			"over seeds 1..--seeds. prophet runs task backoff (sim/backoff.go: trigger 0.9,\n"+
+			"a quarter of the task slots, 20 rounds); prophet-nobackoff is the paper's \"w/o backoff\".",
 		stderr)
 	seeds := fs.Int("seeds", 3, "seeds to average over (1..100)")
 	predErr := fs.Float64("pred-error", 0.1, "relative error of the predicted profiles, in [0, 0.9]")
