@@ -376,6 +376,9 @@ func (r *iterRun) advance(dt float64) (int, error) {
 				ln := &a.lanes[l]
 				if ln.left > 0 && ln.stall <= r.now {
 					ln.left -= dt * speed / a.Shape.IterSec
+					if ln.left < 1e-9 {
+						ln.left = 0 // IterSec steps of 1/IterSec leave float residue
+					}
 				}
 			}
 			if d > 0 {
