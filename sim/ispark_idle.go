@@ -13,21 +13,25 @@ import "github.com/allot-sched/allot/framework/elastic"
 // allocation's runs are classed the same way, as if by iSpark's rule,
 // which says what iSpark had to work with.
 
-// IdleBreakdown is core-seconds unused, by class.
+// IdleBreakdown is core-seconds unused, by class (in an IterResult), or
+// fractions of the cluster's core-seconds, cores x makespan (in an
+// ISparkRow, where with cpu_util they add up to 1).
 type IdleBreakdown struct {
 	// Unreserved: cores no executor held; UnreservedWanted the part of it
 	// while some application declared unmet demand (a core free and
 	// wanted: allocation latency).
-	Unreserved, UnreservedWanted float64
+	Unreserved       float64 `json:"unreserved"`
+	UnreservedWanted float64 `json:"unreserved_wanted"`
 	// Leaving: executors handing off (partitions in flight), not yet
 	// released.
-	Leaving float64
+	Leaving float64 `json:"leaving"`
 	// NoWork: executors with no lane running this second (at the
 	// iteration's barrier, waiting for partitions in flight, or emptied);
 	// NoWorkRecompute the part of it while a lane of the application that
 	// still had work was recomputing partitions it found in no cache (the
 	// barrier waits for it).
-	NoWork, NoWorkRecompute float64
+	NoWork          float64 `json:"no_work"`
+	NoWorkRecompute float64 `json:"no_work_recompute"`
 	// The rest is the unused part of executors running below their core.
 	// Warmup: their application was in its first two iterations (iSpark
 	// does not shrink yet). NotAsked: no inverse offer in force (nobody
@@ -36,8 +40,25 @@ type IdleBreakdown struct {
 	// executor's factor was above gamma; MemBound the part of it where its
 	// cpu was at or below gamma and memory held it up (DF). UnderGamma: at
 	// or below gamma while asked, and kept: no receiver had room for it.
-	Warmup, NotAsked, NotAskedQueued float64
-	AboveGamma, MemBound, UnderGamma float64
+	Warmup         float64 `json:"warmup"`
+	NotAsked       float64 `json:"not_asked"`
+	NotAskedQueued float64 `json:"not_asked_queued"`
+	AboveGamma     float64 `json:"above_gamma"`
+	MemBound       float64 `json:"mem_bound"`
+	UnderGamma     float64 `json:"under_gamma"`
+}
+
+// scaled is b with every class times f.
+func (b IdleBreakdown) scaled(f float64) IdleBreakdown {
+	return IdleBreakdown{b.Unreserved * f, b.UnreservedWanted * f, b.Leaving * f, b.NoWork * f, b.NoWorkRecompute * f,
+		b.Warmup * f, b.NotAsked * f, b.NotAskedQueued * f, b.AboveGamma * f, b.MemBound * f, b.UnderGamma * f}
+}
+
+// plus is b and c added class by class.
+func (b IdleBreakdown) plus(c IdleBreakdown) IdleBreakdown {
+	return IdleBreakdown{b.Unreserved + c.Unreserved, b.UnreservedWanted + c.UnreservedWanted, b.Leaving + c.Leaving,
+		b.NoWork + c.NoWork, b.NoWorkRecompute + c.NoWorkRecompute, b.Warmup + c.Warmup, b.NotAsked + c.NotAsked,
+		b.NotAskedQueued + c.NotAskedQueued, b.AboveGamma + c.AboveGamma, b.MemBound + c.MemBound, b.UnderGamma + c.UnderGamma}
 }
 
 // Total is every core-second unused.

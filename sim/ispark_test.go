@@ -108,6 +108,14 @@ func TestISparkExperimentShape(t *testing.T) {
 		t.Fatalf("%d rows, want %d", len(rep.Rows), len(IterPolicies))
 	}
 	dyn, df := row[IterDynamic], row[IterISpark]
+	for _, r := range rep.Rows {
+		if sum := r.CPUUtil + r.Idle.Total(); math.Abs(sum-1) > 1e-9 {
+			t.Errorf("%s: cpu %.4f + idle %.4f = %.6f of cores x makespan, want 1", r.Policy, r.CPUUtil, r.Idle.Total(), sum)
+		}
+	}
+	if !(df.Idle.UnderGamma < dyn.Idle.UnderGamma) {
+		t.Errorf("idle under gamma: iSpark %.3f, dynamic %.3f; iSpark should give those executors back", df.Idle.UnderGamma, dyn.Idle.UnderGamma)
+	}
 	if !(df.CPUUtil > dyn.CPUUtil) {
 		t.Errorf("iSpark cpu %.3f not above dynamic %.3f", df.CPUUtil, dyn.CPUUtil)
 	}
