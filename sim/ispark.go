@@ -99,6 +99,8 @@ type IterResult struct {
 	// memory utilisation. They say which factor bounds DF's packing.
 	RecvEpochs, RecvOverCore int
 	RecvCPU, RecvMem         float64
+	// Idle is where the cluster's unused core-seconds went (ispark_idle.go).
+	Idle IdleBreakdown
 }
 
 type iexec struct {
@@ -129,6 +131,9 @@ type ilane struct {
 	meas  float64 // its tasks' cpu utilisation in the last iteration
 	memf  float64
 	stall float64 // no progress before this time (partitions in flight)
+	// missed counts the partitions the running iteration found in no
+	// cache and recomputes (its extra work; ispark_idle.go reads it).
+	missed int
 }
 
 type iapp struct {
@@ -160,6 +165,7 @@ type iterRun struct {
 	netFree []float64 // when each agent's link is free
 	now     float64
 	dirty   bool // the allocator's state changed since its last cycle
+	queued  int  // applications arrived and not started (idleCluster counts them)
 	cycles  int
 	used    float64
 	res     IterResult
@@ -358,6 +364,7 @@ func (r *iterRun) launch(a *iapp, agent int) {
 // advance runs every application dt seconds and returns how many finished.
 func (r *iterRun) advance(dt float64) (int, error) {
 	finished := 0
+	r.idleCluster(dt)
 	for _, a := range r.apps {
 		if !a.started || a.done {
 			continue
@@ -369,6 +376,9 @@ func (r *iterRun) advance(dt float64) (int, error) {
 				ln := &a.lanes[l]
 				if ln.left > 0 && ln.stall <= r.now {
 					ln.left -= dt * speed / a.Shape.IterSec
+					if ln.left < 1e-9 {
+						ln.left = 0 // IterSec steps of 1/IterSec leave float residue
+					}
 				}
 			}
 			if d > 0 {
@@ -385,6 +395,7 @@ func (r *iterRun) advance(dt float64) (int, error) {
 			}
 			a.used += min(d, 1) * dt
 			r.used += min(d, 1) * dt
+			r.idleExec(a, e, d, dt)
 		}
 		a.resv += float64(len(a.execs)) * dt
 		if r.iterDone(a) {

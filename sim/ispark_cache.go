@@ -47,7 +47,7 @@ func (r *iterRun) beginIter(a *iapp) {
 		ln := &a.lanes[l]
 		ln.rho = s.rho(a.iter) * (1 + IterNoise*(2*r.rng.Float64()-1))
 		ln.memf = 1 + IterNoise*(2*r.rng.Float64()-1)
-		ln.left = 1
+		ln.left, ln.missed = 1, 0
 		r.res.Tasks += s.Parts
 		for j := 0; j < s.Parts; j++ {
 			if a.iter == 0 {
@@ -64,6 +64,7 @@ func (r *iterRun) beginIter(a *iapp) {
 				}
 				r.res.Recomputed++
 				ln.left += s.RecomputeSec / s.IterSec
+				ln.missed++
 				r.admitHome(a, l, p)
 			}
 		}

@@ -32,6 +32,9 @@ type ISparkRow struct {
 	HitRatio float64            `json:"hit_ratio"`
 	Givers   float64            `json:"givers"`
 	Makespan float64            `json:"makespan_s"`
+	// Idle is where the unused cpu went, as fractions of cores x makespan
+	// (ispark_idle.go); with CPUUtil it adds up to 1.
+	Idle IdleBreakdown `json:"idle"`
 }
 
 // ISparkSens is one point of a sensitivity sweep (PageRank workload).
@@ -266,6 +269,9 @@ func iSparkRow(p string, runs, base []IterResult) ISparkRow {
 		row.TaskFailures += float64(r.Failures) / max(1, float64(r.Tasks)) / n
 		row.HitRatio += float64(r.Hits) / max(1, float64(r.Reads)) / n
 		row.Givers += float64(r.Givers) / n
+		if r.Makespan > 0 {
+			row.Idle = row.Idle.plus(r.Idle.scaled(1 / (float64(ISparkWorkers*ISparkWorkerCores) * r.Makespan) / n))
+		}
 		red := make([]float64, len(r.JCT))
 		for k := range r.JCT {
 			red[k] = 1 - r.JCT[k]/base[i].JCT[k]

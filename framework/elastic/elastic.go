@@ -29,7 +29,8 @@ type Executor struct {
 	// framework runtime counts as CPU used the CPU its tasks waited for on
 	// a run queue, so a starved executor is not taken for an idle one);
 	// UMax is the highest utilisation (by the policy's factor) seen in
-	// earlier iterations, 0 while there is no history.
+	// earlier iterations, 0 while there is no history; ISpark takes the
+	// highest of the pool's as the application's U_max.
 	MemMB            int
 	CPUUtil, MemUtil float64
 	UMax             float64

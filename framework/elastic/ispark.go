@@ -16,7 +16,8 @@ import (
 // utilisation is at or below Gamma, the executors' loads are packed
 // best-fit-decreasing by the factor (DF: the maximum of CPU and memory
 // utilisation; CF, CPUOnly: CPU alone) into executors of capacity
-// min(Theta, UMax). The unit packed is one executor's whole remaining load
+// min(Theta, U_max), U_max the application's (the highest of its
+// executors' UMax; see appUMax). The unit packed is one executor's whole remaining load
 // (its tasks read its cached partitions, and an executor only half emptied
 // cannot be released). Executors above Gamma stay and may receive; each
 // under-used one, largest first, goes to the open executor it fills most
@@ -33,7 +34,7 @@ import (
 // straight back: so a shrink sets Backlog.Ceiling to the new target, and
 // while others wait the backlog rule may not pass it. The reprovisioning
 // rule alone passes it: when any executor's utilisation exceeds
-// H x min(Theta, UMax), one executor is added (and the ceiling rises by
+// H x min(Theta, U_max), one executor is added (and the ceiling rises by
 // one). When nobody waits any more the ceiling is lifted.
 //
 // Utilisation and capacity are in the same unit, a fraction of the
@@ -128,20 +129,40 @@ func (s ISpark) factor(cpu, mem float64) float64 {
 	return max(cpu, mem)
 }
 
-// capacity is eq. 3's min(Theta, UMax); no history means Theta.
-func (s ISpark) capacity(e Executor) float64 {
-	if e.UMax > 0 {
-		return min(s.Theta, e.UMax)
+// capacity is eq. 3's min(Theta, U_max) for the application's U_max
+// (appUMax); no history means Theta.
+func (s ISpark) capacity(umax float64) float64 {
+	if umax > 0 {
+		return min(s.Theta, umax)
 	}
 	return s.Theta
 }
 
+// appUMax is eq. 3's U_max, "the highest usage of executor from previous
+// iterations": one figure for the application, the highest of its
+// executors' own. Eq. 3 indexes every term by its executor j except this
+// one (sum_i x_ij u_i <= y_j min{theta, U_max}), Algorithm 1 compares each
+// U_j against the same min{theta, U_max}, and the paper updates "the
+// threshold" once per provisioning interval. Taken per executor instead,
+// an executor added after the application's early, busy iterations (as
+// most are in a full cluster, where executors trickle in) has seen only
+// the diminished tail and gets a capacity near its own load: nothing fits
+// beside it and it cannot receive, which is not the paper's rule.
+func appUMax(execs []Executor) float64 {
+	u := 0.0
+	for _, e := range execs {
+		u = max(u, e.UMax)
+	}
+	return u
+}
+
 // hot names the first executor (by id) whose utilisation exceeds H times
-// its capacity, or "" if none does.
+// the capacity, or "" if none does.
 func (s ISpark) hot(execs []Executor) string {
 	sorted := byID(execs)
+	capacity := s.capacity(appUMax(execs))
 	for _, e := range sorted {
-		if s.factor(e.CPUUtil, e.MemUtil) > s.H*s.capacity(e) {
+		if s.factor(e.CPUUtil, e.MemUtil) > s.H*capacity {
 			return e.ID
 		}
 	}
@@ -162,9 +183,10 @@ func (s ISpark) shrink(p Pool, d *Decision) int {
 		released[r.Executor] = true
 	}
 	var bins []*bin
+	capacity := s.capacity(appUMax(p.Executors))
 	for _, e := range byID(p.Executors) {
 		if !released[e.ID] {
-			bins = append(bins, s.newBin(e))
+			bins = append(bins, s.newBin(e, capacity))
 		}
 	}
 	live, givers := len(bins), 0

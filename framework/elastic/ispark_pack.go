@@ -21,12 +21,13 @@ type binCache struct {
 	held      []CachedPartition
 }
 
-// newBin sizes e. Its capacity is eq. 3's min(Theta, UMax), but never
-// below what it already carries: an executor past its own capacity keeps
-// its load (that is reprovisioning's concern) and only refuses more.
-func (s ISpark) newBin(e Executor) *bin {
+// newBin sizes e. Its capacity is eq. 3's min(Theta, U_max) (capacity,
+// the application's), but never below what it already carries: an
+// executor past the capacity keeps its load (that is reprovisioning's
+// concern) and only refuses more.
+func (s ISpark) newBin(e Executor, capacity float64) *bin {
 	b := &bin{e: e, cpu: e.CPUUtil * float64(cores(e)), mem: e.MemUtil * float64(memMB(e))}
-	b.cap = max(s.capacity(e), s.factor(e.CPUUtil, e.MemUtil))
+	b.cap = max(capacity, s.factor(e.CPUUtil, e.MemUtil))
 	b.cache = binCache{unlimited: e.CacheBytes <= 0, held: append([]CachedPartition(nil), e.Cache...)}
 	if !b.cache.unlimited {
 		b.cache.free = e.CacheBytes

@@ -69,6 +69,14 @@ func TestISparkDecide(t *testing.T) {
 		{name: "U_max caps the receiver: .3 + .3 > .5",
 			policy: df, pool: Pool{Executors: []Executor{ex("A", .3, .1, .5), ex("B", .3, .1, .5)}, Target: 2, OthersWaiting: true},
 			target: 2},
+		{name: "U_max is the application's: executors added late pair up under the early one's",
+			// B and C joined after the busy iterations (their own U_max .4);
+			// eq. 3's min(theta, U_max) is A's .9 for all: C (.3) fits B.
+			policy: df, pool: Pool{Executors: []Executor{ex("A", .85, .2, .9), ex("B", .3, .1, .4), ex("C", .3, .1, .4)}, Target: 3, OthersWaiting: true},
+			releases: []string{"C>B"}, target: 2, ceiling: 2},
+		{name: "U_max is the application's: hot against it with no history of its own",
+			policy: df, pool: Pool{Executors: []Executor{ex("A", .3, .1, .5), ex("B", .6, .1, 0)}, Target: 2, OthersWaiting: true},
+			add: 1, target: 3, why: "utilisation of B above h x capacity"},
 		{name: "never below Min",
 			policy: ISpark{Scale: IdleBacklog{Min: 2, Max: 8}}, pool: Pool{Executors: []Executor{ex("A", .1, .1, 1), ex("B", .1, .1, 1), ex("C", .1, .1, 1)}, Target: 3, OthersWaiting: true},
 			releases: []string{"B>A"}, target: 2, ceiling: 2},
