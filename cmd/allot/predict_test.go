@@ -78,3 +78,46 @@ func TestPredictTrainShow(t *testing.T) {
 		t.Errorf("unknown app: exit %d, want 1", code)
 	}
 }
+
+// TestPredictEval cross-validates on nine logs of a family the features
+// span exactly: every run is predicted by regression from the other eight,
+// without error.
+func TestPredictEval(t *testing.T) {
+	logs := t.TempDir()
+	for _, c := range []int{1, 2, 4} {
+		for _, g := range []int64{1, 2, 4} {
+			writeRun(t, logs, c, g)
+		}
+	}
+	var out, errb bytes.Buffer
+	if code := run([]string{"predict", "eval", "--logs", logs}, &out, &errb); code != 0 {
+		t.Fatalf("eval: exit %d: %s", code, errb.String())
+	}
+	t.Logf("\n%s", out.String())
+	f := strings.Fields(strings.Split(out.String(), "\n")[1])
+	if len(f) < 11 || f[0] != "wc" || f[1] != "9" || f[2] != "9" || f[3] != "18" || f[4] != "18" || f[9] != "0.0%" || f[10] != "100%" {
+		t.Errorf("eval row %q: want wc, 9 runs, 9 held out, 18 stages all regressed, 0.0%% error, 100%% under 10%%", f)
+	}
+	out.Reset()
+	if code := run([]string{"predict", "eval", "--json", "--logs", logs}, &out, &errb); code != 0 {
+		t.Fatalf("eval --json: exit %d: %s", code, errb.String())
+	}
+	var doc struct {
+		Apps []struct {
+			App  string  `json:"app"`
+			Held int     `json:"held_out"`
+			All  float64 `json:"median_error_all"`
+		} `json:"apps"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &doc); err != nil || len(doc.Apps) != 1 || doc.Apps[0].Held != 9 || doc.Apps[0].All > 1e-6 {
+		t.Errorf("eval --json %v: %s", err, out.String())
+	}
+	for _, bad := range [][]string{{"predict", "eval"}, {"predict", "eval", "--logs", logs, "--disk-from", "tape"}, {"predict", "eval", "--logs", logs, "extra"}} {
+		if code := run(bad, &out, &errb); code != 2 {
+			t.Errorf("%v: exit %d, want 2", bad, code)
+		}
+	}
+	if code := run([]string{"predict", "eval", "--logs", t.TempDir()}, &out, &errb); code != 1 {
+		t.Errorf("no logs: exit %d, want 1", code)
+	}
+}
