@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"sort"
+	"sync/atomic"
 )
 
 // node is one dataset in a job's lineage, in the form shipped to
@@ -255,7 +256,12 @@ func (r *taskRun) readLines(n *node, p int, emit func(line []byte)) error {
 	if _, err := f.Seek(start, io.SeekStart); err != nil {
 		return err
 	}
-	br := bufio.NewReaderSize(ioLimits().Disk.Reader(f), 1<<20)
+	// File bytes are counted as they come off the file (1 MiB at a time),
+	// not once the split is done: the per-second usage samples, and the
+	// stage peaks Prophet's predictor learns from them, must see a split's
+	// reads spread over the seconds they took, not one whole split in the
+	// second it ended (which read as a burst above any throttle).
+	br := bufio.NewReaderSize(countingReader{ioLimits().Disk.Reader(f), &r.ex.stats.fileBytes}, 1<<20)
 	pos := start
 	if sp.Off > 0 {
 		skip, err := br.ReadSlice('\n')
@@ -299,8 +305,19 @@ func (r *taskRun) readLines(n *node, p int, emit func(line []byte)) error {
 		}
 	}
 	r.m.BytesRead += pos - start
-	r.ex.stats.fileBytes.Add(pos - start)
 	return nil
+}
+
+// countingReader adds what it reads to n.
+type countingReader struct {
+	r io.Reader
+	n *atomic.Int64
+}
+
+func (c countingReader) Read(p []byte) (int, error) {
+	k, err := c.r.Read(p)
+	c.n.Add(int64(k))
+	return k, err
 }
 
 // computeBytes pushes partition p of n as byte records: text lines come
