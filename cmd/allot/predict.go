@@ -142,11 +142,16 @@ func predictEval(args []string, stdout, stderr io.Writer) error {
 		}
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%.1f%%\t%.1f%%\t%.1f%%\t%.1f%%\t%.1f%%\t%.0f%%\n", e.App, e.Runs, e.Held, e.Stages, e.Regressed,
 			100*e.Median[0], 100*e.Median[1], 100*e.Median[2], 100*e.Median[3], 100*e.All, 100*e.Under10)
+		if e.LongStages > 0 {
+			fmt.Fprintf(tw, "  stages >= %gs\t\t\t%d\t\t%.1f%%\t%.1f%%\t%.1f%%\t%.1f%%\t%.1f%%\t\n", profile.LongStage, e.LongStages,
+				100*e.LongMedian[0], 100*e.LongMedian[1], 100*e.LongMedian[2], 100*e.LongMedian[3], 100*e.LongAll)
+		}
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "median relative error per stage and target, each run predicted from the others' settings (%d logs skipped)\n", skipped)
+	fmt.Fprintf(stdout, "median relative error per stage and target, each run predicted from the others' settings; the\n"+
+		"usage samples are 1 s apart, so peaks of shorter stages are whatever sample overlapped them (%d logs skipped)\n", skipped)
 	return nil
 }
 

@@ -26,9 +26,14 @@ import (
 // MiB/s) and say "within half a second" and "within 1 MiB/s" for the rest.
 
 // OffsetFloor and BandwidthFloor are the error denominators' floors.
+// LongStage is the measured duration from which a stage counts as long:
+// the runtime samples usage once a second, so a shorter stage's peaks are
+// whatever sample overlaps it (often its neighbour's), and AppEval reports
+// the long stages apart.
 const (
 	OffsetFloor    = 0.5 // seconds
 	BandwidthFloor = 1.0 // MiB/s
+	LongStage      = 1.0 // seconds
 )
 
 // TargetNames are the four predicted quantities, in AppEval's order.
@@ -44,6 +49,10 @@ type AppEval struct {
 	Median    [numTargets]float64 `json:"median_error"` // per target: start, end, disk, net
 	All       float64             `json:"median_error_all"`
 	Under10   float64             `json:"under_10pct"` // fraction of all errors below 10 %
+	// The same over the stages that lasted at least LongStage.
+	LongStages int                 `json:"long_stages"`
+	LongMedian [numTargets]float64 `json:"long_median_error"`
+	LongAll    float64             `json:"long_median_error_all"`
 }
 
 // CrossValidate runs the leave-one-setting-out cross-validation per
@@ -71,8 +80,8 @@ func CrossValidate(runs []Run) []AppEval {
 
 func crossValidateApp(app string, runs []Run) AppEval {
 	ev := AppEval{App: app, Runs: len(runs)}
-	var errs [numTargets][]float64
-	var all []float64
+	var errs, longErrs [numTargets][]float64
+	var all, longAll []float64
 	for i, r := range runs {
 		var train []Run
 		for j, o := range runs {
@@ -96,6 +105,10 @@ func crossValidateApp(app string, runs []Run) AppEval {
 			if sm.Coef != nil {
 				ev.Regressed++
 			}
+			long := got.End-got.Start >= LongStage
+			if long {
+				ev.LongStages++
+			}
 			for t := range m {
 				floor := OffsetFloor
 				if t >= 2 {
@@ -104,13 +117,18 @@ func crossValidateApp(app string, runs []Run) AppEval {
 				e := math.Abs(p[t]-m[t]) / math.Max(m[t], floor)
 				errs[t] = append(errs[t], e)
 				all = append(all, e)
+				if long {
+					longErrs[t] = append(longErrs[t], e)
+					longAll = append(longAll, e)
+				}
 			}
 		}
 	}
 	for t := range errs {
 		ev.Median[t] = medianOf(errs[t])
+		ev.LongMedian[t] = medianOf(longErrs[t])
 	}
-	ev.All = medianOf(all)
+	ev.All, ev.LongAll = medianOf(all), medianOf(longAll)
 	for _, e := range all {
 		if e < 0.10 {
 			ev.Under10++

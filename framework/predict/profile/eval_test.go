@@ -40,6 +40,10 @@ func TestCrossValidate(t *testing.T) {
 			t.Errorf("%s: runs %d held %d stages %d regressed %d, want %d %d %d %d", tc.name, e.Runs, e.Held, e.Stages, e.Regressed,
 				len(tc.runs), tc.held, tc.stages, tc.regr)
 		}
+		// the floors case's stages last 9.8-9.99 s: every stage here is long
+		if e.LongStages != e.Stages || e.LongAll != e.All {
+			t.Errorf("%s: %d long stages of %d, long median %v against %v; want all long", tc.name, e.LongStages, e.Stages, e.LongAll, e.All)
+		}
 		if e.All < tc.minMedian || e.All > tc.maxMedian {
 			t.Errorf("%s: median error %.4f, want in [%v, %v]", tc.name, e.All, tc.minMedian, tc.maxMedian)
 		}
