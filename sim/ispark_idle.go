@@ -93,10 +93,7 @@ func (r *iterRun) idleExec(a *iapp, e *iexec, d, dt float64) {
 		}
 		return
 	}
-	gamma := r.cfg.Gamma
-	if gamma == 0 {
-		gamma = elastic.DefaultGamma
-	}
+	gamma := elastic.ISpark{Gamma: r.cfg.Gamma}.WithDefaults().Gamma
 	cpu := max(r.taskCPU(a, e), e.ecpu)
 	mem := max(r.memUtil(a, e), e.emem)
 	switch {

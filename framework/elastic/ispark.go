@@ -66,7 +66,9 @@ const (
 	DefaultH     = 1.1
 )
 
-func (s ISpark) withDefaults() ISpark {
+// WithDefaults is s with every zero parameter at the paper's default,
+// as Decide uses it (and the simulator's diagnostics read it).
+func (s ISpark) WithDefaults() ISpark {
 	if s.Gamma == 0 {
 		s.Gamma = DefaultGamma
 	}
@@ -82,7 +84,7 @@ func (s ISpark) withDefaults() ISpark {
 // Decide applies the backlog/idle rule under the shrink ceiling, then
 // reprovisioning, then (when nothing runs hot) the scale-down packing.
 func (s ISpark) Decide(now time.Time, p Pool) Decision {
-	s = s.withDefaults()
+	s = s.WithDefaults()
 	d := s.Scale.Decide(now, p)
 	ceiling := p.Backlog.Ceiling
 	if !p.OthersWaiting {
