@@ -1,6 +1,7 @@
 package examples
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -14,16 +15,18 @@ import (
 // TestExecutorKilledMidJob kills -9 one executor holding cached points in
 // the middle of kmeans: the driver recomputes the lost partitions from
 // lineage, the backend launches a replacement executor that then runs
-// tasks, and the centres are unchanged. The job runs 40 iterations after
-// the kill so that it outlasts the replacement's launch (a few hundred ms
-// at most here) by a wide margin.
+// tasks, and the centres are unchanged. kmeans is held after its second
+// iteration (the job gate) from the kill until the replacement has
+// registered, so the replacement's launch never races the iterations left.
 func TestExecutorKilledMidJob(t *testing.T) {
 	c := newCluster(t)
 	in := filepath.Join(t.TempDir(), "points.txt")
 	if err := gen.WritePoints(in, 200000, 3, 4, 11); err != nil {
 		t.Fatal(err)
 	}
-	app := c.startApp(t, "kmeans", "--input", in, "--k", "4", "--iterations", "40", "--partitions", "8", "--progress")
+	gate := filepath.Join(t.TempDir(), "replacement-registered")
+	app := c.startApp(t, "kmeans", "--input", in, "--k", "4", "--iterations", "40", "--partitions", "8", "--progress",
+		"--test-gate-after-jobs", "2", "--test-gate-file", gate)
 	out, errb := app.Out, app.Stderr
 	testcluster.WaitFor(t, 60*time.Second, "two iterations (points cached)", func() bool { return strings.Contains(errb.String(), "iteration 2\n") })
 	pids := c.executorPIDs()
@@ -31,7 +34,14 @@ func TestExecutorKilledMidJob(t *testing.T) {
 		t.Fatalf("%d executor processes, want 2", len(pids))
 	}
 	killed := time.Now()
+	before := len(executorRegistered.FindAllString(errb.String(), -1))
 	syscall.Kill(pids[0], syscall.SIGKILL)
+	testcluster.WaitFor(t, 90*time.Second, "a replacement executor", func() bool {
+		return len(executorRegistered.FindAllString(errb.String(), -1)) > before
+	})
+	if err := os.WriteFile(gate, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	select {
 	case <-app.Done():
 	case <-time.After(90 * time.Second):

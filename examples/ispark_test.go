@@ -14,16 +14,19 @@ import (
 	"github.com/allot-sched/allot/internal/testcluster"
 )
 
-// The iSpark handoff on a real cluster (issue 11). The trigger is made
-// deterministic with the runtime's test hooks rather than left to timing:
-// "others are waiting" is a file the test creates once the points are
-// cached (after iteration 2), and every measured utilisation is forced to
-// 0.1 (--ispark-force-util), so iSpark packs the two executors into one
-// and gives the other back at the next job boundary. --max-executors 2
+// The iSpark handoff on a real cluster. The trigger is made deterministic
+// with the runtime's test hooks rather than left to timing: "others are
+// waiting" is a file the test creates once the points are cached (after
+// iteration 1), every measured utilisation is forced to 0.1
+// (--ispark-force-util), so iSpark packs the two executors into one and
+// gives the other back at the next job boundary, and
+// --ispark-await-scale-down holds every later job until that scale-down
+// has been carried out, so a run whose iterations are shorter than a
+// monitoring epoch cannot finish before the decision. --max-executors 2
 // keeps the backlog rule from adding executors before that, so each of
-// the two holds about half of the 8 partitions. The inverse-offer
-// path that carries the real signal is tested in framework/sched and
-// master (TestInverseOffersWithMesosGo).
+// the two holds about half of the partitions. The inverse-offer path that
+// carries the real signal is tested in framework/sched and master
+// (TestInverseOffersWithMesosGo).
 
 const (
 	isparkPoints = 200000
@@ -40,7 +43,7 @@ func isparkRun(t *testing.T, c *cluster, in string, extra []string, during func(
 	args := append(isparkArgs(in, isparkIters), append([]string{"--ispark-others-waiting-file", waiting}, extra...)...)
 	app := c.startApp(t, "kmeans", args...)
 	errb := app.Stderr
-	testcluster.WaitFor(t, 60*time.Second, "two iterations (points cached)", func() bool { return strings.Contains(errb.String(), "iteration 2\n") })
+	testcluster.WaitFor(t, 60*time.Second, "the first iteration (points cached)", func() bool { return strings.Contains(errb.String(), "iteration 1\n") })
 	if err := os.WriteFile(waiting, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -55,10 +58,12 @@ func isparkRun(t *testing.T, c *cluster, in string, extra []string, during func(
 }
 
 // isparkArgs are kmeans's flags for an iSpark run of iters iterations on
-// two executors whose utilisation is forced to 0.1.
+// two executors whose utilisation is forced to 0.1, each job after the
+// points are cached held until the first scale-down.
 func isparkArgs(in string, iters int) []string {
 	return []string{"--input", in, "--k", "4", "--iterations", strconv.Itoa(iters), "--partitions", isparkParts, "--progress",
-		"--executors", "2", "--max-executors", "2", "--cores", "1", "--elastic", "ispark", "--monitor-epoch", "1s", "--ispark-force-util", "0.1"}
+		"--executors", "2", "--max-executors", "2", "--cores", "1", "--elastic", "ispark", "--monitor-epoch", "1s", "--ispark-force-util", "0.1",
+		"--ispark-await-scale-down", "2m"}
 }
 
 // plainKMeans is the same kmeans without scale-down: the output an iSpark
@@ -143,6 +148,9 @@ func TestISparkGivesBackKeepingCache(t *testing.T) {
 	c.noExecutorsLeft(t)
 }
 
+// executorRegistered is the driver's log line for an executor it can use.
+var executorRegistered = regexp.MustCompile(`executor \S+ registered at `)
+
 var boundaryLine = regexp.MustCompile(`iSpark scale-down: .*`)
 
 var pausedLine = regexp.MustCompile(`iSpark handoff \S+ -> \S+: 1 of \d+ partitions moved, pausing`)
@@ -150,10 +158,10 @@ var pausedLine = regexp.MustCompile(`iSpark handoff \S+ -> \S+: 1 of \d+ partiti
 var handoffLine = regexp.MustCompile(`iSpark handoff: giver (\S+) \(pid (\d+)\)`)
 
 // TestISparkGiverKilledMidHandoff: the giver is killed -9 after its first
-// partition moved (the handoff pauses 3s after each, a test hook, and says
-// so on the driver's log): the
-// moved partitions are read on the receiver, the rest are recomputed from
-// lineage, and the centres are still exactly right.
+// partition moved (the handoff pauses after each until the giver is lost, a
+// test hook, and says so on the driver's log): the moved partitions are
+// read on the receiver, the rest are recomputed from lineage, and the
+// centres are still exactly right.
 func TestISparkGiverKilledMidHandoff(t *testing.T) {
 	c := newCluster(t)
 	in := filepath.Join(t.TempDir(), "points.txt")
@@ -161,7 +169,7 @@ func TestISparkGiverKilledMidHandoff(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := plainKMeans(t, c, in)
-	out, evs := isparkRun(t, c, in, []string{"--ispark-handoff-pause", "3s"}, func(app *testcluster.Proc) {
+	out, evs := isparkRun(t, c, in, []string{"--ispark-handoff-pause", "2m"}, func(app *testcluster.Proc) {
 		var m []string
 		testcluster.WaitFor(t, 60*time.Second, "a handoff to start", func() bool {
 			m = handoffLine.FindStringSubmatch(app.Stderr.String())
@@ -215,11 +223,19 @@ func TestISparkAnswersInverseOffer(t *testing.T) {
 	if err := gen.WritePoints(in, isparkPoints, 3, 4, 7); err != nil {
 		t.Fatal(err)
 	}
-	const iters = 40 // long enough to still run when B's inverse offer comes
-	a := c.startApp(t, "kmeans", isparkArgs(in, iters)...)
-	testcluster.WaitFor(t, 60*time.Second, "A's points cached", func() bool { return strings.Contains(a.Stderr.String(), "iteration 2\n") })
+	// A is held after its first iteration (the job gate) until B's first
+	// executor has started, so "B got room while A still ran" does not
+	// depend on how fast A's remaining iterations go.
+	const iters = 8
+	gate := filepath.Join(t.TempDir(), "b-started")
+	a := c.startApp(t, "kmeans", append(isparkArgs(in, iters), "--test-gate-after-jobs", "1", "--test-gate-file", gate)...)
+	testcluster.WaitFor(t, 60*time.Second, "A's points cached", func() bool { return strings.Contains(a.Stderr.String(), "iteration 1\n") })
 	b := c.startApp(t, "kmeans", "--input", in, "--k", "4", "--iterations", "3", "--partitions", isparkParts,
 		"--executors", "1", "--cores", "1")
+	testcluster.WaitFor(t, 90*time.Second, "B's first executor", func() bool { return executorRegistered.MatchString(b.Stderr.String()) })
+	if err := os.WriteFile(gate, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	waitApp(t, a)
 	waitApp(t, b)
 	if !strings.Contains(a.Stderr.String(), "inverse offers: other frameworks wait") {

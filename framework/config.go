@@ -95,9 +95,21 @@ type Config struct {
 	// memory utilisation the scaling policy sees (a test hook: it makes a
 	// scale-down deterministic). The event log keeps the measured values.
 	ForceUtilisation float64
-	// HandoffPause waits this long after each partition moved in a handoff
-	// (a test hook: it opens a window to kill the giver mid-handoff).
+	// HandoffPause waits this long after each partition moved in a handoff,
+	// or until the giver is lost (a test hook: it holds the handoff open
+	// while a test kills the giver mid-handoff).
 	HandoffPause time.Duration
+	// AwaitScaleDown, when positive, holds each job that starts while some
+	// partition is cached, up to this long, until the first iSpark
+	// scale-down has been carried out (a test hook: an application whose
+	// jobs are shorter than a monitoring epoch cannot finish before the
+	// decision a test waits for).
+	AwaitScaleDown time.Duration
+	// JobGate, if set, is asked before each job with the number of jobs
+	// ended so far; the job waits at its start until it answers true (a
+	// test hook: a test holds an application between two jobs while it
+	// acts on the cluster, instead of racing the application's speed).
+	JobGate func(jobsDone int) bool
 	// DemandFollowsTarget re-declares the Mesos REQUEST's task count when
 	// the executor target drops, so the master stops counting executors
 	// given back as demand (iSpark sets it).

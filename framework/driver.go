@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/allot-sched/allot/framework/dispatch"
@@ -62,6 +63,13 @@ type Context struct {
 	wake       chan struct{} // nudges the job loop (buffered, 1)
 	stopBg     chan struct{} // closed by Close: stops the scaling loop
 
+	// scaledDown is closed once the first iSpark handoff is done
+	// (testhooks.go: the AwaitScaleDown hook waits on it).
+	scaledDown     chan struct{}
+	scaledDownOnce sync.Once
+	// jobsDone counts ended jobs for the JobGate hook.
+	jobsDone atomic.Int64
+
 	// jobMu serialises jobs: one runJob at a time, so the per-run fields of
 	// stages (stage.submitted, start, end, windows, fetchFails) have a
 	// single writer, the running job's goroutine (which still writes them
@@ -100,7 +108,7 @@ func NewContext(cfg Config) (*Context, error) {
 		return nil, fmt.Errorf("no master: give --master host:port (allot dev listens on 127.0.0.1:5050) or --local")
 	}
 	c := &Context{cfg: cfg, clock: cfg.Clock, dispatcher: cfg.Dispatcher, scaling: cfg.Scaling, dag: newDAG(), pool: newPool(cfg.Executors),
-		wake: make(chan struct{}, 1), stopBg: make(chan struct{}),
+		wake: make(chan struct{}, 1), stopBg: make(chan struct{}), scaledDown: make(chan struct{}),
 		http: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 256, MaxIdleConns: 1024}}}
 	c.started = c.clock.Now()
 	if err := c.loadMasterTLS(); err != nil {

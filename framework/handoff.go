@@ -80,6 +80,7 @@ func (c *Context) handoff(d elastic.Decision, decided time.Time) {
 	for _, r := range d.Releases {
 		c.releaseGiver(r, incomplete[r.Executor])
 	}
+	c.noteScaledDown()
 	c.cfg.Logf("iSpark scale-down: %d givers, %d moves; waited %v for the job boundary, handoff took %v",
 		len(d.Releases), len(d.Moves), boundary.Sub(decided).Round(time.Millisecond), c.clock.Now().Sub(boundary).Round(time.Millisecond))
 }
@@ -129,9 +130,7 @@ func (c *Context) runMove(m elastic.Move) bool {
 		}
 		if c.cfg.HandoffPause > 0 && i+batch < len(names) {
 			c.cfg.Logf("iSpark handoff %s -> %s: %d of %d partitions moved, pausing %v (test hook)", m.From, m.To, moved, len(names), c.cfg.HandoffPause)
-			t := c.clock.NewTicker(c.cfg.HandoffPause)
-			<-t.C()
-			t.Stop()
+			c.pauseHandoff(m.From)
 		}
 	}
 	c.emit(&eventlog.PartitionsMoved{Time: c.now(), From: m.From, To: m.To, Requested: len(names), Count: moved, Bytes: bytes,

@@ -50,8 +50,11 @@ type completion struct {
 // round submits the stages whose parents are complete, dispatches queued
 // tasks to free slots, then waits for a completion, a wake-up or a tick.
 func (c *Context) runJob(top *node, action, savePath string) ([]*taskResult, error) {
+	c.awaitJobGate()
+	c.awaitScaleDown()
 	c.jobMu.Lock()
 	defer c.jobMu.Unlock()
+	defer c.jobsDone.Add(1)
 	j, err := c.newJob(top, action, savePath)
 	if err != nil {
 		return nil, err
