@@ -10,7 +10,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/http/pprof"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -90,6 +89,14 @@ type Config struct {
 	// TLS names the certificate, key and CA of --tls-cert, --tls-key and
 	// --tls-ca; set, the agent serves TLS and verifies the master (tls.go).
 	TLS tlsconf.Files
+	// HTTPAuthn authenticates the agent's HTTP endpoints (httpauth.go);
+	// Authorizer (--acls) applies access_sandboxes to sandbox reads (nil:
+	// any caller that passes authentication may read every sandbox).
+	HTTPAuthn  HTTPAuthn
+	Authorizer auth.Authorizer
+	// Pprof (--pprof) serves the Go profiler at /debug/pprof, a read-write
+	// endpoint; off, it is not served at all.
+	Pprof bool
 	// MaxRequestBytes caps request bodies (413 beyond; limits.go): 0 is
 	// limits.DefaultMaxRequestBytes, negative only api.ReadRequest's cap.
 	MaxRequestBytes int64
@@ -139,6 +146,9 @@ func New(cfg Config) (*Agent, error) {
 	}
 	if cfg.WorkDir == "" {
 		return nil, errors.New("agent: --work-dir is required")
+	}
+	if err := cfg.HTTPAuthn.validate(); err != nil {
+		return nil, err
 	}
 	if cfg.RegistrationTimeout <= 0 {
 		cfg.RegistrationTimeout = time.Minute
@@ -272,20 +282,7 @@ func (a *Agent) Start() error {
 		}
 		a.addr = net.JoinHostPort(host, port)
 	}
-	mux := http.NewServeMux()
-	mux.HandleFunc("/api/v1/executor", a.handleExecutor)
-	mux.HandleFunc("/debug/pprof/", pprof.Index)
-	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-	mux.HandleFunc("/health", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusOK) })
-	mux.HandleFunc("/monitor/statistics", a.handleStatistics)
-	mux.HandleFunc("/monitor/statistics.json", a.handleStatistics)
-	mux.HandleFunc("/monitor/host", a.handleHostStats)
-	mux.HandleFunc("/state", a.handleState)
-	mux.HandleFunc("/files/sandbox", a.handleSandboxFile)
-	mux.HandleFunc("/files/browse", a.handleFilesBrowse)
-	mux.HandleFunc("/files/read", a.handleFilesRead)
-	mux.HandleFunc("/files/download", a.handleFilesDownload)
-	a.srv = &http.Server{Handler: a.plaintextGuard(a.limitBodies(mux)), ReadHeaderTimeout: 10 * time.Second}
+	a.srv = &http.Server{Handler: a.httpHandler(), ReadHeaderTimeout: 10 * time.Second}
 	a.recover()
 	a.recoverContainers()
 	a.wg.Add(1)

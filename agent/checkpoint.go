@@ -12,6 +12,7 @@ import (
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 
 	"github.com/allot-sched/allot/api"
+	"github.com/allot-sched/allot/auth"
 )
 
 // executorCheckpoint is what the agent keeps on disk for an executor of a
@@ -243,7 +244,8 @@ func (a *Agent) handleState(w http.ResponseWriter, r *http.Request) {
 
 // handleSandboxFile serves GET /files/sandbox?framework_id=F&executor_id=E&file=stdout:
 // a file of the executor's latest run (stdout and stderr are what `allot
-// run` shows). Only plain names inside the sandbox are served.
+// run` shows). Only plain names inside the sandbox are served, and the
+// ids must be given as they are (no patterns).
 func (a *Agent) handleSandboxFile(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	fw, exID, name := q.Get("framework_id"), q.Get("executor_id"), q.Get("file")
@@ -251,9 +253,19 @@ func (a *Agent) handleSandboxFile(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "need framework_id, executor_id and a plain file name", http.StatusBadRequest)
 		return
 	}
+	for _, id := range []string{fw, exID} {
+		if err := checkSandboxID(id); err != nil {
+			a.writeFileError(w, r, err)
+			return
+		}
+	}
 	sandbox := a.latestSandbox(fw, exID)
-	if sandbox == "" || filepath.Base(fw) != fw || filepath.Base(exID) != exID {
+	if sandbox == "" {
 		http.Error(w, "no sandbox for executor "+exID+" of framework "+fw, http.StatusNotFound)
+		return
+	}
+	if err := a.authorizeSandbox(auth.SubjectFrom(r.Context()), fw, exID, sandbox); err != nil {
+		a.writeFileError(w, r, err)
 		return
 	}
 	http.ServeFile(w, r, filepath.Join(sandbox, name))

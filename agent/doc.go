@@ -24,6 +24,13 @@
 // confined to executors' sandboxes: a path that resolves outside one, by
 // ".." or a symlink, is answered 403 and logged.
 //
+// HTTP authentication (httpauth.go): every route is registered with its
+// class in one table; --authenticate-http-readonly and -readwrite put the
+// read-only (state, monitor, sandbox files) and read-write (the profiler,
+// served only with --pprof) classes behind a credential from
+// --http-credentials, and --acls applies access_sandboxes to every
+// sandbox read by the user the executor ran as.
+//
 // Isolation (isolator*.go, docs/isolation.md): every executor run lives in
 // a container of an isolator chosen at start by --isolation. cgroups (v1 or
 // v2, detected) gives it cpu shares by its cpus, a memory limit of its mem

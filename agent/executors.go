@@ -286,6 +286,7 @@ func (a *Agent) prepareSandbox(ex *executor, uris []mesos.CommandInfo_URI) (su *
 	if err = os.MkdirAll(ex.sandbox, 0o755); err != nil {
 		return
 	}
+	a.recordSandboxOwner(ex)
 	if err = fetchAll(uris, ex.sandbox, a.hc); err != nil {
 		err = fmt.Errorf("fetcher: %w", err)
 		return

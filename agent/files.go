@@ -13,6 +13,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/allot-sched/allot/auth"
 )
 
 // The sandbox files API, shaped as Mesos's /files endpoints so that tools
@@ -40,6 +42,8 @@ const maxReadLength = 1 << 20
 type fileError struct {
 	code int
 	msg  string
+	// logged: the refusal was logged where it was made (an ACL denial).
+	logged bool
 }
 
 func (e *fileError) Error() string { return e.msg }
@@ -55,7 +59,7 @@ func (a *Agent) writeFileError(w http.ResponseWriter, r *http.Request, err error
 	if !errors.As(err, &fe) {
 		fe = &fileError{code: http.StatusInternalServerError, msg: err.Error()}
 	}
-	if fe.code == http.StatusForbidden {
+	if fe.code == http.StatusForbidden && !fe.logged {
 		a.log.Warn().Str("path", r.URL.Query().Get("path")).Str("remote", r.RemoteAddr).Str("endpoint", r.URL.Path).
 			Msg("refused a sandbox path that leads outside the sandbox")
 	}
@@ -63,18 +67,22 @@ func (a *Agent) writeFileError(w http.ResponseWriter, r *http.Request, err error
 }
 
 // resolveSandboxPath turns a /files path into a real path inside one run's
-// sandbox; it follows symlinks and refuses what ends up outside.
-func (a *Agent) resolveSandboxPath(p string) (string, error) {
+// sandbox; it follows symlinks and refuses what ends up outside, and what
+// access_sandboxes does not let who read.
+func (a *Agent) resolveSandboxPath(who auth.Subject, p string) (string, error) {
 	if p == "" {
 		return "", fileErrorf(http.StatusBadRequest, "missing the path parameter: give a sandbox path such as /frameworks/F/executors/E/runs/latest/stdout")
 	}
-	root, rest, err := a.sandboxRoot(p)
+	ref, rest, err := a.sandboxRoot(p)
 	if err != nil {
 		return "", err
 	}
-	realRoot, err := filepath.EvalSymlinks(root)
+	if err := a.authorizeSandbox(who, ref.fw, ref.exID, ref.root); err != nil {
+		return "", err
+	}
+	realRoot, err := filepath.EvalSymlinks(ref.root)
 	if err != nil {
-		return "", fileErrorf(http.StatusNotFound, "sandbox %s is gone: %v", root, err)
+		return "", fileErrorf(http.StatusNotFound, "sandbox %s is gone: %v", ref.root, err)
 	}
 	for _, part := range strings.Split(rest, "/") {
 		if part == ".." {
@@ -94,9 +102,14 @@ func (a *Agent) resolveSandboxPath(p string) (string, error) {
 	return real, nil
 }
 
+// sandboxRef is one executor run's sandbox: whose it is and where.
+type sandboxRef struct {
+	fw, exID, root string
+}
+
 // sandboxRoot finds the run directory a /files path is inside and the rest
 // of the path below it.
-func (a *Agent) sandboxRoot(p string) (root, rest string, err error) {
+func (a *Agent) sandboxRoot(p string) (ref sandboxRef, rest string, err error) {
 	workDir, _ := filepath.Abs(a.cfg.WorkDir)
 	slaves := filepath.Join(workDir, "slaves") + string(filepath.Separator)
 	var parts []string
@@ -105,35 +118,90 @@ func (a *Agent) sandboxRoot(p string) (root, rest string, err error) {
 		// slaves/ID/frameworks/F/executors/E/runs/C/...
 		parts = strings.Split(strings.TrimPrefix(p, slaves), "/")
 		if len(parts) < 7 || parts[1] != "frameworks" || parts[3] != "executors" || parts[5] != "runs" {
-			return "", "", fileErrorf(http.StatusForbidden, "path %q is not inside an executor's sandbox", p)
+			return ref, "", fileErrorf(http.StatusForbidden, "path %q is not inside an executor's sandbox", p)
 		}
 		parts = parts[1:]
 	case strings.HasPrefix(p, "/frameworks/"):
 		parts = strings.Split(strings.TrimPrefix(p, "/"), "/")
 		if len(parts) < 6 || parts[2] != "executors" || parts[4] != "runs" {
-			return "", "", fileErrorf(http.StatusBadRequest, "path %q: want /frameworks/F/executors/E/runs/latest[/file]", p)
+			return ref, "", fileErrorf(http.StatusBadRequest, "path %q: want /frameworks/F/executors/E/runs/latest[/file]", p)
 		}
 	default:
-		return "", "", fileErrorf(http.StatusForbidden, "path %q is not inside an executor's sandbox: use /frameworks/F/executors/E/runs/latest[/file]", p)
+		return ref, "", fileErrorf(http.StatusForbidden, "path %q is not inside an executor's sandbox: use /frameworks/F/executors/E/runs/latest[/file]", p)
 	}
 	fw, exID, run := parts[1], parts[3], parts[5]
 	for _, s := range []string{fw, exID, run} {
-		if s == "" || s == "." || s == ".." {
-			return "", "", fileErrorf(http.StatusForbidden, "path %q leaves the sandbox", p)
+		if err := checkSandboxID(s); err != nil {
+			return ref, "", err
 		}
 	}
+	ref = sandboxRef{fw: fw, exID: exID}
 	if run == "latest" {
-		root = a.latestSandbox(fw, exID)
+		ref.root = a.latestSandbox(fw, exID)
 	} else {
 		matches, _ := filepath.Glob(filepath.Join(workDir, "slaves", "*", "frameworks", fw, "executors", exID, "runs", run))
 		if len(matches) > 0 {
-			root = matches[0]
+			ref.root = matches[0]
 		}
 	}
-	if root == "" {
-		return "", "", fileErrorf(http.StatusNotFound, "no sandbox on this agent for executor %s (run %s) of framework %s", exID, run, fw)
+	if ref.root == "" {
+		return ref, "", fileErrorf(http.StatusNotFound, "no sandbox on this agent for executor %s (run %s) of framework %s", exID, run, fw)
 	}
-	return root, strings.Join(parts[6:], "/"), nil
+	return ref, strings.Join(parts[6:], "/"), nil
+}
+
+// checkSandboxID refuses a framework, executor or run id that is not one
+// plain name: the ids are matched against the work dir with filepath.Glob,
+// where "*" would name every framework's newest sandbox without knowing
+// any id, and "." or ".." would leave the sandboxes.
+func checkSandboxID(s string) error {
+	switch {
+	case s == "":
+		return fileErrorf(http.StatusBadRequest, "the framework id, executor id and run are required")
+	case s == "." || s == ".." || strings.Contains(s, "/"):
+		return fileErrorf(http.StatusForbidden, "id %q leaves the sandbox", s)
+	case strings.ContainsAny(s, "*?[\\"):
+		return fileErrorf(http.StatusBadRequest, "id %q: framework and executor ids are required as they are; patterns (*, ?, [) are not accepted", s)
+	}
+	return nil
+}
+
+// sandboxOwnersDir keeps, under WorkDir, the user each run's executor ran
+// as, by container id: access_sandboxes needs it after the executor has
+// gone and the agent has forgotten it. It lies outside the sandboxes,
+// where a task cannot rewrite it.
+const sandboxOwnersDir = "meta/sandbox-owners"
+
+// recordSandboxOwner notes ex's user for its run's sandbox. A failure only
+// weakens later authorization of a gone executor's sandbox (its user is
+// then unknown, which only ANY rules match), so it is logged, not fatal.
+func (a *Agent) recordSandboxOwner(ex *executor) {
+	a.mu.Lock()
+	user := executorUser(ex)
+	a.mu.Unlock()
+	dir := filepath.Join(a.cfg.WorkDir, sandboxOwnersDir)
+	err := os.MkdirAll(dir, 0o700)
+	if err == nil {
+		err = os.WriteFile(filepath.Join(dir, ex.containerID), []byte(user), 0o600)
+	}
+	if err != nil {
+		a.log.Warn().Err(err).Str("executor_id", ex.id).Msg("cannot record the sandbox's user: access_sandboxes will see an unknown user once the executor is gone")
+	}
+}
+
+// sandboxUser is the user the executor of the run at root ran as: the
+// running executor's, else the one recorded at launch ("" if unknown).
+func (a *Agent) sandboxUser(fw, exID, root string) string {
+	container := filepath.Base(root)
+	a.mu.Lock()
+	if ex := a.executors[exKey(fw, exID)]; ex != nil && ex.containerID == container {
+		u := executorUser(ex)
+		a.mu.Unlock()
+		return u
+	}
+	a.mu.Unlock()
+	b, _ := os.ReadFile(filepath.Join(a.cfg.WorkDir, sandboxOwnersDir, container))
+	return string(b)
 }
 
 // latestSandbox is the executor's current sandbox, or the newest run kept on
@@ -173,7 +241,7 @@ type FileInfo struct {
 // form of the path so a client can browse further with what it got.
 func (a *Agent) handleFilesBrowse(w http.ResponseWriter, r *http.Request) {
 	p := strings.TrimSuffix(r.URL.Query().Get("path"), "/")
-	real, err := a.resolveSandboxPath(p)
+	real, err := a.resolveSandboxPath(auth.SubjectFrom(r.Context()), p)
 	if err != nil {
 		a.writeFileError(w, r, err)
 		return
@@ -211,7 +279,7 @@ type readChunk struct {
 // a tailing client starts at the end; length defaults to the rest, capped).
 func (a *Agent) handleFilesRead(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	real, err := a.resolveSandboxPath(q.Get("path"))
+	real, err := a.resolveSandboxPath(auth.SubjectFrom(r.Context()), q.Get("path"))
 	if err != nil {
 		a.writeFileError(w, r, err)
 		return
@@ -271,7 +339,7 @@ func readRange(offset, length string) (int64, int64, error) {
 // handleFilesDownload serves a sandbox file as an attachment.
 func (a *Agent) handleFilesDownload(w http.ResponseWriter, r *http.Request) {
 	p := r.URL.Query().Get("path")
-	real, err := a.resolveSandboxPath(p)
+	real, err := a.resolveSandboxPath(auth.SubjectFrom(r.Context()), p)
 	if err != nil {
 		a.writeFileError(w, r, err)
 		return

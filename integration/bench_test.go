@@ -31,14 +31,16 @@ func BenchmarkLaunchThroughput(b *testing.B) {
 	const maxInFlight, maxPerOffer = 64, 64
 	// ALLOT_BENCH_ISOLATION=posix/cpu,posix/mem (or cgroups/cpu,cgroups/mem)
 	// sets the agents' --isolation, to measure what isolation costs.
-	var c *cluster
-	if iso := os.Getenv("ALLOT_BENCH_ISOLATION"); iso == "" {
-		c = newCluster(b, 4, "--allocation-interval", "50ms")
-	} else {
-		c = &cluster{testcluster.New(b, testcluster.Config{Bin: allotBin, Agents: 4,
-			MasterFlags: []string{"--log-level", "debug", "--allocation-interval", "50ms"},
-			AgentFlags:  append(append([]string{}, agentFlags...), "--isolation", iso)})}
+	// The agents serve their profiler only with --pprof.
+	af := append([]string{}, agentFlags...)
+	if iso := os.Getenv("ALLOT_BENCH_ISOLATION"); iso != "" {
+		af = append(af, "--isolation", iso)
 	}
+	if os.Getenv("ALLOT_BENCH_PROFILE") != "" {
+		af = append(af, "--pprof")
+	}
+	c := &cluster{testcluster.New(b, testcluster.Config{Bin: allotBin, Agents: 4,
+		MasterFlags: []string{"--log-level", "debug", "--allocation-interval", "50ms"}, AgentFlags: af})}
 	var (
 		mu       sync.Mutex
 		accepted = map[string]time.Time{}

@@ -19,6 +19,15 @@ import (
 // length. The agent confines paths to its sandboxes; the master only finds
 // the agent.
 //
+// The caller's identity goes with the call: the proxy forwards the
+// caller's Authorization header as it came, and the agent (with
+// --authenticate-http-readonly and --acls) authenticates and authorizes
+// that caller itself, as a Mesos agent does for a browser that reads a
+// sandbox. The master adds no credential of its own: an agent must never
+// take a read through the master for the master's, or a caller that the
+// master lets through unauthenticated would read with the master's rights.
+// docs/security.md says why this design and not a trusted header.
+//
 // GET /explain?framework_id=F&agent_id=A answers the allocator's Explain
 // for the pair: why F would or would not be offered A's resources in the
 // next cycle, in an operator's words.
@@ -60,6 +69,13 @@ func (m *Master) handleFilesProxy(w http.ResponseWriter, r *http.Request) {
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.SetURL(target)
 			pr.Out.URL.RawQuery = q.Encode()
+			// The caller's credential, for the agent to check (Rewrite
+			// keeps it already; set here so that no later change to the
+			// outgoing headers drops it unnoticed).
+			pr.Out.Header.Del("Authorization")
+			if h := pr.In.Header.Get("Authorization"); h != "" {
+				pr.Out.Header.Set("Authorization", h)
+			}
 		},
 		Transport: m.agentTransport(&http.Transport{ResponseHeaderTimeout: filesProxyTimeout, DisableKeepAlives: true}),
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {

@@ -36,7 +36,7 @@ func parseAttributes(s string) (map[string]string, error) {
 func runAgent(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("agent", "[flags]", "Run an allot agent: registers with the master, runs executors as child processes in\nsandboxes under --work-dir, and serves the executor API at /api/v1/executor.", stderr)
 	masters := fs.String("master", "127.0.0.1:5050", "master `host:port[,host:port...]`")
-	listen := fs.String("listen", ":5051", "`host:port` for the executor API, /monitor/statistics and /health")
+	listen := fs.String("listen", ":5051", "`host:port` for the executor API, /state, /monitor/*, the sandbox files (/files/*) and /health")
 	advertise := fs.String("advertise", "", "`host:port` executors and the master use to reach this agent (default: from --listen, 127.0.0.1 for a wildcard host)")
 	workDir := fs.String("work-dir", "", "`dir`ectory for sandboxes and checkpoints (required; reuse it to recover executors)")
 	res := fs.String("resources", "", "resources as a Mesos `spec`, e.g. cpus:4;mem:8192;disk:20000;ports:[31000-32000];disk_bw:200;net_bw:1000 (cpus, mem, disk and ports not named are detected)")
@@ -59,10 +59,16 @@ func runAgent(args []string, stdout, stderr io.Writer) error {
 	faultBusy := fs.String("fault-disk-busy-file", "", "testing: while this `file` exists, report the disks fully busy (drives Prophet's task backoff without a real collision)")
 	credFile := fs.String("credential", "", "`file` with this agent's credential for a master with --authenticate-agents: Mesos's JSON\n{\"principal\":\"p\",\"secret\":\"s\"} or one \"principal secret\" line")
 	execAuthn := fs.Bool("authenticate-http-executors", false, "give each executor a token in MESOS_EXECUTOR_AUTHENTICATION_TOKEN and require it as\n\"Authorization: Bearer\" on the executor API (an executor cannot call for another)")
+	var httpf agentHTTPFlags
+	addAgentHTTPFlags(fs, &httpf)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	cred, err := agentCredential(*credFile)
+	if err != nil {
+		return err
+	}
+	httpAuthn, authz, err := httpf.config()
 	if err != nil {
 		return err
 	}
@@ -81,7 +87,8 @@ func runAgent(args []string, stdout, stderr io.Writer) error {
 		Resources: *res, Attributes: at, ShutdownGrace: *grace, UsageInterval: *usage, RegistrationTimeout: *regTimeout, Log: log,
 		FaultDiskBusyFile: *faultBusy, ThrottleIO: *throttle, Isolation: *isolation, CgroupsEnableCFS: *cfs, CgroupsRoot: *cgRoot,
 		DiskWatchInterval: *diskWatch, DiskQuotaWarnOnly: !*enforceDisk, NoSwitchUser: !*switchUser,
-		TLS: tlsf.files(), Credential: cred, AuthenticateExecutors: *execAuthn, MaxRequestBytes: maxBody})
+		TLS: tlsf.files(), Credential: cred, AuthenticateExecutors: *execAuthn, MaxRequestBytes: maxBody,
+		HTTPAuthn: httpAuthn, Authorizer: authz, Pprof: httpf.pprof})
 	if err != nil {
 		return err
 	}

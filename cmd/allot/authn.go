@@ -13,6 +13,7 @@ import (
 
 	"github.com/mesos/mesos-go/api/v1/lib/httpcli"
 
+	"github.com/allot-sched/allot/agent"
 	"github.com/allot-sched/allot/auth"
 	"github.com/allot-sched/allot/master"
 )
@@ -124,7 +125,8 @@ const unauthorizedHint = "\n(the master requires a credential: give --principal 
 
 // devCredentials writes a throwaway credentials file for `allot dev
 // --auth` in dir: one principal for people and frameworks, one for the
-// agents. It returns the file, the operator's and the agents' credentials.
+// agents; and the first one's secret alone in dir/secret. It returns the
+// file, the operator's and the agents' credentials.
 func devCredentials(dir string) (file string, op, ag auth.Credential, err error) {
 	secret := func() string {
 		b := make([]byte, 12)
@@ -140,6 +142,11 @@ func devCredentials(dir string) (file string, op, ag auth.Credential, err error)
 	}
 	if err := os.WriteFile(file, b, 0o600); err != nil {
 		return "", op, ag, fmt.Errorf("writing %s: %w", file, err)
+	}
+	// The operator's secret alone, for ALLOT_SECRET_FILE: a secret in the
+	// environment shows in ps and in every child's environment.
+	if err := os.WriteFile(filepath.Join(dir, "secret"), []byte(op.Secret+"\n"), 0o600); err != nil {
+		return "", op, ag, fmt.Errorf("writing %s: %w", filepath.Join(dir, "secret"), err)
 	}
 	return file, op, ag, nil
 }
@@ -157,4 +164,45 @@ func withCredential(cli *http.Client, c *credFlags) *http.Client {
 	}
 	cli.Transport = &auth.BasicTransport{Base: cli.Transport, Cred: cred}
 	return cli
+}
+
+// agentHTTPFlags are the agent's authentication and authorization of its
+// own HTTP endpoints, named as Mesos's agent names them.
+type agentHTTPFlags struct {
+	credentials, acls   string
+	readOnly, readWrite bool
+	pprof               bool
+}
+
+func addAgentHTTPFlags(fs *flag.FlagSet, f *agentHTTPFlags) {
+	fs.StringVar(&f.credentials, "http-credentials", "", "`file` of the principals and secrets the agent's HTTP endpoints accept, in the master's --credentials\nformats (give it the principals that read sandboxes through the master: it forwards their credential)")
+	fs.BoolVar(&f.readOnly, "authenticate-http-readonly", false, "/state, /monitor/* and the sandbox files (/files/*) require HTTP Basic with a principal from\n--http-credentials (/health stays open; the executor API has --authenticate-http-executors)")
+	fs.BoolVar(&f.readWrite, "authenticate-http-readwrite", false, "the endpoints that change or load the agent (/debug/pprof with --pprof) require a credential")
+	fs.StringVar(&f.acls, "acls", "", "ACL `file` (the master's format); the agent applies access_sandboxes (principal -> the executor's\nuser) to sandbox reads; empty: every caller that passes authentication may read every sandbox")
+	fs.BoolVar(&f.pprof, "pprof", false, "serve the Go profiler at /debug/pprof (a read-write endpoint: pair it with --authenticate-http-readwrite)")
+}
+
+// config is the agent's HTTPAuthn and Authorizer from the flags.
+func (f agentHTTPFlags) config() (agent.HTTPAuthn, auth.Authorizer, error) {
+	h := agent.HTTPAuthn{ReadOnly: f.readOnly, ReadWrite: f.readWrite}
+	var authz auth.Authorizer // a nil *auth.ACLs in it would not be nil
+	if f.acls != "" {
+		acls, err := auth.LoadACLs(f.acls)
+		if err != nil {
+			return h, nil, usagef("--acls: %v", err)
+		}
+		authz = acls
+	}
+	if f.credentials == "" {
+		if h.ReadOnly || h.ReadWrite {
+			return h, nil, usagef("--authenticate-http-readonly and --authenticate-http-readwrite need --http-credentials FILE")
+		}
+		return h, authz, nil
+	}
+	c, err := auth.LoadCredentials(f.credentials)
+	if err != nil {
+		return h, nil, usagef("--http-credentials: %v", err)
+	}
+	h.Credentials = c
+	return h, authz, nil
 }

@@ -118,3 +118,42 @@ func TestDevCredentials(t *testing.T) {
 		t.Errorf("credentials file mode %v, want 0600", fi.Mode().Perm())
 	}
 }
+
+// The agent's HTTP authentication flags: a flag without credentials to
+// check against, and a bad file, are usage errors naming the flag.
+func TestAgentHTTPFlags(t *testing.T) {
+	dir := t.TempDir()
+	creds, acls, bad := filepath.Join(dir, "creds"), filepath.Join(dir, "acls.json"), filepath.Join(dir, "bad")
+	os.WriteFile(creds, []byte("alice s3cret\n"), 0o600)
+	os.WriteFile(acls, []byte(`{"access_sandboxes":[{"principals":{"values":["alice"]},"users":{"type":"ANY"}}]}`), 0o600)
+	os.WriteFile(bad, []byte(`{"acces_sandboxes":[]}`), 0o600)
+	tests := []struct {
+		name    string
+		f       agentHTTPFlags
+		wantErr string
+	}{
+		{"off", agentHTTPFlags{}, ""},
+		{"readonly without credentials", agentHTTPFlags{readOnly: true}, "need --http-credentials"},
+		{"readwrite without credentials", agentHTTPFlags{readWrite: true}, "need --http-credentials"},
+		{"both with credentials and acls", agentHTTPFlags{credentials: creds, acls: acls, readOnly: true, readWrite: true}, ""},
+		{"missing credentials file", agentHTTPFlags{credentials: filepath.Join(dir, "nope"), readOnly: true}, "--http-credentials"},
+		{"misspelt acl", agentHTTPFlags{acls: bad}, "--acls"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h, authz, err := tt.f.config()
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if h.ReadOnly != tt.f.readOnly || h.ReadWrite != tt.f.readWrite || (tt.f.credentials != "") != (h.Credentials != nil) || (tt.f.acls != "") != (authz != nil) {
+				t.Fatalf("config() = %+v, %v from %+v", h, authz, tt.f)
+			}
+		})
+	}
+}

@@ -67,6 +67,7 @@ func runDev(args []string, stdout, stderr io.Writer) error {
 	}
 	var agentCred *auth.Credential
 	var opCred auth.Credential
+	var agentHTTP agent.HTTPAuthn
 	if *authOn {
 		file, op, ag, err := devCredentials(filepath.Join(dir, "auth"))
 		if err != nil {
@@ -74,6 +75,11 @@ func runDev(args []string, stdout, stderr io.Writer) error {
 		}
 		mf.authn = authnFlags{credentials: file, frameworks: true, agents: true, httpReadWrite: true, httpReadOnly: true}
 		agentCred, opCred = &ag, op
+		// The agents accept the master's principals: the master's sandbox
+		// proxy forwards the caller's credential to them.
+		if agentHTTP, _, err = (agentHTTPFlags{credentials: file, readOnly: true, readWrite: true}).config(); err != nil {
+			return err
+		}
 	}
 	cfg, err := mf.config(fs, base.With().Str("component", "master").Logger())
 	if err != nil {
@@ -103,7 +109,7 @@ func runDev(args []string, stdout, stderr io.Writer) error {
 		a, err := agent.New(agent.Config{Masters: []string{m.Addr()}, Listen: net.JoinHostPort(host, "0"),
 			WorkDir: filepath.Join(dir, fmt.Sprintf("agent%d", i)), Resources: *res, KillExecutorsOnStop: true, ThrottleIO: *throttle,
 			UsageInterval: *usageEvery, Isolation: *isolation, TLS: mf.tls.files(), Credential: agentCred, AuthenticateExecutors: *authOn,
-			Log: base.With().Str("component", fmt.Sprintf("agent%d", i)).Logger()})
+			HTTPAuthn: agentHTTP, Log: base.With().Str("component", fmt.Sprintf("agent%d", i)).Logger()})
 		if err == nil {
 			err = a.Start()
 		}
@@ -137,11 +143,13 @@ Ctrl-C stops everything.
 			curlCA = "--cacert " + cfg.TLS.CA + " "
 		}
 		fmt.Fprintf(stdout, `
-Authentication is on (every --authenticate-* flag; credentials in %s).
+Authentication is on (every --authenticate-* flag of the master, and the agents' --authenticate-http-*
+with the same credentials, in %s).
 Log in to the UI, and authenticate the CLI and frameworks, as principal %q with secret %q:
-  export ALLOT_PRINCIPAL=%s ALLOT_SECRET=%s   # allot status, allot run, allot operator ...
+  export ALLOT_PRINCIPAL=%s ALLOT_SECRET_FILE=%s   # allot status, allot run, allot logs ...
   curl -s %s-u %s:%s %s://%s/state
-`, filepath.Join(dir, "auth", "credentials.json"), opCred.Principal, opCred.Secret, opCred.Principal, opCred.Secret, curlCA, opCred.Principal, opCred.Secret, scheme, addr)
+`, filepath.Join(dir, "auth", "credentials.json"), opCred.Principal, opCred.Secret, opCred.Principal, filepath.Join(dir, "auth", "secret"),
+			curlCA, opCred.Principal, opCred.Secret, scheme, addr)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

@@ -90,7 +90,9 @@ func runTask(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	hc := newHTTPClient(0, tlsCA)
+	// hc also reads the task's stdout and stderr from its agent, which
+	// may require the same credential (--authenticate-http-readonly).
+	hc := withCredential(newHTTPClient(0, tlsCA), &cred)
 	caller := httpsched.NewCaller(httpcli.New(
 		httpcli.Endpoint(masterURL(hc, *masterAddr, "/api/v1/scheduler")),
 		httpcli.Codec(codecs.ByMediaType[codecs.MediaTypeProtobuf]),
