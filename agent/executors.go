@@ -578,6 +578,9 @@ func (a *Agent) shutdownExecutor(ex *executor) {
 // setExitedLocked marks ex exited and wakes whoever waits on goneLocked.
 // Caller holds a.mu.
 func (ex *executor) setExitedLocked() {
+	if ex.exited {
+		return
+	}
 	ex.exited = true
 	if ex.gone != nil {
 		close(ex.gone)
