@@ -100,7 +100,9 @@ type Config struct {
 	// MaxRequestBytes caps request bodies (413 beyond; limits.go): 0 is
 	// limits.DefaultMaxRequestBytes, negative only api.ReadRequest's cap.
 	MaxRequestBytes int64
-	Log             zerolog.Logger
+	// Clock is the agent's time (clock.go); nil: the wall clock.
+	Clock Clock
+	Log   zerolog.Logger
 }
 
 // Agent is one running agent.
@@ -158,6 +160,9 @@ func New(cfg Config) (*Agent, error) {
 	}
 	if cfg.ShutdownGrace <= 0 {
 		cfg.ShutdownGrace = 5 * time.Second
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = wallClock{}
 	}
 	if cfg.Hostname == "" {
 		cfg.Hostname, _ = os.Hostname()
@@ -420,7 +425,7 @@ func (a *Agent) masterLoop() {
 		select {
 		case <-a.stop:
 			return
-		case <-time.After(backoff):
+		case <-a.clock().After(backoff):
 		}
 		if backoff < maxBackoff {
 			backoff *= 2
@@ -475,16 +480,14 @@ func (a *Agent) registerAndServe(addr string) error {
 	// Watchdog: the master pings every few seconds; silence means it is gone.
 	alive := make(chan struct{}, 1)
 	ping := 5 * time.Second
+	clock := a.clock()
 	go func() {
-		t := time.NewTimer(3 * ping)
-		defer t.Stop()
 		for {
 			select {
 			case <-ctx.Done():
 				return
-			case <-alive:
-				t.Reset(3 * ping)
-			case <-t.C:
+			case <-alive: // a fresh wait of three pings
+			case <-clock.After(3 * ping):
 				a.log.Warn().Msg("no word from the master; reconnecting")
 				cancel()
 				return

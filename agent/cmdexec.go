@@ -33,6 +33,20 @@ import (
 // exactly as a custom executor would, and re-subscribes after an agent
 // restart when the framework checkpoints.
 func RunCommandExecutor(log zerolog.Logger) error {
+	return runCommandExecutor(log, wallClock{}, execHooks{})
+}
+
+// execHooks let a test order its fake agent's moves after the executor's
+// steps; nil fields are not called.
+type execHooks struct {
+	// handled is called once each event from the agent has been handled.
+	handled func(exec1.Event_Type)
+	// ended is called once a task's terminal update has been answered and
+	// the task counts as terminal.
+	ended func(taskID string)
+}
+
+func runCommandExecutor(log zerolog.Logger, clock Clock, hooks execHooks) error {
 	cfg, err := config.FromEnv()
 	if err != nil {
 		return err
@@ -48,6 +62,8 @@ func RunCommandExecutor(log zerolog.Logger) error {
 	ce := &commandExecutor{
 		log:        log,
 		cfg:        cfg,
+		clock:      clock,
+		hooks:      hooks,
 		sender:     calls.SenderWith(httpexec.NewSender(cli.Send), opts...),
 		tasks:      map[string]*cmdTask{},
 		unacked:    map[string]exec1.Call_Update{},
@@ -55,7 +71,7 @@ func RunCommandExecutor(log zerolog.Logger) error {
 	}
 	ce.quitCtx, ce.quit = context.WithCancel(context.Background())
 	subscriber := calls.SenderWith(httpexec.NewSender(cli.Send, httpcli.Close(true)), opts...)
-	disconnected := time.Now()
+	disconnected := clock.Now()
 	backoff := 100 * time.Millisecond
 	for {
 		ce.mu.Lock()
@@ -69,18 +85,18 @@ func RunCommandExecutor(log zerolog.Logger) error {
 			err = ce.eventLoop(resp)
 			stopOnQuit()
 			resp.Close()
-			disconnected = time.Now()
+			disconnected = clock.Now()
 		}
 		cancel()
 		if ce.done() {
 			return nil
 		}
 		log.Warn().Err(err).Msg("disconnected from agent")
-		if !cfg.Checkpoint || time.Since(disconnected) > cfg.RecoveryTimeout {
+		if !cfg.Checkpoint || clock.Now().Sub(disconnected) > cfg.RecoveryTimeout {
 			ce.killAll(0)
 			return fmt.Errorf("lost the agent: %v", err)
 		}
-		time.Sleep(backoff)
+		<-clock.After(backoff)
 		if backoff < cfg.SubscriptionBackoffMax {
 			backoff *= 2
 		}
@@ -91,6 +107,8 @@ type commandExecutor struct {
 	log    zerolog.Logger
 	cfg    config.Config
 	sender calls.Sender
+	clock  Clock
+	hooks  execHooks
 
 	mu         sync.Mutex
 	tasks      map[string]*cmdTask
@@ -111,7 +129,9 @@ type cmdTask struct {
 	info     mesos.TaskInfo
 	cmd      *exec.Cmd
 	terminal bool
-	killed   bool
+	// ended is closed when terminal is set: a kill's grace ends early.
+	ended  chan struct{}
+	killed bool
 	// unhealthy is why the health checker killed the task ("" if it did
 	// not); stopHealth ends its checker.
 	unhealthy  string
@@ -175,6 +195,9 @@ func (ce *commandExecutor) eventLoop(resp mesos.Response) error {
 		case exec1.Event_ERROR:
 			ce.log.Error().Str("message", e.Error.Message).Msg("agent sent ERROR")
 		}
+		if ce.hooks.handled != nil {
+			ce.hooks.handled(e.Type)
+		}
 	}
 	return nil
 }
@@ -200,7 +223,7 @@ func (ce *commandExecutor) update(ti mesos.TaskInfo, state mesos.TaskState, msg 
 }
 
 func (ce *commandExecutor) status(ti mesos.TaskInfo, state mesos.TaskState, msg string, reason *mesos.TaskStatus_Reason) mesos.TaskStatus {
-	now := float64(time.Now().UnixNano()) / 1e9
+	now := float64(ce.clock.Now().UnixNano()) / 1e9
 	st := mesos.TaskStatus{TaskID: ti.TaskID, State: state.Enum(), Source: mesos.SOURCE_EXECUTOR.Enum(),
 		ExecutorID: &mesos.ExecutorID{Value: ce.cfg.ExecutorID}, Timestamp: &now, UUID: newUUID(), Reason: reason}
 	if msg != "" {
@@ -230,7 +253,7 @@ func (ce *commandExecutor) launch(ti mesos.TaskInfo) {
 		ce.mu.Unlock()
 		return
 	}
-	t := &cmdTask{info: ti}
+	t := &cmdTask{info: ti, ended: make(chan struct{})}
 	ce.tasks[ti.TaskID.Value] = t
 	ce.unackTasks[ti.TaskID.Value] = ti
 	ce.mu.Unlock()
@@ -332,9 +355,15 @@ func (ce *commandExecutor) finishStatus(t *cmdTask, st mesos.TaskStatus) {
 	defer t.sendMu.Unlock()
 	ce.send(t.info, st)
 	ce.mu.Lock()
-	t.terminal = true
+	if !t.terminal {
+		t.terminal = true
+		close(t.ended)
+	}
 	ce.maybeQuitLocked()
 	ce.mu.Unlock()
+	if ce.hooks.ended != nil {
+		ce.hooks.ended(t.info.TaskID.Value)
+	}
 }
 
 func (ce *commandExecutor) kill(id string, grace time.Duration) {
@@ -353,17 +382,11 @@ func (ce *commandExecutor) kill(id string, grace time.Duration) {
 	pid := cmd.Process.Pid
 	syscall.Kill(-pid, syscall.SIGTERM)
 	go func() {
-		deadline := time.Now().Add(grace)
-		for time.Now().Before(deadline) {
-			ce.mu.Lock()
-			term := t.terminal
-			ce.mu.Unlock()
-			if term {
-				return
-			}
-			time.Sleep(20 * time.Millisecond)
+		select {
+		case <-t.ended:
+		case <-ce.clock.After(grace):
+			syscall.Kill(-pid, syscall.SIGKILL)
 		}
-		syscall.Kill(-pid, syscall.SIGKILL)
 	}()
 }
 

@@ -27,7 +27,7 @@ type recordingExecutor struct {
 func newRecordingExecutor(t *testing.T) *recordingExecutor {
 	r := &recordingExecutor{}
 	r.commandExecutor = &commandExecutor{
-		log: zerolog.Nop(), cfg: config.Config{Sandbox: t.TempDir(), ExecutorID: "e"},
+		log: zerolog.Nop(), cfg: config.Config{Sandbox: t.TempDir(), ExecutorID: "e"}, clock: wallClock{},
 		sender: calls.SenderFunc(func(_ context.Context, req calls.Request) (mesos.Response, error) {
 			if c := req.Call(); c.Type == exec1.Call_UPDATE {
 				r.mu.Lock()
@@ -115,14 +115,25 @@ func TestCommandExecutorKillsUnhealthyTask(t *testing.T) {
 	}
 }
 
-// A passing check is reported healthy once; the task runs on until it is
-// killed, and then ends TASK_KILLED without a health verdict.
+// A passing check is reported healthy once, however many checks pass; the
+// task runs on until it is killed, and then ends TASK_KILLED without a
+// health verdict.
 func TestCommandExecutorHealthyTask(t *testing.T) {
 	r := newRecordingExecutor(t)
+	clock := newManualClock()
+	r.clock = clock
 	dir := r.cfg.Sandbox
 	os.WriteFile(filepath.Join(dir, "ok"), nil, 0o644)
-	r.launch(healthTask("well", "sleep 30", fastCheck("test -f ok")))
-	time.Sleep(500 * time.Millisecond) // about ten checks
+	hc := fastCheck("test -f ok")
+	r.launch(healthTask("well", "sleep 30", hc))
+	// The checker waits an interval after each check has been judged (and
+	// reported): the eleventh wait means eleven checks passed.
+	const checks = 11
+	for i := 1; i < checks; i++ {
+		clock.waitPending(t, 1)
+		clock.Advance(newHealthPolicy(hc).interval)
+	}
+	clock.waitPending(t, 1)
 	r.kill("well", time.Second)
 	ups := r.waitTerminal(t, "well")
 	var healthy int

@@ -17,17 +17,51 @@ import (
 
 // fakeExecAgent speaks the agent's side of the executor API to one command
 // executor: it launches one task, kills it once it runs, and acknowledges
-// its updates. With ackBeforeAnswer, the acknowledgement of the terminal
-// update is on the executor's event stream before the executor's UPDATE
-// call is answered: what a loaded host does when the round trip through
-// master and framework beats the executor's own scheduling.
+// its updates. With ackBeforeAnswer, the executor has handled the
+// acknowledgement of the terminal update before its UPDATE call is
+// answered: what a loaded host does when the round trip through master and
+// framework beats the executor's own scheduling. Without, the executor has
+// read the answer and marked the task terminal before the acknowledgement
+// is sent. The executor's hooks (hooks) tell it when each step is done.
 type fakeExecAgent struct {
 	t               *testing.T
 	ackBeforeAnswer bool
+	acked           chan struct{} // an ACKNOWLEDGED event was handled
+	ended           chan struct{} // a task's terminal update was answered
 
 	mu      sync.Mutex
 	stream  *api.Stream
 	updates []mesos.TaskState
+}
+
+func newFakeExecAgent(t *testing.T, ackBeforeAnswer bool) *fakeExecAgent {
+	return &fakeExecAgent{t: t, ackBeforeAnswer: ackBeforeAnswer, acked: make(chan struct{}, 8), ended: make(chan struct{}, 8)}
+}
+
+func (f *fakeExecAgent) hooks() execHooks {
+	return execHooks{
+		handled: func(e exec1.Event_Type) {
+			if e == exec1.Event_ACKNOWLEDGED {
+				f.acked <- struct{}{}
+			}
+		},
+		ended: func(string) { f.ended <- struct{}{} },
+	}
+}
+
+// await waits for the executor's n-th step of a kind; false (and the test
+// failed) if it never comes, so that a handler stuck on it lets the server
+// close.
+func (f *fakeExecAgent) await(step chan struct{}, n int, what string) bool {
+	for i := 0; i < n; i++ {
+		select {
+		case <-step:
+		case <-time.After(10 * time.Second):
+			f.t.Errorf("the executor never %s", what)
+			return false
+		}
+	}
+	return true
 }
 
 func (f *fakeExecAgent) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -69,14 +103,16 @@ func (f *fakeExecAgent) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		if f.ackBeforeAnswer {
 			s.Send(ack)
-			time.Sleep(300 * time.Millisecond) // the executor reads the ack first
+			// TASK_RUNNING's acknowledgement, then this one.
+			f.await(f.acked, 2, "handled the acknowledgement")
 			w.WriteHeader(http.StatusAccepted)
 			return
 		}
 		w.WriteHeader(http.StatusAccepted)
 		go func() {
-			time.Sleep(300 * time.Millisecond) // the executor reads the answer first
-			s.Send(ack)
+			if f.await(f.ended, 1, "read the answer to its terminal update") {
+				s.Send(ack)
+			}
 		}()
 	default:
 		w.WriteHeader(http.StatusAccepted)
@@ -95,7 +131,7 @@ func (f *fakeExecAgent) closeStream() {
 // whichever of the acknowledgement and the answer to its UPDATE it sees
 // first. It used to wait for one more event from the agent when the
 // acknowledgement came first, and with none coming it never exited: its
-// container outlived the test (issue 15's "KNOWN ISSUE").
+// container outlived the test.
 func TestCommandExecutorExitsAfterTerminalAck(t *testing.T) {
 	for _, ackFirst := range []bool{false, true} {
 		name := "answer first"
@@ -103,7 +139,7 @@ func TestCommandExecutorExitsAfterTerminalAck(t *testing.T) {
 			name = "ack first"
 		}
 		t.Run(name, func(t *testing.T) {
-			f := &fakeExecAgent{t: t, ackBeforeAnswer: ackFirst}
+			f := newFakeExecAgent(t, ackFirst)
 			srv := httptest.NewServer(f)
 			defer srv.Close()
 			defer f.closeStream() // frees a stuck executor so the test can end
@@ -114,7 +150,7 @@ func TestCommandExecutorExitsAfterTerminalAck(t *testing.T) {
 				t.Setenv(k, v)
 			}
 			done := make(chan error, 1)
-			go func() { done <- RunCommandExecutor(zerolog.New(zerolog.NewTestWriter(t))) }()
+			go func() { done <- runCommandExecutor(zerolog.New(zerolog.NewTestWriter(t)), wallClock{}, f.hooks()) }()
 			select {
 			case err := <-done:
 				if err != nil {

@@ -45,6 +45,11 @@
 // TASK_KILLED, healthy=false, REASON_TASK_HEALTH_CHECK_STATUS_UPDATED. The
 // state machine is pure and runs on an injected clock.
 //
+// Time (clock.go): the agent and the command executor read policy time
+// (graces, timeouts, retries, intervals, update timestamps) from a Clock,
+// Config.Clock for the agent (nil: the wall clock), so tests advance it
+// instead of sleeping; measurements of real processes keep the wall clock.
+//
 // Concurrency: Agent.mu guards executors, tasks and pending updates. Events
 // to executors are queued on per-subscription streams; calls to the master
 // are made by sender goroutines, never under the lock.

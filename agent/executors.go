@@ -33,7 +33,9 @@ type executor struct {
 	launching   bool
 	subscribed  bool // has subscribed at least once
 	exited      bool
-	killing     bool // shut down or all tasks killed: tasks end KILLED
+	// gone is closed once exited is set (goneLocked makes it on demand).
+	gone    chan struct{}
+	killing bool // shut down or all tasks killed: tasks end KILLED
 	// registrationTimedOut: killed for not subscribing; tasks end FAILED.
 	registrationTimedOut bool
 	stream               *api.Stream
@@ -211,7 +213,8 @@ func (a *Agent) launchExecutor(ex *executor, uris []mesos.CommandInfo_URI) {
 		a.log.Error().Err(err).Str("executor_id", ex.id).Str("framework_id", ex.fw).Msg("executor launch failed")
 		a.mu.Lock()
 		defer a.mu.Unlock()
-		ex.launching, ex.exited = false, true
+		ex.launching = false
+		ex.setExitedLocked()
 		for _, t := range ex.tasks {
 			if !taskstate.IsTerminal(t.state) {
 				a.enqueueUpdateLocked(ex, t, a.agentStatus(ex, t, mesos.TASK_FAILED, mesos.REASON_CONTAINER_LAUNCH_FAILED, err.Error()))
@@ -315,7 +318,7 @@ func (a *Agent) prepareSandbox(ex *executor, uris []mesos.CommandInfo_URI) (su *
 // killIfNotSubscribed kills ex if it has not subscribed within the
 // registration timeout; its tasks then fail REASON_EXECUTOR_REGISTRATION_TIMEOUT.
 func (a *Agent) killIfNotSubscribed(ex *executor) {
-	time.AfterFunc(a.cfg.RegistrationTimeout, func() {
+	a.clock().AfterFunc(a.cfg.RegistrationTimeout, func() {
 		a.mu.Lock()
 		defer a.mu.Unlock()
 		if ex.subscribed || ex.exited {
@@ -474,7 +477,7 @@ func (a *Agent) executorExited(ex *executor, code int) {
 	if ex.exited {
 		return
 	}
-	ex.exited = true
+	ex.setExitedLocked()
 	if ex.stream != nil {
 		ex.stream.Close("executor exited")
 	}
@@ -532,7 +535,7 @@ func (a *Agent) cleanupLocked(ex *executor) {
 }
 
 func (a *Agent) agentStatus(ex *executor, t *agentTask, state mesos.TaskState, reason mesos.TaskStatus_Reason, msg string) *mesos.TaskStatus {
-	now := float64(time.Now().UnixNano()) / 1e9
+	now := float64(a.clock().Now().UnixNano()) / 1e9
 	return &mesos.TaskStatus{TaskID: t.info.TaskID, State: state.Enum(), Source: mesos.SOURCE_AGENT.Enum(), Reason: reason.Enum(),
 		Message: &msg, Timestamp: &now, ExecutorID: &mesos.ExecutorID{Value: ex.id}, UUID: newUUID()}
 }
@@ -556,25 +559,44 @@ func (a *Agent) shutdownExecutor(ex *executor) {
 	if ex.stream != nil {
 		ex.stream.Send(&exec1.Event{Type: exec1.Event_SHUTDOWN})
 	}
-	grace := a.cfg.ShutdownGrace
+	grace, gone, clock := a.cfg.ShutdownGrace, ex.goneLocked(), a.clock()
 	go func() {
-		deadline := time.Now().Add(grace)
-		for time.Now().Before(deadline) {
-			if a.executorGone(ex) {
-				return
-			}
-			time.Sleep(50 * time.Millisecond)
+		select {
+		case <-gone:
+			return
+		case <-clock.After(grace):
 		}
 		a.signalExecutor(ex, syscall.SIGTERM)
-		time.Sleep(grace / 2)
+		select {
+		case <-gone:
+			return
+		case <-clock.After(grace / 2):
+		}
 		a.signalExecutor(ex, syscall.SIGKILL)
 	}()
 }
 
-func (a *Agent) executorGone(ex *executor) bool {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return ex.exited
+// setExitedLocked marks ex exited and wakes whoever waits on goneLocked.
+// Caller holds a.mu.
+func (ex *executor) setExitedLocked() {
+	if ex.exited {
+		return
+	}
+	ex.exited = true
+	if ex.gone != nil {
+		close(ex.gone)
+	}
+}
+
+// goneLocked is closed once ex has exited. Caller holds a.mu.
+func (ex *executor) goneLocked() <-chan struct{} {
+	if ex.gone == nil {
+		ex.gone = make(chan struct{})
+		if ex.exited {
+			close(ex.gone)
+		}
+	}
+	return ex.gone
 }
 
 // signalExecutor sends sig to every process of ex's container while the
@@ -662,7 +684,7 @@ func (a *Agent) forwardLocked(ex *executor, t *agentTask, fresh bool) {
 	} else if t.backoff < 32*time.Second {
 		t.backoff *= 2
 	}
-	t.nextRetry = time.Now().Add(t.backoff)
+	t.nextRetry = a.clock().Now().Add(t.backoff)
 	if !a.connected {
 		return
 	}
@@ -673,15 +695,14 @@ func (a *Agent) forwardLocked(ex *executor, t *agentTask, fresh bool) {
 // retryLoop resends the head update of every task whose acknowledgement is
 // overdue, with exponential backoff.
 func (a *Agent) retryLoop() {
-	t := time.NewTicker(200 * time.Millisecond)
-	defer t.Stop()
+	clock := a.clock()
 	for {
 		select {
 		case <-a.stop:
 			return
-		case <-t.C:
+		case <-clock.After(200 * time.Millisecond):
 		}
-		now := time.Now()
+		now := clock.Now()
 		a.mu.Lock()
 		if a.connected {
 			for _, ex := range a.executors {
@@ -779,7 +800,7 @@ func (a *Agent) handleExecutor(w http.ResponseWriter, r *http.Request) {
 		st.Source = mesos.SOURCE_EXECUTOR.Enum()
 		st.ExecutorID = &mesos.ExecutorID{Value: ex.id}
 		if st.Timestamp == nil {
-			now := float64(time.Now().UnixNano()) / 1e9
+			now := float64(a.clock().Now().UnixNano()) / 1e9
 			st.Timestamp = &now
 		}
 		dup := false

@@ -85,20 +85,6 @@ func (m *healthMachine) observe(now time.Time, err error) healthVerdict {
 	return healthVerdict{report: true, kill: m.failures >= m.policy.maxFailures, failures: m.failures, err: err}
 }
 
-// healthClock is the time a checker runs on: real in the executor, a fake
-// in tests.
-type healthClock interface {
-	Now() time.Time
-	After(time.Duration) <-chan time.Time
-}
-
-type realClock struct{}
-
-func (realClock) Now() time.Time                         { return time.Now() }
-func (realClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
-
-var _ healthClock = realClock{}
-
 // prober runs one check; nil means it passed. It must give up when ctx
 // ends (the check's timeout, or the task's end).
 type prober interface {
@@ -111,12 +97,12 @@ type prober interface {
 type healthChecker struct {
 	policy  healthPolicy
 	probe   prober
-	clock   healthClock
+	clock   Clock
 	machine *healthMachine
 	notify  func(healthVerdict)
 }
 
-func newHealthChecker(hc *mesos.HealthCheck, p prober, clock healthClock, notify func(healthVerdict)) *healthChecker {
+func newHealthChecker(hc *mesos.HealthCheck, p prober, clock Clock, notify func(healthVerdict)) *healthChecker {
 	pol := newHealthPolicy(hc)
 	return &healthChecker{policy: pol, probe: p, clock: clock, machine: newHealthMachine(pol, clock.Now()), notify: notify}
 }

@@ -104,6 +104,17 @@ func (c *fakeClock) After(d time.Duration) <-chan time.Time {
 	return ch
 }
 
+// AfterFunc runs f at once, the clock moved on by d.
+func (c *fakeClock) AfterFunc(d time.Duration, f func()) Timer {
+	c.now = c.now.Add(d)
+	f()
+	return stoppedTimer{}
+}
+
+type stoppedTimer struct{}
+
+func (stoppedTimer) Stop() bool { return false }
+
 // scriptProbe answers from a script ("." pass, "x" fail) and records when
 // it ran; past the script's end it cancels the run.
 type scriptProbe struct {
@@ -164,7 +175,7 @@ func TestHealthCheckerLoop(t *testing.T) {
 func TestHealthCheckerTimeout(t *testing.T) {
 	f := func(v float64) *float64 { return &v }
 	hc := &mesos.HealthCheck{Type: mesos.HealthCheck_COMMAND, TimeoutSeconds: f(0.05)}
-	chk := newHealthChecker(hc, proberFunc(func(ctx context.Context) error { <-ctx.Done(); return ctx.Err() }), realClock{}, nil)
+	chk := newHealthChecker(hc, proberFunc(func(ctx context.Context) error { <-ctx.Done(); return ctx.Err() }), wallClock{}, nil)
 	if err := chk.once(context.Background()); err == nil || !strings.Contains(err.Error(), "timed out after 50ms") {
 		t.Errorf("once = %v, want a timeout", err)
 	}

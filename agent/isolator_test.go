@@ -294,14 +294,16 @@ func TestSetLimitsGrowsContainer(t *testing.T) {
 	}
 }
 
+// testWait polls cond until it holds; the deadline is generous because a
+// loaded host may be slow, and it costs only when the test fails.
 func testWait(t *testing.T, cond func() bool) {
 	t.Helper()
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
 		if cond() {
 			return
 		}
 	}
-	t.Fatal("condition not met in 5s")
+	t.Fatal("condition not met in 30s")
 }
 
 // On the host's real cgroups: kill reaches every process in the container,
@@ -374,8 +376,9 @@ func (k *killRecorder) got() []syscall.Signal {
 
 // Once a plain command task's terminal update is acknowledged, the agent
 // shuts its command executor down and, as it does not exit here, kills its
-// container after the grace period (SIGTERM, then SIGKILL); an executor
-// that may run more tasks, or a task not yet over, is left alone.
+// container after the grace period (SIGTERM, then SIGKILL half a grace
+// later, neither sooner); an executor that may run more tasks, or a task
+// not yet over, is left alone: no timer is even armed.
 func TestAckedCommandExecutorShutDown(t *testing.T) {
 	tests := []struct {
 		name        string
@@ -390,7 +393,9 @@ func TestAckedCommandExecutorShutDown(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			rec := &killRecorder{}
-			a := &Agent{iso: rec, executors: map[string]*executor{}, cfg: Config{ShutdownGrace: 40 * time.Millisecond}}
+			clock := newManualClock()
+			grace := 40 * time.Second
+			a := &Agent{iso: rec, executors: map[string]*executor{}, cfg: Config{ShutdownGrace: grace, Clock: clock}}
 			st := &mesos.TaskStatus{TaskID: mesos.TaskID{Value: "t"}, State: tc.state.Enum(), Source: mesos.SOURCE_EXECUTOR.Enum(), UUID: []byte("u1")}
 			ex := &executor{fw: "f", id: "t", command: true, commandTask: tc.commandTask, containerID: "c", pid: 1 << 22,
 				tasks: map[string]*agentTask{"t": {info: mesos.TaskInfo{TaskID: st.TaskID}, state: tc.state, latest: st, pending: []*mesos.TaskStatus{st}}}}
@@ -402,10 +407,19 @@ func TestAckedCommandExecutorShutDown(t *testing.T) {
 			if killing != (tc.want != nil) {
 				t.Fatalf("executor shut down = %v, want %v", killing, tc.want != nil)
 			}
-			if tc.want != nil {
-				testWait(t, func() bool { return len(rec.got()) >= len(tc.want) }) // grace, then half a grace
-			} else {
-				time.Sleep(150 * time.Millisecond) // well past the grace
+			// Each wait, armed and then passed but for a nanosecond, then
+			// passed: the signals come at its end.
+			for i, wait := range []time.Duration{grace, grace / 2}[:len(tc.want)] {
+				clock.waitPending(t, 1)
+				clock.Advance(wait - 1)
+				if got := rec.got(); len(got) != i {
+					t.Fatalf("container got %v a nanosecond before wait %d ended", got, i+1)
+				}
+				clock.Advance(1)
+				testWait(t, func() bool { return len(rec.got()) > i })
+			}
+			if n := clock.pending(); tc.want == nil && n != 0 {
+				t.Errorf("%d timers armed for an executor left alone", n)
 			}
 			if got := rec.got(); !slices.Equal(got, tc.want) {
 				t.Errorf("container got %v, want %v", got, tc.want)

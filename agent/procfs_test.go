@@ -182,10 +182,9 @@ func TestExecutorNetLive(t *testing.T) {
 	// unshare execs sleep in the same process once the namespace exists.
 	var rx, tx uint64
 	var ok bool
-	for i := 0; i < 200 && !ok; i++ {
-		rx, tx, ok = executorNet([]int{cmd.Process.Pid})
-		if !ok {
-			time.Sleep(10 * time.Millisecond)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if rx, tx, ok = executorNet([]int{cmd.Process.Pid}); ok || time.Now().After(deadline) {
+			break
 		}
 	}
 	if !ok {
