@@ -79,7 +79,7 @@ func runProphetExperiment(args []string, stdout, stderr io.Writer) error {
 		if v, ok := sim.ProphetPaper[r.Policy]; ok {
 			paper = fmt.Sprintf("%.0f", v)
 		}
-		fmt.Fprintf(stdout, "%-17s %11.0f %8.0f %9.0f %9.0f %9.3f %8.3f %14s\n", r.Policy, r.Makespan, r.MakespanSD, r.ExecP50, r.JCTP50, r.OverallocFrac, r.BWUtil, paper)
+		fmt.Fprintf(stdout, "%-17s %11.0f %8.0f %9.0f %9.0f %9.3f %8.3f %14s%s\n", r.Policy, r.Makespan, r.MakespanSD, r.ExecP50, r.JCTP50, r.OverallocFrac, r.BWUtil, paper, calibrationNote(r.Calibration))
 	}
 	base := map[string]float64{}
 	for _, r := range rows {
