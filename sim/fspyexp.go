@@ -238,7 +238,7 @@ func FSPYCalibration(amMemMB float64) string {
 	if amMemMB <= 0 {
 		return ""
 	}
-	return fmt.Sprintf("calibrated: the application master model (%.0f MB, maxAMShare %.1f: YARN's defaults, not fitted) was added because fair's common slowdown in the heaviest group missed the paper's (fair < 65 %% below 4); --am-mem -1 runs without it",
+	return fmt.Sprintf("calibrated: the application master model (%.0f MB, maxAMShare %.1f: YARN's defaults, not fitted) was added because fair's common slowdown in the heaviest group missed the paper's (fewer than 65 %% of jobs below 4 under fair); --am-mem -1 runs without it",
 		amMemMB, DefaultAMShare)
 }
 
