@@ -116,12 +116,17 @@ type FSPYGroup struct {
 
 // FSPYReport is the experiment's outcome.
 type FSPYReport struct {
-	Trace     string       `json:"trace"`
-	Seeds     int          `json:"seeds"`
-	RateNoise float64      `json:"rate_noise"`
-	Predictor string       `json:"predictor"`
-	Windows   []FSPYWindow `json:"windows"`
-	Groups    []FSPYGroup  `json:"groups"`
+	Trace     string  `json:"trace"`
+	Seeds     int     `json:"seeds"`
+	RateNoise float64 `json:"rate_noise"`
+	Predictor string  `json:"predictor"`
+	// Calibrated marks a run under a model chosen after a baseline missed
+	// the paper (FSPYCalibration), so that its figures are not read as
+	// reproduced from the paper's system alone.
+	Calibrated  bool         `json:"calibrated"`
+	Calibration string       `json:"calibration,omitempty"`
+	Windows     []FSPYWindow `json:"windows"`
+	Groups      []FSPYGroup  `json:"groups"`
 	// FairSlowdown is fspy's against fair over every window's jobs.
 	FairSlowdown SlowdownSummary `json:"fair_slowdown"`
 	R2           float64         `json:"r2"`
@@ -194,7 +199,9 @@ func RunFSPY(o FSPYOptions) (*FSPYReport, error) {
 			return nil, err
 		}
 	}
-	rep := &FSPYReport{Trace: o.Trace, Seeds: o.Seeds, RateNoise: math.Max(0, o.RateNoise), Predictor: o.Sizes.Predictor}
+	rep := &FSPYReport{Trace: o.Trace, Seeds: o.Seeds, RateNoise: math.Max(0, o.RateNoise), Predictor: o.Sizes.Predictor,
+		Calibration: FSPYCalibration(o.AMMemMB)}
+	rep.Calibrated = rep.Calibration != ""
 	acc := &fspyAcc{jcts: map[int]map[string][]float64{}, fairSD: map[int][]JobRatio{}}
 	var all []Window
 	for s := 0; s < o.Seeds; s++ {
@@ -219,6 +226,20 @@ func RunFSPY(o FSPYOptions) (*FSPYReport, error) {
 		all = append(all, ws...)
 	}
 	return rep, o.summarize(rep, acc, all)
+}
+
+// FSPYCalibration says how a run's figures were obtained where the model
+// was shaped by a miss against the paper, and "" where it was not: the
+// application masters (on unless amMemMB < 0) were added because the fair
+// baseline's common slowdown in the heaviest group missed the paper's.
+// Their sizes are YARN's defaults, not fitted, but the model change was
+// chosen after seeing that figure, so every policy's figures rest on it.
+func FSPYCalibration(amMemMB float64) string {
+	if amMemMB <= 0 {
+		return ""
+	}
+	return fmt.Sprintf("calibrated: the application master model (%.0f MB, maxAMShare %.1f: YARN's defaults, not fitted) was added because fair's common slowdown in the heaviest group missed the paper's (fewer than 65 %% of jobs below 4 under fair); --am-mem -1 runs without it",
+		amMemMB, DefaultAMShare)
 }
 
 // spread keeps at most n windows, evenly spaced over ws (all for n <= 0).
@@ -367,6 +388,9 @@ func WriteFSPYTable(w io.Writer, rep *FSPYReport, policies []string) error {
 			100*g.FairSlowdown.LE1, 100*g.FairSlowdown.LE1p5, g.FairSlowdown.Max)
 	}
 	fmt.Fprintln(b, "\nbeside the paper (ours | paper):")
+	if rep.Calibrated {
+		fmt.Fprintf(b, "  [%s]\n", rep.Calibration)
+	}
 	writeFSPYClaims(b, rep)
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -394,8 +418,12 @@ func writeFSPYClaims(b *strings.Builder, rep *FSPYReport) {
 	sort.Strings(names)
 	for _, n := range names {
 		c := rep.CommonSlowdown[n]
-		fmt.Fprintf(b, "  common slowdown, heaviest group, %s: %.1f%% < 4, max %.2f | fspy > 95%% (max ~5), fair < 65%% (max ~10) (RCP 10)\n",
-			n, 100*c.Below4, c.Max)
+		note := ""
+		if n == "fair" && rep.Calibrated {
+			note = " [calibrated: the application master model was added for this figure]"
+		}
+		fmt.Fprintf(b, "  common slowdown, heaviest group, %s: %.1f%% < 4, max %.2f | fspy > 95%% (max ~5), fair < 65%% (max ~10) (RCP 10)%s\n",
+			n, 100*c.Below4, c.Max, note)
 	}
 	fmt.Fprintf(b, "  prediction R^2 over %d predicted jobs: %.3f | 0.970\n", rep.Predictions, rep.R2)
 }

@@ -44,7 +44,7 @@ func TestRunFSPY(t *testing.T) {
 			t.Errorf("JSON lacks %s", f)
 		}
 	}
-	// the issue's shape, exactly: these keys and no others
+	// the issue's shape and the calibration: these keys and no others
 	ib, err := json.Marshal(rep.IssueJSON())
 	if err != nil {
 		t.Fatal(err)
@@ -62,7 +62,7 @@ func TestRunFSPY(t *testing.T) {
 		return strings.Join(ks, ",")
 	}
 	for _, c := range []struct{ what, got, want string }{
-		{"top", keys(issue), "fair_slowdown,groups,r2,windows"},
+		{"top", keys(issue), "calibrated,calibration,fair_slowdown,groups,r2,windows"},
 		{"window", keys(issue["windows"].([]any)[0]), "id,load,mean_rt_s,p50_rt_s,policy"},
 		{"group", keys(issue["groups"].([]any)[0]), "fspy_over_fair,load"},
 		{"fair_slowdown", keys(issue["fair_slowdown"]), "le_1,le_1_5,max"},

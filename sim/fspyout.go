@@ -93,12 +93,18 @@ func fspyECDFChart(rep *FSPYReport, policies []string) *plot.Chart {
 	return ch
 }
 
-// FSPYIssueJSON is the report in the shape issue 12 specifies, exactly:
-// {"windows":[{"id","load","policy","mean_rt_s","p50_rt_s"}],
+// FSPYIssueJSON is the report in the shape its issue specifies, plus
+// whether the model was calibrated:
+// {"calibrated","calibration","windows":[{"id","load","policy","mean_rt_s","p50_rt_s"}],
 // "groups":[{"load","fspy_over_fair"}],
 // "fair_slowdown":{"le_1","le_1_5","max"},"r2"}. `allot experiment fspy
 // --json` prints it; report.json under --out holds the whole FSPYReport.
 type FSPYIssueJSON struct {
+	// Calibrated and Calibration are the report's (FSPYCalibration): the
+	// issue's shape plus what a reader needs to not take a figure shaped
+	// by a miss against the paper for a reproduced one.
+	Calibrated   bool              `json:"calibrated"`
+	Calibration  string            `json:"calibration,omitempty"`
 	Windows      []FSPYIssueWindow `json:"windows"`
 	Groups       []FSPYIssueGroup  `json:"groups"`
 	FairSlowdown FSPYIssueSlowdown `json:"fair_slowdown"`
@@ -131,6 +137,8 @@ type FSPYIssueSlowdown struct {
 // IssueJSON returns the report in the issue's shape.
 func (r *FSPYReport) IssueJSON() FSPYIssueJSON {
 	out := FSPYIssueJSON{
+		Calibrated:   r.Calibrated,
+		Calibration:  r.Calibration,
 		Windows:      make([]FSPYIssueWindow, 0, len(r.Windows)),
 		Groups:       make([]FSPYIssueGroup, 0, len(r.Groups)),
 		FairSlowdown: FSPYIssueSlowdown{LE1: r.FairSlowdown.LE1, LE1p5: r.FairSlowdown.LE1p5, Max: r.FairSlowdown.Max},

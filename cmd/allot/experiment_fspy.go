@@ -61,7 +61,7 @@ func runFSPYExperiment(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&o.History, "history", 1000, "trace jobs before a window the regression learns from first")
 	fs.StringVar(&policies, "policies", "fair,capacity,fspy,fsp,fifo", "comma-separated `policies`")
 	fs.StringVar(&out, "out", "", "write report.json, windows.csv and SVG plots into `dir`")
-	fs.BoolVar(&asJSON, "json", false, "print the report as one JSON object in the issue's shape (windows, groups, fair_slowdown, r2)")
+	fs.BoolVar(&asJSON, "json", false, "print the report as one JSON object in the issue's shape (windows, groups, fair_slowdown, r2) and whether the model was calibrated (calibrated, calibration)")
 	fs.StringVar(&progMod, "progress", "auto", "progress on stderr: auto, always, never")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -95,7 +95,7 @@ func runFSPYExperiment(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "wrote %d files to %s\n", len(files), out)
 	}
 	if asJSON {
-		// the issue's shape, exactly; report.json under --out has it all
+		// the issue's shape and the calibration; report.json under --out has it all
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(rep.IssueJSON())

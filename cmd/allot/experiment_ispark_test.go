@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/allot-sched/allot/sim"
 )
 
 func TestISparkExperimentCLI(t *testing.T) {
@@ -34,13 +36,15 @@ func TestISparkExperimentCLI(t *testing.T) {
 	}
 	var doc struct {
 		Rows []struct {
-			Policy     string   `json:"policy"`
-			CPUUtil    float64  `json:"cpu_util"`
-			Reduction  *float64 `json:"makespan_p50_reduction"`
-			JCT        float64  `json:"jct_p50_s"`
-			Recomputed *float64 `json:"recomputed_partitions"`
-			Moved      *float64 `json:"moved_bytes"`
-			Failures   *float64 `json:"task_failures"`
+			Policy      string   `json:"policy"`
+			Calibrated  *bool    `json:"calibrated"`
+			Calibration string   `json:"calibration"`
+			CPUUtil     float64  `json:"cpu_util"`
+			Reduction   *float64 `json:"makespan_p50_reduction"`
+			JCT         float64  `json:"jct_p50_s"`
+			Recomputed  *float64 `json:"recomputed_partitions"`
+			Moved       *float64 `json:"moved_bytes"`
+			Failures    *float64 `json:"task_failures"`
 		} `json:"rows"`
 		Sensitivity struct {
 			Gamma []struct{ Value float64 } `json:"gamma"`
@@ -54,6 +58,10 @@ func TestISparkExperimentCLI(t *testing.T) {
 		t.Fatalf("rows %+v", doc.Rows)
 	}
 	for _, r := range doc.Rows {
+		// dynamic allocation's cpu_util is the one figure fitted to the paper
+		if want := r.Policy == "dynamic"; r.Calibrated == nil || *r.Calibrated != want || (r.Calibration != "") != want {
+			t.Errorf("row %s: calibrated %v, calibration %q; want calibrated %v", r.Policy, r.Calibrated, r.Calibration, want)
+		}
 		if r.CPUUtil <= 0 || r.CPUUtil > 1 || r.JCT <= 0 || r.Reduction == nil || r.Recomputed == nil || r.Moved == nil || r.Failures == nil {
 			t.Errorf("row %+v: a field is missing or out of range", r)
 		}
@@ -105,5 +113,50 @@ func TestISparkFig12OnlyCLI(t *testing.T) {
 	}
 	if strings.Contains(s, "cpu_util") || strings.Contains(s, "gamma") {
 		t.Errorf("--fig12-only printed the policy table or sweeps:\n%s", s)
+	}
+}
+
+// Only dynamic allocation's row is calibrated (IterLengthScale was fitted
+// on its cluster CPU alone); its text row and the Fig. 8a line say so, in
+// the paper's figure, and no other row says anything.
+func TestISparkCalibratedRows(t *testing.T) {
+	var rep sim.ISparkReport
+	for _, c := range []struct {
+		policy     string
+		calibrated bool
+	}{
+		{sim.IterStatic, false},
+		{sim.IterDynamic, true},
+		{sim.IterISpark, false},
+		{sim.IterISparkCF, false},
+		{sim.IterNoCache, false},
+		{sim.IterWeigh, false},
+	} {
+		cal := sim.ISparkCalibration(c.policy)
+		if got := cal != ""; got != c.calibrated {
+			t.Errorf("%s: calibration %q, want calibrated %v", c.policy, cal, c.calibrated)
+		}
+		rep.Rows = append(rep.Rows, sim.ISparkRow{Policy: c.policy, Calibrated: cal != "", Calibration: cal, CPUUtil: 0.3, JCTP50: 1})
+	}
+	if len(rep.Rows) != len(sim.IterPolicies) {
+		t.Fatalf("the table covers %d policies, sim.IterPolicies has %d", len(rep.Rows), len(sim.IterPolicies))
+	}
+	var out bytes.Buffer
+	printISpark(&out, rep)
+	marked := 0
+	for _, line := range strings.Split(out.String(), "\n") {
+		if !strings.Contains(line, "calibrated") {
+			continue
+		}
+		marked++
+		if !strings.HasPrefix(line, "dynamic ") && !strings.Contains(line, "cluster cpu (Fig. 8a)") {
+			t.Errorf("marked line is not dynamic's: %q", line)
+		}
+		if !strings.Contains(line, "calibrated to the paper's 32.1") {
+			t.Errorf("line %q does not name the paper's figure", line)
+		}
+	}
+	if marked != 2 {
+		t.Errorf("%d lines marked, want dynamic's row and the Fig. 8a line:\n%s", marked, out.String())
 	}
 }

@@ -76,3 +76,40 @@ func TestPSDSFOnlineTableJSONAndFigures(t *testing.T) {
 		}
 	}
 }
+
+// A finding that cannot fail in this simulator says so in its JSON and
+// under its verdict: on identical servers DRF and PS-DSF make the same
+// decisions, so "nearly identical" holds by construction. The others
+// could have come out either way and carry no such note.
+func TestPSDSFOnlineMarksFindingsByConstruction(t *testing.T) {
+	code, js, stderr := runOnline(t, append(onlineSmall, "--json")...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var rep struct {
+		Claims []struct {
+			Claim          string `json:"claim"`
+			ByConstruction string `json:"by_construction"`
+		} `json:"claims"`
+	}
+	if err := json.Unmarshal([]byte(js), &rep); err != nil {
+		t.Fatal(err)
+	}
+	marked := 0
+	for _, c := range rep.Claims {
+		want := strings.HasPrefix(c.Claim, "homogeneous") && strings.Contains(c.Claim, "DRF and PS-DSF perform nearly identically")
+		if got := strings.Contains(c.ByConstruction, "by construction"); got != want {
+			t.Errorf("%q: by_construction %q, want marked %v", c.Claim, c.ByConstruction, want)
+		}
+		if want {
+			marked++
+		}
+	}
+	if marked != 2 {
+		t.Errorf("%d claims marked, want the two homogeneous ones (oblivious, characterized)", marked)
+	}
+	_, out, _ := runOnline(t, onlineSmall...)
+	if n := strings.Count(out, "(holds by construction: on identical servers"); n != 2 {
+		t.Errorf("text marks %d findings as holding by construction, want 2:\n%s", n, out)
+	}
+}

@@ -5,8 +5,11 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/allot-sched/allot/sim"
 )
 
 func TestProphetExperimentCLI(t *testing.T) {
@@ -32,8 +35,10 @@ func TestProphetExperimentCLI(t *testing.T) {
 	}
 	var doc struct {
 		Rows []struct {
-			Policy   string  `json:"policy"`
-			Makespan float64 `json:"makespan_s"`
+			Policy      string  `json:"policy"`
+			Calibrated  *bool   `json:"calibrated"`
+			Calibration string  `json:"calibration"`
+			Makespan    float64 `json:"makespan_s"`
 		} `json:"rows"`
 		Paper   map[string]float64 `json:"paper"`
 		Backoff *struct {
@@ -50,11 +55,62 @@ func TestProphetExperimentCLI(t *testing.T) {
 		t.Errorf("backoff share %+v, want a paired median reduction", doc.Backoff)
 	}
 	for _, r := range doc.Rows {
+		// the workload was fitted on the three baselines alone
+		if want := prophetCalibrated[r.Policy]; r.Calibrated == nil || *r.Calibrated != want || (r.Calibration != "") != want {
+			t.Errorf("row %s: calibrated %v, calibration %q; want calibrated %v", r.Policy, r.Calibrated, r.Calibration, want)
+		}
 		if !(r.Makespan > 1200) {
 			t.Errorf("%s: makespan %v", r.Policy, r.Makespan)
 		}
 	}
 	if _, err := os.Stat(filepath.Join(dir, "prophet.json")); err != nil {
 		t.Error(err)
+	}
+}
+
+// prophetCalibrated are the rows DefaultProphetWorkload was fitted to
+// (Table III's CS makespan and DRF/CS, Tetris/CS ratios); every other row
+// runs that workload unfitted.
+var prophetCalibrated = map[string]bool{"capacity": true, "drf": true, "tetris-peak": true}
+
+// Each calibrated row's text names the paper's figure it was fitted to;
+// no other row carries a note.
+func TestProphetCalibratedRows(t *testing.T) {
+	want := map[string]string{
+		"capacity":    "the paper's 16604 s",
+		"drf":         "DRF/CS ratio 1.106",
+		"tetris-peak": "Tetris/CS ratio 1.538",
+	}
+	var rep sim.ProphetReport
+	for _, p := range sim.ProphetPolicies {
+		cal := sim.ProphetCalibration(p)
+		if (cal != "") != prophetCalibrated[p] || !strings.Contains(cal, want[p]) {
+			t.Errorf("%s: calibration %q, want calibrated %v naming %q", p, cal, prophetCalibrated[p], want[p])
+		}
+		rep.Rows = append(rep.Rows, sim.ProphetRow{Policy: p, Calibrated: cal != "", Calibration: cal, Makespan: 1})
+	}
+	var out bytes.Buffer
+	printProphet(&out, rep)
+	rows, marked := 0, 0
+	for _, line := range strings.Split(out.String(), "\n") {
+		f := strings.Fields(line)
+		if len(f) == 0 || !slices.Contains(sim.ProphetPolicies, f[0]) {
+			if strings.Contains(line, "calibrated") {
+				t.Errorf("line %q is no calibrated row but is marked", line)
+			}
+			continue
+		}
+		rows++
+		row := f[0]
+		isMarked := strings.Contains(line, "[calibrated")
+		if isMarked != prophetCalibrated[row] || (isMarked && !strings.Contains(line, want[row])) {
+			t.Errorf("%s's line %q: marked %v, want %v naming %q", row, line, isMarked, prophetCalibrated[row], want[row])
+		}
+		if isMarked {
+			marked++
+		}
+	}
+	if rows != len(sim.ProphetPolicies) || marked != len(want) {
+		t.Errorf("%d rows, %d marked; want %d and %d:\n%s", rows, marked, len(sim.ProphetPolicies), len(want), out.String())
 	}
 }
