@@ -134,9 +134,11 @@ type Agent struct {
 	iso    isolator
 	isoWhy string // why this isolator (logged at start, shown in /state)
 	// diskDu: disk/du is on; diskQuotaExceeded counts executors found over
-	// their disk in warn-only mode (shown in /state).
+	// their disk in warn-only mode, diskChecks the passes over every
+	// sandbox that ended (both shown in /state).
 	diskDu            bool
 	diskQuotaExceeded int
+	diskChecks        int
 
 	execTokens *auth.ExecutorSigner // nil: executor authentication off (authn.go)
 }

@@ -116,6 +116,9 @@ func (a *Agent) checkDisks() {
 		}
 		a.mu.Unlock()
 	}
+	a.mu.Lock()
+	a.diskChecks++
+	a.mu.Unlock()
 }
 
 // diskOverLocked enforces (kills, as an OOM kill does) or, with

@@ -46,6 +46,9 @@ func BenchmarkLaunchThroughput(b *testing.B) {
 		accepted = map[string]time.Time{}
 		latency  []time.Duration
 		finished int
+		// underway closes when the first task finishes: the run is in
+		// its steady state from then on.
+		underway = make(chan struct{})
 	)
 	fw := subscribeDirect(b, c.MasterAddr, mesos.FrameworkInfo{Name: "bench", User: "root"}, func(st mesos.TaskStatus) {
 		now := time.Now()
@@ -56,16 +59,24 @@ func BenchmarkLaunchThroughput(b *testing.B) {
 				latency = append(latency, now.Sub(t0))
 			}
 		case mesos.TASK_FINISHED:
-			finished++
+			if finished++; finished == 1 {
+				close(underway)
+			}
 		}
 		mu.Unlock()
 	})
 	// ALLOT_BENCH_PROFILE=dir saves 3-second CPU profiles of the master and
-	// the first agent, taken a second into the run.
+	// the first agent, taken once the first task has finished.
 	if dir := os.Getenv("ALLOT_BENCH_PROFILE"); dir != "" {
+		ended := make(chan struct{})
+		b.Cleanup(func() { close(ended) })
 		for name, addr := range map[string]string{"master": c.MasterAddr, "agent": c.Agents[0].Addr} {
 			go func(name, addr string) {
-				time.Sleep(time.Second)
+				select {
+				case <-underway:
+				case <-ended:
+					return
+				}
 				resp, err := http.Get("http://" + addr + "/debug/pprof/profile?seconds=3")
 				if err != nil {
 					return

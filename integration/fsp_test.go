@@ -1,7 +1,10 @@
 package integration
 
 import (
+	"bytes"
 	"context"
+	"encoding/gob"
+	"encoding/json"
 	"slices"
 	"sync"
 	"testing"
@@ -127,6 +130,41 @@ func (c *mcluster) addAgentID() string {
 	return id
 }
 
+// virtualServed is the virtual work (MB x s) master i's FSP virtual
+// cluster has done for job, as of its last update (0 if it does not say).
+// The model's state is gob (allocator/virtual.go's virtualSnapshot); gob
+// matches fields by name, so these are the fields read of it.
+func virtualServed(c *mcluster, i int, job string) float64 {
+	v := c.policyView(i)
+	if v == nil {
+		return 0
+	}
+	for _, m := range v.Models {
+		if m.Name != "fsp-virtual-cluster" {
+			continue
+		}
+		var raw []byte // not JSON: a base64 string
+		if json.Unmarshal(m.State, &raw) != nil {
+			return 0
+		}
+		var snap struct {
+			Jobs []struct {
+				Job    string
+				Served float64
+			}
+		}
+		if gob.NewDecoder(bytes.NewReader(raw)).Decode(&snap) != nil {
+			return 0
+		}
+		for _, j := range snap.Jobs {
+			if j.Job == job {
+				return j.Served
+			}
+		}
+	}
+	return 0
+}
+
 func knownSize(job string, size float64) *api.JobSize {
 	return &api.JobSize{Job: job, Kind: api.JobSizeKnown, SizeMbS: size, ApbMb: 4096}
 }
@@ -147,8 +185,13 @@ func TestRaftFSPYOrderSurvivesKill9(t *testing.T) {
 	for agent := range first {
 		log.order(t, agent, "a")
 	}
-	// a's head start at 2,048 MB of virtual memory: 10 MB x s take 5 ms.
-	time.Sleep(50 * time.Millisecond)
+	// a's head start: served alone (2,048 MB of virtual memory) until its
+	// virtual work exceeds b's 10 MB x s less, as the leader's virtual
+	// cluster counts it; b declares after that.
+	lead := c.leader(10 * time.Second)
+	testcluster.WaitFor(t, 30*time.Second, "a's virtual work past 10 MB x s", func() bool {
+		return virtualServed(c, lead, "a1") > 10
+	})
 	startSized(t, seeds, "b", knownSize("b1", 1e6-10), log)
 	startSized(t, seeds, "c", knownSize("c1", 5e5), log)
 	declared := time.Now().UnixNano()
@@ -170,7 +213,7 @@ func TestRaftFSPYOrderSurvivesKill9(t *testing.T) {
 	})
 	c.kill9(old)
 	log.reset()
-	lead := c.leader(30 * time.Second)
+	lead = c.leader(30 * time.Second)
 	if lead == old {
 		t.Fatalf("master %d still leads after kill -9", old)
 	}

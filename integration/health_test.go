@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -58,6 +59,28 @@ func (s *sched) waitTrail(t *testing.T, taskID, what string, done func([]string)
 	return trail
 }
 
+// countingListener accepts TCP connections on a loopback port, counting
+// and closing each, as a task's port answers a TCP health check.
+func countingListener(t *testing.T, n *atomic.Int64) net.Listener {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			n.Add(1)
+			c.Close()
+		}
+	}()
+	return l
+}
+
 func last(trail []string, e string) bool { return len(trail) > 0 && trail[len(trail)-1] == e }
 
 // Health checks on real executors, as a mesos-go scheduler sees them.
@@ -104,43 +127,54 @@ func TestHealthChecks(t *testing.T) {
 	})
 
 	// HTTP and TCP checks that pass: healthy=true once, and the tasks run
-	// on (checked every 200 ms for 2 s) until the scheduler kills them. The
-	// port is this test's server on the agent's host, where a task's own
-	// server would be.
+	// on through ten more checks (counted where they land, every 200 ms)
+	// until the scheduler kills them. The ports are this test's servers on
+	// the agent's host, where a task's own servers would be.
 	t.Run("http and tcp pass", func(t *testing.T) {
+		var httpChecks, tcpChecks atomic.Int64
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if r.URL.Path != "/health" {
 				http.NotFound(w, r)
+				return
 			}
+			httpChecks.Add(1)
 		}))
 		defer srv.Close()
-		port := uint32(srv.Listener.Addr().(*net.TCPAddr).Port)
+		tcpSrv := countingListener(t, &tcpChecks)
+		httpPort := uint32(srv.Listener.Addr().(*net.TCPAddr).Port)
+		tcpPort := uint32(tcpSrv.Addr().(*net.TCPAddr).Port)
 		fw := subscribe(t, c.MasterAddr, mesos.FrameworkInfo{Name: "health-net"})
 		o := fw.takeOffer(t, "")
 		web := cmdTask("web", o, "sleep 60", 0.1, 32)
 		path := "/health"
-		web.HealthCheck = quickCheck(mesos.HealthCheck{Type: mesos.HealthCheck_HTTP, HTTP: &mesos.HealthCheck_HTTPCheckInfo{Port: port, Path: &path}})
+		web.HealthCheck = quickCheck(mesos.HealthCheck{Type: mesos.HealthCheck_HTTP, HTTP: &mesos.HealthCheck_HTTPCheckInfo{Port: httpPort, Path: &path}})
 		tcp := cmdTask("tcp", o, "sleep 60", 0.1, 32)
-		tcp.HealthCheck = quickCheck(mesos.HealthCheck{Type: mesos.HealthCheck_TCP, TCP: &mesos.HealthCheck_TCPCheckInfo{Port: port}})
+		tcp.HealthCheck = quickCheck(mesos.HealthCheck{Type: mesos.HealthCheck_TCP, TCP: &mesos.HealthCheck_TCPCheckInfo{Port: tcpPort}})
 		if err := fw.call(launch(o, web, tcp)); err != nil {
 			t.Fatal(err)
 		}
 		for _, id := range []string{"web", "tcp"} {
 			fw.waitTrail(t, id, "to be reported healthy", func(tr []string) bool { return last(tr, "RUNNING+") })
 		}
-		time.Sleep(2 * time.Second)
+		// A task's checks run one after another: when the 11th check after
+		// now reaches the server, the results of the ten before it were
+		// judged, and any update they caused was sent before the kill's.
+		h0, t0 := httpChecks.Load(), tcpChecks.Load()
+		testcluster.WaitFor(t, 30*time.Second, "ten more checks of each task", func() bool {
+			return httpChecks.Load() >= h0+11 && tcpChecks.Load() >= t0+11
+		})
 		if h := stateHealth(t, c.MasterAddr); h["web"] == nil || !*h["web"] || h["tcp"] == nil || !*h["tcp"] {
 			t.Errorf("master /state healthy = web %v, tcp %v; want true for both", h["web"], h["tcp"])
 		}
 		for _, id := range []string{"web", "tcp"} {
-			if got := strings.Join(fw.healthTrail(id), " "); got != "RUNNING RUNNING+" {
-				t.Errorf("%s: updates %s after 2 s of passing checks, want RUNNING RUNNING+", id, got)
-			}
 			if err := fw.call(calls.Kill(id, o.AgentID.Value)); err != nil {
 				t.Fatal(err)
 			}
 			if st := fw.waitState(t, id, mesos.TASK_KILLED); st.Healthy != nil {
 				t.Errorf("%s killed by the scheduler carries healthy=%v", id, st.GetHealthy())
+			}
+			if got := strings.Join(fw.healthTrail(id), " "); got != "RUNNING RUNNING+ KILLED" {
+				t.Errorf("%s: updates %s through ten passing checks and the kill, want RUNNING RUNNING+ KILLED", id, got)
 			}
 		}
 	})

@@ -67,21 +67,44 @@ func TestIsolationDiskQuotaWarnOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	fw.waitState(t, "writer", mesos.TASK_RUNNING)
+	var checks float64
 	testcluster.WaitFor(t, 15*time.Second, "the agent's /state to count the disk excess", func() bool {
 		doc, err := agentState(c.Agents[0].Addr)
 		n, _ := doc["disk_quota_exceeded"].(float64)
+		checks, _ = doc["disk_checks"].(float64)
 		return err == nil && n == 1
 	})
-	time.Sleep(time.Second) // five more checks
-	for _, s := range fw.states("writer") {
-		if taskstate.IsTerminal(s) {
-			t.Fatalf("writer ended (%v) with a warn-only quota; states %v", s, fw.states("writer"))
-		}
-	}
+	// Five more passes over the sandbox ended after the one that counted
+	// it (which may still have been under way): none of them killed the
+	// writer, or its TASK_FAILED would come before the kill's answer.
+	testcluster.WaitFor(t, 15*time.Second, "five more disk checks", func() bool {
+		doc, err := agentState(c.Agents[0].Addr)
+		n, _ := doc["disk_checks"].(float64)
+		return err == nil && n >= checks+6
+	})
 	if err := fw.call(calls.Kill("writer", o.AgentID.Value)); err != nil {
 		t.Fatal(err)
 	}
-	fw.waitState(t, "writer", mesos.TASK_KILLED)
+	if end := firstTerminal(t, fw, "writer"); end != mesos.TASK_KILLED {
+		t.Fatalf("writer ended %v with a warn-only quota, want TASK_KILLED by the scheduler; states %v", end, fw.states("writer"))
+	}
+}
+
+// firstTerminal waits for task id to end and returns its first terminal
+// state.
+func firstTerminal(t *testing.T, s *sched, id string) mesos.TaskState {
+	t.Helper()
+	var end mesos.TaskState
+	testcluster.WaitFor(t, 30*time.Second, "task "+id+" to end", func() bool {
+		for _, st := range s.states(id) {
+			if taskstate.IsTerminal(st) {
+				end = st
+				return true
+			}
+		}
+		return false
+	})
+	return end
 }
 
 // userMissing names what a user-switching test lacks here, or "".

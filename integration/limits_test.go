@@ -49,10 +49,11 @@ func TestFloodIsThrottled(t *testing.T) {
 	flood := floodSubscribe(t, c.MasterAddr, "flood-secret")
 	launchOnce := victimLauncher(t, c.MasterAddr, "victim-secret")
 
-	// The flood runs in one tight loop, on only while flooding is set.
-	// Launches with and without it alternate, so a change in the shared
-	// machine's load during the test falls on both alike.
-	var flooding atomic.Bool
+	// The flood runs in one tight loop, on only while flooding is set; idle
+	// says the loop saw it unset and has no call in flight. Launches with
+	// and without it alternate, so a change in the shared machine's load
+	// during the test falls on both alike.
+	var flooding, idle atomic.Bool
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	var ok, throttled, other atomic.Int64
@@ -61,16 +62,18 @@ func TestFloodIsThrottled(t *testing.T) {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		flood.loop(stop, &flooding, &ok, &throttled, &other, &sample)
+		flood.loop(stop, &flooding, &idle, &ok, &throttled, &other, &sample)
 	}()
 	const rounds = 9
 	var quiet, flooded []time.Duration
 	for i := 0; i < rounds; i++ {
 		flooding.Store(false)
-		time.Sleep(100 * time.Millisecond)
+		testcluster.WaitFor(t, 15*time.Second, "the flood to stop", idle.Load)
 		quiet = append(quiet, launchOnce(fmt.Sprintf("quiet-%d", i)))
 		flooding.Store(true)
-		time.Sleep(300 * time.Millisecond) // the flood is on and its bucket empty
+		// A 429 since the flood came on: its bucket is empty.
+		n := throttled.Load()
+		testcluster.WaitFor(t, 15*time.Second, "a 429 to the flood", func() bool { return throttled.Load() > n })
 		flooded = append(flooded, launchOnce(fmt.Sprintf("flooded-%d", i)))
 	}
 	close(stop)
@@ -78,7 +81,7 @@ func TestFloodIsThrottled(t *testing.T) {
 	elapsed := time.Since(floodStart)
 	unloaded, loaded := median(quiet), median(flooded)
 	t.Logf("launch latencies without the flood %v, with it %v", quiet, flooded)
-	t.Logf("flood: %d accepted, %d throttled (429), %d other in %v (on about half of it); victim median launch %v unloaded, %v under the flood",
+	t.Logf("flood: %d accepted, %d throttled (429), %d other in %v (on during the flooded launches); victim median launch %v unloaded, %v under the flood",
 		ok.Load(), throttled.Load(), other.Load(), elapsed.Round(time.Millisecond), unloaded, loaded)
 	if throttled.Load() == 0 {
 		t.Fatal("the flood was never answered 429")
@@ -155,8 +158,9 @@ func floodSubscribe(t *testing.T, addr, secret string) *floodFramework {
 }
 
 // loop sends SUPPRESS as fast as answers come while on is set, until stop,
-// at most 60 s or 100,000 calls, counting 202s, 429s and anything else.
-func (f *floodFramework) loop(stop <-chan struct{}, on *atomic.Bool, ok, throttled, other *atomic.Int64, sample *atomic.Value) {
+// at most 60 s or 100,000 calls, counting 202s, 429s and anything else. It
+// sets idle while it waits for on, with no call in flight.
+func (f *floodFramework) loop(stop <-chan struct{}, on, idle *atomic.Bool, ok, throttled, other *atomic.Int64, sample *atomic.Value) {
 	body := fmt.Sprintf(`{"type":"SUPPRESS","framework_id":{"value":%q}}`, f.id)
 	deadline := time.Now().Add(60 * time.Second)
 	for i := 0; i < 100_000 && time.Now().Before(deadline); i++ {
@@ -166,9 +170,11 @@ func (f *floodFramework) loop(stop <-chan struct{}, on *atomic.Bool, ok, throttl
 		default:
 		}
 		if !on.Load() {
+			idle.Store(true)
 			time.Sleep(5 * time.Millisecond)
 			continue
 		}
+		idle.Store(false)
 		req, _ := http.NewRequest(http.MethodPost, "http://"+f.addr+"/api/v1/scheduler", strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Mesos-Stream-Id", f.streamID)

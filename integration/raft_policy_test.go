@@ -46,7 +46,21 @@ func TestRaftPolicyStateSurvivesKill9(t *testing.T) {
 		before = v.Models[0].State
 		return bytes.Contains(before, []byte(`"added_unix_nano":{"`))
 	})
-	time.Sleep(time.Second) // let the election timestamps of a re-add differ
+	// A re-add from the registry alone would stamp the framework with the
+	// new leader's clock at its election, which comes after the kill: the
+	// replicated stamps all come before it, so a re-add cannot equal them.
+	var w struct {
+		Added map[string]int64 `json:"added_unix_nano"`
+	}
+	if err := json.Unmarshal(before, &w); err != nil || len(w.Added) != 1 {
+		t.Fatalf("replicated bandit state %s: %v, want one framework's registration", before, err)
+	}
+	killed := time.Now()
+	for fw, ns := range w.Added {
+		if ns >= killed.UnixNano() {
+			t.Fatalf("framework %s registered at %v, not before the kill at %v", fw, time.Unix(0, ns), killed)
+		}
+	}
 	c.kill9(old)
 	lead := c.leader(30 * time.Second)
 	if lead == old {

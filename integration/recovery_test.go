@@ -78,19 +78,28 @@ func TestAgentKill9KeepsCheckpointedExecutor(t *testing.T) {
 	if got := sandboxPids(c.Dir, "sleeper"); len(got) != 1 || got[0] != pids[0] {
 		t.Fatalf("executor processes after restart = %v, want the same %v", got, pids)
 	}
-	// The recovered executor re-subscribed: KILL reaches it and it answers.
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		keep.call(calls.Kill("long", o.AgentID.Value))
-		if sawState(keep, "long", mesos.TASK_KILLED) {
-			break
-		}
-		if time.Now().After(deadline) {
-			st, _ := agentState(a.Addr)
-			t.Fatalf("KILL not answered after the restart; agent state %v; framework saw %v", st, keep.states("long"))
-		}
-		time.Sleep(100 * time.Millisecond)
+	// The recovered executor re-subscribes: one KILL, sent once the
+	// restarted agent is registered with the master, reaches it (the agent
+	// holds it until the executor is back) and it answers.
+	waitAgentRegistered(t, a.Addr)
+	if err := keep.call(calls.Kill("long", o.AgentID.Value)); err != nil {
+		t.Fatal(err)
 	}
+	testcluster.WaitFor(t, 30*time.Second, "the recovered executor to answer KILL", func() bool {
+		return sawState(keep, "long", mesos.TASK_KILLED)
+	})
+}
+
+// waitAgentRegistered waits until the agent at addr says it is registered
+// with the master: the master has its new stream, so what it sends the
+// agent from then on is not lost with a dead connection.
+func waitAgentRegistered(t testing.TB, addr string) {
+	t.Helper()
+	testcluster.WaitFor(t, 30*time.Second, "the agent at "+addr+" to register with the master", func() bool {
+		doc, err := agentState(addr)
+		connected, _ := doc["connected"].(bool)
+		return err == nil && connected
+	})
 }
 
 // sawState reports whether s has seen task id reach want (repeated KILLs of

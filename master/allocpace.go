@@ -15,6 +15,8 @@ type kickPacer struct {
 	gap  time.Duration
 	last time.Time // when the last cycle ended
 	now  func() time.Time
+	// after is the gap's timer: time.After, or a test's.
+	after func(time.Duration) <-chan time.Time
 }
 
 // kickGapDivisor: triggered cycles come at most this many times per
@@ -22,7 +24,7 @@ type kickPacer struct {
 const kickGapDivisor = 10
 
 func newKickPacer(interval time.Duration) *kickPacer {
-	return &kickPacer{gap: interval / kickGapDivisor, now: time.Now}
+	return &kickPacer{gap: interval / kickGapDivisor, now: time.Now, after: time.After}
 }
 
 // wait holds a triggered cycle until gap has passed since the last one, or
@@ -34,12 +36,10 @@ func (p *kickPacer) wait(stop <-chan struct{}, tick <-chan time.Time, kick chan 
 	if d <= 0 {
 		return true
 	}
-	t := time.NewTimer(d)
-	defer t.Stop()
 	select {
 	case <-stop:
 		return false
-	case <-t.C:
+	case <-p.after(d):
 	case <-tick:
 	}
 	select {

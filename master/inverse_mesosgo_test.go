@@ -97,10 +97,7 @@ func TestInverseOffersWithMesosGo(t *testing.T) {
 		defer cancel()
 		m.Stop(ctx)
 	})
-	deadline := time.Now().Add(10 * time.Second)
-	for !m.leader.Load() && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitUntil(t, "leadership", m.leader.Load)
 	agentStream := newFakeStream(t, api.Protobuf)
 	agentID, err := m.admitAgent(&api.AgentCall{Type: api.AgentCallType_REGISTER,
 		Agent: &api.AgentRecord{Hostname: "agent", Address: "127.0.0.1:5051", Resources: "cpus:4;mem:4096"}}, agentStream.Stream)
@@ -124,7 +121,7 @@ func TestInverseOffersWithMesosGo(t *testing.T) {
 	if err := calls.CallNoData(context.Background(), f1.caller, decline); err != nil {
 		t.Fatalf("DECLINE_INVERSE_OFFERS through mesos-go: %v", err)
 	}
-	deadline = time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(10 * time.Second)
 	for {
 		m.mu.Lock()
 		p := m.pressureLocked()

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -162,6 +163,16 @@ func orderOfOffers(t *testing.T, agent string, fws ...*sizedMesosGo) []string {
 	return names
 }
 
+// skipClock is the wall clock plus an offset the test moves forward: time
+// passes as it does, and a test can make more of it pass at once.
+type skipClock struct{ off atomic.Int64 }
+
+func (c *skipClock) Now() time.Time { return time.Now().Add(time.Duration(c.off.Load())) }
+
+func (c *skipClock) AfterFunc(d time.Duration, f func()) Timer { return time.AfterFunc(d, f) }
+
+func (c *skipClock) skip(d time.Duration) { c.off.Add(int64(d)) }
+
 // A master on a loopback port under --sorter fspy and three mesos-go
 // frameworks that declare their job sizes only through FrameworkInfo
 // labels: a (1e6 MB x s, first), b (10 less, but subscribing after a was
@@ -169,7 +180,8 @@ func orderOfOffers(t *testing.T, agent string, fws ...*sizedMesosGo) []string {
 // offered by smallest remaining virtual size: c, a, b, neither in
 // subscription order (a b c) nor by declared size (c b a).
 func TestJobSizeLabelsOrderOffersWithMesosGo(t *testing.T) {
-	m, err := New(Config{Listen: "127.0.0.1:0", WorkDir: t.TempDir(), AllocationInterval: 20 * time.Millisecond, Log: zerolog.Nop(), Sorter: "fspy"})
+	clock := &skipClock{}
+	m, err := New(Config{Listen: "127.0.0.1:0", WorkDir: t.TempDir(), AllocationInterval: 20 * time.Millisecond, Log: zerolog.Nop(), Sorter: "fspy", Clock: clock})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,10 +205,11 @@ func TestJobSizeLabelsOrderOffersWithMesosGo(t *testing.T) {
 	first := agent()
 	seq := &offerSeq{}
 	a := subscribeSized(t, m.Addr(), "a", known("a1", 1e6, 4096), seq)
-	// a's head start: at least the time it takes a to be offered the agent
-	// and decline, at 4,096 MB of virtual memory: far more than 10 MB x s.
+	// a's head start: a second of the master's time alone, at 4,096 MB of
+	// virtual memory: far more than b's 10 MB x s less, whatever the host's
+	// speed (the wall clock alone may move only microseconds here).
 	waitUntil(t, "a's offer of the first agent", func() bool { return a.offered(first) > 0 })
-	time.Sleep(20 * time.Millisecond)
+	clock.skip(time.Second)
 	b := subscribeSized(t, m.Addr(), "b", known("b1", 1e6-10, 4096), seq)
 	c := subscribeSized(t, m.Addr(), "c", known("c1", 5e5, 4096), seq)
 	orderOfOffers(t, first, a, b, c) // in subscription order: only one was there at a time
