@@ -3,8 +3,6 @@ package master
 import (
 	"errors"
 	"net/http"
-	"path"
-	"strings"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
@@ -12,16 +10,15 @@ import (
 
 	"github.com/allot-sched/allot/api"
 	"github.com/allot-sched/allot/auth"
-	"github.com/allot-sched/allot/ui"
 )
 
-// Authentication (issue 16, item 1). Every request passes authenticate
-// before the routes: it sorts the request's endpoint into a class, and if
+// Authentication. Every request passes authenticate before the routes: it
+// takes the class of the route that serves the request (routes.go), and if
 // the flag for that class is on it demands an HTTP Basic credential that
 // --credentials knows, answering 401 with a challenge otherwise. The
 // principal it authenticated goes into the request's context
 // (auth.WithPrincipal) for the ACLs and rate limits that run after it.
-// docs/security.md lists the classes; classify below is the source.
+// docs/security.md lists the classes; the route table is the source.
 
 // Authn is the master's authentication: the credentials it accepts and
 // which classes of endpoint require one (Mesos's --authenticate-* flags).
@@ -88,44 +85,12 @@ func (a Authn) requires(c endpointClass) bool {
 	return false
 }
 
-// classify sorts a request by method and path. The UI's data paths are
-// the master's own endpoints under ui.DataPrefix and are classed as those.
-// Anything not named is read-only: that is the UI's pages ("/") and any
-// path the mux answers 404.
-func classify(method, p string) endpointClass {
-	p = path.Clean("/" + p)
-	if rest, ok := strings.CutPrefix(p, ui.DataPrefix); ok && strings.HasPrefix(rest, "/") {
-		p = rest
-	}
-	read := method == http.MethodGet || method == http.MethodHead || method == http.MethodOptions
-	switch {
-	case p == "/health" || p == "/version" || p == "/redirect" || p == "/master/redirect":
-		return classOpen
-	case p == "/api/v1/scheduler":
-		return classFramework
-	case p == AgentPath:
-		return classAgent
-	case p == "/api/v1":
-		// Mesos puts the whole v1 operator API in the read-write realm: a
-		// single endpoint serves GET_STATE and UPDATE_WEIGHTS alike.
-		return classReadWrite
-	case p == RaftPath || p == SnapshotPath || p == SorterPath || p == PolicyPath:
-		if read {
-			return classReadOnly
-		}
-		return classReadWrite
-	case strings.HasPrefix(p, "/debug/pprof"):
-		// Profiles cost CPU and heap dumps show memory: not for any reader.
-		return classReadWrite
-	}
-	return classReadOnly
-}
-
-// authenticate wraps the master's routes (Handler). A class whose flag is
-// off passes unauthenticated, but a valid credential sent anyway is still
+// authenticate wraps the master's routes (Handler); classify is the
+// route table's (router.classify), so a request is authenticated as the
+// row that serves it. A class whose flag is off passes unauthenticated, but a valid credential sent anyway is still
 // recorded as the principal (ACLs can then tell callers apart); an invalid
 // one there is ignored, as Mesos ignores it where no authenticator is on.
-func (m *Master) authenticate(next http.Handler) http.Handler {
+func (m *Master) authenticate(classify func(*http.Request) endpointClass, next http.Handler) http.Handler {
 	a := m.cfg.Authn
 	if a.Credentials == nil {
 		return next
@@ -134,7 +99,7 @@ func (m *Master) authenticate(next http.Handler) http.Handler {
 	m.log.Info().Bool("frameworks", a.Frameworks).Bool("agents", a.Agents).Bool("http_readwrite", a.HTTPReadWrite).
 		Bool("http_readonly", a.HTTPReadOnly).Msg("authentication: these endpoint classes require a credential from --credentials")
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		class := classify(r.Method, r.URL.Path)
+		class := classify(r)
 		required := a.requires(class)
 		if class == classOpen || (!required && r.Header.Get("Authorization") == "") {
 			next.ServeHTTP(w, r)

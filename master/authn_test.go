@@ -19,7 +19,17 @@ import (
 	"github.com/allot-sched/allot/ui"
 )
 
+// testRouter is the route table of a master built for a test (m needs
+// its metrics); its handlers are not run by the tests that use it.
+func testRouter(m *Master) *router {
+	mux := http.NewServeMux()
+	return newRouter(mux, m.routes(mux))
+}
+
 func TestClassify(t *testing.T) {
+	m := &Master{log: zerolog.Nop()}
+	m.m = newMetrics(m)
+	rt := testRouter(m)
 	tests := []struct {
 		method, path string
 		want         endpointClass
@@ -28,19 +38,28 @@ func TestClassify(t *testing.T) {
 		{"GET", "/version", classOpen},
 		{"GET", "/redirect", classOpen},
 		{"GET", "/master/redirect", classOpen},
+		{"POST", "/health", classOpen}, // answered 405
 		{"POST", "/api/v1/scheduler", classFramework},
+		{"GET", "/api/v1/scheduler", classFramework}, // answered 405, after authentication as Mesos does
 		{"POST", AgentPath, classAgent},
 		{"POST", "/api/v1", classReadWrite},
 		{"POST", ui.DataPrefix + "/api/v1", classReadWrite},
 		{"POST", SorterPath, classReadWrite},
 		{"GET", SorterPath, classReadOnly},
-		{"POST", PolicyPath, classReadWrite},
+		{"PUT", SorterPath, classReadWrite},
+		{"POST", PolicyPath, classReadOnly}, // a read-only endpoint: answered 405
 		{"GET", PolicyPath, classReadOnly},
 		{"POST", RaftPath, classReadWrite},
 		{"GET", RaftPath, classReadOnly},
+		{"HEAD", RaftPath, classReadOnly}, // served as GET: the peer list
+		{"OPTIONS", RaftPath, classReadWrite},
+		{"DELETE", RaftPath, classReadWrite},
 		{"POST", SnapshotPath, classReadWrite},
 		{"GET", SnapshotPath, classReadOnly},
+		{"OPTIONS", SnapshotPath, classReadWrite},
+		{"OPTIONS", ui.DataPrefix + SnapshotPath, classReadWrite},
 		{"GET", "/debug/pprof/heap", classReadWrite},
+		{"GET", "/debug/pprof/", classReadWrite},
 		{"GET", "/state", classReadOnly},
 		{"GET", "/state.json", classReadOnly},
 		{"GET", "/master/state", classReadOnly},
@@ -49,15 +68,20 @@ func TestClassify(t *testing.T) {
 		{"GET", "/files/read", classReadOnly},
 		{"GET", "/metrics", classReadOnly},
 		{"GET", "/", classReadOnly},
-		{"GET", "/static/app.js", classReadOnly},
+		{"GET", "/ui/static/app.js", classReadOnly},
 		{"GET", ui.DataPrefix + "/state", classReadOnly},
+		{"GET", ui.DataPrefix + ui.DataPrefix + "/api/v1", classReadOnly}, // answered 404
+		{"GET", "/nowhere", classReadOnly},
 		// Unclean paths are classed as the mux will route them.
 		{"POST", "/api/v1/./scheduler", classFramework},
 		{"POST", "//api/v1", classReadWrite},
 		{"GET", "/health/../state", classReadOnly},
+		{"OPTIONS", "/api/v1/allot/x/../raft", classReadWrite},
 	}
 	for _, tt := range tests {
-		if got := classify(tt.method, tt.path); got != tt.want {
+		r := httptest.NewRequest(tt.method, "http://master"+tt.path, nil)
+		r.URL.Path = tt.path // as sent, uncleaned
+		if got := rt.classify(r); got != tt.want {
 			t.Errorf("classify(%s %s) = %s, want %s", tt.method, tt.path, got, tt.want)
 		}
 	}
@@ -102,7 +126,7 @@ func TestAuthenticate(t *testing.T) {
 			m := &Master{log: zerolog.Nop(), cfg: Config{Authn: tt.authn}}
 			m.m = newMetrics(m)
 			got := "-"
-			h := m.authenticate(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			h := m.authenticate(testRouter(m).classify, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				if p, ok := auth.PrincipalFrom(r.Context()); ok {
 					got = p
 				}
@@ -206,14 +230,14 @@ func TestForwardKeepsAuthorization(t *testing.T) {
 	creds := testCredentials(t)
 	leaderM := &Master{log: zerolog.Nop(), cfg: Config{Authn: Authn{Credentials: creds, Frameworks: true}}}
 	leaderM.m = newMetrics(leaderM)
-	leader := httptest.NewServer(leaderM.authenticate(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	leader := httptest.NewServer(leaderM.authenticate(testRouter(leaderM).classify, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p, _ := auth.PrincipalFrom(r.Context())
 		io.WriteString(w, "leader saw "+p)
 	})))
 	defer leader.Close()
 	f := &Master{log: zerolog.Nop(), self: Peer{HTTP: "follower:1"}, cfg: Config{Authn: Authn{Credentials: creds, Frameworks: true}}}
 	f.m = newMetrics(f)
-	front := httptest.NewServer(f.authenticate(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	front := httptest.NewServer(f.authenticate(testRouter(f).classify, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		f.forward(w, r, leader.Listener.Addr().String())
 	})))
 	defer front.Close()

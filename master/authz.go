@@ -30,8 +30,8 @@ import (
 //	/explain                      view_frameworks (403)                handleExplain
 //	GET policy view               view_frameworks (withhold models)    handlePolicy -> policyView -> mayViewAllFrameworksLocked
 //	/files/*                      access_sandboxes, executor's user    handleFilesProxy -> allowSandbox
-//	POST sorter                   update_sorter                        handleSorter -> allowHTTP
-//	raft peers, snapshots         manage_raft                          handleRaftChange, handleRestore, snapshot GET
+//	POST sorter                   update_sorter                        handleSorterSwitch -> allowHTTP
+//	raft peers, snapshots         manage_raft                          handleRaftChange, handleRestore, handleSnapshot
 //
 // A scheduler's calls after SUBSCRIBE act as the principal that subscribed
 // (framework.subject), as Mesos authorizes a framework's launches by its

@@ -128,33 +128,26 @@ type RaftRequest struct {
 	Address string `json:"address"` // its raft host:port (add-voter, transfer-leadership)
 }
 
-func (m *Master) raftRoutes(mux *http.ServeMux) {
-	mux.HandleFunc(RaftPath, func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodGet {
-			m.listPeers(w)
+// handleSnapshot answers GET SnapshotPath: this master's copy of the
+// registry (for comparing masters), or with ?leader= the leader's, the
+// current one (for backups).
+func (m *Master) handleSnapshot(w http.ResponseWriter, r *http.Request) {
+	write := func(w http.ResponseWriter, r *http.Request) {
+		if !m.allowHTTP(w, r, auth.ManageRaft, "") { // the whole registry
 			return
 		}
-		m.leaderOnly(m.handleRaftChange)(w, r)
-	})
-	mux.HandleFunc(SnapshotPath, func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodGet {
-			write := func(w http.ResponseWriter, r *http.Request) {
-				if !m.allowHTTP(w, r, auth.ManageRaft, "") { // the whole registry
-					return
-				}
-				w.Header().Set("Content-Type", "application/octet-stream")
-				m.reg.WriteSnapshot(w)
-			}
-			if r.URL.Query().Get("leader") != "" {
-				m.leaderOnly(write)(w, r) // the current registry, for backups
-				return
-			}
-			write(w, r) // this master's copy, for comparing masters
-			return
-		}
-		m.leaderOnly(m.handleRestore)(w, r)
-	})
+		w.Header().Set("Content-Type", "application/octet-stream")
+		m.reg.WriteSnapshot(w)
+	}
+	if r.URL.Query().Get("leader") != "" {
+		m.leaderOnly(write)(w, r)
+		return
+	}
+	write(w, r)
 }
+
+// handleListPeers answers GET RaftPath on any master.
+func (m *Master) handleListPeers(w http.ResponseWriter, r *http.Request) { m.listPeers(w) }
 
 func (m *Master) listPeers(w http.ResponseWriter) {
 	f := m.rep.raft.GetConfiguration()

@@ -44,6 +44,8 @@
 //	               again by a new leader after the virtual cluster's restore
 //	agentproto.go  the agent protocol: registration, updates, agent loss
 //	events.go      operator API subscribers and the event fan-out
+//	routes.go      the route table: every endpoint's method, path and
+//	               authentication class; the mux is built from it alone
 //	operator.go    the operator API and /state
 //	files.go       /files/* proxied to the agent holding the sandbox, and
 //	               /explain (the allocator's reason for a framework, agent)

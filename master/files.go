@@ -39,10 +39,6 @@ const filesProxyTimeout = 10 * time.Second
 // handleFilesProxy forwards a /files call to the agent that holds the
 // sandbox.
 func (m *Master) handleFilesProxy(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		http.Error(w, "use GET", http.StatusMethodNotAllowed)
-		return
-	}
 	id := r.URL.Query().Get("agent_id")
 	if id == "" {
 		http.Error(w, "missing agent_id: name the agent that ran the task (allot tasks shows it)", http.StatusBadRequest)

@@ -338,7 +338,7 @@ func FuzzSwitchSorter(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte) {
 		req := httptest.NewRequest(http.MethodPost, SorterPath, bytes.NewReader(body))
 		w := httptest.NewRecorder()
-		m.handleSorter(w, req)
+		m.handleSorterSwitch(w, req)
 		if w.Code >= 500 {
 			t.Fatalf("answered %d: %s", w.Code, w.Body.String())
 		}

@@ -3,13 +3,11 @@ package master
 import (
 	"encoding/json"
 	"net/http"
-	"net/http/pprof"
 	"sort"
 	"time"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	mmaster "github.com/mesos/mesos-go/api/v1/lib/master"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/allot-sched/allot/api"
 	"github.com/allot-sched/allot/api/taskstate"
@@ -17,37 +15,17 @@ import (
 	"github.com/allot-sched/allot/resources"
 )
 
-// Handler returns the master's HTTP routes.
+// Handler returns the master's HTTP routes: the table in routes.go,
+// authenticated by the class of the route each request is served by.
 func (m *Master) Handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("/api/v1/scheduler", m.leaderOnly(m.handleScheduler))
-	mux.HandleFunc("/api/v1", m.leaderOnly(m.handleOperator))
-	mux.HandleFunc(AgentPath, m.leaderOnly(m.handleAgent))
-	mux.HandleFunc("/state", m.leaderOnly(m.handleState))
-	mux.HandleFunc("/master/state", m.leaderOnly(m.handleState))
-	mux.HandleFunc("/state.json", m.leaderOnly(m.handleState))
-	mux.HandleFunc("/pressure", m.leaderOnly(m.handlePressure))
-	mux.HandleFunc("/explain", m.leaderOnly(m.handleExplain))
-	mux.HandleFunc(SorterPath, m.leaderOnly(m.handleSorter))
-	for _, p := range []string{"/files/browse", "/files/read", "/files/download"} {
-		mux.HandleFunc(p, m.leaderOnly(m.handleFilesProxy))
-	}
-	mux.HandleFunc("/master/pressure", m.leaderOnly(m.handlePressure))
-	mux.HandleFunc(api.TimelinesPath, m.leaderOnly(m.handleTimelines))
-	mux.HandleFunc("/master"+api.TimelinesPath, m.leaderOnly(m.handleTimelines))
-	mux.HandleFunc("/redirect", m.handleRedirect)
-	mux.HandleFunc("/master/redirect", m.handleRedirect)
-	m.raftRoutes(mux)
-	m.policyRoutes(mux)
-	mux.HandleFunc("/debug/pprof/", pprof.Index)
-	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-	mux.HandleFunc("/health", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusOK) })
-	mux.HandleFunc("/version", func(w http.ResponseWriter, r *http.Request) {
-		json.NewEncoder(w).Encode(map[string]string{"version": Version})
-	})
-	mux.Handle("/metrics", promhttp.HandlerFor(m.m.reg, promhttp.HandlerOpts{}))
-	m.uiRoutes(mux)
-	return m.authenticate(m.limitRequests(mux)) // authentication outermost: limits and ACLs read the principal it stores
+	return m.serve(newRouter(mux, m.routes(mux)))
+}
+
+// serve wraps rt's mux in authentication (outermost: the limits and ACLs
+// read the principal it stores) and the request limits.
+func (m *Master) serve(rt *router) http.Handler {
+	return m.authenticate(rt.classify, m.limitRequests(rt.mux))
 }
 
 func (m *Master) handleOperator(w http.ResponseWriter, r *http.Request) {

@@ -172,16 +172,8 @@ type PolicyReplicated struct {
 	Current bool `json:"current"`
 }
 
-func (m *Master) policyRoutes(mux *http.ServeMux) {
-	mux.HandleFunc(PolicyPath, m.leaderOnly(m.handlePolicy))
-}
-
 // handlePolicy answers GET PolicyPath. Takes m.mu.
 func (m *Master) handlePolicy(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodGet {
-		http.Error(w, "GET only", http.StatusMethodNotAllowed)
-		return
-	}
 	v, err := m.policyView(auth.SubjectFrom(r.Context()))
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)

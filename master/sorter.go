@@ -60,27 +60,26 @@ func parseReconfiguration(c SorterConfig) (allocator.Reconfiguration, error) {
 	return rc, nil
 }
 
-// handleSorter serves SorterPath. Takes m.mu.
+// handleSorter answers GET SorterPath: the policy in force. Takes m.mu.
 func (m *Master) handleSorter(w http.ResponseWriter, r *http.Request) {
-	switch r.Method {
-	case http.MethodGet:
-		m.mu.Lock()
-		c := m.sorterConfigLocked()
-		m.mu.Unlock()
-		writeJSON(w, c)
-	case http.MethodPost:
-		if !m.allowHTTP(w, r, auth.UpdateSorter, "") {
-			return
-		}
-		c, err := m.switchSorter(r)
-		if err != nil {
-			api.WriteError(w, err)
-			return
-		}
-		writeJSON(w, c)
-	default:
-		http.Error(w, "GET or POST", http.StatusMethodNotAllowed)
+	m.mu.Lock()
+	c := m.sorterConfigLocked()
+	m.mu.Unlock()
+	writeJSON(w, c)
+}
+
+// handleSorterSwitch answers POST SorterPath: it switches the policy.
+// Takes m.mu.
+func (m *Master) handleSorterSwitch(w http.ResponseWriter, r *http.Request) {
+	if !m.allowHTTP(w, r, auth.UpdateSorter, "") {
+		return
 	}
+	c, err := m.switchSorter(r)
+	if err != nil {
+		api.WriteError(w, err)
+		return
+	}
+	writeJSON(w, c)
 }
 
 func writeJSON(w http.ResponseWriter, v any) {

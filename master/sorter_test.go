@@ -15,7 +15,7 @@ import (
 func (h *harness) postSorter(body string) (int, string) {
 	h.t.Helper()
 	rec := httptest.NewRecorder()
-	h.m.handleSorter(rec, httptest.NewRequest(http.MethodPost, SorterPath, strings.NewReader(body)))
+	h.m.handleSorterSwitch(rec, httptest.NewRequest(http.MethodPost, SorterPath, strings.NewReader(body)))
 	b, _ := io.ReadAll(rec.Result().Body)
 	return rec.Code, string(b)
 }

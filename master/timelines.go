@@ -18,10 +18,6 @@ import (
 // any sorter still learns what the agents advertise. Executors of
 // frameworks the caller may not view are left out. Takes m.mu.
 func (m *Master) handleTimelines(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodGet {
-		http.Error(w, "GET only", http.StatusMethodNotAllowed)
-		return
-	}
 	want := r.URL.Query().Get("agent_id")
 	m.mu.Lock()
 	doc := m.visibleTimelinesLocked(auth.SubjectFrom(r.Context()), m.timelinesLocked(want))

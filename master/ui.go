@@ -4,7 +4,6 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/allot-sched/allot/sorter"
 	"github.com/allot-sched/allot/ui"
 )
 
@@ -13,17 +12,29 @@ import (
 // are the master's own operator endpoints with the prefix taken off; on a
 // follower they are proxied to the leader (operator event stream
 // included), so a browser pointed at any master sees the leader's cluster
-// without cross-origin requests or redirects it would not follow.
+// without cross-origin requests or redirects it would not follow. Both are
+// rows of the route table (routes.go); a data path is served, and
+// authenticated, as the route it names.
 
-// uiRoutes mounts the UI on mux.
-func (m *Master) uiRoutes(mux *http.ServeMux) {
-	pages := ui.Handler(Version, sorter.Names())
-	mux.Handle("/", pages)
-	mux.HandleFunc(ui.DataPrefix+"/", func(w http.ResponseWriter, r *http.Request) {
-		r2 := r.Clone(r.Context())
-		r2.URL.Path = strings.TrimPrefix(r.URL.Path, ui.DataPrefix)
-		r2.URL.RawPath = ""
-		if r2.URL.Path == "" || strings.HasPrefix(r2.URL.Path, ui.DataPrefix) {
+// uiDataRequest is r with ui.DataPrefix taken off its path; false if
+// nothing is left, or the prefix comes again (answered 404).
+func uiDataRequest(r *http.Request) (*http.Request, bool) {
+	p := strings.TrimPrefix(r.URL.Path, ui.DataPrefix)
+	if p == "" || p == r.URL.Path || strings.HasPrefix(p, ui.DataPrefix) {
+		return nil, false
+	}
+	r2 := r.Clone(r.Context())
+	r2.URL.Path = p
+	r2.URL.RawPath = ""
+	return r2, true
+}
+
+// uiData serves the UI's data paths through mux, on the leader or, from a
+// follower, forwarded to it with the method as it came.
+func (m *Master) uiData(mux *http.ServeMux) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r2, ok := uiDataRequest(r)
+		if !ok {
 			http.NotFound(w, r)
 			return
 		}
