@@ -108,6 +108,12 @@ type Config struct {
 	// subscription streams one principal holds open (429 beyond); <= 0:
 	// no cap.
 	MaxSubscriptionsPerPrincipal int
+	// MaxSnapshotBytes caps a snapshot restore's body (413 beyond; it is
+	// streamed to disk, not held, restore.go); <= 0: DefaultMaxSnapshotBytes.
+	MaxSnapshotBytes int64
+	// HTTP bounds the listener: header, body and idle timeouts and
+	// connection caps (--http-* flags; limits.Server, conns.go).
+	HTTP limits.Server
 }
 
 // Master is one running master. Create it with New, then Start.
@@ -163,6 +169,8 @@ type Master struct {
 
 	fwd forwarder // streams a follower forwards to the leader (forward.go)
 	lim *limiter  // body, rate and stream limits (limits.go)
+	// restoring is held by the one snapshot restore allowed at a time.
+	restoring atomic.Bool
 
 	tasksOn tasksByAgent // tasks by agent, under mu (tasksbyagent.go)
 
