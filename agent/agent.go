@@ -26,6 +26,7 @@ import (
 
 	"github.com/allot-sched/allot/api"
 	"github.com/allot-sched/allot/auth"
+	reqlimits "github.com/allot-sched/allot/internal/limits"
 	"github.com/allot-sched/allot/internal/tlsconf"
 	"github.com/allot-sched/allot/resources"
 )
@@ -93,6 +94,9 @@ type Config struct {
 	// MaxRequestBytes caps request bodies (413 beyond; limits.go): 0 is
 	// limits.DefaultMaxRequestBytes, negative only api.ReadRequest's cap.
 	MaxRequestBytes int64
+	// HTTP bounds the listener: header, body and idle timeouts, connection
+	// caps and the body bytes read at once (--http-* flags; limits.go).
+	HTTP reqlimits.Server
 	Log             zerolog.Logger
 }
 
@@ -263,7 +267,7 @@ func (a *Agent) Start() error {
 	if err != nil {
 		return err
 	}
-	a.ln = a.listen(ln)
+	a.ln = a.listen(a.limitConns(ln))
 	a.addr = a.cfg.Advertise
 	if a.addr == "" {
 		host, port, _ := net.SplitHostPort(ln.Addr().String())
@@ -285,7 +289,7 @@ func (a *Agent) Start() error {
 	mux.HandleFunc("/files/browse", a.handleFilesBrowse)
 	mux.HandleFunc("/files/read", a.handleFilesRead)
 	mux.HandleFunc("/files/download", a.handleFilesDownload)
-	a.srv = &http.Server{Handler: a.plaintextGuard(a.limitBodies(mux)), ReadHeaderTimeout: 10 * time.Second}
+	a.srv = a.httpServer(a.plaintextGuard(a.limitBodies(mux)))
 	a.recover()
 	a.recoverContainers()
 	a.wg.Add(1)

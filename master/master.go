@@ -341,7 +341,7 @@ func (m *Master) Start() error {
 	if err != nil {
 		return err
 	}
-	m.ln = m.listen(ln)
+	m.ln = m.listen(m.limitConns(ln))
 	tcp := ln.Addr().(*net.TCPAddr)
 	m.self = Peer{HTTP: m.cfg.Advertise, Raft: m.cfg.RaftAddr}
 	if m.self.HTTP == "" {
@@ -371,7 +371,7 @@ func (m *Master) Start() error {
 			return err
 		}
 	}
-	m.srv = &http.Server{Handler: m.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	m.srv = m.httpServer()
 	m.wg.Add(4)
 	go func() {
 		defer m.wg.Done()
