@@ -17,6 +17,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/hashicorp/raft"
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	"github.com/rs/zerolog"
 
@@ -111,6 +112,10 @@ type Config struct {
 	// MaxSnapshotBytes caps a snapshot restore's body (413 beyond; it is
 	// streamed to disk, not held, restore.go); <= 0: DefaultMaxSnapshotBytes.
 	MaxSnapshotBytes int64
+	// HealthMaxRaftLag is how many committed raft entries the registry may
+	// lag before /health answers 503 (0: DefaultHealthMaxRaftLag, negative:
+	// not checked; health.go).
+	HealthMaxRaftLag int64
 	// HTTP bounds the listener: header, body and idle timeouts and
 	// connection caps (--http-* flags; limits.Server, conns.go).
 	HTTP limits.Server
@@ -122,6 +127,9 @@ type Master struct {
 	// framework's id is committed and before SUBSCRIBED is sent: the
 	// window in which other goroutines may act on the framework.
 	hookBeforeSubscribed func()
+	// wrapLogs, when a test sets it, wraps raft's log store (a failing
+	// disk; raftOptions.wrapLogs).
+	wrapLogs func(raft.LogStore) raft.LogStore
 
 	cfg   Config
 	clock Clock
@@ -396,7 +404,7 @@ func (m *Master) Start() error {
 func (m *Master) openReplication() error {
 	rep, err := openRaft(filepath.Join(m.cfg.WorkDir, "raft"), m.reg, raftOptions{
 		Self: m.self, Bind: m.cfg.RaftBind, SnapshotThreshold: m.cfg.RaftSnapshotThreshold, TrailingLogs: m.cfg.RaftTrailingLogs,
-		Peers: m.cfg.Peers, Multiplier: m.cfg.RaftMultiplier, LogLevel: "error", Notify: m.notify, TLS: m.tls})
+		Peers: m.cfg.Peers, Multiplier: m.cfg.RaftMultiplier, LogLevel: "error", Notify: m.notify, TLS: m.tls, wrapLogs: m.wrapLogs})
 	if err != nil {
 		return err
 	}

@@ -16,6 +16,7 @@ type limitFlags struct {
 	maxSubs          int
 	maxSnapshotBytes int64
 	http             httpFlags
+	healthLag        int64
 }
 
 func addLimitFlags(fs *flag.FlagSet, f *limitFlags) {
@@ -25,6 +26,7 @@ func addLimitFlags(fs *flag.FlagSet, f *limitFlags) {
 		"\ncalls over a principal's rate are answered 429 with Retry-After (empty: no rate limits)")
 	fs.Int64Var(&f.maxSnapshotBytes, "max-snapshot-bytes", master.DefaultMaxSnapshotBytes, "largest registry snapshot a restore (POST /api/v1/allot/snapshot) accepts, in `bytes`; it is streamed to disk\nin the work directory and validated as it arrives, larger ones are answered 413")
 	addHTTPFlags(fs, &f.http)
+	fs.Int64Var(&f.healthLag, "health-max-raft-lag", master.DefaultHealthMaxRaftLag, "/health answers 503 when the registry lags what raft has committed by more than this many `entries`\n(it also answers 503 while the raft log cannot be written; 0: lag not checked)")
 	fs.IntVar(&f.maxSubs, "max-subscriptions-per-principal", 0, "most scheduler plus operator SUBSCRIBE streams one principal (or, without one, one remote host) holds open;\nbeyond it SUBSCRIBE is answered 429 (0: no cap)")
 }
 
@@ -51,6 +53,10 @@ func (f limitFlags) apply(cfg *master.Config) error {
 	}
 	cfg.MaxRequestBytes, cfg.RateLimits, cfg.MaxSubscriptionsPerPrincipal = f.maxRequestBytes, rl, f.maxSubs
 	cfg.MaxSnapshotBytes, cfg.HTTP = f.maxSnapshotBytes, f.http.server()
+	cfg.HealthMaxRaftLag = f.healthLag
+	if f.healthLag <= 0 {
+		cfg.HealthMaxRaftLag = -1 // off (0 in Config is the default)
+	}
 	return nil
 }
 
