@@ -293,6 +293,10 @@ func (r *Registry) put(rec *api.SnapshotRecord) error {
 // each to each, in order.
 func readRecords(rd io.Reader, each func(*api.SnapshotRecord) error) error {
 	br := bufio.NewReader(rd)
+	// One buffer for every record: Unmarshal copies what it keeps, and a
+	// snapshot streamed through a restore should not make garbage at the
+	// rate it arrives.
+	var buf bytes.Buffer
 	for n := 0; ; n++ {
 		line, err := br.ReadString('\n')
 		if err == io.EOF && line == "" {
@@ -307,7 +311,7 @@ func readRecords(rd io.Reader, each func(*api.SnapshotRecord) error) error {
 		}
 		// Read the record as it arrives rather than allocating size bytes
 		// up front: a damaged length line must not cost 64 MiB.
-		var buf bytes.Buffer
+		buf.Reset()
 		if _, err := io.CopyN(&buf, br, int64(size)); err != nil {
 			if err == io.EOF {
 				err = io.ErrUnexpectedEOF

@@ -42,7 +42,7 @@ const (
 	DefaultIdleTimeout          = 2 * time.Minute
 	DefaultMaxConns             = 10000
 	DefaultMaxConnsPerHost      = 1000
-	DefaultMaxBodyBytesInFlight = 256 << 20
+	DefaultMaxBodyBytesInFlight = 64 << 20
 )
 
 // WithDefaults fills zero fields with the defaults and turns negative ones
