@@ -3,6 +3,7 @@ package master
 import (
 	"net"
 	"net/http"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -38,7 +39,7 @@ func (m *Master) httpServer() *http.Server {
 	busy := prometheus.NewCounter(prometheus.CounterOpts{Name: "allot_master_request_bodies_refused_busy_total",
 		Help: "Requests answered 503 because the bodies being read at once held --http-max-body-bytes-in-flight."})
 	m.m.reg.MustRegister(busy)
-	h := limits.BodyDeadline(m.Handler(), s.BodyTimeout, limits.NewBodyBudget(s.MaxBodyBytesInFlight), m.budgetCap,
+	h := limits.BodyDeadline(m.restoreDeadline(m.Handler()), s.BodyTimeout, limits.NewBodyBudget(s.MaxBodyBytesInFlight), m.budgetCap,
 		func(*http.Request) { busy.Inc() })
 	srv := &http.Server{Handler: h}
 	s.Apply(srv)
@@ -56,4 +57,17 @@ func (m *Master) budgetCap(r *http.Request) int64 {
 		return c
 	}
 	return api.MaxBodyBytes
+}
+
+// restoreDeadline gives a snapshot restore's body snapshotReadTimeout
+// instead of --http-body-timeout before any handler runs, so that it holds
+// on a follower that forwards the restore to the leader too (the leader's
+// handler sets it again, restore.go).
+func (m *Master) restoreDeadline(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == SnapshotPath && r.Method != http.MethodGet {
+			http.NewResponseController(w).SetReadDeadline(time.Now().Add(snapshotReadTimeout))
+		}
+		h.ServeHTTP(w, r)
+	})
 }
