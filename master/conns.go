@@ -65,7 +65,7 @@ func (m *Master) budgetCap(r *http.Request) int64 {
 // handler sets it again, restore.go).
 func (m *Master) restoreDeadline(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == SnapshotPath && r.Method != http.MethodGet {
+		if r.URL.Path == SnapshotPath && r.Method == http.MethodPost {
 			http.NewResponseController(w).SetReadDeadline(time.Now().Add(snapshotReadTimeout))
 		}
 		h.ServeHTTP(w, r)
