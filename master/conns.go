@@ -27,9 +27,29 @@ func (m *Master) limitConns(ln net.Listener) net.Listener {
 		[]string{"reason"})
 	m.m.reg.MustRegister(open, refused)
 	return limits.LimitConns(ln, s.MaxConns, s.MaxConnsPerHost, limits.ConnHooks{
-		Open:    func(n int) { open.Set(float64(n)) },
-		Refused: func(why limits.Refusal) { refused.WithLabelValues(string(why)).Inc() },
+		Open:          func(n int) { open.Set(float64(n)) },
+		Refused:       func(why limits.Refusal) { refused.WithLabelValues(string(why)).Inc() },
+		PerHostExempt: m.isPeerHost,
 	})
+}
+
+// isPeerHost says whether host (an IP) is another master's: a follower
+// forwards each client connected to it over a connection of its own, so
+// the leader must not count them as one client's. Peers are raft's voters,
+// named by HTTP address (their server id) and raft address; a peer named
+// by a host name rather than an IP is not recognised.
+func (m *Master) isPeerHost(host string) bool {
+	if m.rep == nil {
+		return false
+	}
+	for _, s := range m.rep.raft.GetConfiguration().Configuration().Servers {
+		for _, a := range []string{string(s.ID), string(s.Address)} {
+			if h, _, err := net.SplitHostPort(a); err == nil && h == host {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // httpServer is the master's server: its handler under the body deadline

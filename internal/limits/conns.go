@@ -13,10 +13,15 @@ const (
 	RefusedAddress  Refusal = "address"  // the client's host held its cap
 )
 
-// ConnHooks report what a ConnLimiter does, for metrics. Either may be nil.
+// ConnHooks report what a ConnLimiter does, for metrics, and which hosts
+// the per-host cap spares. Any may be nil.
 type ConnHooks struct {
 	Open    func(n int)       // connections now open, after each change
 	Refused func(why Refusal) // one connection closed at accept
+	// PerHostExempt says whether a host at its cap may open more: a master
+	// spares the other masters, which forward every client connected to
+	// them over connections of their own. Asked only at the cap.
+	PerHostExempt func(host string) bool
 }
 
 // ConnLimiter is a net.Listener that keeps at most max connections open,
@@ -73,7 +78,7 @@ func (l *ConnLimiter) admit(host string) (Refusal, bool) {
 		l.mu.Unlock()
 		return RefusedListener, false
 	}
-	if l.perHost > 0 && l.byHost[host] >= l.perHost {
+	if l.perHost > 0 && l.byHost[host] >= l.perHost && (l.hooks.PerHostExempt == nil || !l.hooks.PerHostExempt(host)) {
 		l.mu.Unlock()
 		return RefusedAddress, false
 	}

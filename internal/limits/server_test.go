@@ -155,6 +155,26 @@ func TestConnLimiterRefusesOverThePerHostCap(t *testing.T) {
 	}
 }
 
+func TestConnLimiterPerHostExempt(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := LimitConns(ln, 0, 1, ConnHooks{PerHostExempt: func(host string) bool { return host == "127.0.0.1" }})
+	defer l.Close()
+	for range 3 {
+		dial(t, ln.Addr().String())
+		c, err := l.Accept()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+	}
+	if n := l.Open(); n != 3 {
+		t.Fatalf("open %d, want 3: an exempt host passes the per-host cap", n)
+	}
+}
+
 func TestConnLimiterListenerCapAndRelease(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
