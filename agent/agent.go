@@ -97,7 +97,7 @@ type Config struct {
 	// HTTP bounds the listener: header, body and idle timeouts, connection
 	// caps and the body bytes read at once (--http-* flags; limits.go).
 	HTTP reqlimits.Server
-	Log             zerolog.Logger
+	Log  zerolog.Logger
 }
 
 // Agent is one running agent.
