@@ -73,7 +73,7 @@ func addHTTPFlags(fs *flag.FlagSet, f *httpFlags) {
 	fs.DurationVar(&f.body, "http-body-timeout", limits.DefaultBodyTimeout, "a client must send a request's body within this `duration` after its headers, or is answered 408 and disconnected;\nresponses streamed after the body (SUBSCRIBE, the agent and executor streams) are not limited (0: no limit)")
 	fs.DurationVar(&f.idle, "http-idle-timeout", limits.DefaultIdleTimeout, "a keep-alive connection idle this `duration` between requests is closed (0: no limit)")
 	fs.IntVar(&f.maxConns, "http-max-connections", limits.DefaultMaxConns, "most HTTP connections open at once on the listener; more are closed as soon as they are accepted (0: no cap)")
-	fs.IntVar(&f.perHost, "http-max-connections-per-host", limits.DefaultMaxConnsPerHost, "most HTTP connections open at once from one client IP address; more are closed at accept (0: no cap)")
+	fs.IntVar(&f.perHost, "http-max-connections-per-host", limits.DefaultMaxConnsPerHost, "most HTTP connections open at once from one client IP address; more are closed at accept\n(a master does not count other masters, which forward their clients; 0: no cap)")
 	fs.Int64Var(&f.inFlight, "http-max-body-bytes-in-flight", limits.DefaultMaxBodyBytesInFlight, "most request body `bytes` being read at once over all connections (each request reserves its Content-Length);\nbeyond it requests are answered 503 with Retry-After, so stalled uploads cannot hold the memory (0: no cap)")
 }
 
