@@ -25,6 +25,7 @@ import (
 
 	"github.com/allot-sched/allot/api"
 	"github.com/allot-sched/allot/auth"
+	reqlimits "github.com/allot-sched/allot/internal/limits"
 	"github.com/allot-sched/allot/internal/tlsconf"
 	"github.com/allot-sched/allot/resources"
 )
@@ -102,7 +103,10 @@ type Config struct {
 	MaxRequestBytes int64
 	// Clock is the agent's time (clock.go); nil: the wall clock.
 	Clock Clock
-	Log   zerolog.Logger
+	// HTTP bounds the listener: header, body and idle timeouts, connection
+	// caps and the body bytes read at once (--http-* flags; limits.go).
+	HTTP reqlimits.Server
+	Log  zerolog.Logger
 }
 
 // Agent is one running agent.
@@ -280,7 +284,7 @@ func (a *Agent) Start() error {
 	if err != nil {
 		return err
 	}
-	a.ln = a.listen(ln)
+	a.ln = a.listen(a.limitConns(ln))
 	a.addr = a.cfg.Advertise
 	if a.addr == "" {
 		host, port, _ := net.SplitHostPort(ln.Addr().String())
@@ -289,7 +293,7 @@ func (a *Agent) Start() error {
 		}
 		a.addr = net.JoinHostPort(host, port)
 	}
-	a.srv = &http.Server{Handler: a.httpHandler(), ReadHeaderTimeout: 10 * time.Second}
+	a.srv = a.httpServer(a.httpHandler())
 	a.recover()
 	a.recoverContainers()
 	a.wg.Add(1)

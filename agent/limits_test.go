@@ -1,12 +1,20 @@
 package agent
 
 import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rs/zerolog"
+
+	reqlimits "github.com/allot-sched/allot/internal/limits"
 )
 
 // The executor API answers a body over --max-request-bytes 413 before
@@ -31,5 +39,72 @@ func TestExecutorBodyCap(t *testing.T) {
 	}
 	if reached != 2 {
 		t.Errorf("handler reached %d times, want 2", reached)
+	}
+}
+
+// The agent's listener has the --http-* bounds: a stalled executor body is
+// answered 408, an idle keep-alive is closed, and a connection over the
+// per-host cap is closed at accept.
+func TestAgentListenerBounds(t *testing.T) {
+	a, err := New(Config{Masters: []string{"127.0.0.1:1"}, Listen: "127.0.0.1:0", WorkDir: t.TempDir(),
+		Resources: "cpus:1;mem:128;disk:100", Log: zerolog.Nop(),
+		HTTP: reqlimits.Server{BodyTimeout: 100 * time.Millisecond, IdleTimeout: 100 * time.Millisecond, MaxConnsPerHost: 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		a.Stop(ctx)
+	}()
+	dial := func() (net.Conn, *bufio.Reader) {
+		c, err := net.Dial("tcp", a.Addr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.SetDeadline(time.Now().Add(30 * time.Second))
+		t.Cleanup(func() { c.Close() })
+		return c, bufio.NewReader(c)
+	}
+	stalled, sr := dial()
+	fmt.Fprintf(stalled, "POST /api/v1/executor HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{")
+	if resp, err := http.ReadResponse(sr, nil); err != nil || resp.StatusCode != http.StatusRequestTimeout {
+		t.Fatalf("stalled executor body: %v %v, want 408", resp, err)
+	}
+	idle, ir := dial()
+	fmt.Fprintf(idle, "GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+	resp, err := http.ReadResponse(ir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	if _, err := ir.ReadByte(); err != io.EOF {
+		t.Fatalf("idle keep-alive: %v, want EOF", err)
+	}
+	// Both closed by the agent; wait until it has let go of them, then
+	// hold two and try a third.
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		c, r := dial()
+		fmt.Fprintf(c, "GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+		if _, err := http.ReadResponse(r, nil); err == nil {
+			c2, r2 := dial()
+			fmt.Fprintf(c2, "GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+			if _, err := http.ReadResponse(r2, nil); err != nil {
+				t.Fatalf("second connection within the cap: %v", err)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the agent never accepted a connection again")
+		}
+		c.Close()
+	}
+	third, tr := dial()
+	fmt.Fprintf(third, "GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+	if resp, err := http.ReadResponse(tr, nil); err == nil {
+		t.Fatalf("third connection from one host answered %d; want it closed", resp.StatusCode)
 	}
 }

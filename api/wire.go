@@ -144,6 +144,11 @@ func ReadRequest(w http.ResponseWriter, r *http.Request) (*Request, error) {
 			// before this read (--max-request-bytes, internal/limits).
 			return nil, Errorf(http.StatusRequestEntityTooLarge, "request body exceeds the limit of %d bytes%s", mbe.Limit, inMiB(mbe.Limit))
 		}
+		var to interface{ Timeout() bool }
+		if errors.As(err, &to) && to.Timeout() {
+			// The server's body deadline (--http-body-timeout) cut it.
+			return nil, Errorf(http.StatusRequestTimeout, "reading request body: not received in time: %v", err)
+		}
 		return nil, Errorf(http.StatusBadRequest, "reading request body: %v", err)
 	}
 	if len(body) == 0 {

@@ -3,10 +3,13 @@ package api
 import (
 	"bytes"
 	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"testing"
+	"testing/iotest"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	"github.com/mesos/mesos-go/api/v1/lib/recordio"
@@ -22,7 +25,8 @@ func TestReadRequest(t *testing.T) {
 		accept   string
 		msgAcc   string
 		body     []byte
-		code     int // 0: accepted
+		read     io.Reader // instead of body
+		code     int       // 0: accepted
 		want     string
 		out      Codec
 		recordio bool
@@ -36,6 +40,8 @@ func TestReadRequest(t *testing.T) {
 		{name: "bad accept", ctype: MediaJSON, accept: "text/html", body: []byte(`{}`), code: 406, want: "Accept"},
 		{name: "empty body", ctype: MediaJSON, code: 400, want: "empty request body"},
 		{name: "too big", ctype: MediaProtobuf, body: bytes.Repeat([]byte{1}, MaxBodyBytes+1), code: 413, want: "16 MiB"},
+		{name: "body deadline", ctype: MediaJSON, read: timeoutReader{}, code: 408, want: "not received in time"},
+		{name: "body read fails", ctype: MediaJSON, read: iotest.ErrReader(io.ErrUnexpectedEOF), code: 400, want: "unexpected EOF"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -43,7 +49,11 @@ func TestReadRequest(t *testing.T) {
 			if m == "" {
 				m = http.MethodPost
 			}
-			r := httptest.NewRequest(m, "/api/v1/scheduler", bytes.NewReader(tc.body))
+			var body io.Reader = bytes.NewReader(tc.body)
+			if tc.read != nil {
+				body = tc.read
+			}
+			r := httptest.NewRequest(m, "/api/v1/scheduler", body)
 			if tc.ctype != "" {
 				r.Header.Set("Content-Type", tc.ctype)
 			}
@@ -70,6 +80,11 @@ func TestReadRequest(t *testing.T) {
 		})
 	}
 }
+
+// timeoutReader fails as a connection past its read deadline does.
+type timeoutReader struct{}
+
+func (timeoutReader) Read([]byte) (int, error) { return 0, os.ErrDeadlineExceeded }
 
 func TestDecodeNamesTheProblem(t *testing.T) {
 	for _, c := range []Codec{Protobuf, JSON} {

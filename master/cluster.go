@@ -1,9 +1,7 @@
 package master
 
 import (
-	"bytes"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"time"
@@ -215,34 +213,13 @@ func (m *Master) handleRaftChange(w http.ResponseWriter, r *http.Request) {
 
 // handleRestore replaces the registry with the snapshot in the body. It goes
 // through raft (raft.Restore), so every master installs the same state; the
-// leader then rebuilds its live state from it as after an election.
+// leader then rebuilds its live state from it as after an election. The
+// body is validated before raft sees it (a bad file must not replace a good
+// registry), streamed to disk under --max-snapshot-bytes (restore.go).
 // Takes m.mu.
 func (m *Master) handleRestore(w http.ResponseWriter, r *http.Request) {
 	if !m.allowHTTP(w, r, auth.ManageRaft, "") {
 		return
 	}
-	body := http.MaxBytesReader(w, r.Body, 1<<30)
-	// Validate before touching raft: a bad file must not replace a good
-	// registry.
-	check := NewRegistry()
-	data, err := io.ReadAll(body)
-	if err != nil {
-		api.WriteError(w, api.Errorf(http.StatusBadRequest, "snapshot restore: reading body: %v", err))
-		return
-	}
-	if err := check.Restore(io.NopCloser(bytes.NewReader(data))); err != nil {
-		api.WriteError(w, api.Errorf(http.StatusBadRequest, "snapshot restore: not a registry snapshot: %v", err))
-		return
-	}
-	meta := &raft.SnapshotMeta{Version: raft.SnapshotVersionMax, Size: int64(len(data))}
-	if err := m.rep.raft.Restore(meta, bytes.NewReader(data), time.Minute); err != nil {
-		api.WriteError(w, api.Errorf(http.StatusServiceUnavailable, "snapshot restore: %v", err))
-		return
-	}
-	m.mu.Lock()
-	m.leader.Store(false)
-	m.mu.Unlock()
-	m.becomeLeader()
-	m.log.Info().Int("records", m.reg.Size()).Msg("registry restored from an operator snapshot")
-	fmt.Fprintf(w, "restored %d records\n", m.reg.Size())
+	m.restoreSnapshot(w, r)
 }

@@ -91,7 +91,7 @@ func (m *Master) limitRequests(h http.Handler) http.Handler {
 }
 
 // bodyCap is the largest body a route reads. A snapshot restore keeps its
-// own 1 GiB cap (handleRestore); the agent protocol keeps at least
+// own cap, --max-snapshot-bytes, and streams to disk (restore.go); the agent protocol keeps at least
 // api.MaxBodyBytes, because an agent re-registering with every task it runs
 // is a cluster member, not a client to be kept small.
 func (m *Master) bodyCap(r *http.Request) int64 {

@@ -51,7 +51,7 @@ func TestRequestBodyCap(t *testing.T) {
 		{"operator over", "/api/v1", big, false, 413},
 		{"sorter over", SorterPath, big, false, 413},
 		{"scheduler under", "/api/v1/scheduler", `{"type":"SUBSCRIBE"}`, false, 400},
-		// The agent protocol keeps 16 MiB and a restore its 1 GiB: neither
+		// The agent protocol keeps 16 MiB and a restore --max-snapshot-bytes: neither
 		// is cut at the client cap (they fail later, as not protobuf and not
 		// a snapshot).
 		{"agent protocol keeps its cap", AgentPath, big, false, 400},

@@ -17,6 +17,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/hashicorp/raft"
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	"github.com/rs/zerolog"
 
@@ -108,6 +109,16 @@ type Config struct {
 	// subscription streams one principal holds open (429 beyond); <= 0:
 	// no cap.
 	MaxSubscriptionsPerPrincipal int
+	// MaxSnapshotBytes caps a snapshot restore's body (413 beyond; it is
+	// streamed to disk, not held, restore.go); <= 0: DefaultMaxSnapshotBytes.
+	MaxSnapshotBytes int64
+	// HealthMaxRaftLag is how many committed raft entries the registry may
+	// lag before /health answers 503 (0: DefaultHealthMaxRaftLag, negative:
+	// not checked; health.go).
+	HealthMaxRaftLag int64
+	// HTTP bounds the listener: header, body and idle timeouts and
+	// connection caps (--http-* flags; limits.Server, conns.go).
+	HTTP limits.Server
 }
 
 // Master is one running master. Create it with New, then Start.
@@ -116,6 +127,9 @@ type Master struct {
 	// framework's id is committed and before SUBSCRIBED is sent: the
 	// window in which other goroutines may act on the framework.
 	hookBeforeSubscribed func()
+	// wrapLogs, when a test sets it, wraps raft's log store (a failing
+	// disk; raftOptions.wrapLogs).
+	wrapLogs func(raft.LogStore) raft.LogStore
 
 	cfg   Config
 	clock Clock
@@ -163,6 +177,8 @@ type Master struct {
 
 	fwd forwarder // streams a follower forwards to the leader (forward.go)
 	lim *limiter  // body, rate and stream limits (limits.go)
+	// restoring is held by the one snapshot restore allowed at a time.
+	restoring atomic.Bool
 
 	tasksOn tasksByAgent // tasks by agent, under mu (tasksbyagent.go)
 
@@ -333,7 +349,7 @@ func (m *Master) Start() error {
 	if err != nil {
 		return err
 	}
-	m.ln = m.listen(ln)
+	m.ln = m.listen(m.limitConns(ln))
 	tcp := ln.Addr().(*net.TCPAddr)
 	m.self = Peer{HTTP: m.cfg.Advertise, Raft: m.cfg.RaftAddr}
 	if m.self.HTTP == "" {
@@ -363,7 +379,7 @@ func (m *Master) Start() error {
 			return err
 		}
 	}
-	m.srv = &http.Server{Handler: m.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	m.srv = m.httpServer()
 	m.wg.Add(4)
 	go func() {
 		defer m.wg.Done()
@@ -388,7 +404,7 @@ func (m *Master) Start() error {
 func (m *Master) openReplication() error {
 	rep, err := openRaft(filepath.Join(m.cfg.WorkDir, "raft"), m.reg, raftOptions{
 		Self: m.self, Bind: m.cfg.RaftBind, SnapshotThreshold: m.cfg.RaftSnapshotThreshold, TrailingLogs: m.cfg.RaftTrailingLogs,
-		Peers: m.cfg.Peers, Multiplier: m.cfg.RaftMultiplier, LogLevel: "error", Notify: m.notify, TLS: m.tls})
+		Peers: m.cfg.Peers, Multiplier: m.cfg.RaftMultiplier, LogLevel: "error", Notify: m.notify, TLS: m.tls, wrapLogs: m.wrapLogs})
 	if err != nil {
 		return err
 	}

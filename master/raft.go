@@ -93,6 +93,8 @@ type raftOptions struct {
 	// TLS, when set, runs raft between masters over mutual TLS
 	// (raft_tls.go).
 	TLS *tlsconf.Bundle
+	// wrapLogs, when a test sets it, wraps the log store (fault injection).
+	wrapLogs func(raft.LogStore) raft.LogStore
 }
 
 // replicator proposes registry commands through raft: one voter on an
@@ -100,6 +102,7 @@ type raftOptions struct {
 type replicator struct {
 	raft  *raft.Raft
 	store *raftboltdb.BoltStore
+	logs  *watchedLogs
 	trans raft.Transport
 	self  Peer
 	queue chan proposal
@@ -112,6 +115,9 @@ type replicator struct {
 	// leader is known; staleAfter is how long a leader may be silent before
 	// a follower stops redirecting to it (both scale with the multiplier).
 	leaderWait, staleAfter time.Duration
+	// indexes, when a test sets it, stands in for raft's commit and
+	// applied indexes (health.go).
+	indexes func() (commit, applied uint64)
 	// commitObs observes how long a batch takes to commit and apply.
 	commitObs func(time.Duration)
 }
@@ -132,6 +138,9 @@ func openRaft(dir string, fsm raft.FSM, o raftOptions) (*replicator, error) {
 	if err != nil {
 		return nil, err
 	}
+	if o.wrapLogs != nil {
+		st.watched.LogStore = o.wrapLogs(st.watched.LogStore)
+	}
 	cfg := raftConfig(o)
 	trans, addr, err := raftTransport(cfg, &o)
 	if err != nil {
@@ -148,7 +157,7 @@ func openRaft(dir string, fsm raft.FSM, o raftOptions) (*replicator, error) {
 		return nil, err
 	}
 	d := time.Duration(max(o.Multiplier, 1))
-	rep := &replicator{raft: r, store: st.bolt, trans: trans, self: o.Self, queue: make(chan proposal, 1<<16), done: make(chan struct{}),
+	rep := &replicator{raft: r, store: st.bolt, logs: st.watched, trans: trans, self: o.Self, queue: make(chan proposal, 1<<16), done: make(chan struct{}),
 		leaderWait: 4 * time.Second * d, staleAfter: cfg.HeartbeatTimeout}
 	go rep.loop()
 	return rep, nil
@@ -156,9 +165,10 @@ func openRaft(dir string, fsm raft.FSM, o raftOptions) (*replicator, error) {
 
 // raftStores are raft's log, stable and snapshot stores in one directory.
 type raftStores struct {
-	bolt  *raftboltdb.BoltStore
-	logs  raft.LogStore
-	snaps raft.SnapshotStore
+	bolt    *raftboltdb.BoltStore
+	logs    raft.LogStore
+	watched *watchedLogs // logs, as /health sees them (raftdisk.go)
+	snaps   raft.SnapshotStore
 }
 
 func openRaftStores(dir string) (*raftStores, error) {
@@ -181,7 +191,8 @@ func openRaftStores(dir string) (*raftStores, error) {
 		bolt.Close()
 		return nil, err
 	}
-	return &raftStores{bolt: bolt, logs: logs, snaps: snaps}, nil
+	watched := newWatchedLogs(logs)
+	return &raftStores{bolt: bolt, logs: watched, watched: watched, snaps: newTidySnapshots(snaps, dir)}, nil
 }
 
 // raftConfig is raft's configuration for o (timeouts, compaction, logging).

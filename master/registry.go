@@ -3,6 +3,7 @@ package master
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -251,11 +252,55 @@ func writeRecords(w io.Writer, recs []*api.SnapshotRecord) error {
 func (r *Registry) Restore(rc io.ReadCloser) error {
 	defer rc.Close()
 	next := NewRegistry()
-	br := bufio.NewReader(rc)
+	if err := readRecords(rc, next.put); err != nil {
+		return err
+	}
+	r.mu.Lock()
+	r.agents, r.frameworks, r.tasks, r.config = next.agents, next.frameworks, next.tasks, next.config
+	r.policy = next.policy
+	r.mu.Unlock()
+	return nil
+}
+
+// ValidateSnapshot reads a registry snapshot to its end and reports the
+// first damaged record, holding one record at a time: what an operator's
+// restore is checked with before it goes to raft, at any size.
+func ValidateSnapshot(rd io.Reader) (records int, err error) {
+	err = readRecords(rd, func(*api.SnapshotRecord) error { records++; return nil })
+	return records, err
+}
+
+// put adds one snapshot record to a registry being built (not yet shared).
+func (r *Registry) put(rec *api.SnapshotRecord) error {
+	switch x := rec.Record.(type) {
+	case *api.SnapshotRecord_Agent:
+		r.agents[x.Agent.GetId()] = x.Agent
+	case *api.SnapshotRecord_Framework:
+		r.frameworks[x.Framework.GetId()] = x.Framework
+	case *api.SnapshotRecord_Task:
+		r.tasks[taskKey(x.Task.GetFrameworkId(), x.Task.GetTaskId())] = x.Task
+	case *api.SnapshotRecord_Config:
+		r.config = x.Config
+	case *api.SnapshotRecord_Policy:
+		r.policy = x.Policy
+	default:
+		return errors.New("unknown record type")
+	}
+	return nil
+}
+
+// readRecords decodes the length-prefixed records of a snapshot and hands
+// each to each, in order.
+func readRecords(rd io.Reader, each func(*api.SnapshotRecord) error) error {
+	br := bufio.NewReader(rd)
+	// One buffer for every record: Unmarshal copies what it keeps, and a
+	// snapshot streamed through a restore should not make garbage at the
+	// rate it arrives.
+	var buf bytes.Buffer
 	for n := 0; ; n++ {
 		line, err := br.ReadString('\n')
 		if err == io.EOF && line == "" {
-			break
+			return nil
 		}
 		if err != nil {
 			return fmt.Errorf("registry snapshot record %d: reading length: %w", n, err)
@@ -266,38 +311,21 @@ func (r *Registry) Restore(rc io.ReadCloser) error {
 		}
 		// Read the record as it arrives rather than allocating size bytes
 		// up front: a damaged length line must not cost 64 MiB.
-		var buf bytes.Buffer
+		buf.Reset()
 		if _, err := io.CopyN(&buf, br, int64(size)); err != nil {
 			if err == io.EOF {
 				err = io.ErrUnexpectedEOF
 			}
 			return fmt.Errorf("registry snapshot record %d: %w", n, err)
 		}
-		b := buf.Bytes()
 		var rec api.SnapshotRecord
-		if err := proto.Unmarshal(b, &rec); err != nil {
+		if err := proto.Unmarshal(buf.Bytes(), &rec); err != nil {
 			return fmt.Errorf("registry snapshot record %d: %w", n, err)
 		}
-		switch x := rec.Record.(type) {
-		case *api.SnapshotRecord_Agent:
-			next.agents[x.Agent.GetId()] = x.Agent
-		case *api.SnapshotRecord_Framework:
-			next.frameworks[x.Framework.GetId()] = x.Framework
-		case *api.SnapshotRecord_Task:
-			next.tasks[taskKey(x.Task.GetFrameworkId(), x.Task.GetTaskId())] = x.Task
-		case *api.SnapshotRecord_Config:
-			next.config = x.Config
-		case *api.SnapshotRecord_Policy:
-			next.policy = x.Policy
-		default:
-			return fmt.Errorf("registry snapshot record %d: unknown record type", n)
+		if err := each(&rec); err != nil {
+			return fmt.Errorf("registry snapshot record %d: %w", n, err)
 		}
 	}
-	r.mu.Lock()
-	r.agents, r.frameworks, r.tasks, r.config = next.agents, next.frameworks, next.tasks, next.config
-	r.policy = next.policy
-	r.mu.Unlock()
-	return nil
 }
 
 type registrySnapshot struct{ records []*api.SnapshotRecord }

@@ -75,7 +75,7 @@ func (m *Master) routes(mux *http.ServeMux) []route {
 		{method: get, path: "/metrics", class: classReadOnly, handler: promhttp.HandlerFor(m.m.reg, promhttp.HandlerOpts{})},
 		{method: get, path: "/redirect", class: classOpen, handler: http.HandlerFunc(m.handleRedirect)},
 		{method: get, path: "/master/redirect", class: classOpen, handler: http.HandlerFunc(m.handleRedirect)},
-		{method: get, path: "/health", class: classOpen, handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {})},
+		{method: get, path: "/health", class: classOpen, handler: http.HandlerFunc(m.handleHealth)},
 		{method: get, path: "/version", class: classOpen, handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			json.NewEncoder(w).Encode(map[string]string{"version": Version})
 		})},

@@ -56,11 +56,13 @@ func runAgent(args []string, stdout, stderr io.Writer) error {
 	addTLSFlags(fs, &tlsf, "agent")
 	var maxBody int64
 	addMaxRequestBytesFlag(fs, &maxBody)
+	var httpf httpFlags
+	addHTTPFlags(fs, &httpf)
 	faultBusy := fs.String("fault-disk-busy-file", "", "testing: while this `file` exists, report the disks fully busy (drives Prophet's task backoff without a real collision)")
 	credFile := fs.String("credential", "", "`file` with this agent's credential for a master with --authenticate-agents: Mesos's JSON\n{\"principal\":\"p\",\"secret\":\"s\"} or one \"principal secret\" line")
 	execAuthn := fs.Bool("authenticate-http-executors", false, "give each executor a token in MESOS_EXECUTOR_AUTHENTICATION_TOKEN and require it as\n\"Authorization: Bearer\" on the executor API (an executor cannot call for another)")
-	var httpf agentHTTPFlags
-	addAgentHTTPFlags(fs, &httpf)
+	var authf agentHTTPFlags
+	addAgentHTTPFlags(fs, &authf)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -68,7 +70,7 @@ func runAgent(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	httpAuthn, authz, err := httpf.config()
+	httpAuthn, authz, err := authf.config()
 	if err != nil {
 		return err
 	}
@@ -88,7 +90,7 @@ func runAgent(args []string, stdout, stderr io.Writer) error {
 		FaultDiskBusyFile: *faultBusy, ThrottleIO: *throttle, Isolation: *isolation, CgroupsEnableCFS: *cfs, CgroupsRoot: *cgRoot,
 		DiskWatchInterval: *diskWatch, DiskQuotaWarnOnly: !*enforceDisk, NoSwitchUser: !*switchUser,
 		TLS: tlsf.files(), Credential: cred, AuthenticateExecutors: *execAuthn, MaxRequestBytes: maxBody,
-		HTTPAuthn: httpAuthn, Authorizer: authz, Pprof: httpf.pprof})
+		HTTPAuthn: httpAuthn, Authorizer: authz, Pprof: authf.pprof, HTTP: httpf.server()})
 	if err != nil {
 		return err
 	}

@@ -5,7 +5,9 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/allot-sched/allot/internal/limits"
 	"github.com/allot-sched/allot/master"
 )
 
@@ -22,6 +24,18 @@ func TestLimitFlags(t *testing.T) {
 			"", func(c master.Config) bool {
 				return c.RateLimits != nil && c.RateLimits.Limits[0].Principal == "a" && c.MaxSubscriptionsPerPrincipal == 3 && c.MaxRequestBytes == -1
 			}},
+		{nil, "", func(c master.Config) bool {
+			s := c.HTTP.WithDefaults()
+			return c.MaxSnapshotBytes == master.DefaultMaxSnapshotBytes && s.BodyTimeout == limits.DefaultBodyTimeout &&
+				s.MaxConnsPerHost == limits.DefaultMaxConnsPerHost && s.MaxBodyBytesInFlight == limits.DefaultMaxBodyBytesInFlight
+		}},
+		{[]string{"--http-body-timeout", "0", "--http-idle-timeout", "5s", "--http-max-connections-per-host", "0", "--max-snapshot-bytes", "1024"},
+			"", func(c master.Config) bool {
+				s := c.HTTP.WithDefaults()
+				return s.BodyTimeout == 0 && s.IdleTimeout == 5*time.Second && s.MaxConnsPerHost == 0 && s.MaxConns == limits.DefaultMaxConns &&
+					c.MaxSnapshotBytes == 1024
+			}},
+		{[]string{"--max-snapshot-bytes", "0"}, "--max-snapshot-bytes: want a size", nil},
 		{[]string{"--rate-limits", `{"limits":[{}]}`}, "--rate-limits: rate limits: limits[0]: principal is required", nil},
 		{[]string{"--rate-limits", "/no/such/rates.json"}, "--rate-limits: rate limits: open /no/such/rates.json", nil},
 		{[]string{"--max-request-bytes", "0"}, "--max-request-bytes: 0 would refuse every body", nil},

@@ -62,7 +62,10 @@ func startMasters(ctx context.Context, cfg Config, dir string) ([]*masterProc, e
 	for i, m := range ms {
 		args := []string{"master", "--listen", m.addr, "--work-dir", filepath.Join(dir, fmt.Sprintf("master%d", i)),
 			"--log-level", "warn", "--stamp-offers", "--allocation-interval", cfg.AllocationInterval.String(),
-			"--agent-ping-timeout", "10m"}
+			"--agent-ping-timeout", "10m",
+			// Every simulated agent and framework connects from 127.0.0.1:
+			// one host, many clients.
+			"--http-max-connections", "0", "--http-max-connections-per-host", "0"}
 		if cfg.Masters > 1 {
 			args = append(args, "--raft-addr", m.raft, "--peers", strings.Join(peers, ","), "--raft-multiplier", fmt.Sprint(max(cfg.RaftMultiplier, 1)))
 		}
