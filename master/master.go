@@ -108,6 +108,11 @@ type Config struct {
 	// subscription streams one principal holds open (429 beyond); <= 0:
 	// no cap.
 	MaxSubscriptionsPerPrincipal int
+	// MaxCompletedTasksPerFramework and MaxCompletedFrameworks bound the
+	// completed tasks kept, in memory and in the registry, for /state and
+	// GET_TASKS (Mesos's flags of the same names; 0: Mesos's defaults,
+	// 1000 and 50; history.go).
+	MaxCompletedTasksPerFramework, MaxCompletedFrameworks int
 }
 
 // Master is one running master. Create it with New, then Start.
@@ -145,7 +150,8 @@ type Master struct {
 	agents            map[string]*agentState
 	frameworks        map[string]*framework
 	removedFrameworks map[string]bool
-	completed         []*task           // terminal, acknowledged tasks (bounded)
+	removedAgents     map[string]bool   // agents removed by this leader (history.go); set on election
+	completed         *completedTasks   // terminal, acknowledged tasks (bounded; history.go)
 	offers            map[uint64]*offer // outstanding, by sequence number (state.go's offer)
 	offerSlab         []offer           // where the cycle's offers are carved from (newOfferLocked)
 	seq               uint64
@@ -237,6 +243,7 @@ func New(cfg Config) (*Master, error) {
 		agents:            map[string]*agentState{},
 		frameworks:        map[string]*framework{},
 		removedFrameworks: map[string]bool{},
+		completed:         newCompletedTasks(cfg.MaxCompletedTasksPerFramework, cfg.MaxCompletedFrameworks),
 		offers:            map[uint64]*offer{},
 		opSubs:            map[*api.Stream]auth.Subject{},
 		usage:             map[string]*api.Usage{},
