@@ -22,7 +22,7 @@ func (h *harness) agentUpdate(agentID, fwID, id string, state mesos.TaskState, u
 	return h.m.agentCall(&api.AgentCall{Type: api.AgentCallType_STATUS_UPDATE, AgentId: agentID, FrameworkId: fwID, Status: b})
 }
 
-// nextUpdateUntilSentinel returns the updates fw receives before the answer
+// updatesUntilSentinel returns the updates fw receives before the answer
 // to a reconciliation of a task nobody knows: what the master sent fw up to
 // that moment.
 func (h *harness) updatesUntilSentinel(fw *fakeFramework) []mesos.TaskStatus {
