@@ -481,6 +481,9 @@ func (a *Agent) registerAndServe(addr string) error {
 		if tlsconf.IsPlaintextRefusal(resp.StatusCode, msg) {
 			return tlsconf.Refused("master at " + addr)
 		}
+		if resp.StatusCode == http.StatusGone {
+			return a.removedByMaster(strings.TrimSpace(string(msg)))
+		}
 		return fmt.Errorf("REGISTER answered %s: %s%s", resp.Status, strings.TrimSpace(string(msg)), a.registerRefused(resp.StatusCode))
 	}
 	// Watchdog: the master pings every few seconds; silence means it is gone.

@@ -4,7 +4,9 @@
 // environment mesos-go executors read, serves the executor API at
 // /api/v1/executor, delivers status updates at least once (checkpointed and
 // retried until the framework acknowledges), fetches CommandInfo URIs, and
-// recovers checkpointing frameworks' executors after a restart.
+// recovers checkpointing frameworks' executors after a restart. An agent
+// the master removed (REGISTER answered 410) kills its executors, forgets
+// its tasks and id and registers afresh (removed.go).
 //
 // The built-in command executor (RunCommandExecutor, started as
 // `allot executor`) is an ordinary executor process speaking the executor

@@ -51,6 +51,9 @@ type executor struct {
 	// its quota excess was logged (warn-only mode logs it once).
 	diskUsed   uint64
 	diskWarned bool
+	// forgotten: the agent dropped it with its tasks (the master removed
+	// the agent, removed.go); its exit is reported to no one.
+	forgotten bool
 }
 
 // agentTask is a task and its status update stream: pending holds the
@@ -504,7 +507,7 @@ func (a *Agent) executorExited(ex *executor, code int) {
 				fmt.Sprintf("executor exited with status %d before the task ended", code)))
 		}
 	}
-	if !ex.commandTask {
+	if !ex.commandTask && !ex.forgotten {
 		// As Mesos: frameworks hear of executors they named, not of the
 		// command executor behind a plain command task.
 		a.send(&api.AgentCall{Type: api.AgentCallType_EXECUTOR_EXITED, FrameworkId: ex.fw, ExecutorId: ex.id, ExitStatus: int32(code)})

@@ -84,23 +84,25 @@ func TestAgentListenerBounds(t *testing.T) {
 	if _, err := ir.ReadByte(); err != io.EOF {
 		t.Fatalf("idle keep-alive: %v, want EOF", err)
 	}
-	// Both closed by the agent; wait until it has let go of them, then
-	// hold two and try a third.
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+	// Both closed by the agent; wait until it has let go of them (two
+	// connections are served at once), then hold those two and try a third.
+	served := func() (net.Conn, bool) {
 		c, r := dial()
 		fmt.Fprintf(c, "GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
-		if _, err := http.ReadResponse(r, nil); err == nil {
-			c2, r2 := dial()
-			fmt.Fprintf(c2, "GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
-			if _, err := http.ReadResponse(r2, nil); err != nil {
-				t.Fatalf("second connection within the cap: %v", err)
-			}
+		_, err := http.ReadResponse(r, nil)
+		return c, err == nil
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		c1, ok1 := served()
+		c2, ok2 := served()
+		if ok1 && ok2 {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatal("the agent never accepted a connection again")
+			t.Fatal("the agent never served two connections at once again")
 		}
-		c.Close()
+		c1.Close()
+		c2.Close()
 	}
 	third, tr := dial()
 	fmt.Fprintf(third, "GET /health HTTP/1.1\r\nHost: x\r\n\r\n")

@@ -36,8 +36,10 @@ const (
 type CommandType int32
 
 const (
-	CommandType_COMMAND_UNKNOWN  CommandType = 0
-	CommandType_AGENT_UPSERT     CommandType = 1
+	CommandType_COMMAND_UNKNOWN CommandType = 0
+	CommandType_AGENT_UPSERT    CommandType = 1
+	// AGENT_REMOVE forgets the agent (Command.id) and remembers its id as
+	// removed: an agent that comes back with it is refused.
 	CommandType_AGENT_REMOVE     CommandType = 2
 	CommandType_FRAMEWORK_UPSERT CommandType = 3
 	CommandType_FRAMEWORK_REMOVE CommandType = 4
@@ -49,21 +51,26 @@ const (
 	CommandType_BATCH CommandType = 8
 	// POLICY_SET replaces the leader's policy-model state (Command.policy).
 	CommandType_POLICY_SET CommandType = 9
+	// TASK_COMPLETE moves a terminal task whose end the framework heard (or
+	// that the master declared lost) from the live tasks to its framework's
+	// completed history (Command.task), which keeps the newest Command.limit.
+	CommandType_TASK_COMPLETE CommandType = 10
 )
 
 // Enum value maps for CommandType.
 var (
 	CommandType_name = map[int32]string{
-		0: "COMMAND_UNKNOWN",
-		1: "AGENT_UPSERT",
-		2: "AGENT_REMOVE",
-		3: "FRAMEWORK_UPSERT",
-		4: "FRAMEWORK_REMOVE",
-		5: "TASK_UPSERT",
-		6: "TASK_REMOVE",
-		7: "CONFIG_SET",
-		8: "BATCH",
-		9: "POLICY_SET",
+		0:  "COMMAND_UNKNOWN",
+		1:  "AGENT_UPSERT",
+		2:  "AGENT_REMOVE",
+		3:  "FRAMEWORK_UPSERT",
+		4:  "FRAMEWORK_REMOVE",
+		5:  "TASK_UPSERT",
+		6:  "TASK_REMOVE",
+		7:  "CONFIG_SET",
+		8:  "BATCH",
+		9:  "POLICY_SET",
+		10: "TASK_COMPLETE",
 	}
 	CommandType_value = map[string]int32{
 		"COMMAND_UNKNOWN":  0,
@@ -76,6 +83,7 @@ var (
 		"CONFIG_SET":       7,
 		"BATCH":            8,
 		"POLICY_SET":       9,
+		"TASK_COMPLETE":    10,
 	}
 )
 
@@ -256,9 +264,15 @@ type Command struct {
 	Config    *ConfigRecord          `protobuf:"bytes,5,opt,name=config,proto3" json:"config,omitempty"`
 	// id of the record to remove (AGENT_REMOVE, FRAMEWORK_REMOVE, TASK_REMOVE;
 	// tasks are keyed "framework/task").
-	Id            string        `protobuf:"bytes,6,opt,name=id,proto3" json:"id,omitempty"`
-	Batch         []*Command    `protobuf:"bytes,7,rep,name=batch,proto3" json:"batch,omitempty"`
-	Policy        *PolicyRecord `protobuf:"bytes,8,opt,name=policy,proto3" json:"policy,omitempty"`
+	Id     string        `protobuf:"bytes,6,opt,name=id,proto3" json:"id,omitempty"`
+	Batch  []*Command    `protobuf:"bytes,7,rep,name=batch,proto3" json:"batch,omitempty"`
+	Policy *PolicyRecord `protobuf:"bytes,8,opt,name=policy,proto3" json:"policy,omitempty"`
+	// limit bounds the completed history: TASK_COMPLETE keeps the newest
+	// limit completed tasks of the task's framework, FRAMEWORK_REMOVE the
+	// completed tasks of the newest limit removed frameworks. 0: Mesos's
+	// defaults (1000 tasks, 50 frameworks). In the command, not in each
+	// master's flags, so that every replica trims the same records.
+	Limit         int32 `protobuf:"varint,9,opt,name=limit,proto3" json:"limit,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -347,6 +361,13 @@ func (x *Command) GetPolicy() *PolicyRecord {
 		return x.Policy
 	}
 	return nil
+}
+
+func (x *Command) GetLimit() int32 {
+	if x != nil {
+		return x.Limit
+	}
+	return 0
 }
 
 type AgentRecord struct {
@@ -797,6 +818,8 @@ type SnapshotRecord struct {
 	//	*SnapshotRecord_Task
 	//	*SnapshotRecord_Config
 	//	*SnapshotRecord_Policy
+	//	*SnapshotRecord_CompletedTask
+	//	*SnapshotRecord_RemovedAgent
 	Record        isSnapshotRecord_Record `protobuf_oneof:"record"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -884,6 +907,24 @@ func (x *SnapshotRecord) GetPolicy() *PolicyRecord {
 	return nil
 }
 
+func (x *SnapshotRecord) GetCompletedTask() *TaskRecord {
+	if x != nil {
+		if x, ok := x.Record.(*SnapshotRecord_CompletedTask); ok {
+			return x.CompletedTask
+		}
+	}
+	return nil
+}
+
+func (x *SnapshotRecord) GetRemovedAgent() string {
+	if x != nil {
+		if x, ok := x.Record.(*SnapshotRecord_RemovedAgent); ok {
+			return x.RemovedAgent
+		}
+	}
+	return ""
+}
+
 type isSnapshotRecord_Record interface {
 	isSnapshotRecord_Record()
 }
@@ -908,6 +949,18 @@ type SnapshotRecord_Policy struct {
 	Policy *PolicyRecord `protobuf:"bytes,5,opt,name=policy,proto3,oneof"`
 }
 
+type SnapshotRecord_CompletedTask struct {
+	// completed_task is one task of a framework's completed history, in the
+	// order they completed (framework by framework).
+	CompletedTask *TaskRecord `protobuf:"bytes,6,opt,name=completed_task,json=completedTask,proto3,oneof"`
+}
+
+type SnapshotRecord_RemovedAgent struct {
+	// removed_agent is the id of an agent the master removed (AGENT_REMOVE),
+	// which may never re-register under it, oldest first.
+	RemovedAgent string `protobuf:"bytes,7,opt,name=removed_agent,json=removedAgent,proto3,oneof"`
+}
+
 func (*SnapshotRecord_Agent) isSnapshotRecord_Record() {}
 
 func (*SnapshotRecord_Framework) isSnapshotRecord_Record() {}
@@ -917,6 +970,10 @@ func (*SnapshotRecord_Task) isSnapshotRecord_Record() {}
 func (*SnapshotRecord_Config) isSnapshotRecord_Record() {}
 
 func (*SnapshotRecord_Policy) isSnapshotRecord_Record() {}
+
+func (*SnapshotRecord_CompletedTask) isSnapshotRecord_Record() {}
+
+func (*SnapshotRecord_RemovedAgent) isSnapshotRecord_Record() {}
 
 type AgentCall struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
@@ -1752,7 +1809,7 @@ var File_allot_proto protoreflect.FileDescriptor
 
 const file_allot_proto_rawDesc = "" +
 	"\n" +
-	"\vallot.proto\x12\ballot.v1\"\xdd\x02\n" +
+	"\vallot.proto\x12\ballot.v1\"\xf3\x02\n" +
 	"\aCommand\x12)\n" +
 	"\x04type\x18\x01 \x01(\x0e2\x15.allot.v1.CommandTypeR\x04type\x12+\n" +
 	"\x05agent\x18\x02 \x01(\v2\x15.allot.v1.AgentRecordR\x05agent\x127\n" +
@@ -1761,7 +1818,8 @@ const file_allot_proto_rawDesc = "" +
 	"\x06config\x18\x05 \x01(\v2\x16.allot.v1.ConfigRecordR\x06config\x12\x0e\n" +
 	"\x02id\x18\x06 \x01(\tR\x02id\x12'\n" +
 	"\x05batch\x18\a \x03(\v2\x11.allot.v1.CommandR\x05batch\x12.\n" +
-	"\x06policy\x18\b \x01(\v2\x16.allot.v1.PolicyRecordR\x06policy\"\xc7\x02\n" +
+	"\x06policy\x18\b \x01(\v2\x16.allot.v1.PolicyRecordR\x06policy\x12\x14\n" +
+	"\x05limit\x18\t \x01(\x05R\x05limit\"\xc7\x02\n" +
 	"\vAgentRecord\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1a\n" +
 	"\bhostname\x18\x02 \x01(\tR\bhostname\x12\x18\n" +
@@ -1808,13 +1866,15 @@ const file_allot_proto_rawDesc = "" +
 	"\fPolicyRecord\x12\x16\n" +
 	"\x06sorter\x18\x01 \x01(\tR\x06sorter\x12\x14\n" +
 	"\x05state\x18\x02 \x01(\fR\x05state\x12*\n" +
-	"\x11updated_unix_nano\x18\x03 \x01(\x03R\x0fupdatedUnixNano\"\x94\x02\n" +
+	"\x11updated_unix_nano\x18\x03 \x01(\x03R\x0fupdatedUnixNano\"\xfa\x02\n" +
 	"\x0eSnapshotRecord\x12-\n" +
 	"\x05agent\x18\x01 \x01(\v2\x15.allot.v1.AgentRecordH\x00R\x05agent\x129\n" +
 	"\tframework\x18\x02 \x01(\v2\x19.allot.v1.FrameworkRecordH\x00R\tframework\x12*\n" +
 	"\x04task\x18\x03 \x01(\v2\x14.allot.v1.TaskRecordH\x00R\x04task\x120\n" +
 	"\x06config\x18\x04 \x01(\v2\x16.allot.v1.ConfigRecordH\x00R\x06config\x120\n" +
-	"\x06policy\x18\x05 \x01(\v2\x16.allot.v1.PolicyRecordH\x00R\x06policyB\b\n" +
+	"\x06policy\x18\x05 \x01(\v2\x16.allot.v1.PolicyRecordH\x00R\x06policy\x12=\n" +
+	"\x0ecompleted_task\x18\x06 \x01(\v2\x14.allot.v1.TaskRecordH\x00R\rcompletedTask\x12%\n" +
+	"\rremoved_agent\x18\a \x01(\tH\x00R\fremovedAgentB\b\n" +
 	"\x06record\"\x8f\x03\n" +
 	"\tAgentCall\x12+\n" +
 	"\x04type\x18\x01 \x01(\x0e2\x17.allot.v1.AgentCallTypeR\x04type\x12\x19\n" +
@@ -1902,7 +1962,7 @@ const file_allot_proto_rawDesc = "" +
 	"\tsize_mb_s\x18\x03 \x01(\x01R\asizeMbS\x12\x15\n" +
 	"\x06apb_mb\x18\x04 \x01(\x01R\x05apbMb\x12\x13\n" +
 	"\x05am_mb\x18\x05 \x01(\x01R\x04amMb\x12\x19\n" +
-	"\bapb_cpus\x18\x06 \x01(\x01R\aapbCpus*\xbf\x01\n" +
+	"\bapb_cpus\x18\x06 \x01(\x01R\aapbCpus*\xd2\x01\n" +
 	"\vCommandType\x12\x13\n" +
 	"\x0fCOMMAND_UNKNOWN\x10\x00\x12\x10\n" +
 	"\fAGENT_UPSERT\x10\x01\x12\x10\n" +
@@ -1915,7 +1975,9 @@ const file_allot_proto_rawDesc = "" +
 	"CONFIG_SET\x10\a\x12\t\n" +
 	"\x05BATCH\x10\b\x12\x0e\n" +
 	"\n" +
-	"POLICY_SET\x10\t*\x8f\x01\n" +
+	"POLICY_SET\x10\t\x12\x11\n" +
+	"\rTASK_COMPLETE\x10\n" +
+	"*\x8f\x01\n" +
 	"\rAgentCallType\x12\x16\n" +
 	"\x12AGENT_CALL_UNKNOWN\x10\x00\x12\f\n" +
 	"\bREGISTER\x10\x01\x12\x11\n" +
@@ -1988,19 +2050,20 @@ var file_allot_proto_depIdxs = []int32{
 	6,  // 13: allot.v1.SnapshotRecord.task:type_name -> allot.v1.TaskRecord
 	7,  // 14: allot.v1.SnapshotRecord.config:type_name -> allot.v1.ConfigRecord
 	8,  // 15: allot.v1.SnapshotRecord.policy:type_name -> allot.v1.PolicyRecord
-	1,  // 16: allot.v1.AgentCall.type:type_name -> allot.v1.AgentCallType
-	4,  // 17: allot.v1.AgentCall.agent:type_name -> allot.v1.AgentRecord
-	6,  // 18: allot.v1.AgentCall.tasks:type_name -> allot.v1.TaskRecord
-	11, // 19: allot.v1.AgentCall.usage:type_name -> allot.v1.Usage
-	10, // 20: allot.v1.AgentCall.batch:type_name -> allot.v1.AgentCall
-	12, // 21: allot.v1.Usage.executors:type_name -> allot.v1.ExecutorUsage
-	2,  // 22: allot.v1.AgentEvent.type:type_name -> allot.v1.AgentEventType
-	15, // 23: allot.v1.AppDemand.stages:type_name -> allot.v1.ProfileStage
-	24, // [24:24] is the sub-list for method output_type
-	24, // [24:24] is the sub-list for method input_type
-	24, // [24:24] is the sub-list for extension type_name
-	24, // [24:24] is the sub-list for extension extendee
-	0,  // [0:24] is the sub-list for field type_name
+	6,  // 16: allot.v1.SnapshotRecord.completed_task:type_name -> allot.v1.TaskRecord
+	1,  // 17: allot.v1.AgentCall.type:type_name -> allot.v1.AgentCallType
+	4,  // 18: allot.v1.AgentCall.agent:type_name -> allot.v1.AgentRecord
+	6,  // 19: allot.v1.AgentCall.tasks:type_name -> allot.v1.TaskRecord
+	11, // 20: allot.v1.AgentCall.usage:type_name -> allot.v1.Usage
+	10, // 21: allot.v1.AgentCall.batch:type_name -> allot.v1.AgentCall
+	12, // 22: allot.v1.Usage.executors:type_name -> allot.v1.ExecutorUsage
+	2,  // 23: allot.v1.AgentEvent.type:type_name -> allot.v1.AgentEventType
+	15, // 24: allot.v1.AppDemand.stages:type_name -> allot.v1.ProfileStage
+	25, // [25:25] is the sub-list for method output_type
+	25, // [25:25] is the sub-list for method input_type
+	25, // [25:25] is the sub-list for extension type_name
+	25, // [25:25] is the sub-list for extension extendee
+	0,  // [0:25] is the sub-list for field type_name
 }
 
 func init() { file_allot_proto_init() }
@@ -2014,6 +2077,8 @@ func file_allot_proto_init() {
 		(*SnapshotRecord_Task)(nil),
 		(*SnapshotRecord_Config)(nil),
 		(*SnapshotRecord_Policy)(nil),
+		(*SnapshotRecord_CompletedTask)(nil),
+		(*SnapshotRecord_RemovedAgent)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{

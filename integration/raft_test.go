@@ -321,7 +321,9 @@ func (c *mcluster) checkInvariants() {
 	}
 	seen := map[string]bool{}
 	for _, fw := range st.Frameworks {
-		for _, tk := range fw.Tasks {
+		// A task is live or completed, never both (test task ids are
+		// never reused).
+		for _, tk := range append(fw.Tasks, fw.CompletedTasks...) {
 			if seen[fw.ID+"/"+tk.ID] {
 				c.t.Errorf("task %s of %s listed twice", tk.ID, fw.ID)
 			}

@@ -71,6 +71,13 @@ func (m *Master) admitAgent(call *api.AgentCall, stream *api.Stream) (string, er
 		return "", api.Errorf(http.StatusBadRequest, "REGISTER: agent.resources: %v", err)
 	}
 	m.mu.Lock()
+	if m.agentRemovedLocked(rec.Id) {
+		m.mu.Unlock()
+		m.m.refusedAgents.Inc()
+		m.log.Warn().Str("agent_id", rec.Id).Str("address", rec.Address).Msg("removed agent attempted to re-register; refused, it must shut down its executors and register afresh")
+		return "", api.Errorf(http.StatusGone, "agent %s was removed (its tasks were declared lost) and may not re-register under this id: "+
+			"shut its executors down and register afresh without an agent id", rec.Id)
+	}
 	a, readd := m.resetAgentLocked(rec, total, stream)
 	id := a.rec.Id
 	used, unknownFw := m.adoptReportedTasksLocked(a, call.Tasks)
@@ -144,6 +151,12 @@ func (m *Master) adoptReportedTasksLocked(a *agentState, reports []*api.TaskReco
 			continue
 		}
 		t := fw.tasks[tr.TaskId]
+		if t == nil && m.completed.get(fw.id, tr.TaskId) != nil || t != nil && t.final && !taskstate.IsTerminal(mesos.TaskState(tr.State)) {
+			// The framework heard this task end (lost, say, while the
+			// agent was away): it must not run on or be heard of again.
+			m.killOverTaskLocked(a, fw.id, tr)
+			continue
+		}
 		if t == nil {
 			t = &task{id: tr.TaskId, fw: fw.id, agent: id, executor: tr.ExecutorId}
 			t.info.Unmarshal(tr.Info)
@@ -251,6 +264,7 @@ func (m *Master) removeAgentLocked(a *agentState, why string) {
 		m.allocOK("remove_agent", m.alloc.RemoveAgent(id), "agent_id", id)
 	}
 	delete(m.agents, id)
+	m.removedAgents[id] = true
 	m.rep.propose(&api.Command{Type: api.CommandType_AGENT_REMOVE, Id: id})
 	m.publishAgentLocked(evAgentRemoved, a)
 	m.log.Warn().Str("agent_id", id).Str("why", why).Msg("agent removed")
@@ -269,10 +283,7 @@ func (m *Master) taskLostLocked(fw *framework, t *task, reason mesos.TaskStatus_
 			m.allocOK("recover", m.alloc.Recover(fw.id, t.agent, t.res, nil), "framework_id", fw.id, "agent_id", t.agent, "task_id", t.id)
 		}
 	}
-	delete(fw.tasks, t.id)
-	m.tasksOn.forget(t)
-	m.addCompletedLocked(t)
-	m.rep.propose(&api.Command{Type: api.CommandType_TASK_REMOVE, Id: taskKey(fw.id, t.id)})
+	m.rep.propose(m.completeLocked(fw, t))
 	m.publishTaskLocked(evTaskUpdated, t)
 	m.sendFrameworkLocked(fw, &schedEvent{Type: evUpdate, Update: &scheduler.Event_Update{Status: st}})
 }
@@ -348,9 +359,15 @@ func (m *Master) statusUpdateLocked(a *agentState, fwID string, st *mesos.TaskSt
 		return
 	}
 	m.m.statusUpdates.WithLabelValues(st.GetState().String()).Inc()
+	if m.updateOfTaskOverLocked(a, fw, st) {
+		return
+	}
 	if t := fw.tasks[st.TaskID.Value]; t != nil {
 		was := taskstate.IsTerminal(t.state)
 		t.state, t.status = st.GetState(), st
+		if taskstate.IsTerminal(t.state) {
+			t.final, t.finalUUID = true, st.UUID
+		}
 		if !was && taskstate.IsTerminal(t.state) && a.inAlloc {
 			m.allocOK("recover", m.alloc.Recover(fw.id, a.rec.Id, t.res, nil), "framework_id", fw.id, "agent_id", a.rec.Id, "task_id", t.id)
 			m.triggerAllocation()

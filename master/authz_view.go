@@ -44,7 +44,7 @@ func (m *Master) findTaskLocked(fwID, id string, byExecutor bool) *task {
 			}
 		}
 	}
-	for _, t := range m.completed {
+	for _, t := range m.completed.of(fwID) {
 		if match(t) {
 			return t
 		}

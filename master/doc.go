@@ -43,6 +43,11 @@
 //	               key, replicated in the framework record and declared
 //	               again by a new leader after the virtual cluster's restore
 //	agentproto.go  the agent protocol: registration, updates, agent loss
+//	finality.go    a task's end is final: an update of a task already over
+//	               is acknowledged to the agent, not forwarded; a reported
+//	               task whose end the framework heard is killed
+//	history.go     completed tasks (bounded, replicated, rebuilt on election)
+//	               and removed agent ids, refused when they come back
 //	events.go      operator API subscribers and the event fan-out
 //	routes.go      the route table: every endpoint's method, path and
 //	               authentication class; the mux is built from it alone

@@ -60,10 +60,11 @@ func (m *Master) removeFrameworkLocked(fw *framework, why string) {
 	m.allocOK("remove_framework", m.alloc.RemoveFramework(fw.id), "framework_id", fw.id)
 	delete(m.frameworks, fw.id)
 	m.removedFrameworks[fw.id] = true
+	m.completed.frameworkRemoved(fw.id)
 	if fw.stream != nil {
 		fw.stream.Close("framework removed: " + why)
 	}
-	m.rep.propose(&api.Command{Type: api.CommandType_FRAMEWORK_REMOVE, Id: fw.id})
+	m.rep.propose(&api.Command{Type: api.CommandType_FRAMEWORK_REMOVE, Id: fw.id, Limit: int32(m.completed.maxFws)})
 	m.publishFrameworkLocked(evFrameworkRemoved, fw)
 	m.log.Info().Str("framework_id", fw.id).Str("why", why).Msg("framework removed")
 	m.triggerAllocation()

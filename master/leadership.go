@@ -7,6 +7,7 @@ import (
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 
 	"github.com/allot-sched/allot/api"
+	"github.com/allot-sched/allot/api/taskstate"
 	"github.com/allot-sched/allot/auth"
 	"github.com/allot-sched/allot/resources"
 )
@@ -117,7 +118,8 @@ func (m *Master) resetLiveLocked(why string) error {
 	m.frameworks = map[string]*framework{}
 	m.tasksOn = tasksByAgent{}
 	m.removedFrameworks = map[string]bool{}
-	m.completed = nil
+	m.removedAgents = map[string]bool{}
+	m.completed = newCompletedTasks(m.cfg.MaxCompletedTasksPerFramework, m.cfg.MaxCompletedFrameworks)
 	m.offers = map[uint64]*offer{}
 	m.opSubs = map[*api.Stream]auth.Subject{}
 	m.usage = map[string]*api.Usage{}
@@ -174,16 +176,28 @@ func (m *Master) recoverLocked() {
 		if fw == nil {
 			continue
 		}
-		t := &task{id: rec.TaskId, fw: rec.FrameworkId, agent: rec.AgentId, executor: rec.ExecutorId, state: mesos.TaskState(rec.State)}
-		t.info.Unmarshal(rec.Info)
-		t.res, _ = resources.Parse(rec.Resources)
-		if len(rec.Status) > 0 {
-			var st mesos.TaskStatus
-			if st.Unmarshal(rec.Status) == nil {
-				t.status = &st
-			}
-		}
+		t := taskFromRecord(rec)
 		fw.tasks[t.id] = t
 		m.tasksOn.place(t)
 	}
+	m.recoverCompletedLocked()
+}
+
+// taskFromRecord is the task a registry record describes.
+func taskFromRecord(rec *api.TaskRecord) *task {
+	t := &task{id: rec.TaskId, fw: rec.FrameworkId, agent: rec.AgentId, executor: rec.ExecutorId, state: mesos.TaskState(rec.State)}
+	t.info.Unmarshal(rec.Info)
+	t.res, _ = resources.Parse(rec.Resources)
+	if len(rec.Status) > 0 {
+		var st mesos.TaskStatus
+		if st.Unmarshal(rec.Status) == nil {
+			t.status = &st
+		}
+	}
+	// A terminal state in the registry was forwarded to the framework when
+	// it was recorded (statusUpdateLocked).
+	if taskstate.IsTerminal(t.state) && t.status != nil {
+		t.final, t.finalUUID = true, t.status.UUID
+	}
+	return t
 }

@@ -119,6 +119,11 @@ type Config struct {
 	// HTTP bounds the listener: header, body and idle timeouts and
 	// connection caps (--http-* flags; limits.Server, conns.go).
 	HTTP limits.Server
+	// MaxCompletedTasksPerFramework and MaxCompletedFrameworks bound the
+	// completed tasks kept, in memory and in the registry, for /state and
+	// GET_TASKS (Mesos's flags of the same names; 0: Mesos's defaults,
+	// 1000 and 50; history.go).
+	MaxCompletedTasksPerFramework, MaxCompletedFrameworks int
 }
 
 // Master is one running master. Create it with New, then Start.
@@ -159,7 +164,8 @@ type Master struct {
 	agents            map[string]*agentState
 	frameworks        map[string]*framework
 	removedFrameworks map[string]bool
-	completed         []*task           // terminal, acknowledged tasks (bounded)
+	removedAgents     map[string]bool   // agents removed by this leader (history.go); set on election
+	completed         *completedTasks   // terminal, acknowledged tasks (bounded; history.go)
 	offers            map[uint64]*offer // outstanding, by sequence number (state.go's offer)
 	offerSlab         []offer           // where the cycle's offers are carved from (newOfferLocked)
 	seq               uint64
@@ -253,6 +259,7 @@ func New(cfg Config) (*Master, error) {
 		agents:            map[string]*agentState{},
 		frameworks:        map[string]*framework{},
 		removedFrameworks: map[string]bool{},
+		completed:         newCompletedTasks(cfg.MaxCompletedTasksPerFramework, cfg.MaxCompletedFrameworks),
 		offers:            map[uint64]*offer{},
 		opSubs:            map[*api.Stream]auth.Subject{},
 		usage:             map[string]*api.Usage{},

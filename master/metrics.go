@@ -20,6 +20,11 @@ type metrics struct {
 	allocErrors   *prometheus.CounterVec
 	callBatch     prometheus.Histogram
 	callWait      prometheus.Histogram
+	// invalidUpdates are status updates for a task already over
+	// (acknowledged to the agent, never forwarded); refusedAgents are
+	// REGISTERs of removed agents (history.go).
+	invalidUpdates prometheus.Counter
+	refusedAgents  prometheus.Counter
 }
 
 func newMetrics(m *Master) *metrics {
@@ -51,6 +56,11 @@ func newMetrics(m *Master) *metrics {
 		Help:    "From a scheduler or agent call queuing for the master's lock to its answer: the wait for the lock and for its batch to run (combine.go).",
 		Buckets: prometheus.ExponentialBuckets(1e-5, 3, 14)})
 	x.reg.MustRegister(x.callBatch, x.callWait)
+	x.invalidUpdates = prometheus.NewCounter(prometheus.CounterOpts{Name: "allot_master_invalid_status_updates_total",
+		Help: "Status updates for a task already terminal or completed in the master: acknowledged to the agent, not forwarded (Mesos's master/invalid_status_updates)."})
+	x.refusedAgents = prometheus.NewCounter(prometheus.CounterOpts{Name: "allot_master_removed_agent_registrations_total",
+		Help: "REGISTERs refused (410) because the agent id was removed; the agent shuts its executors down and registers afresh."})
+	x.reg.MustRegister(x.invalidUpdates, x.refusedAgents)
 	x.reg.MustRegister(x.offers, x.tasksLaunched, x.statusUpdates, x.calls, x.badRequests, x.allocCycle, x.leaderChanges, x.commitLatency, x.applyLatency)
 	x.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "allot_master_is_leader", Help: "1 while this master leads and serves."},
 		func() float64 {
@@ -68,7 +78,7 @@ func newMetrics(m *Master) *metrics {
 			return float64(m.rep.raft.State())
 		}))
 	x.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "allot_master_registry_records",
-		Help: "Records in the registry (agents, frameworks, tasks, config)."},
+		Help: "Records in the registry (agents, frameworks, tasks, config, completed tasks, removed agent ids)."},
 		func() float64 { return float64(m.reg.Size()) }))
 	x.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "allot_master_raft_applied_index",
 		Help: "Last raft log index applied to the registry."},

@@ -242,8 +242,10 @@ func (m *Master) getTasksLocked() *mmaster.Response_GetTasks {
 			}
 		}
 	}
-	for _, t := range m.completed {
-		out.CompletedTasks = append(out.CompletedTasks, m.mesosTask(t))
+	for _, fw := range m.completed.frameworks() {
+		for _, t := range m.completed.of(fw) {
+			out.CompletedTasks = append(out.CompletedTasks, m.mesosTask(t))
+		}
 	}
 	return out
 }
@@ -398,10 +400,8 @@ func (m *Master) stateFrameworksLocked() []stateFramework {
 		for _, tid := range sortedKeys(fw.tasks) {
 			f.Tasks = append(f.Tasks, stateTaskOf(fw.tasks[tid]))
 		}
-		for _, t := range m.completed {
-			if t.fw == id {
-				f.CompletedTasks = append(f.CompletedTasks, stateTaskOf(t))
-			}
+		for _, t := range m.completed.of(id) {
+			f.CompletedTasks = append(f.CompletedTasks, stateTaskOf(t))
 		}
 		fws = append(fws, f)
 	}
@@ -413,23 +413,14 @@ func (m *Master) stateFrameworksLocked() []stateFramework {
 // keeps, so that a task's sandbox can be found after its framework ended
 // (`allot logs` of an `allot run`). Caller holds m.mu.
 func (m *Master) stateCompletedFrameworksLocked() []stateFramework {
-	byID := map[string]*stateFramework{}
-	var order []string
-	for _, t := range m.completed {
-		if _, live := m.frameworks[t.fw]; live {
-			continue
+	removed := m.completed.removedFrameworks()
+	out := make([]stateFramework, 0, len(removed))
+	for _, id := range removed {
+		f := stateFramework{ID: id, Tasks: []stateTask{}}
+		for _, t := range m.completed.of(id) {
+			f.CompletedTasks = append(f.CompletedTasks, stateTaskOf(t))
 		}
-		f := byID[t.fw]
-		if f == nil {
-			f = &stateFramework{ID: t.fw, Tasks: []stateTask{}}
-			byID[t.fw] = f
-			order = append(order, t.fw)
-		}
-		f.CompletedTasks = append(f.CompletedTasks, stateTaskOf(t))
-	}
-	out := make([]stateFramework, 0, len(order))
-	for _, id := range order {
-		out = append(out, *byID[id])
+		out = append(out, f)
 	}
 	return out
 }

@@ -29,6 +29,8 @@ type Registry struct {
 	tasks      map[string]*api.TaskRecord // key taskKey(framework, task)
 	config     *api.ConfigRecord
 	policy     *api.PolicyRecord // nil until the first POLICY_SET (policy.go)
+	// hist is the completed tasks and the removed agents (history.go).
+	hist registryHistory
 	// applyObs, if set before raft starts, observes how long each log
 	// entry takes to apply (on every master, leader or not).
 	applyObs func(time.Duration)
@@ -43,6 +45,7 @@ func NewRegistry() *Registry {
 		frameworks: map[string]*api.FrameworkRecord{},
 		tasks:      map[string]*api.TaskRecord{},
 		config:     &api.ConfigRecord{},
+		hist:       newRegistryHistory(),
 	}
 }
 
@@ -98,6 +101,7 @@ func (r *Registry) applyLocked(c *api.Command, depth int) error {
 		r.agents[c.Agent.Id] = c.Agent
 	case api.CommandType_AGENT_REMOVE:
 		delete(r.agents, c.GetId())
+		r.hist.removeAgent(c.GetId())
 	case api.CommandType_FRAMEWORK_UPSERT:
 		if c.GetFramework().GetId() == "" {
 			return fmt.Errorf("registry: FRAMEWORK_UPSERT without a framework id")
@@ -111,6 +115,7 @@ func (r *Registry) applyLocked(c *api.Command, depth int) error {
 				delete(r.tasks, k)
 			}
 		}
+		r.hist.frameworkRemoved(c.GetId(), int(c.GetLimit()))
 	case api.CommandType_TASK_UPSERT:
 		t := c.GetTask()
 		if t.GetTaskId() == "" || t.GetFrameworkId() == "" {
@@ -119,6 +124,15 @@ func (r *Registry) applyLocked(c *api.Command, depth int) error {
 		r.tasks[taskKey(t.FrameworkId, t.TaskId)] = t
 	case api.CommandType_TASK_REMOVE:
 		delete(r.tasks, c.GetId())
+	case api.CommandType_TASK_COMPLETE:
+		t := c.GetTask()
+		if t.GetTaskId() == "" || t.GetFrameworkId() == "" {
+			return fmt.Errorf("registry: TASK_COMPLETE without framework and task ids")
+		}
+		delete(r.tasks, taskKey(t.FrameworkId, t.TaskId))
+		if r.frameworks[t.FrameworkId] != nil {
+			r.hist.complete(t, int(c.GetLimit()))
+		}
 	case api.CommandType_CONFIG_SET:
 		if c.GetConfig() == nil {
 			return fmt.Errorf("registry: CONFIG_SET without a config")
@@ -135,11 +149,16 @@ func (r *Registry) applyLocked(c *api.Command, depth int) error {
 	return nil
 }
 
-// Size is the number of records in the registry (the config counts as one).
+// Size is the number of records in the registry (the config counts as one,
+// each completed task and removed agent id as one).
 func (r *Registry) Size() int {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	return 1 + len(r.agents) + len(r.frameworks) + len(r.tasks)
+	n := 1 + len(r.agents) + len(r.frameworks) + len(r.tasks) + len(r.hist.removedOrder)
+	for _, list := range r.hist.completed {
+		n += len(list)
+	}
+	return n
 }
 
 // Agents returns the registered agents sorted by id.
@@ -213,7 +232,7 @@ func (r *Registry) records() []*api.SnapshotRecord {
 	if p := r.Policy(); p != nil {
 		out = append(out, &api.SnapshotRecord{Record: &api.SnapshotRecord_Policy{Policy: p}})
 	}
-	return out
+	return append(out, r.historyRecords()...)
 }
 
 // Snapshot captures the registry as a list of typed records; Persist writes
@@ -258,6 +277,8 @@ func (r *Registry) Restore(rc io.ReadCloser) error {
 	r.mu.Lock()
 	r.agents, r.frameworks, r.tasks, r.config = next.agents, next.frameworks, next.tasks, next.config
 	r.policy = next.policy
+	next.hist.restored(next.frameworks)
+	r.hist = next.hist
 	r.mu.Unlock()
 	return nil
 }
@@ -283,6 +304,10 @@ func (r *Registry) put(rec *api.SnapshotRecord) error {
 		r.config = x.Config
 	case *api.SnapshotRecord_Policy:
 		r.policy = x.Policy
+	case *api.SnapshotRecord_CompletedTask:
+		r.hist.restoreTask(x.CompletedTask)
+	case *api.SnapshotRecord_RemovedAgent:
+		r.hist.removeAgent(x.RemovedAgent)
 	default:
 		return errors.New("unknown record type")
 	}

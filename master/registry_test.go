@@ -21,6 +21,11 @@ func fixture() []*api.Command {
 		{Type: api.CommandType_TASK_UPSERT, Task: &api.TaskRecord{FrameworkId: "f1", TaskId: "t1", AgentId: "a1", State: 1, Resources: "cpus:1"}},
 		{Type: api.CommandType_TASK_UPSERT, Task: &api.TaskRecord{FrameworkId: "f1", TaskId: "t2", AgentId: "a2"}},
 		{Type: api.CommandType_CONFIG_SET, Config: &api.ConfigRecord{Weights: map[string]float64{"prod": 2}}},
+		{Type: api.CommandType_FRAMEWORK_UPSERT, Framework: &api.FrameworkRecord{Id: "f2"}},
+		{Type: api.CommandType_TASK_UPSERT, Task: &api.TaskRecord{FrameworkId: "f1", TaskId: "t3", AgentId: "a1", State: 2}},
+		{Type: api.CommandType_TASK_COMPLETE, Task: &api.TaskRecord{FrameworkId: "f1", TaskId: "t3", AgentId: "a1", State: 2}, Limit: 10},
+		{Type: api.CommandType_TASK_COMPLETE, Task: &api.TaskRecord{FrameworkId: "f2", TaskId: "t4", AgentId: "a1", State: 3}},
+		{Type: api.CommandType_FRAMEWORK_REMOVE, Id: "f2", Limit: 5},
 		{Type: api.CommandType_BATCH, Batch: []*api.Command{
 			{Type: api.CommandType_TASK_REMOVE, Id: "f1/t2"},
 			{Type: api.CommandType_AGENT_REMOVE, Id: "a2"},
@@ -111,6 +116,15 @@ func TestRegistrySnapshotRestoreRoundTrip(t *testing.T) {
 	eq("tasks", msgs(r.Tasks()), msgs(r2.Tasks()))
 	if !proto.Equal(r.Config(), r2.Config()) {
 		t.Errorf("config restored %v, want %v", r2.Config(), r.Config())
+	}
+	eq("completed tasks", msgs(r.CompletedTasks()), msgs(r2.CompletedTasks()))
+	if len(r2.CompletedTasks()) != 2 || !r2.AgentRemoved("a2") {
+		t.Errorf("restored completed tasks %v and a2 removed %v, want t3 and f2's t4, and true", r2.CompletedTasks(), r2.AgentRemoved("a2"))
+	}
+	var again bytes.Buffer
+	r2.WriteSnapshot(&again)
+	if !bytes.Equal(again.Bytes(), buf.Bytes()) {
+		t.Error("a restored registry writes a different snapshot")
 	}
 }
 

@@ -357,7 +357,7 @@ func (m *Master) killLocked(fw *framework, k *scheduler.Call_Kill) error {
 }
 
 // acknowledgeLocked forwards a status acknowledgement to the agent; a
-// terminal task's is forwarded only once the registry forgot the task.
+// terminal task's is forwarded only once the registry completed the task.
 // Caller holds m.mu.
 func (m *Master) acknowledgeLocked(fw *framework, ack *scheduler.Call_Acknowledge) error {
 	a := m.agents[ack.AgentID.Value]
@@ -367,18 +367,16 @@ func (m *Master) acknowledgeLocked(fw *framework, ack *scheduler.Call_Acknowledg
 	t := fw.tasks[ack.TaskID.Value]
 	ev := &api.AgentEvent{Type: api.AgentEventType_ACKNOWLEDGE, FrameworkId: fw.id, TaskId: ack.TaskID.Value, Uuid: ack.UUID}
 	if t != nil && taskstate.IsTerminal(t.state) && t.status != nil && string(t.status.UUID) == string(ack.UUID) {
-		delete(fw.tasks, t.id)
-		m.tasksOn.forget(t)
-		m.addCompletedLocked(t)
+		done := m.completeLocked(fw, t)
 		// The agent forgets a task once its terminal update is
-		// acknowledged, so tell it only when the registry has forgotten the
-		// task too. A leader cut off from its peers cannot commit: the agent
+		// acknowledged, so tell it only when the registry has moved the
+		// task to its completed history too. A leader cut off from its peers cannot commit: the agent
 		// then keeps the update and gives it to the next leader, instead of
 		// that leader finding the task gone and calling it lost.
 		stream := a.stream
-		m.rep.proposeThen(&api.Command{Type: api.CommandType_TASK_REMOVE, Id: taskKey(fw.id, t.id)}, func(err error) {
+		m.rep.proposeThen(done, func(err error) {
 			if err != nil {
-				m.log.Warn().Err(err).Str("task_id", ev.TaskId).Msg("terminal update not forgotten in the registry; the agent keeps it")
+				m.log.Warn().Err(err).Str("task_id", ev.TaskId).Msg("terminal task not completed in the registry; the agent keeps its update")
 				return
 			}
 			if stream != nil {

@@ -76,6 +76,11 @@ type task struct {
 	res                     resources.Resources
 	state                   mesos.TaskState
 	status                  *mesos.TaskStatus
+	// final: the master forwarded a terminal update of the task (uuid
+	// finalUUID) to its framework; only a retry of that update may follow
+	// (finality.go).
+	final     bool
+	finalUUID []byte
 }
 
 // offer is an outstanding offer. Its id, "<master>-O<seq>[<stamp>]", is not
@@ -194,18 +199,6 @@ func taskRecord(t *task) *api.TaskRecord {
 		rec.Status, _ = t.status.Marshal()
 	}
 	return rec
-}
-
-// maxCompleted bounds the terminal tasks kept for /state and GET_TASKS, as
-// Mesos's --max_completed_tasks_per_framework does (for all frameworks).
-const maxCompleted = 1000
-
-// addCompletedLocked remembers a finished task. Caller holds m.mu.
-func (m *Master) addCompletedLocked(t *task) {
-	m.completed = append(m.completed, t)
-	if len(m.completed) > 2*maxCompleted {
-		m.completed = append([]*task(nil), m.completed[len(m.completed)-maxCompleted:]...)
-	}
 }
 
 // taskResources sums a mesos resource list over all roles.

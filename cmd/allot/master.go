@@ -29,6 +29,7 @@ func init() {
 type masterFlags struct {
 	reclaim, redirect, stampOffers                              bool
 	mutexProfileFraction                                        int
+	maxCompletedTasks, maxCompletedFws                          int
 	listen, workDir, sorter, selection, mode, weights, logLevel string
 	allocInterval, offerTimeout, heartbeat, pingTimeout         time.Duration
 	raftAddr, raftBind, peers, advertise                        string
@@ -105,6 +106,10 @@ func addMasterFlags(fs *flag.FlagSet, f *masterFlags) {
 	fs.BoolVar(&f.redirect, "redirect", false, "a follower answers leader-only calls with 307 to the leader (as Mesos does) instead of\nforwarding them to the leader; /redirect answers 307 either way")
 	fs.BoolVar(&f.reclaim, "reclaim", false, "send inverse offers (Mesos INVERSE_OFFERS): a framework above its fair share while others starve is\nasked to give resources back on an agent; /pressure shows who starves (off: nothing is asked back)")
 	fs.DurationVar(&f.reregister, "agent-reregister-timeout", 0, "after a master is elected (or restarts), agents in the registry have this long to re-register\nbefore their tasks are declared lost (0: --agent-ping-timeout)")
+	fs.IntVar(&f.maxCompletedTasks, "max-completed-tasks-per-framework", master.DefaultMaxCompletedTasksPerFramework,
+		"completed tasks kept per framework for /state and GET_TASKS, the oldest forgotten first; kept in the\nregistry, so a new leader lists them too (Mesos's flag of the same name)")
+	fs.IntVar(&f.maxCompletedFws, "max-completed-frameworks", master.DefaultMaxCompletedFrameworks,
+		"removed frameworks whose completed tasks are kept (/state's completed_frameworks), the oldest\nforgotten first; kept in the registry (Mesos's flag of the same name)")
 	fs.StringVar(&f.acls, "acls", "", "ACL file in (a subset of) Mesos's JSON format: who may register in which roles, run tasks as\nwhich users, tear down, view, update weights and the sorter, manage raft (docs/security-acl.md);\nempty: every caller may do everything")
 	addAuthnFlags(fs, &f.authn)
 	fs.BoolVar(&f.stampOffers, "stamp-offers", false, "append each allocation cycle's start to its offer ids (-T<unix ns>), for allot bench cluster's offer latency")
@@ -227,7 +232,12 @@ func (f *masterFlags) config(fs *flag.FlagSet, log zerolog.Logger) (master.Confi
 		RaftAddr: f.raftAddr, RaftBind: f.raftBind, Peers: peers, Advertise: f.advertise, RaftMultiplier: f.raftMultiplier,
 		AgentReregisterTimeout: f.reregister, RaftSnapshotThreshold: f.snapThreshold, RaftTrailingLogs: f.trailingLogs,
 		Bandit: bandit, Reclaim: f.reclaim, Redirect: f.redirect, PolicySyncInterval: f.policySync,
-		TLS: f.tls.files(), Authn: authn, StampOffers: f.stampOffers}
+		TLS: f.tls.files(), Authn: authn, StampOffers: f.stampOffers,
+		MaxCompletedTasksPerFramework: f.maxCompletedTasks, MaxCompletedFrameworks: f.maxCompletedFws}
+	if f.maxCompletedTasks < 1 || f.maxCompletedFws < 1 {
+		return master.Config{}, usagef("--max-completed-tasks-per-framework and --max-completed-frameworks must be at least 1 (got %d and %d)",
+			f.maxCompletedTasks, f.maxCompletedFws)
+	}
 	return cfg, f.limits.apply(&cfg)
 }
 

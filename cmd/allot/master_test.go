@@ -61,6 +61,8 @@ func TestMasterAgentRunUsage(t *testing.T) {
 		{[]string{"master"}, 2, "--work-dir is required"},
 		{[]string{"master", "--help"}, 0, "-allocation-interval duration"},
 		{[]string{"master", "--work-dir", "x", "--weights", "a"}, 2, "--weights"},
+		{[]string{"master", "--work-dir", "x", "--max-completed-tasks-per-framework", "0"}, 2, "must be at least 1"},
+		{[]string{"master", "--help"}, 0, "-max-completed-frameworks"},
 		{[]string{"agent"}, 2, "--work-dir is required"},
 		{[]string{"agent", "--help"}, 0, "-resources spec"},
 		{[]string{"run"}, 2, "no command"},
