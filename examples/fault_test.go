@@ -54,20 +54,7 @@ func TestExecutorKilledMidJob(t *testing.T) {
 	want, _ := gen.LloydReference(in, 4, 40)
 	sameCentres(t, parseFloats(t, out.String()), want)
 	evs := events(t, errb.String())
-	var removedAt, addedAfter, lostCached float64
-	var replacement string
-	for _, e := range evs {
-		switch e["event"] {
-		case "executor_removed":
-			if removedAt == 0 {
-				removedAt, lostCached = e["time"].(float64), e["lost_cached_partitions"].(float64)
-			}
-		case "executor_added":
-			if removedAt > 0 && addedAfter == 0 {
-				addedAfter, replacement = e["time"].(float64), e["executor"].(string)
-			}
-		}
-	}
+	removedAt, lostCached, addedAfter, replacement := firstReplacement(evs)
 	if removedAt == 0 {
 		t.Fatal("the event log does not record the executor's loss")
 	}
@@ -101,6 +88,25 @@ func TestExecutorKilledMidJob(t *testing.T) {
 	t.Logf("recovery: loss detected %.0f ms after kill -9; replacement %s registered %.2fs after the loss and ran its first task %.2fs after it (%d tasks, %d reading partitions it cached); %.0f cached partitions lost; %d tasks ran without a cache hit after the loss; job finished %.2fs after the kill",
 		(removedAt-float64(killed.UnixNano())/1e9)*1000, replacement, addedAfter-removedAt, firstOnReplacement-removedAt, onReplacement, hitsOnReplacement, lostCached, recomputed, total.Seconds())
 	c.noExecutorsLeft(t)
+}
+
+// firstReplacement reads the first executor loss in an event log (its time
+// and the cached partitions lost with it) and the first executor added
+// after it.
+func firstReplacement(evs []map[string]any) (removedAt, lostCached, addedAfter float64, replacement string) {
+	for _, e := range evs {
+		switch e["event"] {
+		case "executor_removed":
+			if removedAt == 0 {
+				removedAt, lostCached = e["time"].(float64), e["lost_cached_partitions"].(float64)
+			}
+		case "executor_added":
+			if removedAt > 0 && addedAfter == 0 {
+				addedAfter, replacement = e["time"].(float64), e["executor"].(string)
+			}
+		}
+	}
+	return removedAt, lostCached, addedAfter, replacement
 }
 
 // TestTwoApplications runs two drivers at once: both finish with the right
