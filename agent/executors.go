@@ -787,7 +787,7 @@ func (a *Agent) handleExecutor(w http.ResponseWriter, r *http.Request) {
 				dup = true
 			}
 		}
-		if !dup {
+		if !dup && !a.droppedAfterTerminalLocked(ex, t, &st) {
 			a.enqueueUpdateLocked(ex, t, a.checkLimitOnEndLocked(ex, &st))
 		}
 		a.mu.Unlock()
@@ -843,7 +843,7 @@ func (a *Agent) executorSubscribe(w http.ResponseWriter, r *http.Request, req *a
 			for _, p := range t.pending {
 				seen = seen || string(p.UUID) == string(u.Status.UUID)
 			}
-			if !seen {
+			if !seen && !a.droppedAfterTerminalLocked(ex, t, &u.Status) {
 				st := u.Status
 				st.Source = mesos.SOURCE_EXECUTOR.Enum()
 				a.enqueueUpdateLocked(ex, t, &st)

@@ -1,0 +1,91 @@
+package agent
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"testing"
+	"time"
+
+	mesos "github.com/mesos/mesos-go/api/v1/lib"
+	exec1 "github.com/mesos/mesos-go/api/v1/lib/executor"
+	"github.com/rs/zerolog"
+
+	"github.com/allot-sched/allot/api"
+)
+
+// An executor's update for a task whose stream already ended in a
+// terminal state is dropped, whether it comes again on re-subscription
+// (a RUNNING whose acknowledgement an agent restart lost) or as an UPDATE:
+// the task stays FINISHED and nothing more goes to the master.
+func TestUpdatesAfterTerminalDropped(t *testing.T) {
+	a, err := New(Config{Masters: []string{"127.0.0.1:1"}, Listen: "127.0.0.1:0", WorkDir: t.TempDir(),
+		Resources: "cpus:1;mem:128;disk:100", Log: zerolog.Nop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		a.Stop(ctx)
+	}()
+	status := func(st mesos.TaskState, uuid string) mesos.TaskStatus {
+		return mesos.TaskStatus{TaskID: mesos.TaskID{Value: "t"}, State: st.Enum(), UUID: []byte(uuid), Source: mesos.SOURCE_EXECUTOR.Enum()}
+	}
+	running, finished := status(mesos.TASK_RUNNING, "uuid-running"), status(mesos.TASK_FINISHED, "uuid-finished")
+	post := func(call *exec1.Call) *http.Response {
+		b, _ := call.Marshal()
+		req, _ := http.NewRequest(http.MethodPost, "http://"+a.Addr()+"/api/v1/executor", bytes.NewReader(b))
+		req.Header.Set("Content-Type", api.MediaProtobuf)
+		req.Header.Set("Accept", api.MediaProtobuf)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	fw, exID := mesos.FrameworkID{Value: "f"}, mesos.ExecutorID{Value: "e"}
+	cases := []struct {
+		name string
+		call *exec1.Call
+	}{
+		{"re-subscription", &exec1.Call{Type: exec1.Call_SUBSCRIBE, FrameworkID: fw, ExecutorID: exID,
+			Subscribe: &exec1.Call_Subscribe{UnacknowledgedUpdates: []exec1.Call_Update{{Status: running}, {Status: finished}}}}},
+		{"update", &exec1.Call{Type: exec1.Call_UPDATE, FrameworkID: fw, ExecutorID: exID, Update: &exec1.Call_Update{Status: running}}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			// The agent's record: RUNNING acknowledged, FINISHED pending.
+			fin := finished
+			task := &agentTask{info: mesos.TaskInfo{TaskID: mesos.TaskID{Value: "t"}}, state: mesos.TASK_FINISHED, latest: &fin, pending: []*mesos.TaskStatus{&fin}, launched: true}
+			ex := &executor{fw: "f", id: "e", tasks: map[string]*agentTask{"t": task}}
+			ex.info.ExecutorID = exID
+			a.mu.Lock()
+			a.executors[exKey("f", "e")] = ex
+			a.mu.Unlock()
+			defer func() {
+				a.mu.Lock()
+				delete(a.executors, exKey("f", "e"))
+				a.mu.Unlock()
+			}()
+			resp := post(tc.call)
+			// The handler answers (a subscription's first event, or 202)
+			// only after it has taken the updates, under a.mu.
+			one := make([]byte, 1)
+			resp.Body.Read(one)
+			resp.Body.Close()
+			a.mu.Lock()
+			defer a.mu.Unlock()
+			if task.state != mesos.TASK_FINISHED || len(task.pending) != 1 || task.pending[0].GetState() != mesos.TASK_FINISHED {
+				var states []string
+				for _, p := range task.pending {
+					states = append(states, p.GetState().String())
+				}
+				t.Fatalf("task is %v with pending %v; want FINISHED with only FINISHED pending", task.state, states)
+			}
+		})
+	}
+}
