@@ -57,7 +57,7 @@ type chaos struct {
 func TestChaos(t *testing.T) {
 	work, limit, maxFaults := 40, 6, 5
 	if *chaosLong {
-		work, limit, maxFaults = 300, 12, 60
+		work, limit, maxFaults = 300, 6, 60
 	}
 	seed := *chaosSeed
 	if seed == 0 {
