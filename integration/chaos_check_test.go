@@ -10,6 +10,8 @@ import (
 	"time"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
+
+	"github.com/allot-sched/allot/api/taskstate"
 )
 
 // chaosRecord is what the chaos framework saw.
@@ -35,7 +37,9 @@ type chaosFindings struct {
 	// Figures that are not violations by themselves.
 	LostButRan   []string // reported LOST (or another failure) yet in the ledger
 	WorkRanTwice []string // work items that ran under two launches
-	AfterTerm    int      // updates heard after a launch's first terminal state
+	Redelivered  int      // the same terminal state heard again (at-least-once delivery, reconciliation)
+	AfterTerm    int      // non-terminal updates heard after a launch's first terminal state
+	AfterTermIDs []string // the launches that heard them
 	LongestStall time.Duration
 }
 
@@ -89,7 +93,19 @@ func checkChaos(r chaosRecord, ledger map[string]int, end time.Time) chaosFindin
 					break
 				}
 			}
-			f.AfterTerm += len(l.States) - first - 1
+			after := 0
+			for _, s := range l.States[first+1:] {
+				switch {
+				case s == terms[0]:
+					f.Redelivered++
+				case !taskstate.IsTerminal(s):
+					after++
+				}
+			}
+			if after > 0 {
+				f.AfterTerm += after
+				f.AfterTermIDs = append(f.AfterTermIDs, fmt.Sprintf("%s: %v", l.ID, l.Reasons))
+			}
 		}
 		for _, s := range terms {
 			if s == mesos.TASK_FINISHED {
@@ -125,15 +141,16 @@ func checkChaos(r chaosRecord, ledger map[string]int, end time.Time) chaosFindin
 			f.LongestStall = d
 		}
 	}
-	for _, s := range [][]string{f.DoubleTerminal, f.Unresolved, f.RanTwice, f.FinishedNeverRan, f.Unfinished, f.LostButRan, f.WorkRanTwice} {
+	for _, s := range [][]string{f.DoubleTerminal, f.Unresolved, f.RanTwice, f.FinishedNeverRan, f.Unfinished, f.LostButRan, f.WorkRanTwice, f.AfterTermIDs} {
 		sort.Strings(s)
 	}
 	return f
 }
 
 // violations lists what breaks the rules: every launch ends in exactly
-// one terminal state as the framework sees it, no launch runs twice,
-// nothing is FINISHED that never ran, every work item finishes.
+// one terminal state as the framework sees it (and none goes back from
+// it), no launch runs twice, nothing is FINISHED that never ran, every
+// work item finishes.
 func (f chaosFindings) violations() []string {
 	var out []string
 	add := func(what string, ids []string) {
@@ -145,14 +162,15 @@ func (f chaosFindings) violations() []string {
 	add("launches with no terminal state", f.Unresolved)
 	add("launches that ran twice", f.RanTwice)
 	add("launches FINISHED that never ran", f.FinishedNeverRan)
+	add("launches that went back from a terminal state", f.AfterTermIDs)
 	add("work items never finished", f.Unfinished)
 	return out
 }
 
 func (f chaosFindings) String() string {
-	return fmt.Sprintf("work %d, launches %d (relaunches %d), FINISHED %d; two terminal states %d, no terminal state %d, ran twice %d, FINISHED never ran %d, unfinished %d; failed yet ran %d, work ran twice %d, updates after terminal %d; longest time without progress %v",
+	return fmt.Sprintf("work %d, launches %d (relaunches %d), FINISHED %d; two terminal states %d, no terminal state %d, ran twice %d, FINISHED never ran %d, unfinished %d; failed yet ran %d, work ran twice %d, terminal redelivered %d, non-terminal after terminal %d; longest time without progress %v",
 		f.Work, f.Launches, f.Relaunches, f.Finished, len(f.DoubleTerminal), len(f.Unresolved), len(f.RanTwice), len(f.FinishedNeverRan), len(f.Unfinished),
-		len(f.LostButRan), len(f.WorkRanTwice), f.AfterTerm, f.LongestStall.Round(time.Millisecond))
+		len(f.LostButRan), len(f.WorkRanTwice), f.Redelivered, f.AfterTerm, f.LongestStall.Round(time.Millisecond))
 }
 
 func firstN(s []string, n int) []string {
@@ -186,6 +204,7 @@ func TestChaosChecker(t *testing.T) {
 		{"ran twice", []*chaosLaunch{launch("w000.1", R, F)}, map[string]int{"w000.1": 2}, []string{"launches that ran twice"}, 0},
 		{"FINISHED never ran", []*chaosLaunch{launch("w000.1", R, F)}, map[string]int{}, []string{"launches FINISHED that never ran"}, 0},
 		{"no terminal state", []*chaosLaunch{launch("w000.1", R)}, map[string]int{"w000.1": 1}, []string{"launches with no terminal state", "work items never finished"}, 0},
+		{"STAGING after LOST", []*chaosLaunch{launch("w000.1", mesos.TASK_STAGING, L, mesos.TASK_STAGING), launch("w000.2", R, F)}, map[string]int{"w000.2": 1}, []string{"launches that went back from a terminal state"}, 0},
 		{"relaunched after a LOST that never ran", []*chaosLaunch{launch("w000.1", L), launch("w000.2", R, F)}, map[string]int{"w000.2": 1}, nil, 0},
 	}
 	for _, tc := range cases {

@@ -48,8 +48,9 @@ type chaos struct {
 // timeout and pauses a master with SIGSTOP. Each task appends its launch
 // id to a ledger file when it starts. A checker then holds the
 // framework's record against the ledger: every launch reaches exactly one
-// terminal state, none ran twice, nothing FINISHED that never ran, every
-// work item finished; and the three masters' registries agree.
+// terminal state and never goes back from it, none ran twice, nothing
+// FINISHED that never ran, every work item finished; and the three
+// masters' registries agree.
 //
 // The short run (the default, for CI) is 40 tasks and five faults; the
 // long one (-chaos.long, with -timeout 20m) 300 tasks and faults until
