@@ -89,3 +89,41 @@ func TestUpdatesAfterTerminalDropped(t *testing.T) {
 		})
 	}
 }
+
+// On (re-)registration a task is reported at the state its update stream
+// has reached: with RUNNING still unacknowledged, a FINISHED behind it is
+// not reported yet, so that a master's reconciliation cannot answer
+// FINISHED before the stream delivers RUNNING.
+func TestRegisterReportsStreamState(t *testing.T) {
+	a := &Agent{executors: map[string]*executor{}}
+	st := func(s mesos.TaskState) *mesos.TaskStatus {
+		return &mesos.TaskStatus{TaskID: mesos.TaskID{Value: "t"}, State: s.Enum(), UUID: []byte(s.String())}
+	}
+	cases := []struct {
+		name    string
+		pending []*mesos.TaskStatus
+		latest  *mesos.TaskStatus
+		want    mesos.TaskState
+	}{
+		{"RUNNING unacknowledged, FINISHED behind it", []*mesos.TaskStatus{st(mesos.TASK_RUNNING), st(mesos.TASK_FINISHED)}, st(mesos.TASK_FINISHED), mesos.TASK_RUNNING},
+		{"FINISHED unacknowledged", []*mesos.TaskStatus{st(mesos.TASK_FINISHED)}, st(mesos.TASK_FINISHED), mesos.TASK_FINISHED},
+		{"all acknowledged", nil, st(mesos.TASK_RUNNING), mesos.TASK_RUNNING},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			task := &agentTask{info: mesos.TaskInfo{TaskID: mesos.TaskID{Value: "t"}}, state: tc.latest.GetState(), latest: tc.latest, pending: tc.pending}
+			a.executors[exKey("f", "e")] = &executor{fw: "f", id: "e", tasks: map[string]*agentTask{"t": task}}
+			recs := a.taskRecordsLocked()
+			if len(recs) != 1 {
+				t.Fatalf("%d records, want 1", len(recs))
+			}
+			var got mesos.TaskStatus
+			if err := got.Unmarshal(recs[0].Status); err != nil {
+				t.Fatal(err)
+			}
+			if mesos.TaskState(recs[0].State) != tc.want || got.GetState() != tc.want {
+				t.Errorf("reported state %v with status %v, want %v", mesos.TaskState(recs[0].State), got.GetState(), tc.want)
+			}
+		})
+	}
+}
