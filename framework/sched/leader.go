@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/mesos/mesos-go/api/v1/lib/encoding/codecs"
@@ -72,7 +73,13 @@ func askLeader(ctx context.Context, cli *http.Client, secure bool, master string
 		return master
 	}
 	if u, err := url.Parse(loc); err == nil && u.Host != "" {
-		return u.Host // "//host:port/..." and "http://host:port/..." alike
+		// "//host:port/..." and "http://host:port/..." alike; a master
+		// named with its scheme ("https://m:5050": the system's CAs) keeps
+		// it, so the leader is spoken to as the master was.
+		if i := strings.Index(master, "://"); i > 0 {
+			return master[:i+3] + u.Host
+		}
+		return u.Host
 	}
 	return master
 }
