@@ -156,8 +156,8 @@ func (x *chaos) pauseMaster() {
 	x.c.leader(60 * time.Second)
 }
 
-// busiestAgent is the agent with the most open launches (a random one
-// when none has any), and its id.
+// busiestAgent is the agent with the most running launches (a random one
+// when none has any).
 func (x *chaos) busiestAgent() *testcluster.Agent {
 	byID := x.p.runningOn()
 	st, _ := x.leaderState()
@@ -200,6 +200,11 @@ func (x *chaos) killAgent() {
 // leader has removed it (its ping timeout passed), then starts it again
 // on the same work dir and id.
 func (x *chaos) removeAgent() {
+	// Tasks running on it are what a removal puts to the test: wait a
+	// little for some, unless the workload is at its end.
+	for deadline := time.Now().Add(10 * time.Second); len(x.p.runningOn()) == 0 && !x.p.done() && time.Now().Before(deadline); {
+		time.Sleep(testcluster.PollInterval)
+	}
 	a := x.busiestAgent()
 	x.note("nemesis: kill -9 agent %s and keep it down past the ping timeout", a.Addr)
 	a.Kill(syscall.SIGKILL)

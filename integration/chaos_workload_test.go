@@ -163,11 +163,15 @@ func (p *chaosPlanner) finishedCount() int {
 	return len(p.finished)
 }
 
-// runningOn counts the open launches per agent id.
+// runningOn counts, per agent id, the launches last heard TASK_RUNNING.
 func (p *chaosPlanner) runningOn() map[string]int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	out := map[string]int{}
-	for _, a := range p.Tasks() {
-		out[a]++
+	for _, l := range p.launches {
+		if n := len(l.States); n > 0 && l.States[n-1] == mesos.TASK_RUNNING {
+			out[l.Agent]++
+		}
 	}
 	return out
 }
