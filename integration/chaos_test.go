@@ -52,11 +52,11 @@ type chaos struct {
 // FINISHED that never ran, every work item finished; and the three
 // masters' registries agree.
 //
-// The short run (the default, for CI) is 40 tasks and five faults; the
+// The short run (the default, for CI) is 60 tasks and five faults; the
 // long one (-chaos.long, with -timeout 20m) 300 tasks and faults until
 // they are done. Run with -v for the figures.
 func TestChaos(t *testing.T) {
-	work, limit, maxFaults := 40, 6, 5
+	work, limit, maxFaults := 60, 6, 5
 	if *chaosLong {
 		work, limit, maxFaults = 300, 6, 60
 	}
@@ -70,7 +70,7 @@ func TestChaos(t *testing.T) {
 	x.startFramework(work, limit)
 	testcluster.WaitFor(t, 60*time.Second, "the first task to start", func() bool { return len(x.p.runningOn()) > 0 })
 
-	faults := []func(){x.killLeader, x.killAgent, x.pauseMaster, x.removeAgent, x.killLeader}
+	faults := []func(){x.killLeader, x.removeAgent, x.killAgent, x.pauseMaster, x.killLeader}
 	deadline := time.Now().Add(8 * time.Minute)
 	for i := 0; i < maxFaults && time.Now().Before(deadline); i++ {
 		if *chaosLong && x.p.done() {

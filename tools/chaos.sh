@@ -10,7 +10,7 @@
 # progress) and fails on any violation.
 #
 # Usage: tools/chaos.sh [long] [SEED]
-#   (no argument) the short run CI makes: 40 tasks, five faults, under a minute
+#   (no argument) the short run CI makes: 60 tasks, five faults, under a minute
 #   long          300 tasks, faults until they are done (a few minutes)
 #   SEED          replays the nemesis's choices of an earlier run (its log says the seed)
 set -eu
