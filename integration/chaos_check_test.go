@@ -20,6 +20,7 @@ type chaosRecord struct {
 	Launches     []*chaosLaunch
 	Started      time.Time
 	Finishes     []time.Time // when each work item first finished
+	FinishedWork []string    // which work item, in the same order
 	Strays       int         // updates for launches never made
 	AcceptFailed int         // ACCEPT calls that failed (settled by reconciliation)
 }
@@ -41,6 +42,9 @@ type chaosFindings struct {
 	AfterTerm    int      // non-terminal updates heard after a launch's first terminal state
 	AfterTermIDs []string // the launches that heard them
 	LongestStall time.Duration
+	// StallEnd is the work item whose finish ended the longest stall
+	// ("" for the end of the run), with what its launches heard.
+	StallEnd string
 }
 
 // readLedger counts the lines of the ledger the tasks append their launch
@@ -131,15 +135,35 @@ func checkChaos(r chaosRecord, ledger map[string]int, end time.Time) chaosFindin
 			f.Unfinished = append(f.Unfinished, w)
 		}
 	}
-	times := append([]time.Time{r.Started}, r.Finishes...)
-	sort.Slice(times, func(i, j int) bool { return times[i].Before(times[j]) })
-	if len(f.Unfinished) > 0 {
-		times = append(times, end) // still stalled at the end
+	type mark struct {
+		at   time.Time
+		work string
 	}
-	for i := 1; i < len(times); i++ {
-		if d := times[i].Sub(times[i-1]); d > f.LongestStall {
-			f.LongestStall = d
+	marks := []mark{{at: r.Started}}
+	for i, at := range r.Finishes {
+		m := mark{at: at}
+		if i < len(r.FinishedWork) {
+			m.work = r.FinishedWork[i]
 		}
+		marks = append(marks, m)
+	}
+	sort.Slice(marks, func(i, j int) bool { return marks[i].at.Before(marks[j].at) })
+	if len(f.Unfinished) > 0 {
+		marks = append(marks, mark{at: end}) // still stalled at the end
+	}
+	for i := 1; i < len(marks); i++ {
+		if d := marks[i].at.Sub(marks[i-1].at); d > f.LongestStall {
+			f.LongestStall, f.StallEnd = d, marks[i].work
+		}
+	}
+	if f.StallEnd != "" {
+		var hist []string
+		for _, l := range r.Launches {
+			if l.Work == f.StallEnd {
+				hist = append(hist, fmt.Sprintf("%s %v", l.ID, l.Reasons))
+			}
+		}
+		f.StallEnd += ": " + strings.Join(hist, "; ")
 	}
 	for _, s := range [][]string{f.DoubleTerminal, f.Unresolved, f.RanTwice, f.FinishedNeverRan, f.Unfinished, f.LostButRan, f.WorkRanTwice, f.AfterTermIDs} {
 		sort.Strings(s)

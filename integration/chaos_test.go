@@ -261,6 +261,9 @@ func (x *chaos) settle(work int) {
 	f := checkChaos(rec, ledger, end)
 	t.Logf("chaos figures: %s; nemesis: %d leader kills, %d agent kills (%d kept down past the %v ping timeout), %d SIGSTOPs; %d ACCEPTs failed, %d stray updates",
 		f, x.leaderKills, x.agentKills, x.agentRemovals, chaosPingTimeout, x.stops, rec.AcceptFailed, rec.Strays)
+	if f.StallEnd != "" {
+		t.Logf("chaos: the longest time without progress ended with %s", f.StallEnd)
+	}
 	for _, v := range f.violations() {
 		t.Errorf("chaos: %s", v)
 	}

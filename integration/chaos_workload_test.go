@@ -54,6 +54,7 @@ type chaosPlanner struct {
 	inflight  int // launches without a terminal state
 	finished  map[string]bool
 	finishes  []time.Time // when each work item first finished
+	finished1 []string    // and which, in the same order
 	started   time.Time
 	strays    int // updates for launches the framework never made
 	accFailed int
@@ -122,6 +123,7 @@ func (p *chaosPlanner) Update(st mesos.TaskStatus) {
 		if !p.finished[l.Work] {
 			p.finished[l.Work] = true
 			p.finishes = append(p.finishes, time.Now())
+			p.finished1 = append(p.finished1, l.Work)
 		}
 		return
 	}
@@ -180,7 +182,7 @@ func (p *chaosPlanner) runningOn() map[string]int {
 func (p *chaosPlanner) snapshot() chaosRecord {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	r := chaosRecord{Work: p.work, Started: p.started, Finishes: append([]time.Time(nil), p.finishes...), Strays: p.strays, AcceptFailed: p.accFailed}
+	r := chaosRecord{Work: p.work, Started: p.started, Finishes: append([]time.Time(nil), p.finishes...), FinishedWork: append([]string(nil), p.finished1...), Strays: p.strays, AcceptFailed: p.accFailed}
 	for _, l := range p.launches {
 		c := *l
 		c.States = append([]mesos.TaskState(nil), l.States...)
