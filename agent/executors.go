@@ -850,6 +850,7 @@ func (a *Agent) executorSubscribe(w http.ResponseWriter, r *http.Request, req *a
 			}
 		}
 	}
+	ex.queued = append(ex.queued, a.lostLaunchesLocked(ex, known)...)
 	for _, ev := range ex.queued {
 		if ev.Launch != nil && known[ev.Launch.Task.TaskID.Value] {
 			continue

@@ -3,6 +3,7 @@ package agent
 import (
 	"bytes"
 	"context"
+	"io"
 	"net/http"
 	"testing"
 	"time"
@@ -123,6 +124,81 @@ func TestRegisterReportsStreamState(t *testing.T) {
 			}
 			if mesos.TaskState(recs[0].State) != tc.want || got.GetState() != tc.want {
 				t.Errorf("reported state %v with status %v, want %v", mesos.TaskState(recs[0].State), got.GetState(), tc.want)
+			}
+		})
+	}
+}
+
+// A recovered executor that subscribes without a task the agent's last run
+// queued for it (and never sent) is sent that task's launch; one it
+// reports, or one already sent, is not sent again.
+func TestLostLaunchSentOnResubscribe(t *testing.T) {
+	a, err := New(Config{Masters: []string{"127.0.0.1:1"}, Listen: "127.0.0.1:0", WorkDir: t.TempDir(),
+		Resources: "cpus:1;mem:128;disk:100", Log: zerolog.Nop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		a.Stop(ctx)
+	}()
+	cases := []struct {
+		name       string
+		launched   bool
+		reported   bool
+		wantLaunch bool
+	}{
+		{"queued launch lost with the agent", false, false, true},
+		{"the executor has it", false, true, false},
+		{"already sent", true, false, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cmd := "true"
+			task := &agentTask{info: mesos.TaskInfo{TaskID: mesos.TaskID{Value: "t"}, Command: &mesos.CommandInfo{Value: &cmd}}, state: mesos.TASK_STAGING, launched: tc.launched}
+			ex := &executor{fw: "f", id: "t", command: true, commandTask: true, tasks: map[string]*agentTask{"t": task}}
+			ex.info.ExecutorID = mesos.ExecutorID{Value: "t"}
+			a.mu.Lock()
+			a.executors[exKey("f", "t")] = ex
+			a.mu.Unlock()
+			defer func() {
+				a.mu.Lock()
+				delete(a.executors, exKey("f", "t"))
+				a.mu.Unlock()
+			}()
+			sub := &exec1.Call_Subscribe{}
+			if tc.reported {
+				sub.UnacknowledgedTasks = []mesos.TaskInfo{task.info}
+			}
+			b, _ := (&exec1.Call{Type: exec1.Call_SUBSCRIBE, FrameworkID: mesos.FrameworkID{Value: "f"}, ExecutorID: mesos.ExecutorID{Value: "t"}, Subscribe: sub}).Marshal()
+			req, _ := http.NewRequest(http.MethodPost, "http://"+a.Addr()+"/api/v1/executor", bytes.NewReader(b))
+			req.Header.Set("Content-Type", api.MediaProtobuf)
+			req.Header.Set("Accept", "application/json")
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The stream's first bytes come once the handler has queued
+			// everything it sends on subscription; closing the stream then
+			// ends the body after them.
+			first := make([]byte, 1)
+			if _, err := io.ReadFull(resp.Body, first); err != nil {
+				t.Fatal(err)
+			}
+			a.mu.Lock()
+			if ex.stream != nil {
+				ex.stream.Close("test done")
+			}
+			a.mu.Unlock()
+			rest, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			body := append(first, rest...)
+			if got := bytes.Count(body, []byte(`"LAUNCH"`)); got != map[bool]int{true: 1}[tc.wantLaunch] {
+				t.Errorf("%d launches sent, want it sent: %v; stream %q", got, tc.wantLaunch, body)
 			}
 		})
 	}
