@@ -35,8 +35,8 @@ func (a *Agent) droppedAfterTerminalLocked(ex *executor, t *agentTask, st *mesos
 // recovered executor would wait for a task that stays TASK_STAGING for
 // ever. A task is launched again when the executor does not report it,
 // it was never sent, it is not queued and has not ended. Task groups are
-// not rebuilt (their launch is one event for the whole group); they end
-// with the executor's registration timeout instead. Caller holds a.mu.
+// not rebuilt: their launch is one event for the whole group, whose
+// membership the agent does not record. Caller holds a.mu.
 func (a *Agent) lostLaunchesLocked(ex *executor, known map[string]bool) []*exec1.Event {
 	if ex.command && !ex.commandTask {
 		return nil
