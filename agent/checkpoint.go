@@ -154,6 +154,17 @@ func (a *Agent) taskRecordsLocked() []*api.TaskRecord {
 	for _, ex := range a.executors {
 		for _, t := range ex.tasks {
 			rec := &api.TaskRecord{FrameworkId: ex.fw, TaskId: t.info.TaskID.Value, AgentId: a.id, ExecutorId: ex.id, State: int32(t.state)}
+			reported := t.latest
+			if len(t.pending) > 0 {
+				// The state the update stream has reached, not the latest:
+				// a master answers reconciliation with what it was told
+				// here, and the framework must not hear FINISHED from it
+				// before the stream delivers the RUNNING still pending
+				// (Mesos's status_update_state). The rest follows through
+				// the stream.
+				reported = t.pending[0]
+				rec.State = int32(reported.GetState())
+			}
 			if ex.command && len(ex.tasks) == 1 && ex.id == t.info.TaskID.Value {
 				rec.ExecutorId = ""
 			}
@@ -163,8 +174,8 @@ func (a *Agent) taskRecordsLocked() []*api.TaskRecord {
 				info.Executor = &exi
 			}
 			rec.Info, _ = info.Marshal()
-			if t.latest != nil {
-				rec.Status, _ = t.latest.Marshal()
+			if reported != nil {
+				rec.Status, _ = reported.Marshal()
 			}
 			out = append(out, rec)
 		}

@@ -812,7 +812,7 @@ func (a *Agent) handleExecutor(w http.ResponseWriter, r *http.Request) {
 				dup = true
 			}
 		}
-		if !dup {
+		if !dup && !a.droppedAfterTerminalLocked(ex, t, &st) {
 			a.enqueueUpdateLocked(ex, t, a.checkLimitOnEndLocked(ex, &st))
 		}
 		a.mu.Unlock()
@@ -868,13 +868,14 @@ func (a *Agent) executorSubscribe(w http.ResponseWriter, r *http.Request, req *a
 			for _, p := range t.pending {
 				seen = seen || string(p.UUID) == string(u.Status.UUID)
 			}
-			if !seen {
+			if !seen && !a.droppedAfterTerminalLocked(ex, t, &u.Status) {
 				st := u.Status
 				st.Source = mesos.SOURCE_EXECUTOR.Enum()
 				a.enqueueUpdateLocked(ex, t, &st)
 			}
 		}
 	}
+	ex.queued = append(ex.queued, a.lostLaunchesLocked(ex, known)...)
 	for _, ev := range ex.queued {
 		if ev.Launch != nil && known[ev.Launch.Task.TaskID.Value] {
 			continue

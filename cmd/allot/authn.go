@@ -11,8 +11,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/mesos/mesos-go/api/v1/lib/httpcli"
-
 	"github.com/allot-sched/allot/agent"
 	"github.com/allot-sched/allot/auth"
 	"github.com/allot-sched/allot/master"
@@ -108,16 +106,6 @@ func (c *credFlags) transport() http.RoundTripper {
 		return failingTransport{err}
 	}
 	return &auth.BasicTransport{Cred: cred}
-}
-
-// httpcliOpt is the credential as mesos-go's own option, for the verbs that
-// subscribe a framework through httpsched (allot run); nil when none.
-func (c *credFlags) httpcliOpt() (httpcli.ConfigOpt, error) {
-	cred, err := c.credential()
-	if err != nil || cred.Principal == "" {
-		return nil, err
-	}
-	return httpcli.BasicAuth(cred.Principal, cred.Secret), nil
 }
 
 // unauthorizedHint is added to a 401's message: what the CLI user can do.

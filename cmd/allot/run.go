@@ -2,9 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
-	"net"
+	"log"
 	"net/http"
 	"os"
 	"os/signal"
@@ -15,14 +16,10 @@ import (
 	"time"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
-	"github.com/mesos/mesos-go/api/v1/lib/encoding/codecs"
-	"github.com/mesos/mesos-go/api/v1/lib/httpcli"
-	"github.com/mesos/mesos-go/api/v1/lib/httpcli/httpsched"
-	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler/calls"
 
-	"github.com/allot-sched/allot/api/taskstate"
-	"github.com/allot-sched/allot/internal/tlsconf"
+	"github.com/allot-sched/allot/auth"
+	"github.com/allot-sched/allot/framework/sched"
 	"github.com/allot-sched/allot/resources"
 )
 
@@ -48,177 +45,142 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	return err
 }
 
-func runTask(args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("run", "[flags] -- CMD [ARGS...]", "Run CMD ARGS as a one-off task through a framework of its own: print the task's states, then\nits stdout and stderr, and exit with its exit code.", stderr)
-	masterAddr := fs.String("master", "127.0.0.1:5050", "master `host:port`")
-	var tlsCA string
-	addClientTLSFlag(fs, &tlsCA)
+// runOpts is what runTask parsed from its flags.
+type runOpts struct {
+	masters  []string
+	tlsCA    string
+	cred     credFlags
+	task     runTaskSpec
+	role     string
+	timeout  time.Duration
+	failover time.Duration
+}
+
+func parseRunFlags(args []string, stderr io.Writer) (*runOpts, error) {
+	o := &runOpts{}
+	fs := newFlagSet("run", "[flags] -- CMD [ARGS...]", "Run CMD ARGS as a one-off task through a framework of its own: print the task's states, then\nits stdout and stderr, and exit with its exit code. A master failover does not end it: it\nre-subscribes to any of the masters with its framework id and finds its task again.", stderr)
+	masters := fs.String("master", "127.0.0.1:5050", "the masters' HTTP addresses, `host:port[,...]`; any master of the cluster will do, and after a\nfailover allot run re-subscribes through whichever answers")
+	addClientTLSFlag(fs, &o.tlsCA)
 	cpus := fs.Float64("cpus", 0.1, "cpus for the task")
 	mem := fs.Float64("mem", 32, "memory for the task, MB")
 	shell := fs.Bool("shell", false, "run the command through /bin/sh -c (CMD ARGS joined by spaces)")
-	role := fs.String("role", "*", "role to run in")
-	timeout := fs.Duration("timeout", 0, "give up (and kill the task) after this long; 0 waits forever")
-	var cred credFlags
-	addCredFlags(fs, &cred)
+	fs.StringVar(&o.role, "role", "*", "role to run in")
+	fs.DurationVar(&o.timeout, "timeout", 0, "give up (and kill the task) after this long; 0 waits forever")
+	fs.DurationVar(&o.failover, "failover-timeout", time.Minute, "how long the masters keep the task while allot run is disconnected from them (a master\nfailover, a network cut) before they kill it; allot run re-subscribes within it")
+	addCredFlags(fs, &o.cred)
 	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	doOpts := []httpcli.ConfigOpt{httpcli.Timeout(10 * time.Second)}
-	if o, err := cred.httpcliOpt(); err != nil {
-		return err
-	} else if o != nil {
-		doOpts = append(doOpts, o)
+		return nil, err
 	}
 	argv := fs.Args()
 	if len(argv) == 0 {
-		return usagef("no command: allot run [flags] -- CMD [ARGS...]")
-	}
-	ci := mesos.CommandInfo{Value: &argv[0], Arguments: argv, Shell: boolp(false)}
-	if *shell {
-		s := strings.Join(argv, " ")
-		ci = mesos.CommandInfo{Value: &s, Shell: boolp(true)}
+		return nil, usagef("no command: allot run [flags] -- CMD [ARGS...]")
 	}
 	if !(*cpus > 0) || !(*mem > 0) {
-		return usagef("--cpus and --mem must be positive")
+		return nil, usagef("--cpus and --mem must be positive")
 	}
-	needRes, err := resources.Parse(fmt.Sprintf("cpus:%g;mem:%g", *cpus, *mem))
+	if o.failover <= 0 {
+		return nil, usagef("--failover-timeout must be positive: with none the masters kill the task when a failover cuts the connection")
+	}
+	need, err := resources.Parse(fmt.Sprintf("cpus:%g;mem:%g", *cpus, *mem))
 	if err != nil {
-		return usagef("--cpus/--mem: %v", err)
+		return nil, usagef("--cpus/--mem: %v", err)
 	}
+	for _, m := range strings.Split(*masters, ",") {
+		if m = strings.TrimSpace(m); m != "" {
+			o.masters = append(o.masters, m)
+		}
+	}
+	if len(o.masters) == 0 {
+		return nil, usagef("--master: no address")
+	}
+	o.task = runTaskSpec{argv: argv, shell: *shell, need: need}
+	return o, nil
+}
 
-	tlsCfg, err := clientTLS(tlsCA)
+// runFirstSubscribe bounds how long allot run tries to reach a master
+// before saying why it cannot; once subscribed it re-subscribes for as
+// long as --failover-timeout keeps its task.
+const runFirstSubscribe = 15 * time.Second
+
+func runTask(args []string, stdout, stderr io.Writer) error {
+	o, err := parseRunFlags(args, stderr)
+	if err != nil {
+		return err
+	}
+	p := newRunPlanner(o.task, fmt.Sprintf("allot-run-%d", time.Now().UnixNano()), stderr)
+	cl, err := newRunClient(o, p, stderr)
 	if err != nil {
 		return err
 	}
 	// hc also reads the task's stdout and stderr from its agent, which
 	// may require the same credential (--authenticate-http-readonly).
-	hc := withCredential(newHTTPClient(0, tlsCA), &cred)
-	caller := httpsched.NewCaller(httpcli.New(
-		httpcli.Endpoint(masterURL(hc, *masterAddr, "/api/v1/scheduler")),
-		httpcli.Codec(codecs.ByMediaType[codecs.MediaTypeProtobuf]),
-		httpcli.Do(httpcli.With(append(doOpts, httpcli.TLSConfig(tlsCfg))...))))
+	hc := withCredential(newHTTPClient(0, o.tlsCA), &o.cred)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if *timeout > 0 {
+	if o.timeout > 0 {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, *timeout)
+		ctx, cancel = context.WithTimeout(ctx, o.timeout)
 		defer cancel()
 	}
-	user := os.Getenv("USER")
-	if user == "" {
-		user = "root"
-	}
-	host, _ := os.Hostname()
-	info := &mesos.FrameworkInfo{User: user, Name: "allot run: " + strings.Join(argv, " "), Role: role, Hostname: &host}
-	resp, err := caller.Call(ctx, calls.Subscribe(info))
-	if err != nil {
-		return fmt.Errorf("subscribing to %s: %w", *masterAddr, tlsconf.Explain(err, "master at "+*masterAddr))
-	}
-	defer resp.Close()
-	var (
-		fwID     string
-		taskID   = fmt.Sprintf("allot-run-%d", time.Now().UnixNano())
-		agentURL string
-		launched bool
-	)
-	do := func(c *scheduler.Call) error {
-		c.FrameworkID = &mesos.FrameworkID{Value: fwID}
-		cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		return calls.CallNoData(cctx, caller, c)
+	runCtx, cancelRun := context.WithCancel(context.Background())
+	ended := make(chan error, 1)
+	go func() { ended <- cl.Run(runCtx) }()
+	select {
+	case <-cl.Subscribed():
+		fmt.Fprintf(stderr, "framework %s subscribed\n", cl.ID())
+	case err := <-ended:
+		cancelRun()
+		return fmt.Errorf("subscribing to %s: %w", strings.Join(o.masters, ","), err)
+	case <-ctx.Done():
+		cancelRun()
+		<-ended
+		return fmt.Errorf("stopped: %v", ctx.Err())
 	}
 	defer func() {
-		if fwID != "" {
-			do(&scheduler.Call{Type: scheduler.Call_TEARDOWN})
+		if err := cl.Teardown(); err != nil {
+			fmt.Fprintf(stderr, "allot run: tearing down framework %s: %v (the masters remove it within --failover-timeout)\n", cl.ID(), err)
 		}
+		cancelRun()
+		<-ended
 	}()
-	events := make(chan scheduler.Event)
-	errc := make(chan error, 1)
-	go func() {
-		for {
-			var e scheduler.Event
-			if err := resp.Decode(&e); err != nil {
-				errc <- err
-				return
-			}
-			events <- e
+	select {
+	case st := <-p.done:
+		taskID, _, url, _ := p.current()
+		if url != "" {
+			copySandboxFile(hc, url, cl.ID(), taskID, "stdout", stdout)
+			copySandboxFile(hc, url, cl.ID(), taskID, "stderr", stderr)
 		}
-	}()
-	for {
-		var e scheduler.Event
-		select {
-		case <-ctx.Done():
-			if launched {
-				do(calls.Kill(taskID, ""))
-			}
-			return fmt.Errorf("stopped: %v", ctx.Err())
-		case err := <-errc:
-			return fmt.Errorf("event stream ended: %v", err)
-		case e = <-events:
+		return taskExit(st)
+	case err := <-ended:
+		ended <- err // for the deferred teardown's wait
+		if errors.Is(err, sched.ErrRemoved) {
+			return fmt.Errorf("the masters removed framework %s, and with it its task: %v", cl.ID(), err)
 		}
-		switch e.Type {
-		case scheduler.Event_SUBSCRIBED:
-			fwID = e.Subscribed.FrameworkID.Value
-			fmt.Fprintf(stderr, "framework %s subscribed\n", fwID)
-		case scheduler.Event_OFFERS:
-			var decline []mesos.OfferID
-			for _, o := range e.Offers.Offers {
-				if launched || !offerHas(o, needRes) {
-					decline = append(decline, o.ID)
-					continue
-				}
-				res := resources.ToMesos(needRes, "", "")
-				t := mesos.TaskInfo{Name: strings.Join(argv, " "), TaskID: mesos.TaskID{Value: taskID}, AgentID: o.AgentID, Command: &ci, Resources: res}
-				if err := do(calls.Accept(calls.OfferOperations{calls.OpLaunch(t)}.WithOffers(o.ID))); err != nil {
-					return fmt.Errorf("launching: %w", err)
-				}
-				launched = true
-				if o.URL != nil {
-					agentURL = tlsconf.URL(o.URL.Scheme == "https", net.JoinHostPort(o.URL.Address.GetHostname(), strconv.Itoa(int(o.URL.Address.GetPort()))), "")
-				}
-				fmt.Fprintf(stderr, "task %s launched on agent %s\n", taskID, o.AgentID.Value)
-			}
-			if len(decline) > 0 {
-				do(calls.Decline(decline...).With(calls.RefuseSeconds(time.Hour)))
-			}
-		case scheduler.Event_UPDATE:
-			st := e.Update.Status
-			if len(st.UUID) > 0 {
-				do(calls.Acknowledge(st.GetAgentID().GetValue(), st.TaskID.Value, st.UUID))
-			}
-			if st.TaskID.Value != taskID {
-				continue
-			}
-			msg := st.GetMessage()
-			fmt.Fprintf(stderr, "task %s: %s %s\n", taskID, st.GetState(), msg)
-			if !taskstate.IsTerminal(st.GetState()) {
-				continue
-			}
-			if agentURL != "" {
-				for _, f := range []struct {
-					name string
-					w    io.Writer
-				}{{"stdout", stdout}, {"stderr", stderr}} {
-					copySandboxFile(hc, agentURL, fwID, taskID, f.name, f.w)
-				}
-			}
-			switch st.GetState() {
-			case mesos.TASK_FINISHED:
-				return nil
-			case mesos.TASK_FAILED:
-				if m := statusRE.FindStringSubmatch(msg); m != nil {
-					n, _ := strconv.Atoi(m[1])
-					if n > 0 && n < 256 {
-						return exitCode(n)
-					}
-				}
-				return exitCode(1)
-			default:
-				return exitCode(137)
-			}
-		case scheduler.Event_ERROR:
-			return fmt.Errorf("master: %s", e.Error.Message)
+		return fmt.Errorf("framework %s ended: %v", cl.ID(), err)
+	case <-ctx.Done():
+		if taskID, agent, _, launched := p.current(); launched {
+			cl.Kill(taskID, agent)
 		}
+		return fmt.Errorf("stopped: %v", ctx.Err())
+	}
+}
+
+// taskExit is the exit allot run makes for a task's terminal status: 0
+// for FINISHED, the command's own code for FAILED, 137 otherwise.
+func taskExit(st mesos.TaskStatus) error {
+	switch st.GetState() {
+	case mesos.TASK_FINISHED:
+		return nil
+	case mesos.TASK_FAILED:
+		if m := statusRE.FindStringSubmatch(st.GetMessage()); m != nil {
+			n, _ := strconv.Atoi(m[1])
+			if n > 0 && n < 256 {
+				return exitCode(n)
+			}
+		}
+		return exitCode(1)
+	default:
+		return exitCode(137)
 	}
 }
 
@@ -233,12 +195,39 @@ func copySandboxFile(hc *http.Client, agentURL, fw, ex, name string, w io.Writer
 	}
 }
 
-func boolp(b bool) *bool { return &b }
-
-func offerHas(o mesos.Offer, need resources.Resources) bool {
-	byRole, err := resources.FromMesos(o.Resources)
-	if err != nil {
-		return false
+// newRunClient is the sched client of allot run's framework: a failover
+// timeout from --failover-timeout, every master of --master to re-subscribe
+// through, and p reconciled after every subscription.
+func newRunClient(o *runOpts, p *runPlanner, stderr io.Writer) (*sched.Client, error) {
+	var credp *auth.Credential
+	if cred, err := o.cred.credential(); err != nil {
+		return nil, err
+	} else if cred.Principal != "" {
+		credp = &cred
 	}
-	return byRole[resources.Unreserved].Contains(need)
+	tlsCfg, err := clientTLS(o.tlsCA)
+	if err != nil {
+		return nil, err
+	}
+	user := os.Getenv("USER")
+	if user == "" {
+		user = "root"
+	}
+	host, _ := os.Hostname()
+	cl, err := sched.New(sched.Config{
+		Masters:               o.masters,
+		Framework:             mesos.FrameworkInfo{User: user, Name: "allot run: " + strings.Join(o.task.argv, " "), Role: &o.role, Hostname: &host},
+		FailoverTimeout:       o.failover,
+		FirstSubscribeTimeout: runFirstSubscribe,
+		TLS:                   tlsCfg,
+		Credential:            credp,
+		Logf:                  log.New(stderr, "allot run: ", 0).Printf,
+	}, p)
+	if err != nil {
+		return nil, err
+	}
+	p.reconcile = func(taskID, agentID string) {
+		cl.Call(context.Background(), calls.Reconcile(calls.ReconcileTasks(map[string]string{taskID: agentID})))
+	}
+	return cl, nil
 }

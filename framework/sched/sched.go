@@ -7,18 +7,13 @@ import (
 	"fmt"
 	"io"
 	"log"
-	"net/http"
-	"net/url"
 	"os"
 	"strings"
 	"sync"
 	"time"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
-	"github.com/mesos/mesos-go/api/v1/lib/encoding/codecs"
-	"github.com/mesos/mesos-go/api/v1/lib/httpcli"
 	"github.com/mesos/mesos-go/api/v1/lib/httpcli/apierrors"
-	"github.com/mesos/mesos-go/api/v1/lib/httpcli/httpsched"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler/calls"
 
@@ -90,6 +85,13 @@ type Config struct {
 	// ReconnectBackoffMax caps the delay between subscription attempts
 	// (default 5s).
 	ReconnectBackoffMax time.Duration
+	// FirstSubscribeTimeout, if set, bounds the first subscription: Run
+	// returns the last error once none has succeeded this long after it
+	// started, and at once when a master refuses the SUBSCRIBE (400, 401,
+	// 403). A framework that never subscribed has no task a retry could
+	// save, so a command-line client says why instead of waiting. Zero
+	// retries for ever, as a long-running framework should.
+	FirstSubscribeTimeout time.Duration
 	// Caller builds the client for a master endpoint URL (default: mesos-go
 	// httpsched over protobuf). Tests inject fakes here.
 	Caller func(endpoint string) calls.Caller
@@ -162,68 +164,6 @@ func (c *Config) setDefaults() {
 		s := c.FailoverTimeout.Seconds()
 		c.Framework.FailoverTimeout = &s
 	}
-}
-
-// HTTPCaller is the default Caller: mesos-go's httpsched over protobuf,
-// which keeps the Mesos-Stream-Id of the subscription. It follows at most
-// one redirect: after a failover httpsched would otherwise retry a dead
-// leader with growing backoff, where asking another master is faster.
-func HTTPCaller(endpoint string) calls.Caller { return HTTPCallerTLS(nil)(endpoint) }
-
-// HTTPCallerTLS is HTTPCaller verifying the master with cfg (nil: the
-// transport's defaults, for plain HTTP).
-func HTTPCallerTLS(cfg *tls.Config) func(endpoint string) calls.Caller {
-	return func(endpoint string) calls.Caller {
-		return httpsched.NewCaller(httpcli.New(
-			httpcli.Endpoint(endpoint),
-			httpcli.Codec(codecs.ByMediaType[codecs.MediaTypeProtobuf]),
-			httpcli.Do(httpcli.With(httpcli.Timeout(10*time.Second), httpcli.TLSConfig(cfg)))), httpsched.MaxRedirects(1))
-	}
-}
-
-// noFollow is an HTTP client that reports redirects instead of following
-// them: /redirect answers 307 with the leader in Location.
-var noFollow = &http.Client{
-	Timeout:       2 * time.Second,
-	CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-}
-
-// AskLeader asks master's /redirect which master leads and returns its
-// host:port, or master itself when it cannot tell (an unreachable master,
-// or one that does not answer /redirect as allot and Mesos do).
-func AskLeader(ctx context.Context, master string) string {
-	return askLeader(ctx, noFollow, false, master)
-}
-
-// AskLeaderTLS is AskLeader over https verified with cfg (nil: AskLeader).
-func AskLeaderTLS(cfg *tls.Config) func(ctx context.Context, master string) string {
-	if cfg == nil {
-		return AskLeader
-	}
-	t := http.DefaultTransport.(*http.Transport).Clone()
-	t.TLSClientConfig = cfg
-	cli := &http.Client{Timeout: noFollow.Timeout, CheckRedirect: noFollow.CheckRedirect, Transport: t}
-	return func(ctx context.Context, master string) string { return askLeader(ctx, cli, true, master) }
-}
-
-func askLeader(ctx context.Context, cli *http.Client, secure bool, master string) string {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, tlsconf.URL(secure, master, "/redirect"), nil)
-	if err != nil {
-		return master
-	}
-	resp, err := cli.Do(req)
-	if err != nil {
-		return master
-	}
-	defer resp.Body.Close()
-	loc := resp.Header.Get("Location")
-	if resp.StatusCode != http.StatusTemporaryRedirect || loc == "" {
-		return master
-	}
-	if u, err := url.Parse(loc); err == nil && u.Host != "" {
-		return u.Host // "//host:port/..." and "http://host:port/..." alike
-	}
-	return master
 }
 
 // ErrRemoved is returned by Run when the master no longer knows the
@@ -301,6 +241,7 @@ func (c *Client) Subscribed() <-chan struct{} { return c.subscribed }
 func (c *Client) Run(ctx context.Context) error {
 	go c.acker(ctx)
 	backoff := 100 * time.Millisecond
+	begun := time.Now()
 	for attempt := 0; ; attempt++ {
 		master := c.cfg.Leader(ctx, c.cfg.Masters[attempt%len(c.cfg.Masters)])
 		started := time.Now()
@@ -321,6 +262,9 @@ func (c *Client) Run(ctx context.Context) error {
 		if errors.Is(err, ErrRemoved) {
 			return err
 		}
+		if c.ID() == "" && c.cfg.FirstSubscribeTimeout > 0 && (refused(err) || time.Since(begun) >= c.cfg.FirstSubscribeTimeout) {
+			return tlsconf.Explain(err, "master at "+master)
+		}
 		if time.Since(started) > 10*time.Second {
 			backoff = 100 * time.Millisecond // the last session was healthy
 		}
@@ -334,6 +278,19 @@ func (c *Client) Run(ctx context.Context) error {
 			backoff = c.cfg.ReconnectBackoffMax
 		}
 	}
+}
+
+// refused reports whether a master answered the SUBSCRIBE with a refusal
+// that asking again cannot change: a malformed call, bad credentials, a
+// framework it will not take.
+func refused(err error) bool {
+	inner := errors.Unwrap(err)
+	for _, code := range []apierrors.Code{apierrors.CodeMalformedRequest, apierrors.CodeNotAuthenticated, apierrors.CodeUnsubscribed} {
+		if code.Matches(inner) {
+			return true
+		}
+	}
+	return false
 }
 
 // serve runs one subscription until its stream ends.
@@ -563,61 +520,6 @@ func (c *Client) Suppressed() bool {
 	return c.suppressed
 }
 
-// reconcile asks for the state of every known task and repeats, backing
-// off, until each has reported since this subscription (Mesos's
-// reconciliation algorithm), or the subscription is replaced.
-func (c *Client) reconcile(ctx context.Context, session int, known map[string]string) {
-	c.mu.Lock()
-	c.reported = map[string]bool{}
-	c.mu.Unlock()
-	delay := c.cfg.ReconcileBackoff
-	for {
-		tasks := c.planner.Tasks()
-		c.mu.Lock()
-		pending := map[string]string{}
-		for id, agent := range tasks {
-			if _, ok := known[id]; ok && !c.reported[id] {
-				pending[id] = agent
-			}
-		}
-		current := c.session == session
-		c.mu.Unlock()
-		if !current {
-			return
-		}
-		// An explicit reconciliation of the pending tasks; with none known,
-		// one implicit reconciliation (empty list) and done.
-		c.call(ctx, calls.Reconcile(calls.ReconcileTasks(pending)))
-		if len(pending) == 0 {
-			if c.reconcileDone != nil {
-				c.reconcileDone <- struct{}{}
-			}
-			return
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(delay):
-		}
-		if delay *= 2; delay > c.cfg.ReconcileBackoffMax {
-			delay = c.cfg.ReconcileBackoffMax
-		}
-	}
-}
-
-// acker sends queued acknowledgements off the event loop, so a burst of
-// updates is not answered one round trip at a time inside it.
-func (c *Client) acker(ctx context.Context) {
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case a := <-c.acks:
-			c.call(ctx, a)
-		}
-	}
-}
-
 // Call sends a call for this framework on the current subscription.
 func (c *Client) Call(ctx context.Context, call *scheduler.Call) error {
 	return c.call(ctx, call)
@@ -673,28 +575,4 @@ func (c *Client) Teardown() error {
 	c.stopping = true
 	c.mu.Unlock()
 	return c.call(context.Background(), &scheduler.Call{Type: scheduler.Call_TEARDOWN})
-}
-
-func demandRequest(d Demand) mesos.Request {
-	res := append([]mesos.Resource(nil), d.Resources...)
-	if d.Tasks > 0 {
-		res = append(res, Scalar("tasks", float64(d.Tasks)))
-	}
-	return mesos.Request{Resources: res}
-}
-
-// Scalar builds a scalar resource.
-func Scalar(name string, v float64) mesos.Resource {
-	return mesos.Resource{Name: name, Type: mesos.SCALAR.Enum(), Scalar: &mesos.Value_Scalar{Value: v}}
-}
-
-// ScalarOf sums the named scalar over an offer's resources (all roles).
-func ScalarOf(list []mesos.Resource, name string) float64 {
-	var v float64
-	for _, r := range list {
-		if r.Name == name && r.GetType() == mesos.SCALAR {
-			v += r.GetScalar().GetValue()
-		}
-	}
-	return v
 }

@@ -357,6 +357,7 @@ func TestAskLeader(t *testing.T) {
 		{"follower names the leader", strings.TrimPrefix(follower.URL, "http://"), "127.0.0.9:5050"},
 		{"leader answers itself", strings.TrimPrefix(leader.URL, "http://"), strings.TrimPrefix(leader.URL, "http://")},
 		{"unreachable master is tried as it is", deadAddr, deadAddr},
+		{"a master named with its scheme keeps it", follower.URL, "http://127.0.0.9:5050"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
