@@ -100,53 +100,68 @@ func (a *Agent) handleEvent(ev *api.AgentEvent) {
 	}
 }
 
-func (a *Agent) run(ev *api.AgentEvent) {
-	var fwInfo mesos.FrameworkInfo
-	if err := fwInfo.Unmarshal(ev.FrameworkInfo); err != nil {
+// runOrder is a RUN event decoded: the framework, the tasks, the executor
+// that runs them, and the event that launches them on it.
+type runOrder struct {
+	fwInfo      mesos.FrameworkInfo
+	tasks       []mesos.TaskInfo
+	exInfo      mesos.ExecutorInfo
+	command     bool // the built-in executor runs the tasks
+	commandTask bool // one command task, its executor made up here
+	launch      *exec1.Event
+}
+
+// decodeRun reads a RUN event; one that does not decode is logged and
+// dropped (false).
+func (a *Agent) decodeRun(ev *api.AgentEvent) (*runOrder, bool) {
+	o := &runOrder{}
+	if err := o.fwInfo.Unmarshal(ev.FrameworkInfo); err != nil {
 		a.log.Error().Err(err).Msg("RUN with bad framework info")
-		return
+		return nil, false
 	}
-	fwInfo.ID = &mesos.FrameworkID{Value: ev.FrameworkId}
-	var (
-		tasks       []mesos.TaskInfo
-		exInfo      mesos.ExecutorInfo
-		command     bool
-		commandTask bool
-		launch      *exec1.Event
-	)
+	o.fwInfo.ID = &mesos.FrameworkID{Value: ev.FrameworkId}
 	switch {
 	case len(ev.TaskGroup) > 0:
 		var tg mesos.TaskGroupInfo
-		if err := tg.Unmarshal(ev.TaskGroup); err != nil || exInfo.Unmarshal(ev.ExecutorInfo) != nil {
+		if err := tg.Unmarshal(ev.TaskGroup); err != nil || o.exInfo.Unmarshal(ev.ExecutorInfo) != nil {
 			a.log.Error().Msg("RUN with bad task group or executor info")
-			return
+			return nil, false
 		}
-		tasks = tg.Tasks
+		o.tasks = tg.Tasks
 		// The default executor is the built-in one.
-		command = exInfo.GetType() == mesos.ExecutorInfo_DEFAULT || exInfo.Command == nil
-		launch = &exec1.Event{Type: exec1.Event_LAUNCH_GROUP, LaunchGroup: &exec1.Event_LaunchGroup{TaskGroup: tg}}
+		o.command = o.exInfo.GetType() == mesos.ExecutorInfo_DEFAULT || o.exInfo.Command == nil
+		o.launch = &exec1.Event{Type: exec1.Event_LAUNCH_GROUP, LaunchGroup: &exec1.Event_LaunchGroup{TaskGroup: tg}}
 	default:
 		var ti mesos.TaskInfo
 		if err := ti.Unmarshal(ev.Task); err != nil {
 			a.log.Error().Err(err).Msg("RUN with bad task info")
-			return
+			return nil, false
 		}
-		tasks = []mesos.TaskInfo{ti}
+		o.tasks = []mesos.TaskInfo{ti}
 		if ti.Executor != nil {
-			exInfo = *ti.Executor
+			o.exInfo = *ti.Executor
 		} else {
-			command, commandTask = true, true
-			exInfo = mesos.ExecutorInfo{ExecutorID: mesos.ExecutorID{Value: ti.TaskID.Value},
+			o.command, o.commandTask = true, true
+			o.exInfo = mesos.ExecutorInfo{ExecutorID: mesos.ExecutorID{Value: ti.TaskID.Value},
 				Name: strPtr("Command Executor (Task: " + ti.TaskID.Value + ")"), Source: strPtr(ti.TaskID.Value)}
 		}
-		launch = &exec1.Event{Type: exec1.Event_LAUNCH, Launch: &exec1.Event_Launch{Task: ti}}
+		o.launch = &exec1.Event{Type: exec1.Event_LAUNCH, Launch: &exec1.Event_Launch{Task: ti}}
 	}
-	exInfo.FrameworkID = &mesos.FrameworkID{Value: ev.FrameworkId}
+	o.exInfo.FrameworkID = &mesos.FrameworkID{Value: ev.FrameworkId}
+	return o, true
+}
 
+// run starts a RUN event's tasks: on their executor if it runs (or is
+// starting), else on a new run of it, launched here.
+func (a *Agent) run(ev *api.AgentEvent) {
+	o, ok := a.decodeRun(ev)
+	if !ok {
+		return
+	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	a.frameworks[ev.FrameworkId] = &fwInfo
-	key := exKey(ev.FrameworkId, exInfo.ExecutorID.Value)
+	a.frameworks[ev.FrameworkId] = &o.fwInfo
+	key := exKey(ev.FrameworkId, o.exInfo.ExecutorID.Value)
 	ex := a.executors[key]
 	if ex != nil && (ex.exited || ex.killing) {
 		// A new run of an executor id whose last run ended.
@@ -156,8 +171,8 @@ func (a *Agent) run(ev *api.AgentEvent) {
 			}
 		}
 		if len(ex.tasks) > 0 {
-			for _, ti := range tasks {
-				a.newTaskFailed(ex, ti, mesos.TASK_FAILED, mesos.REASON_EXECUTOR_TERMINATED, "executor "+exInfo.ExecutorID.Value+" is still shutting down")
+			for _, ti := range o.tasks {
+				a.newTaskFailed(ex, ti, mesos.TASK_FAILED, mesos.REASON_EXECUTOR_TERMINATED, "executor "+o.exInfo.ExecutorID.Value+" is still shutting down")
 			}
 			return
 		}
@@ -165,35 +180,43 @@ func (a *Agent) run(ev *api.AgentEvent) {
 	}
 	grown := ex != nil
 	if ex == nil {
-		ex = &executor{fw: ev.FrameworkId, id: exInfo.ExecutorID.Value, info: exInfo, fwInfo: fwInfo, command: command, commandTask: commandTask,
-			checkpoint: fwInfo.GetCheckpoint(), containerID: string(hexID()), tasks: map[string]*agentTask{}, launching: true}
-		ex.sandbox = filepath.Join(a.cfg.WorkDir, "slaves", orDefault(a.id, "unregistered"), "frameworks", ex.fw, "executors", ex.id, "runs", ex.containerID)
-		a.executors[key] = ex
-		var uris []mesos.CommandInfo_URI
-		if command {
-			for _, ti := range tasks {
-				if ti.Command != nil {
-					uris = append(uris, ti.Command.URIs...)
-				}
-			}
-		} else if exInfo.Command != nil {
-			uris = exInfo.Command.URIs
-		}
-		go a.launchExecutor(ex, uris)
+		ex = a.newExecutorLocked(key, ev.FrameworkId, o)
 	}
-	for _, ti := range tasks {
+	for _, ti := range o.tasks {
 		ex.tasks[ti.TaskID.Value] = &agentTask{info: ti, state: mesos.TASK_STAGING}
 	}
 	a.setLimitsLocked(ex, grown)
 	if ex.stream != nil {
-		ex.stream.Send(launch)
-		for _, ti := range tasks {
+		ex.stream.Send(o.launch)
+		for _, ti := range o.tasks {
 			ex.tasks[ti.TaskID.Value].launched = true
 		}
 	} else {
-		ex.queued = append(ex.queued, launch)
+		ex.queued = append(ex.queued, o.launch)
 	}
 	a.checkpointLocked(ex)
+}
+
+// newExecutorLocked records a new run of o's executor under key, in a
+// fresh container and sandbox, and launches it with the URIs it (or, for
+// the built-in executor, each of its tasks) fetches. Caller holds a.mu.
+func (a *Agent) newExecutorLocked(key, fw string, o *runOrder) *executor {
+	ex := &executor{fw: fw, id: o.exInfo.ExecutorID.Value, info: o.exInfo, fwInfo: o.fwInfo, command: o.command, commandTask: o.commandTask,
+		checkpoint: o.fwInfo.GetCheckpoint(), containerID: string(hexID()), tasks: map[string]*agentTask{}, launching: true}
+	ex.sandbox = filepath.Join(a.cfg.WorkDir, "slaves", orDefault(a.id, "unregistered"), "frameworks", ex.fw, "executors", ex.id, "runs", ex.containerID)
+	a.executors[key] = ex
+	var uris []mesos.CommandInfo_URI
+	if o.command {
+		for _, ti := range o.tasks {
+			if ti.Command != nil {
+				uris = append(uris, ti.Command.URIs...)
+			}
+		}
+	} else if o.exInfo.Command != nil {
+		uris = o.exInfo.Command.URIs
+	}
+	go a.launchExecutor(ex, uris)
+	return ex
 }
 
 func strPtr(s string) *string { return &s }
