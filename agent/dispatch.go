@@ -65,6 +65,8 @@ type agentTask struct {
 
 func exKey(fw, ex string) string { return fw + "/" + ex }
 
+// handleEvent dispatches one event from the master to the executor,
+// framework or task it names.
 func (a *Agent) handleEvent(ev *api.AgentEvent) {
 	switch ev.Type {
 	case api.AgentEventType_PING:
@@ -248,6 +250,9 @@ func (a *Agent) cleanupLocked(ex *executor) {
 	a.checkpointLocked(ex)
 }
 
+// killTask kills a task: one its executor has not been handed yet ends
+// here, KILLED; the others are the executor's to kill, now or when it
+// subscribes again.
 func (a *Agent) killTask(fwID, exID, taskID string, grace time.Duration) {
 	a.mu.Lock()
 	defer a.mu.Unlock()

@@ -37,44 +37,9 @@ func (a *Agent) handleExecutor(w http.ResponseWriter, r *http.Request) {
 		a.executorSubscribe(w, r, req, key, &call)
 		return
 	case exec1.Call_UPDATE:
-		if call.Update == nil || call.Update.Status.TaskID.Value == "" {
-			api.WriteError(w, api.Errorf(http.StatusBadRequest, "UPDATE call without update.status.task_id"))
+		if !a.executorUpdate(w, key, &call) {
 			return
 		}
-		if len(call.Update.Status.UUID) == 0 {
-			api.WriteError(w, api.Errorf(http.StatusBadRequest, "UPDATE call without update.status.uuid"))
-			return
-		}
-		a.mu.Lock()
-		ex := a.executors[key]
-		if ex == nil {
-			a.mu.Unlock()
-			api.WriteError(w, api.Errorf(http.StatusBadRequest, "executor %s of framework %s is not running on this agent", call.ExecutorID.Value, call.FrameworkID.Value))
-			return
-		}
-		t := ex.tasks[call.Update.Status.TaskID.Value]
-		if t == nil {
-			a.mu.Unlock()
-			api.WriteError(w, api.Errorf(http.StatusBadRequest, "task %s is not known to executor %s", call.Update.Status.TaskID.Value, ex.id))
-			return
-		}
-		st := call.Update.Status
-		st.Source = mesos.SOURCE_EXECUTOR.Enum()
-		st.ExecutorID = &mesos.ExecutorID{Value: ex.id}
-		if st.Timestamp == nil {
-			now := float64(a.clock().Now().UnixNano()) / 1e9
-			st.Timestamp = &now
-		}
-		dup := false
-		for _, p := range t.pending {
-			if string(p.UUID) == string(st.UUID) {
-				dup = true
-			}
-		}
-		if !dup {
-			a.enqueueUpdateLocked(ex, t, a.checkLimitOnEndLocked(ex, &st))
-		}
-		a.mu.Unlock()
 	case exec1.Call_MESSAGE:
 		if call.Message == nil {
 			api.WriteError(w, api.Errorf(http.StatusBadRequest, "MESSAGE call without message"))
@@ -88,6 +53,55 @@ func (a *Agent) handleExecutor(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusAccepted)
 }
 
+// executorUpdate takes an UPDATE call of the executor under key: its
+// status, marked as the executor's, joins the task's update stream unless
+// that stream already holds its uuid (a retry). It answers a bad call
+// itself and then returns false.
+func (a *Agent) executorUpdate(w http.ResponseWriter, key string, call *exec1.Call) bool {
+	if call.Update == nil || call.Update.Status.TaskID.Value == "" {
+		api.WriteError(w, api.Errorf(http.StatusBadRequest, "UPDATE call without update.status.task_id"))
+		return false
+	}
+	if len(call.Update.Status.UUID) == 0 {
+		api.WriteError(w, api.Errorf(http.StatusBadRequest, "UPDATE call without update.status.uuid"))
+		return false
+	}
+	a.mu.Lock()
+	ex := a.executors[key]
+	if ex == nil {
+		a.mu.Unlock()
+		api.WriteError(w, api.Errorf(http.StatusBadRequest, "executor %s of framework %s is not running on this agent", call.ExecutorID.Value, call.FrameworkID.Value))
+		return false
+	}
+	t := ex.tasks[call.Update.Status.TaskID.Value]
+	if t == nil {
+		a.mu.Unlock()
+		api.WriteError(w, api.Errorf(http.StatusBadRequest, "task %s is not known to executor %s", call.Update.Status.TaskID.Value, ex.id))
+		return false
+	}
+	st := call.Update.Status
+	st.Source = mesos.SOURCE_EXECUTOR.Enum()
+	st.ExecutorID = &mesos.ExecutorID{Value: ex.id}
+	if st.Timestamp == nil {
+		now := float64(a.clock().Now().UnixNano()) / 1e9
+		st.Timestamp = &now
+	}
+	dup := false
+	for _, p := range t.pending {
+		if string(p.UUID) == string(st.UUID) {
+			dup = true
+		}
+	}
+	if !dup {
+		a.enqueueUpdateLocked(ex, t, a.checkLimitOnEndLocked(ex, &st))
+	}
+	a.mu.Unlock()
+	return true
+}
+
+// executorSubscribe serves a SUBSCRIBE call: the executor's event stream,
+// opened with SUBSCRIBED, the updates it sent that the agent lacks taken
+// in, then the events queued while it was away.
 func (a *Agent) executorSubscribe(w http.ResponseWriter, r *http.Request, req *api.Request, key string, call *exec1.Call) {
 	a.mu.Lock()
 	ex := a.executors[key]

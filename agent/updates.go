@@ -10,12 +10,16 @@ import (
 	"github.com/allot-sched/allot/api/taskstate"
 )
 
+// agentStatus is a status the agent itself reports for t (SOURCE_AGENT),
+// stamped with the agent's clock.
 func (a *Agent) agentStatus(ex *executor, t *agentTask, state mesos.TaskState, reason mesos.TaskStatus_Reason, msg string) *mesos.TaskStatus {
 	now := float64(a.clock().Now().UnixNano()) / 1e9
 	return &mesos.TaskStatus{TaskID: t.info.TaskID, State: state.Enum(), Source: mesos.SOURCE_AGENT.Enum(), Reason: reason.Enum(),
 		Message: &msg, Timestamp: &now, ExecutorID: &mesos.ExecutorID{Value: ex.id}, UUID: newUUID()}
 }
 
+// newTaskFailed records ti on ex only to end it in state at once. Caller
+// holds a.mu.
 func (a *Agent) newTaskFailed(ex *executor, ti mesos.TaskInfo, state mesos.TaskState, reason mesos.TaskStatus_Reason, msg string) {
 	t := &agentTask{info: ti, state: mesos.TASK_STAGING}
 	ex.tasks[ti.TaskID.Value] = t
@@ -42,6 +46,9 @@ func (a *Agent) enqueueUpdateLocked(ex *executor, t *agentTask, st *mesos.TaskSt
 	a.checkpointLocked(ex)
 }
 
+// forwardLocked sends the head of t's update stream to the master (when
+// connected) and sets its next retry: a second after a fresh head,
+// doubling up to 32 seconds while the same head goes unacknowledged.
 func (a *Agent) forwardLocked(ex *executor, t *agentTask, fresh bool) {
 	if fresh || t.backoff == 0 {
 		t.backoff = time.Second
@@ -81,6 +88,9 @@ func (a *Agent) retryLoop() {
 	}
 }
 
+// acknowledged takes a framework's acknowledgement of a task's head
+// update: the executor hears of it if the update was its own, the next
+// update goes out, and a task that ended is forgotten.
 func (a *Agent) acknowledged(fwID, taskID string, uuid []byte) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
