@@ -13,7 +13,7 @@ import (
 	"github.com/allot-sched/allot/auth"
 )
 
-// Authentication on the agent (issue 16, item 1), both directions:
+// Authentication on the agent, both directions:
 //
 //   - to the master: with Config.Credential the agent presents its
 //     principal and secret as HTTP Basic on every agent-protocol call,

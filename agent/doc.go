@@ -8,6 +8,35 @@
 // the master removed (REGISTER answered 410) kills its executors, forgets
 // its tasks and id and registers afresh (removed.go).
 //
+// The agent's rooms, as Mesos splits its slave into slave, containerizer,
+// status update manager and http, so that each job can grow on its own:
+//
+//   - agent.go: Config, New, Start and Stop, the agent's shape.
+//   - masterlink.go: the link to the leading master: registration (and
+//     following a redirect to the leader), the event stream and its
+//     watchdog, and the senders that post calls to the master in batches.
+//   - dispatch.go: the agent's record of executors and their tasks, and
+//     the dispatch of each master event to them: RUN starts tasks on their
+//     executor (a new run of it if none is live), KILL, SHUTDOWN and
+//     framework messages reach it, ACKNOWLEDGE goes to the updates.
+//   - launch.go: launch and containment of one executor run: sandbox,
+//     fetched URIs, user, environment, the process in its container, the
+//     registration timeout, shutdown with its grace, and the end of the
+//     run, which fails or kills the tasks still open.
+//   - updates.go: the status update manager: each task's updates queue
+//     in order, only the head in flight, checkpointed, retried with
+//     backoff until the framework acknowledges it, the acknowledgement
+//     passed on to the executor whose update it was.
+//   - executorapi.go: the executor HTTP API, /api/v1/executor: SUBSCRIBE
+//     (the executor's event stream, and what a re-subscribing executor
+//     hands back), UPDATE and MESSAGE.
+//
+// A status update thus goes executorapi.go (UPDATE, stamped as the
+// executor's) to updates.go (enqueued, checkpointed by checkpoint.go, sent
+// by masterlink.go's senders, retried by retryLoop) and back through
+// masterlink.go and dispatch.go when the master relays the framework's
+// ACKNOWLEDGE to updates.go, which sends the next one.
+//
 // The built-in command executor (RunCommandExecutor, started as
 // `allot executor`) is an ordinary executor process speaking the executor
 // API through mesos-go's client, so command tasks, task groups and custom

@@ -8,8 +8,8 @@ import (
 	reqlimits "github.com/allot-sched/allot/internal/limits"
 )
 
-// limitBodies caps request bodies at Config.MaxRequestBytes (issue 16,
-// item 5; docs/security-limits.md). Only the executor API reads a body; an
+// limitBodies caps request bodies at Config.MaxRequestBytes
+// (docs/security-limits.md). Only the executor API reads a body; an
 // executor sending more is answered 413 and logged (the agent keeps no
 // Prometheus registry to count it in).
 func (a *Agent) limitBodies(h http.Handler) http.Handler {

@@ -1,0 +1,125 @@
+package agent
+
+import (
+	"time"
+
+	mesos "github.com/mesos/mesos-go/api/v1/lib"
+	exec1 "github.com/mesos/mesos-go/api/v1/lib/executor"
+
+	"github.com/allot-sched/allot/api"
+	"github.com/allot-sched/allot/api/taskstate"
+)
+
+// agentStatus is a status the agent itself reports for t (SOURCE_AGENT),
+// stamped with the agent's clock.
+func (a *Agent) agentStatus(ex *executor, t *agentTask, state mesos.TaskState, reason mesos.TaskStatus_Reason, msg string) *mesos.TaskStatus {
+	now := float64(a.clock().Now().UnixNano()) / 1e9
+	return &mesos.TaskStatus{TaskID: t.info.TaskID, State: state.Enum(), Source: mesos.SOURCE_AGENT.Enum(), Reason: reason.Enum(),
+		Message: &msg, Timestamp: &now, ExecutorID: &mesos.ExecutorID{Value: ex.id}, UUID: newUUID()}
+}
+
+// newTaskFailed records ti on ex only to end it in state at once. Caller
+// holds a.mu.
+func (a *Agent) newTaskFailed(ex *executor, ti mesos.TaskInfo, state mesos.TaskState, reason mesos.TaskStatus_Reason, msg string) {
+	t := &agentTask{info: ti, state: mesos.TASK_STAGING}
+	ex.tasks[ti.TaskID.Value] = t
+	a.enqueueUpdateLocked(ex, t, a.agentStatus(ex, t, state, reason, msg))
+}
+
+// enqueueUpdateLocked appends st to the task's update stream and sends it
+// if it is the head.
+func (a *Agent) enqueueUpdateLocked(ex *executor, t *agentTask, st *mesos.TaskStatus) {
+	if len(st.UUID) == 0 {
+		st.UUID = newUUID()
+	}
+	if a.id != "" {
+		st.AgentID = &mesos.AgentID{Value: a.id}
+	}
+	if st.ExecutorID == nil {
+		st.ExecutorID = &mesos.ExecutorID{Value: ex.id}
+	}
+	t.state, t.latest = st.GetState(), st
+	t.pending = append(t.pending, st)
+	if len(t.pending) == 1 {
+		a.forwardLocked(ex, t, true)
+	}
+	a.checkpointLocked(ex)
+}
+
+// forwardLocked sends the head of t's update stream to the master (when
+// connected) and sets its next retry: a second after a fresh head,
+// doubling up to 32 seconds while the same head goes unacknowledged.
+func (a *Agent) forwardLocked(ex *executor, t *agentTask, fresh bool) {
+	if fresh || t.backoff == 0 {
+		t.backoff = time.Second
+	} else if t.backoff < 32*time.Second {
+		t.backoff *= 2
+	}
+	t.nextRetry = a.clock().Now().Add(t.backoff)
+	if !a.connected {
+		return
+	}
+	b, _ := t.pending[0].Marshal()
+	a.send(&api.AgentCall{Type: api.AgentCallType_STATUS_UPDATE, FrameworkId: ex.fw, ExecutorId: ex.id, Status: b})
+}
+
+// retryLoop resends the head update of every task whose acknowledgement is
+// overdue, with exponential backoff.
+func (a *Agent) retryLoop() {
+	clock := a.clock()
+	for {
+		select {
+		case <-a.stop:
+			return
+		case <-clock.After(200 * time.Millisecond):
+		}
+		now := clock.Now()
+		a.mu.Lock()
+		if a.connected {
+			for _, ex := range a.executors {
+				for _, tk := range ex.tasks {
+					if len(tk.pending) > 0 && now.After(tk.nextRetry) {
+						a.forwardLocked(ex, tk, false)
+					}
+				}
+			}
+		}
+		a.mu.Unlock()
+	}
+}
+
+// acknowledged takes a framework's acknowledgement of a task's head
+// update: the executor hears of it if the update was its own, the next
+// update goes out, and a task that ended is forgotten.
+func (a *Agent) acknowledged(fwID, taskID string, uuid []byte) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, ex := range a.executors {
+		if ex.fw != fwID {
+			continue
+		}
+		t := ex.tasks[taskID]
+		if t == nil || len(t.pending) == 0 || string(t.pending[0].UUID) != string(uuid) {
+			continue
+		}
+		head := t.pending[0]
+		t.pending = t.pending[1:]
+		if head.GetSource() == mesos.SOURCE_EXECUTOR && ex.stream != nil {
+			ex.stream.Send(&exec1.Event{Type: exec1.Event_ACKNOWLEDGED, Acknowledged: &exec1.Event_Acknowledged{TaskID: t.info.TaskID, UUID: uuid}})
+		}
+		if len(t.pending) > 0 {
+			a.forwardLocked(ex, t, true)
+		} else if taskstate.IsTerminal(t.state) {
+			delete(ex.tasks, taskID)
+			if ex.commandTask && len(ex.tasks) == 0 {
+				// The command executor of a plain command task has nothing
+				// left to do and exits by itself now; if it does not (it is
+				// stuck, or an older one that missed this ack), it is shut
+				// down, so that its container goes with it.
+				a.shutdownExecutor(ex)
+			}
+		}
+		a.cleanupLocked(ex)
+		return
+	}
+}
