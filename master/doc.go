@@ -27,7 +27,9 @@
 //	master.go      Config, New, Start/Stop, the Clock
 //	leadership.go  election, rebuilding live state from the registry
 //	state.go       live-state types (agents, frameworks, tasks, offers)
-//	scheduler.go   the scheduler API: HTTP, call validation (ACCEPT's plan)
+//	scheduler.go   the scheduler API: HTTP, call validation and dispatch
+//	acceptplan.go  ACCEPT's plan: its offers and tasks validated before
+//	               anything changes
 //	frameworks.go  subscribe, failover, update and removal of frameworks
 //	offers.go      allocation cycle, offer table, rescind, ACCEPT's launch
 //	allocpace.go   spacing the cycles that calls trigger
