@@ -55,7 +55,7 @@
 //	events.go      operator API subscribers and the event fan-out
 //	routes.go      the route table: every endpoint's method, path and
 //	               authentication class; the mux is built from it alone
-//	operator.go    the operator API and /state
+//	operator.go    the operator API and /state (its JSON: package api/operator)
 //	files.go       /files/* proxied to the agent holding the sandbox, and
 //	               /explain (the allocator's reason for a framework, agent)
 //	sorter.go      switching sorter, agent selection and mode at runtime,
