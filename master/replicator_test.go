@@ -10,17 +10,26 @@ import (
 	"github.com/allot-sched/allot/master/registry/registrytest"
 )
 
-// The registry lives in raft-boltdb: reopening the work dir replays it.
-func TestReplicatorKeepsRegistryAcrossRestart(t *testing.T) {
-	dir := t.TempDir()
+// openLoneRaft opens a lone master's raft on dir with an empty registry
+// and waits until it leads with the log applied.
+func openLoneRaft(t *testing.T, dir string) (*registry.Registry, *replicator) {
+	t.Helper()
 	reg := registry.NewRegistry()
 	rep, err := openRaft(dir, reg, raftOptions{LogLevel: "error"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := rep.waitLeader(10 * time.Second); err != nil {
+		rep.close()
 		t.Fatal(err)
 	}
+	return reg, rep
+}
+
+// The registry lives in raft-boltdb: reopening the work dir replays it.
+func TestReplicatorKeepsRegistryAcrossRestart(t *testing.T) {
+	dir := t.TempDir()
+	reg, rep := openLoneRaft(t, dir)
 	for _, c := range registrytest.Commands() {
 		rep.propose(c)
 	}
@@ -33,15 +42,8 @@ func TestReplicatorKeepsRegistryAcrossRestart(t *testing.T) {
 	}
 	rep.propose(&api.Command{Type: api.CommandType_AGENT_REMOVE, Id: "last"}) // after close: dropped, no panic
 
-	reg2 := registry.NewRegistry()
-	rep2, err := openRaft(dir, reg2, raftOptions{LogLevel: "error"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	reg2, rep2 := openLoneRaft(t, dir)
 	defer rep2.close()
-	if err := rep2.waitLeader(10 * time.Second); err != nil {
-		t.Fatal(err)
-	}
 	if got := len(reg2.Agents()); got != want || want != 2 {
 		t.Fatalf("agents after reopen = %d, want %d (a1 and last)", got, want)
 	}
@@ -54,14 +56,7 @@ func TestReplicatorKeepsRegistryAcrossRestart(t *testing.T) {
 // stream (and the log entries after it).
 func TestReplicatorRestoresFromSnapshot(t *testing.T) {
 	dir := t.TempDir()
-	reg := registry.NewRegistry()
-	rep, err := openRaft(dir, reg, raftOptions{LogLevel: "error"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := rep.waitLeader(10 * time.Second); err != nil {
-		t.Fatal(err)
-	}
+	reg, rep := openLoneRaft(t, dir)
 	for _, c := range registrytest.Commands() {
 		if err := rep.proposeWait(c); err != nil {
 			t.Fatal(err)
@@ -77,15 +72,8 @@ func TestReplicatorRestoresFromSnapshot(t *testing.T) {
 	reg.WriteSnapshot(&want)
 	rep.close()
 
-	reg2 := registry.NewRegistry()
-	rep2, err := openRaft(dir, reg2, raftOptions{LogLevel: "error"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	reg2, rep2 := openLoneRaft(t, dir)
 	defer rep2.close()
-	if err := rep2.waitLeader(10 * time.Second); err != nil {
-		t.Fatal(err)
-	}
 	var got bytes.Buffer
 	reg2.WriteSnapshot(&got)
 	if !bytes.Equal(got.Bytes(), want.Bytes()) {
