@@ -9,43 +9,32 @@ import (
 	"testing"
 	"time"
 
+	"github.com/allot-sched/allot/api/operator"
 	"github.com/allot-sched/allot/internal/testcluster"
 )
 
-// fwState is a framework as the master's /state shows it.
-type fwState struct {
-	Name   string `json:"name"`
-	Offers int    `json:"offers"`
-	Tasks  []struct {
-		ID    string `json:"id"`
-		State string `json:"state"`
-	} `json:"tasks"`
-}
-
 // framework returns the master's view of the framework named name (ok
 // false if the master does not list it or cannot be read).
-func (c *cluster) framework(name string) (fwState, bool) {
-	var st struct {
-		Frameworks []fwState `json:"frameworks"`
-	}
+func (c *cluster) framework(name string) (operator.Framework, bool) {
+	var st operator.State
 	resp, err := http.Get("http://" + c.MasterAddr + "/state")
 	if err != nil {
-		return fwState{}, false
+		return operator.Framework{}, false
 	}
 	defer resp.Body.Close()
 	if json.NewDecoder(resp.Body).Decode(&st) != nil {
-		return fwState{}, false
+		return operator.Framework{}, false
 	}
 	for _, f := range st.Frameworks {
 		if f.Name == name {
 			return f, true
 		}
 	}
-	return fwState{}, false
+	return operator.Framework{}, false
 }
 
 // running counts the framework's executor tasks the master sees running.
-func (f fwState) running() int {
+func runningTasks(f operator.Framework) int {
 	n := 0
 	for _, t := range f.Tasks {
 		if t.State == "TASK_RUNNING" {
@@ -85,7 +74,7 @@ func TestDynamicAllocation(t *testing.T) {
 			t.Fatalf("testapp exited before scaling up: %v\n%s", a.Err(), testcluster.Tail(errb.String(), 3000))
 		}
 		f, _ := c.framework("testapp")
-		peak = max(peak, f.running())
+		peak = max(peak, runningTasks(f))
 		return peak >= 2
 	})
 	testcluster.WaitFor(t, 60*time.Second, "the driver to release idle executors", func() bool {
@@ -98,7 +87,7 @@ func TestDynamicAllocation(t *testing.T) {
 	// executors; the application is still alive (it waits for the file).
 	testcluster.WaitFor(t, 30*time.Second, "one executor left running (master /state)", func() bool {
 		f, _ := c.framework("testapp")
-		return f.running() == 1
+		return runningTasks(f) == 1
 	})
 	if err := os.WriteFile(hold, nil, 0o644); err != nil {
 		t.Fatal(err)

@@ -31,7 +31,7 @@ func TestDeclinesOffersItCannotUse(t *testing.T) {
 	// remnants again and again; between offers it must hold none.
 	testcluster.WaitFor(t, 30*time.Second, "no offer held by the application (master /state)", func() bool {
 		f, ok := c.framework("testapp")
-		return ok && f.Offers == 0 && f.running() == 2
+		return ok && f.OfferCount == 0 && runningTasks(f) == 2
 	})
 	if a.Exited() {
 		t.Fatalf("testapp exited while holding: %v", a.Err())

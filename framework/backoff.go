@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/allot-sched/allot/api"
+	"github.com/allot-sched/allot/api/operator"
 	"github.com/allot-sched/allot/api/taskstate"
 	"github.com/allot-sched/allot/framework/dispatch"
 	"github.com/allot-sched/allot/framework/eventlog"
@@ -28,25 +29,6 @@ import (
 
 // DefaultBackoffInterval is Config.BackoffInterval's default.
 const DefaultBackoffInterval = time.Second
-
-// stateDoc is the part of the master's /state the backoff reads.
-type stateDoc struct {
-	Slaves []stateAgent `json:"slaves"`
-}
-
-type stateAgent struct {
-	ID        string             `json:"id"`
-	Resources map[string]float64 `json:"resources"`
-	Rates     *stateRates        `json:"usage_rates"` // nil before two usage reports
-}
-
-type stateRates struct {
-	DiskReadMBps  float64 `json:"disk_read_mbps"`
-	DiskWriteMBps float64 `json:"disk_write_mbps"`
-	NetRxMBps     float64 `json:"net_rx_mbps"`
-	NetTxMBps     float64 `json:"net_tx_mbps"`
-	DiskBusy      float64 `json:"disk_busy"`
-}
 
 // ownExec is one of this application's executors where it runs.
 type ownExec struct {
@@ -75,7 +57,7 @@ func predictedAt(p *profile.Profile, offset time.Duration, r profile.Resource) f
 // agent that runs one of own and has usage rates, with their predicted
 // users. tls may be nil (no timelines); self is this framework's id, whose
 // executors in tls are skipped because own has them as launched.
-func backoffDevices(now time.Time, st *stateDoc, tls *api.Timelines, self string, own []ownExec, p *profile.Profile,
+func backoffDevices(now time.Time, st *operator.State, tls *api.Timelines, self string, own []ownExec, p *profile.Profile,
 	params dispatch.BackoffParams) ([]dispatch.Device, []device) {
 	byAgent := map[string][]ownExec{}
 	for _, x := range own {
@@ -173,7 +155,7 @@ func (c *Context) backoffLoop(b *mesosBackend, bo *dispatch.Backoff) {
 // backoffRound asks the master, runs one round and logs what started and
 // lifted. flagged is the previous round's flagged executors, updated.
 func (c *Context) backoffRound(b *mesosBackend, bo *dispatch.Backoff, flagged map[string]bool) {
-	var st stateDoc
+	var st operator.State
 	if err := c.masterGet("/state", &st); err != nil {
 		c.cfg.Logf("task backoff: no usage from the master this round: %v", err)
 		return

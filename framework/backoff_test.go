@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/allot-sched/allot/api"
+	"github.com/allot-sched/allot/api/operator"
 	"github.com/allot-sched/allot/framework/dispatch"
 	"github.com/allot-sched/allot/framework/eventlog"
 	"github.com/allot-sched/allot/profile"
@@ -14,9 +15,9 @@ import (
 
 // stateOf is a /state with one agent S1 (100 MB/s disk and NIC) whose
 // last interval delivered disk MB/s with the disk busy for busy of it.
-func stateOf(busy, disk float64) *stateDoc {
-	return &stateDoc{Slaves: []stateAgent{{ID: "S1", Resources: map[string]float64{"disk_bw": 100, "net_bw": 100},
-		Rates: &stateRates{DiskReadMBps: disk, DiskBusy: busy}}}}
+func stateOf(busy, disk float64) *operator.State {
+	return &operator.State{Slaves: []operator.Agent{{ID: "S1", Resources: map[string]float64{"disk_bw": 100, "net_bw": 100},
+		Rates: &operator.Rates{DiskReadMBps: disk, DiskBusy: busy}}}}
 }
 
 func TestBackoffRounds(t *testing.T) {
@@ -31,7 +32,7 @@ func TestBackoffRounds(t *testing.T) {
 		}}}}
 	for _, c := range []struct {
 		name string
-		st   *stateDoc
+		st   *operator.State
 		tls  *api.Timelines
 		own  []ownExec
 		want string // flagged after the round
@@ -74,7 +75,7 @@ func TestBackoffLogged(t *testing.T) {
 	own := []ownExec{{"exec-1", "S1", now}, {"exec-2", "S1", now}}
 	bo := &dispatch.Backoff{Inner: dispatch.LocalityWait{}, Params: firstBackoff}
 	flagged := map[string]bool{}
-	round := func(st *stateDoc) {
+	round := func(st *operator.State) {
 		devs, names := backoffDevices(now, st, nil, "us", own, prof, bo.Params)
 		bo.Round(devs)
 		c.logBackoff(own, devs, names, bo, flagged)

@@ -23,6 +23,7 @@ import (
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler/calls"
 
+	"github.com/allot-sched/allot/api/operator"
 	"github.com/allot-sched/allot/internal/testcluster"
 )
 
@@ -361,19 +362,10 @@ func TestUsageMonitor(t *testing.T) {
 			return false
 		}
 		defer resp.Body.Close()
-		var st struct {
-			Slaves []struct {
-				Usage *struct {
-					MemTotal  uint64 `json:"mem_total_bytes"`
-					Executors []struct {
-						ExecutorID string `json:"executor_id"`
-					} `json:"executors"`
-				} `json:"usage"`
-			} `json:"slaves"`
-		}
+		var st operator.State
 		json.NewDecoder(resp.Body).Decode(&st)
-		return len(st.Slaves) == 1 && st.Slaves[0].Usage != nil && st.Slaves[0].Usage.MemTotal > 0 &&
-			len(st.Slaves[0].Usage.Executors) == 1 && st.Slaves[0].Usage.Executors[0].ExecutorID == "busy"
+		return len(st.Slaves) == 1 && st.Slaves[0].Usage != nil && st.Slaves[0].Usage.MemTotalBytes > 0 &&
+			len(st.Slaves[0].Usage.Executors) == 1 && st.Slaves[0].Usage.Executors[0].ExecutorId == "busy"
 	})
 }
 

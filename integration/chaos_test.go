@@ -16,6 +16,7 @@ import (
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler/calls"
 
+	"github.com/allot-sched/allot/api/operator"
 	fsched "github.com/allot-sched/allot/framework/sched"
 	"github.com/allot-sched/allot/internal/testcluster"
 )
@@ -174,7 +175,7 @@ func (x *chaos) busiestAgent() *testcluster.Agent {
 
 // leaderState is the leader's /state with the agents' pids; ok is false
 // when it could not be read.
-func (x *chaos) leaderState() (st masterState, ok bool) {
+func (x *chaos) leaderState() (st operator.State, ok bool) {
 	lead := x.c.leader(60 * time.Second)
 	resp, err := http.Get("http://" + x.c.masters[lead].http + "/state")
 	if err != nil {

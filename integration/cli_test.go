@@ -13,6 +13,7 @@ import (
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 
+	"github.com/allot-sched/allot/api/operator"
 	"github.com/allot-sched/allot/internal/testcluster"
 )
 
@@ -170,7 +171,7 @@ func TestSorterSwitchSurvivesLeaderKill9(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "switched to: sorter psdsf, agent selection rrr, mode characterized") {
 		t.Fatalf("sorter set: exit %d, %q %q", code, out, errOut)
 	}
-	if st := c.state(); st.Allocator["sorter"] != "psdsf" {
+	if st := c.state(); st.Allocator.Sorter != "psdsf" {
 		t.Fatalf("/state after the switch: allocator %v", st.Allocator)
 	}
 	c.kill9(old)
@@ -195,10 +196,10 @@ func TestSorterSwitchSurvivesLeaderKill9(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var st masterState
+		var st operator.State
 		err = json.NewDecoder(resp.Body).Decode(&st)
 		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK || err != nil || st.Allocator["sorter"] != "psdsf" {
+		if resp.StatusCode != http.StatusOK || err != nil || st.Allocator.Sorter != "psdsf" {
 			t.Errorf("follower %d's /ui/data/state: %d %v, allocator %v; want the leader's state", i, resp.StatusCode, err, st.Allocator)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/allot-sched/allot/api/operator"
 	"github.com/allot-sched/allot/internal/testcluster"
 )
 
@@ -54,8 +55,8 @@ func newCluster(t testing.TB, agents int, masterFlags ...string) *cluster {
 }
 
 // state fetches the master's /state.
-func (c *cluster) state() masterState {
-	var st masterState
+func (c *cluster) state() operator.State {
+	var st operator.State
 	resp, err := http.Get("http://" + c.MasterAddr + "/state")
 	if err != nil {
 		return st
@@ -63,28 +64,6 @@ func (c *cluster) state() masterState {
 	defer resp.Body.Close()
 	json.NewDecoder(resp.Body).Decode(&st)
 	return st
-}
-
-type masterState struct {
-	Allocator  map[string]string `json:"allocator"`
-	Frameworks []struct {
-		ID             string  `json:"id"`
-		Name           string  `json:"name"`
-		Connected      bool    `json:"connected"`
-		Tasks          []stask `json:"tasks"`
-		CompletedTasks []stask `json:"completed_tasks"`
-	} `json:"frameworks"`
-	Slaves []struct {
-		ID     string `json:"id"`
-		PID    string `json:"pid"`
-		Active bool   `json:"active"`
-	} `json:"slaves"`
-}
-
-type stask struct {
-	ID      string `json:"id"`
-	State   string `json:"state"`
-	SlaveID string `json:"slave_id"`
 }
 
 // agentState fetches an agent's /state.

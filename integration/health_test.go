@@ -15,6 +15,7 @@ import (
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler/calls"
 
+	"github.com/allot-sched/allot/api/operator"
 	"github.com/allot-sched/allot/internal/testcluster"
 )
 
@@ -232,14 +233,7 @@ func stateHealth(t *testing.T, master string) map[string]*bool {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	var doc struct {
-		Frameworks []struct {
-			Tasks []struct {
-				ID      string `json:"id"`
-				Healthy *bool  `json:"healthy"`
-			} `json:"tasks"`
-		} `json:"frameworks"`
-	}
+	var doc operator.State
 	if err := json.NewDecoder(resp.Body).Decode(&doc); err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler/calls"
 
+	"github.com/allot-sched/allot/api/operator"
 	"github.com/allot-sched/allot/internal/testcluster"
 )
 
@@ -117,11 +118,7 @@ func isolationShown(t *testing.T, c *cluster, want func(string) bool) {
 	if got, _ := doc["isolation"].(string); !want(got) {
 		t.Errorf("agent /state isolation = %q (reason %q)", got, doc["isolation_reason"])
 	}
-	var ms struct {
-		Slaves []struct {
-			Isolation string `json:"isolation"`
-		} `json:"slaves"`
-	}
+	var ms operator.State
 	resp, err := http.Get("http://" + c.MasterAddr + "/state")
 	if err != nil {
 		t.Fatal(err)

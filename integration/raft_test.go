@@ -26,6 +26,7 @@ import (
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler/calls"
 
+	"github.com/allot-sched/allot/api/operator"
 	"github.com/allot-sched/allot/api/taskstate"
 	"github.com/allot-sched/allot/internal/testcluster"
 	"github.com/allot-sched/allot/master"
@@ -271,19 +272,9 @@ func (c *mcluster) addAgentVia(res string, seeds []string) *testcluster.Agent {
 	return a
 }
 
-// fullState is the part of the leader's /state the invariants need.
-type fullState struct {
-	masterState
-	Slaves []struct {
-		ID        string             `json:"id"`
-		Active    bool               `json:"active"`
-		Resources map[string]float64 `json:"resources"`
-		Used      map[string]float64 `json:"used_resources"`
-	} `json:"slaves"`
-}
-
-func (c *mcluster) state() fullState {
-	var st fullState
+// state fetches the leader's /state.
+func (c *mcluster) state() operator.State {
+	var st operator.State
 	lead := c.leader(30 * time.Second)
 	resp, err := http.Get("http://" + c.masters[lead].http + "/state")
 	if err != nil {

@@ -23,6 +23,7 @@ import (
 	"github.com/mesos/mesos-go/api/v1/lib/httpcli/httpsched"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler/calls"
 
+	"github.com/allot-sched/allot/api/operator"
 	"github.com/allot-sched/allot/api/taskstate"
 	fsched "github.com/allot-sched/allot/framework/sched"
 	"github.com/allot-sched/allot/internal/testcluster"
@@ -167,24 +168,10 @@ func (p *tlsPlanner) running() int {
 
 func (p *tlsPlanner) add(n int) { p.mu.Lock(); p.want += n; p.mu.Unlock() }
 
-// tlsState is the part of /state these tests read.
-type tlsState struct {
-	Slaves []struct {
-		Active bool `json:"active"`
-	} `json:"slaves"`
-	Frameworks []struct {
-		ID    string `json:"id"`
-		Tasks []struct {
-			ID    string `json:"id"`
-			State string `json:"state"`
-		} `json:"tasks"`
-	} `json:"frameworks"`
-}
-
 // running counts the leader's active agents and framework fw's running
 // tasks.
 func (e *tlsEnv) counts(t testing.TB, addr, fw string) (agents, running int) {
-	var st tlsState
+	var st operator.State
 	if err := json.Unmarshal(e.get(t, addr, "/state"), &st); err != nil {
 		return -1, -1
 	}

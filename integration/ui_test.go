@@ -126,7 +126,7 @@ func TestWebUI(t *testing.T) {
 	run(t, ctx, "allocator page", chromedp.Navigate(base+"/allocator"), waitText("#legend", "ui-fw"), chromedp.WaitVisible("#sorter-form[data-synced]", chromedp.ByQuery))
 	run(t, ctx, "policy switch", chromedp.SetValue("#sorter", "fifo", chromedp.ByID), chromedp.SetValue("#mode", "characterized", chromedp.ByID),
 		chromedp.Click("#sorter-apply", chromedp.ByID), waitText("#sorter-result", "In force"))
-	if st := c.state(); st.Allocator["sorter"] != "fifo" {
+	if st := c.state(); st.Allocator.Sorter != "fifo" {
 		t.Errorf("after the switch on the allocator page /state says %v", st.Allocator)
 	}
 	// "Why?" shows the allocator's own words for the pair chosen on the page

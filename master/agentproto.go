@@ -11,6 +11,7 @@ import (
 	"github.com/allot-sched/allot/allocator"
 	"github.com/allot-sched/allot/api"
 	"github.com/allot-sched/allot/api/taskstate"
+	"github.com/allot-sched/allot/master/registry"
 	"github.com/allot-sched/allot/resources"
 )
 
@@ -174,7 +175,7 @@ func (m *Master) adoptReportedTasksLocked(a *agentState, reports []*api.TaskReco
 				t.status = &st
 			}
 		}
-		reported[taskKey(fw.id, t.id)] = true
+		reported[registry.TaskKey(fw.id, t.id)] = true
 		if !taskstate.IsTerminal(t.state) {
 			used[fw.id] = used[fw.id].Add(t.res)
 			if t.executor != "" {
@@ -192,7 +193,7 @@ func (m *Master) adoptReportedTasksLocked(a *agentState, reports []*api.TaskReco
 	}
 	// Tasks the master placed there that the agent no longer has are lost.
 	for _, p := range m.tasksOnLocked(id) {
-		if reported[taskKey(p.fw.id, p.t.id)] || taskstate.IsTerminal(p.t.state) {
+		if reported[registry.TaskKey(p.fw.id, p.t.id)] || taskstate.IsTerminal(p.t.state) {
 			continue
 		}
 		m.taskLostLocked(p.fw, p.t, mesos.REASON_AGENT_RESTARTED, "the agent re-registered without this task")

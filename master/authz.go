@@ -14,7 +14,7 @@ import (
 	"github.com/allot-sched/allot/resources"
 )
 
-// Authorization (issue 16, item 2). Config.Authorizer (the --acls file)
+// Authorization. Config.Authorizer (the --acls file)
 // is asked at each point where the master knows both who is calling and
 // what the call is about:
 //

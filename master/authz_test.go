@@ -16,6 +16,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/allot-sched/allot/api"
+	"github.com/allot-sched/allot/api/operator"
 	"github.com/allot-sched/allot/auth"
 )
 
@@ -418,7 +419,7 @@ func TestAuthzViewFiltering(t *testing.T) {
 		t.Run("as "+tt.principal, func(t *testing.T) {
 			_, body := h.do(http.MethodGet, "/state", tt.principal, nil, nil)
 			var st struct {
-				Frameworks []stateFramework `json:"frameworks"`
+				Frameworks []operator.Framework `json:"frameworks"`
 			}
 			if err := json.Unmarshal([]byte(body), &st); err != nil {
 				t.Fatal(err)

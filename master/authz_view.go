@@ -9,6 +9,7 @@ import (
 	mmaster "github.com/mesos/mesos-go/api/v1/lib/master"
 
 	"github.com/allot-sched/allot/api"
+	"github.com/allot-sched/allot/api/operator"
 	"github.com/allot-sched/allot/auth"
 )
 
@@ -78,20 +79,20 @@ func (m *Master) mayViewTaskLocked(who auth.Subject, fwID, id string) bool {
 
 // visibleStateLocked is the /state frameworks who may view, each with only
 // the tasks who may view. Caller holds m.mu.
-func (m *Master) visibleStateLocked(who auth.Subject, fws []stateFramework) []stateFramework {
+func (m *Master) visibleStateLocked(who auth.Subject, fws []operator.Framework) []operator.Framework {
 	if m.authz.authorizer == nil {
 		return fws
 	}
-	out := []stateFramework{}
+	out := []operator.Framework{}
 	for _, f := range fws {
 		if !m.mayViewFrameworkLocked(who, f.ID) {
 			continue
 		}
-		keep := func(ts []stateTask) []stateTask {
+		keep := func(ts []operator.Task) []operator.Task {
 			if ts == nil {
 				return nil
 			}
-			kept := []stateTask{}
+			kept := []operator.Task{}
 			for _, t := range ts {
 				if m.mayViewTaskLocked(who, f.ID, t.ID) {
 					kept = append(kept, t)
@@ -230,17 +231,17 @@ func (m *Master) mayViewEventLocked(who auth.Subject, ev *mmaster.Event) bool {
 
 // visiblePressureLocked is doc without the starving frameworks and the
 // inverse offers of frameworks who may not view. Caller holds m.mu.
-func (m *Master) visiblePressureLocked(who auth.Subject, doc pressureDoc) pressureDoc {
+func (m *Master) visiblePressureLocked(who auth.Subject, doc operator.Pressure) operator.Pressure {
 	if m.authz.authorizer == nil {
 		return doc
 	}
-	starving := []pressureEntry{}
+	starving := []operator.Starving{}
 	for _, e := range doc.Starving {
 		if m.mayViewFrameworkLocked(who, e.FrameworkID) {
 			starving = append(starving, e)
 		}
 	}
-	ios := []inverseOfferDoc{}
+	ios := []operator.InverseOffer{}
 	for _, io := range doc.InverseOffers {
 		if m.mayViewFrameworkLocked(who, io.FrameworkID) {
 			ios = append(ios, io)

@@ -11,6 +11,7 @@ import (
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
 
 	"github.com/allot-sched/allot/api"
+	"github.com/allot-sched/allot/api/operator"
 )
 
 // viewACLs: alice views only user alice's frameworks, ops every one, any
@@ -55,7 +56,7 @@ func TestAuthzPressureAndExplain(t *testing.T) {
 		{"eve", nil, nil, 403, 403},
 		{"", []string{bob.id}, []string{alice.id}, 200, 200},
 	}
-	ids := func(doc pressureDoc) (starving, asked []string) {
+	ids := func(doc operator.Pressure) (starving, asked []string) {
 		for _, e := range doc.Starving {
 			starving = append(starving, e.FrameworkID)
 		}
@@ -66,13 +67,13 @@ func TestAuthzPressureAndExplain(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run("as "+tt.principal, func(t *testing.T) {
-			var doc pressureDoc
+			var doc operator.Pressure
 			h.getJSON(t, "/pressure", tt.principal, &doc)
 			var st struct {
-				Pressure pressureDoc `json:"pressure"`
+				Pressure operator.Pressure `json:"pressure"`
 			}
 			h.getJSON(t, "/state", tt.principal, &st)
-			for what, d := range map[string]pressureDoc{"/pressure": doc, "/state's pressure": st.Pressure} {
+			for what, d := range map[string]operator.Pressure{"/pressure": doc, "/state's pressure": st.Pressure} {
 				starving, asked := ids(d)
 				if !slices.Equal(starving, tt.starving) || !slices.Equal(asked, tt.asked) {
 					t.Errorf("%s: starving %v, inverse offers to %v; want %v, %v", what, starving, asked, tt.starving, tt.asked)

@@ -2,7 +2,8 @@
 // /api/v1/scheduler, the operator API at /api/v1 with /state, /health and
 // /metrics, the agent protocol at /api/v1/allot/agent, the offer lifecycle
 // and status-update routing, all on top of the registry (agents,
-// frameworks, tasks, config) that is applied through hashicorp/raft.
+// frameworks, tasks, config; package registry) that is applied through
+// hashicorp/raft.
 //
 // Concurrency: one mutex (Master.mu) guards the live state and the
 // allocator, which is not safe for concurrent use. HTTP handlers decode and
@@ -26,7 +27,9 @@
 //	master.go      Config, New, Start/Stop, the Clock
 //	leadership.go  election, rebuilding live state from the registry
 //	state.go       live-state types (agents, frameworks, tasks, offers)
-//	scheduler.go   the scheduler API: HTTP, call validation (ACCEPT's plan)
+//	scheduler.go   the scheduler API: HTTP, call validation and dispatch
+//	acceptplan.go  ACCEPT's plan: its offers and tasks validated before
+//	               anything changes
 //	frameworks.go  subscribe, failover, update and removal of frameworks
 //	offers.go      allocation cycle, offer table, rescind, ACCEPT's launch
 //	allocpace.go   spacing the cycles that calls trigger
@@ -46,12 +49,13 @@
 //	finality.go    a task's end is final: an update of a task already over
 //	               is acknowledged to the agent, not forwarded; a reported
 //	               task whose end the framework heard is killed
-//	history.go     completed tasks (bounded, replicated, rebuilt on election)
-//	               and removed agent ids, refused when they come back
+//	history.go     the leader's completed tasks (bounded as the registry's,
+//	               rebuilt from it on election) and removed agent ids,
+//	               refused when they come back
 //	events.go      operator API subscribers and the event fan-out
 //	routes.go      the route table: every endpoint's method, path and
 //	               authentication class; the mux is built from it alone
-//	operator.go    the operator API and /state
+//	operator.go    the operator API and /state (its JSON: package api/operator)
 //	files.go       /files/* proxied to the agent holding the sandbox, and
 //	               /explain (the allocator's reason for a framework, agent)
 //	sorter.go      switching sorter, agent selection and mode at runtime,
@@ -62,8 +66,8 @@
 //	               (modelled: false) under sorters that keep no timelines.
 //	               Frameworks score their own placement against it.
 //	metrics.go     Prometheus series
-//	registry.go, raft.go, cluster.go  the replicated registry, holding calls
-//	               through an election, and 307s under --redirect
+//	raft.go, cluster.go  replicating the registry through raft, holding
+//	               calls through an election, and 307s under --redirect
 //	forward.go     a follower forwards leader-only calls (streams included)
 //	               to the leader, ending forwarded streams on a leader change
 //	policy.go      replicating the allocator's policy-model state (POLICY_SET),

@@ -10,6 +10,7 @@ import (
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
 
 	"github.com/allot-sched/allot/api"
+	"github.com/allot-sched/allot/api/operator"
 )
 
 // agentUpdate posts a status update of task id as the agent would.
@@ -46,7 +47,7 @@ func (h *harness) stateListings(id string) int {
 	defer h.m.mu.Unlock()
 	n := 0
 	for _, f := range h.m.stateFrameworksLocked() {
-		for _, list := range [][]stateTask{f.Tasks, f.CompletedTasks} {
+		for _, list := range [][]operator.Task{f.Tasks, f.CompletedTasks} {
 			for _, t := range list {
 				if t.ID == id {
 					n++

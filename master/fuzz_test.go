@@ -2,7 +2,6 @@ package master
 
 import (
 	"bytes"
-	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -264,53 +263,6 @@ func FuzzAgentCall(f *testing.F) {
 		}
 		call.AgentId = id
 		m.agentCall(&call)
-	})
-}
-
-// FuzzRegistryRestore feeds a raft snapshot to Registry.Restore: damage is an
-// error that leaves the registry as it was; an accepted snapshot writes back
-// and restores to the same records.
-func FuzzRegistryRestore(f *testing.F) {
-	r := NewRegistry()
-	for _, c := range fixture() {
-		if err := r.ApplyCommand(c); err != nil {
-			f.Fatal(err)
-		}
-	}
-	var good bytes.Buffer
-	if err := r.WriteSnapshot(&good); err != nil {
-		f.Fatal(err)
-	}
-	f.Add(good.Bytes())
-	for _, s := range []string{"", "\n", "3\nabc", "-1\n", "99999999999\n", "5\n\x0a\x03abc", "0\n"} {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, snap []byte) {
-		r := NewRegistry()
-		before := r.records()
-		if err := r.Restore(io.NopCloser(bytes.NewReader(snap))); err != nil {
-			if len(r.records()) != len(before) {
-				t.Fatal("a failed Restore changed the registry")
-			}
-			return
-		}
-		var out bytes.Buffer
-		if err := r.WriteSnapshot(&out); err != nil {
-			t.Fatalf("restored registry does not snapshot: %v", err)
-		}
-		r2 := NewRegistry()
-		if err := r2.Restore(io.NopCloser(bytes.NewReader(out.Bytes()))); err != nil {
-			t.Fatalf("restoring the registry's own snapshot failed: %v", err)
-		}
-		a, b := r.records(), r2.records()
-		if len(a) != len(b) {
-			t.Fatalf("round trip: %d records, then %d", len(a), len(b))
-		}
-		for i := range a {
-			if !proto.Equal(a[i], b[i]) {
-				t.Fatalf("round trip record %d: %v, then %v", i, a[i], b[i])
-			}
-		}
 	})
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/allot-sched/allot/allocator"
 	"github.com/allot-sched/allot/api"
+	"github.com/allot-sched/allot/api/operator"
 	"github.com/allot-sched/allot/auth"
 	"github.com/allot-sched/allot/resources"
 )
@@ -146,37 +147,12 @@ func (m *Master) inverseAnswerLocked(fw *framework, call *scheduler.Call) error 
 	return nil
 }
 
-// pressureDoc is the operator's view of who starves and what was asked.
-type pressureDoc struct {
-	Reclaim       bool              `json:"reclaim"`
-	Starving      []pressureEntry   `json:"starving"`
-	InverseOffers []inverseOfferDoc `json:"inverse_offers"`
-}
-
-type pressureEntry struct {
-	FrameworkID string             `json:"framework_id"`
-	Role        string             `json:"role"`
-	Share       float64            `json:"share"`
-	FairShare   float64            `json:"fair_share"`
-	Need        map[string]float64 `json:"need,omitempty"`
-	Reason      string             `json:"reason"`
-}
-
-type inverseOfferDoc struct {
-	ID          string             `json:"id"`
-	FrameworkID string             `json:"framework_id"`
-	AgentID     string             `json:"agent_id"`
-	Resources   map[string]float64 `json:"resources"`
-	Reason      string             `json:"reason"`
-	Sent        float64            `json:"sent"`
-}
-
 // pressureLocked reads the allocator's pressure and the outstanding
 // inverse offers. Caller holds m.mu.
-func (m *Master) pressureLocked() pressureDoc {
-	doc := pressureDoc{Reclaim: m.allocCfg.Reclaim, Starving: []pressureEntry{}, InverseOffers: []inverseOfferDoc{}}
+func (m *Master) pressureLocked() operator.Pressure {
+	doc := operator.Pressure{Reclaim: m.allocCfg.Reclaim, Starving: []operator.Starving{}, InverseOffers: []operator.InverseOffer{}}
 	for _, s := range m.alloc.Pressure() {
-		e := pressureEntry{FrameworkID: s.Framework, Role: s.Role, Share: s.Share, FairShare: s.FairShare, Reason: s.Reason}
+		e := operator.Starving{FrameworkID: s.Framework, Role: s.Role, Share: s.Share, FairShare: s.FairShare, Reason: s.Reason}
 		if s.Need != (resources.Vector{}) {
 			e.Need = stateScalars(resources.Resources{Scalars: s.Need})
 		}
@@ -188,7 +164,7 @@ func (m *Master) pressureLocked() pressureDoc {
 	}
 	sort.Slice(ios, func(i, j int) bool { return ios[i].id < ios[j].id })
 	for _, io := range ios {
-		doc.InverseOffers = append(doc.InverseOffers, inverseOfferDoc{ID: io.id, FrameworkID: io.fw, AgentID: io.agent,
+		doc.InverseOffers = append(doc.InverseOffers, operator.InverseOffer{ID: io.id, FrameworkID: io.fw, AgentID: io.agent,
 			Resources: stateScalars(io.res), Reason: io.reason, Sent: float64(io.sent.UnixNano()) / 1e9})
 	}
 	return doc

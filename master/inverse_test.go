@@ -11,9 +11,11 @@ import (
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
+
+	"github.com/allot-sched/allot/api/operator"
 )
 
-func (h *harness) pressure() pressureDoc {
+func (h *harness) pressure() operator.Pressure {
 	h.m.mu.Lock()
 	defer h.m.mu.Unlock()
 	return h.m.pressureLocked()

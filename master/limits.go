@@ -17,7 +17,7 @@ import (
 	"github.com/allot-sched/allot/internal/limits"
 )
 
-// Limits that keep one client from hurting the others (issue 16, item 5;
+// Limits that keep one client from hurting the others (see
 // docs/security-limits.md): request bodies capped at
 // Config.MaxRequestBytes (413), request rates per principal from
 // Config.RateLimits (429 with Retry-After), and open subscription streams

@@ -26,6 +26,7 @@ import (
 	"github.com/allot-sched/allot/auth"
 	"github.com/allot-sched/allot/internal/limits"
 	"github.com/allot-sched/allot/internal/tlsconf"
+	"github.com/allot-sched/allot/master/registry"
 	"github.com/allot-sched/allot/sorter"
 )
 
@@ -141,7 +142,7 @@ type Master struct {
 	log   zerolog.Logger
 	id    string
 	start time.Time
-	reg   *Registry
+	reg   *registry.Registry
 	rep   *replicator
 	ln    net.Listener
 	srv   *http.Server
@@ -252,7 +253,7 @@ func New(cfg Config) (*Master, error) {
 	}
 	m := &Master{
 		cfg: cfg, log: cfg.Log, clock: cfg.Clock, start: cfg.Clock.Now(),
-		reg:               NewRegistry(),
+		reg:               registry.NewRegistry(),
 		alloc:             alloc,
 		allocCfg:          allocCfg,
 		notify:            make(chan bool, 16),
@@ -283,7 +284,7 @@ func New(cfg Config) (*Master, error) {
 // observe connects the registry's and the call batcher's observations to
 // the metrics and the log.
 func (m *Master) observe() {
-	m.reg.applyObs = func(d time.Duration) { m.m.applyLatency.Observe(d.Seconds()) }
+	m.reg.ObserveApply(func(d time.Duration) { m.m.applyLatency.Observe(d.Seconds()) })
 	m.batch.observe = func(n int) { m.m.callBatch.Observe(float64(n)) }
 	m.batch.waited = func(d time.Duration) { m.m.callWait.Observe(d.Seconds()) }
 	m.batch.panicked = func(p any, stack []byte) {

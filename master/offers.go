@@ -17,7 +17,7 @@ import (
 
 // Offers: the allocation cycle, the offer table (m.offers and each
 // framework's fw.offers), rescinding, and the launch half of ACCEPT (the
-// call is validated in scheduler.go). The allocator is called to allocate
+// call is validated in acceptplan.go). The allocator is called to allocate
 // in exactly one place, allocateLocked.
 
 // triggerAllocation asks the allocation loop for a cycle soon; calls
@@ -419,7 +419,7 @@ type plannedLaunch struct {
 }
 
 // acceptPlan is an ACCEPT that passed validation (planAcceptLocked in
-// scheduler.go): the offers it consumes, their agent, the launches in call
+// acceptplan.go): the offers it consumes, their agent, the launches in call
 // order and what is left of the offered resources.
 type acceptPlan struct {
 	offers    []*offer

@@ -10,6 +10,7 @@ import (
 	mmaster "github.com/mesos/mesos-go/api/v1/lib/master"
 
 	"github.com/allot-sched/allot/api"
+	"github.com/allot-sched/allot/api/operator"
 	"github.com/allot-sched/allot/api/taskstate"
 	"github.com/allot-sched/allot/auth"
 	"github.com/allot-sched/allot/resources"
@@ -283,57 +284,6 @@ func (m *Master) getStateLocked() *mmaster.Response_GetState {
 		GetFrameworks: m.getFrameworksLocked(), GetAgents: m.getAgentsLocked()}
 }
 
-// stateTask, stateFramework and stateAgent are /state's JSON records.
-type stateTask struct {
-	ID          string             `json:"id"`
-	Name        string             `json:"name"`
-	FrameworkID string             `json:"framework_id"`
-	ExecutorID  string             `json:"executor_id"`
-	SlaveID     string             `json:"slave_id"`
-	State       string             `json:"state"`
-	Resources   map[string]float64 `json:"resources"`
-	// Healthy is the task's last health check result, absent when the
-	// task has no health check or none has reported yet.
-	Healthy *bool `json:"healthy,omitempty"`
-}
-type stateFramework struct {
-	ID             string             `json:"id"`
-	Name           string             `json:"name"`
-	Role           string             `json:"role"`
-	Active         bool               `json:"active"`
-	Connected      bool               `json:"connected"`
-	FailoverTO     float64            `json:"failover_timeout"`
-	UsedResources  map[string]float64 `json:"used_resources"`
-	Tasks          []stateTask        `json:"tasks"`
-	CompletedTasks []stateTask        `json:"completed_tasks"`
-	OfferCount     int                `json:"offers"`
-	// Share is the allocator's weighted dominant share a_n / (phi C).
-	Share float64 `json:"dominant_share"`
-	// Filters are the framework's live decline filters.
-	Filters []stateFilter `json:"filters"`
-	JobType string        `json:"job_type,omitempty"`
-	// JobSize is the head job last declared (labels or REQUEST).
-	JobSize *api.JobSize `json:"job_size,omitempty"`
-}
-type stateAgent struct {
-	ID        string             `json:"id"`
-	Hostname  string             `json:"hostname"`
-	PID       string             `json:"pid"`
-	Active    bool               `json:"active"`
-	Resources map[string]float64 `json:"resources"`
-	Used      map[string]float64 `json:"used_resources"`
-	Usage     *api.Usage         `json:"usage,omitempty"`
-	Rates     *stateRates        `json:"usage_rates,omitempty"`
-	Isolation string             `json:"isolation,omitempty"`
-}
-
-// stateFilter is a decline filter as /state shows it.
-type stateFilter struct {
-	AgentID   string             `json:"agent_id"`
-	Until     float64            `json:"until"` // Unix seconds
-	Resources map[string]float64 `json:"resources"`
-}
-
 // stateScalars is r as /state shows it: scalar name -> value.
 func stateScalars(r resources.Resources) map[string]float64 {
 	out := map[string]float64{}
@@ -349,8 +299,8 @@ func stateScalars(r resources.Resources) map[string]float64 {
 }
 
 // Caller holds m.mu.
-func stateTaskOf(t *task) stateTask {
-	st := stateTask{ID: t.id, Name: t.info.Name, FrameworkID: t.fw, ExecutorID: t.executor, SlaveID: t.agent, State: t.state.String(), Resources: stateScalars(t.res)}
+func stateTaskOf(t *task) operator.Task {
+	st := operator.Task{ID: t.id, Name: t.info.Name, FrameworkID: t.fw, ExecutorID: t.executor, SlaveID: t.agent, State: t.state.String(), Resources: stateScalars(t.res)}
 	if t.status != nil && t.status.Healthy != nil {
 		h := *t.status.Healthy
 		st.Healthy = &h
@@ -361,18 +311,19 @@ func stateTaskOf(t *task) stateTask {
 // handleState serves a Mesos-shaped /state JSON document. Takes m.mu.
 func (m *Master) handleState(w http.ResponseWriter, r *http.Request) {
 	m.mu.Lock()
-	doc := map[string]any{"version": Version, "id": m.id, "pid": "master@" + m.ln.Addr().String(),
-		"hostname": m.info.GetHostname(), "start_time": float64(m.start.UnixNano()) / 1e9, "leader": "master@" + m.ln.Addr().String()}
-	agents := m.stateAgentsLocked()
 	who := auth.SubjectFrom(r.Context())
-	doc["frameworks"], doc["slaves"] = m.visibleStateLocked(who, m.stateFrameworksLocked()), agents
-	doc["completed_frameworks"] = m.visibleStateLocked(who, m.stateCompletedFrameworksLocked())
-	doc["activated_slaves"] = len(agents)
+	doc := operator.State{Version: Version, ID: m.id, PID: "master@" + m.ln.Addr().String(),
+		Hostname: m.info.GetHostname(), StartTime: float64(m.start.UnixNano()) / 1e9, Leader: "master@" + m.ln.Addr().String()}
+	doc.Slaves = m.stateAgentsLocked()
+	doc.Frameworks = m.visibleStateLocked(who, m.stateFrameworksLocked())
+	doc.CompletedFrameworks = m.visibleStateLocked(who, m.stateCompletedFrameworksLocked())
+	doc.ActivatedSlaves = len(doc.Slaves)
 	if m.allocCfg.Reclaim {
-		doc["pressure"] = m.visiblePressureLocked(who, m.pressureLocked())
+		p := m.visiblePressureLocked(who, m.pressureLocked())
+		doc.Pressure = &p
 	}
-	doc["allocator"] = map[string]string{"sorter": m.allocCfg.Sorter.Name(),
-		"agent_selection": m.allocCfg.AgentSelection.String(), "mode": m.allocCfg.Mode.String()}
+	doc.Allocator = operator.Allocator{Sorter: m.allocCfg.Sorter.Name(),
+		AgentSelection: m.allocCfg.AgentSelection.String(), Mode: m.allocCfg.Mode.String()}
 	m.mu.Unlock()
 	w.Header().Set("Content-Type", "application/json")
 	enc := json.NewEncoder(w)
@@ -381,20 +332,20 @@ func (m *Master) handleState(w http.ResponseWriter, r *http.Request) {
 }
 
 // stateFrameworksLocked lists the frameworks for /state. Caller holds m.mu.
-func (m *Master) stateFrameworksLocked() []stateFramework {
-	var fws []stateFramework
+func (m *Master) stateFrameworksLocked() []operator.Framework {
+	var fws []operator.Framework
 	for _, id := range sortedKeys(m.frameworks) {
 		fw := m.frameworks[id]
-		f := stateFramework{ID: id, Name: fw.info.Name, Role: fw.role, Active: fw.stream != nil && !fw.suppressed, Connected: fw.stream != nil,
-			FailoverTO: fw.info.GetFailoverTimeout(), OfferCount: len(fw.offers), Tasks: []stateTask{}, CompletedTasks: []stateTask{},
+		f := operator.Framework{ID: id, Name: fw.info.Name, Role: fw.role, Active: fw.stream != nil && !fw.suppressed, Connected: fw.stream != nil,
+			FailoverTO: fw.info.GetFailoverTimeout(), OfferCount: len(fw.offers), Tasks: []operator.Task{}, CompletedTasks: []operator.Task{},
 			JobType: jobTypeOf(&fw.info), JobSize: fw.jobSize}
 		if st, err := m.alloc.Framework(id); err == nil {
 			f.UsedResources, f.Share = stateScalars(st.Allocated), st.Share
 		}
-		f.Filters = []stateFilter{}
+		f.Filters = []operator.Filter{}
 		if fls, err := m.alloc.Filters(id); err == nil {
 			for _, fl := range fls {
-				f.Filters = append(f.Filters, stateFilter{AgentID: fl.Agent, Until: float64(fl.Until.UnixNano()) / 1e9, Resources: stateScalars(fl.Resources)})
+				f.Filters = append(f.Filters, operator.Filter{AgentID: fl.Agent, Until: float64(fl.Until.UnixNano()) / 1e9, Resources: stateScalars(fl.Resources)})
 			}
 		}
 		for _, tid := range sortedKeys(fw.tasks) {
@@ -412,11 +363,11 @@ func (m *Master) stateFrameworksLocked() []stateFramework {
 // the frameworks that are gone but whose finished tasks the master still
 // keeps, so that a task's sandbox can be found after its framework ended
 // (`allot logs` of an `allot run`). Caller holds m.mu.
-func (m *Master) stateCompletedFrameworksLocked() []stateFramework {
+func (m *Master) stateCompletedFrameworksLocked() []operator.Framework {
 	removed := m.completed.removedFrameworks()
-	out := make([]stateFramework, 0, len(removed))
+	out := make([]operator.Framework, 0, len(removed))
 	for _, id := range removed {
-		f := stateFramework{ID: id, Tasks: []stateTask{}}
+		f := operator.Framework{ID: id, Tasks: []operator.Task{}}
 		for _, t := range m.completed.of(id) {
 			f.CompletedTasks = append(f.CompletedTasks, stateTaskOf(t))
 		}
@@ -426,11 +377,11 @@ func (m *Master) stateCompletedFrameworksLocked() []stateFramework {
 }
 
 // stateAgentsLocked lists the agents for /state. Caller holds m.mu.
-func (m *Master) stateAgentsLocked() []stateAgent {
-	var agents []stateAgent
+func (m *Master) stateAgentsLocked() []operator.Agent {
+	var agents []operator.Agent
 	for _, id := range sortedKeys(m.agents) {
 		a := m.agents[id]
-		ja := stateAgent{ID: id, Hostname: a.rec.Hostname, PID: "slave(1)@" + a.rec.Address, Active: a.stream != nil, Resources: stateScalars(a.total), Usage: m.usage[id], Rates: m.ratesForStateLocked(id), Isolation: a.rec.Isolation}
+		ja := operator.Agent{ID: id, Hostname: a.rec.Hostname, PID: "slave(1)@" + a.rec.Address, Active: a.stream != nil, Resources: stateScalars(a.total), Usage: m.usage[id], Rates: m.ratesForStateLocked(id), Isolation: a.rec.Isolation}
 		if st, err := m.alloc.Agent(id); err == nil {
 			ja.Used = stateScalars(st.Total.Sub(st.Available))
 		}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/allot-sched/allot/api"
 	"github.com/allot-sched/allot/internal/limits"
+	"github.com/allot-sched/allot/master/registry"
 )
 
 // DefaultMaxSnapshotBytes is --max-snapshot-bytes's default: a registry of
@@ -71,7 +72,7 @@ func (m *Master) stageSnapshot(w http.ResponseWriter, r *http.Request) (*stageFi
 		os.Remove(f.Name())
 		return nil, err
 	}
-	records, err := ValidateSnapshot(io.TeeReader(http.MaxBytesReader(w, r.Body, limit), sf))
+	records, err := registry.ValidateSnapshot(io.TeeReader(http.MaxBytesReader(w, r.Body, limit), sf))
 	var mbe *http.MaxBytesError
 	switch {
 	case sf.err != nil:

@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-// maxFuncLines is the longest a function in this package may be (issue 9):
+// maxFuncLines is the longest a function in this package may be:
 // longer ones hid ACCEPT's two halves and REGISTER's task adoption.
 const maxFuncLines = 80
 

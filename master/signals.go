@@ -8,6 +8,7 @@ import (
 
 	"github.com/allot-sched/allot/allocator"
 	"github.com/allot-sched/allot/api"
+	"github.com/allot-sched/allot/api/operator"
 )
 
 // Signals: wire data that informs allocation, turned into allocator events
@@ -140,49 +141,18 @@ func (m *Master) usageLocked(a *agentState, u *api.Usage) {
 		"agent_id", id)
 }
 
-// stateRates is an agent's usage rates as /state shows them.
-type stateRates struct {
-	Seconds       float64 `json:"seconds"`
-	CPUMeasured   bool    `json:"cpu_measured"`
-	CPU           float64 `json:"cpu"`
-	IOWait        float64 `json:"iowait"`
-	DiskReadMBps  float64 `json:"disk_read_mbps"`
-	DiskWriteMBps float64 `json:"disk_write_mbps"`
-	NetRxMBps     float64 `json:"net_rx_mbps"`
-	NetTxMBps     float64 `json:"net_tx_mbps"`
-	DiskBusy      float64 `json:"disk_busy"`
-	// Executors are the per-executor rates over the same interval (each
-	// executor's own disk and, where measured, network throughput), so a
-	// framework reading /state can tell which of its executors a busy
-	// device serves (Prophet's task backoff).
-	Executors []stateExecRates `json:"executors,omitempty"`
-}
-
-// stateExecRates is one executor's share of an agent's interval.
-type stateExecRates struct {
-	FrameworkID   string  `json:"framework_id"`
-	ExecutorID    string  `json:"executor_id"`
-	Reset         bool    `json:"reset,omitempty"`
-	CPUCores      float64 `json:"cpu_cores"`
-	DiskReadMBps  float64 `json:"disk_read_mbps"`
-	DiskWriteMBps float64 `json:"disk_write_mbps"`
-	NetMeasured   bool    `json:"net_measured"`
-	NetRxMBps     float64 `json:"net_rx_mbps"`
-	NetTxMBps     float64 `json:"net_tx_mbps"`
-}
-
 // ratesForStateLocked is agent id's latest rates, nil before two reports.
 // Caller holds m.mu.
-func (m *Master) ratesForStateLocked(id string) *stateRates {
+func (m *Master) ratesForStateLocked(id string) *operator.Rates {
 	r, ok := m.usageRates[id]
 	if !ok {
 		return nil
 	}
-	out := &stateRates{Seconds: r.Seconds, CPUMeasured: r.CPUMeasured, CPU: r.CPU, IOWait: r.IOWait,
+	out := &operator.Rates{Seconds: r.Seconds, CPUMeasured: r.CPUMeasured, CPU: r.CPU, IOWait: r.IOWait,
 		DiskReadMBps: r.DiskReadMBps, DiskWriteMBps: r.DiskWriteMBps, NetRxMBps: r.NetRxMBps,
 		NetTxMBps: r.NetTxMBps, DiskBusy: r.DiskBusy}
 	for _, e := range r.Executors {
-		out.Executors = append(out.Executors, stateExecRates{FrameworkID: e.FrameworkID, ExecutorID: e.ExecutorID, Reset: e.Reset,
+		out.Executors = append(out.Executors, operator.ExecRates{FrameworkID: e.FrameworkID, ExecutorID: e.ExecutorID, Reset: e.Reset,
 			CPUCores: e.CPUCores, DiskReadMBps: e.DiskReadMBps, DiskWriteMBps: e.DiskWriteMBps, NetMeasured: e.NetMeasured,
 			NetRxMBps: e.NetRxMBps, NetTxMBps: e.NetTxMBps})
 	}

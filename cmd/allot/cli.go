@@ -15,6 +15,7 @@ import (
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 
+	"github.com/allot-sched/allot/api/operator"
 	"github.com/allot-sched/allot/api/taskstate"
 	"github.com/allot-sched/allot/internal/tlsconf"
 	"github.com/allot-sched/allot/master"
@@ -33,55 +34,6 @@ func init() {
 	register(command{name: "tasks", summary: "list tasks [--framework ID] [--state S]", run: runTasks})
 	register(command{name: "logs", summary: "print a task's stdout (or --stderr), --follow to keep printing", run: runLogs})
 	register(command{name: "explain", summary: "why a framework is or is not offered an agent's resources", run: runExplain})
-}
-
-// cliState is the part of the master's /state the CLI reads.
-type cliState struct {
-	Version   string            `json:"version"`
-	Leader    string            `json:"leader"`
-	Allocator map[string]string `json:"allocator"`
-	Agents    []cliAgent        `json:"slaves"`
-	Fws       []cliFramework    `json:"frameworks"`
-	Gone      []cliFramework    `json:"completed_frameworks"`
-	Pressure  json.RawMessage   `json:"pressure,omitempty"`
-}
-
-type cliAgent struct {
-	ID        string             `json:"id"`
-	Hostname  string             `json:"hostname"`
-	PID       string             `json:"pid"`
-	Active    bool               `json:"active"`
-	Resources map[string]float64 `json:"resources"`
-	Used      map[string]float64 `json:"used_resources"`
-	Rates     *struct {
-		CPUMeasured bool    `json:"cpu_measured"`
-		CPU         float64 `json:"cpu"`
-		IOWait      float64 `json:"iowait"`
-		DiskBusy    float64 `json:"disk_busy"`
-	} `json:"usage_rates,omitempty"`
-}
-
-type cliFramework struct {
-	ID        string             `json:"id"`
-	Name      string             `json:"name"`
-	Role      string             `json:"role"`
-	Active    bool               `json:"active"`
-	Connected bool               `json:"connected"`
-	Used      map[string]float64 `json:"used_resources"`
-	Tasks     []cliTask          `json:"tasks"`
-	Completed []cliTask          `json:"completed_tasks"`
-	Offers    int                `json:"offers"`
-	JobType   string             `json:"job_type,omitempty"`
-}
-
-type cliTask struct {
-	ID          string             `json:"id"`
-	Name        string             `json:"name"`
-	FrameworkID string             `json:"framework_id"`
-	ExecutorID  string             `json:"executor_id"`
-	AgentID     string             `json:"slave_id"`
-	State       string             `json:"state"`
-	Resources   map[string]float64 `json:"resources"`
 }
 
 // cliFlags are the flags every verb takes.
@@ -128,7 +80,7 @@ func (c *cliFlags) client() *http.Client {
 
 // state fetches the leader's /state, saying what to do when no master
 // answers.
-func (c *cliFlags) state() (*cliState, error) {
+func (c *cliFlags) state() (*operator.State, error) {
 	b, err := call(c.client(), c.masters, http.MethodGet, "/state", nil)
 	if errors.Is(err, tlsconf.ErrTLS) {
 		return nil, err // the master is there; the message says what to do
@@ -139,7 +91,7 @@ func (c *cliFlags) state() (*cliState, error) {
 		}
 		return nil, fmt.Errorf("%v\n(is a master running? start one with `allot dev`, or point --master / ALLOT_MASTER at one)", err)
 	}
-	var st cliState
+	var st operator.State
 	if err := json.Unmarshal(b, &st); err != nil {
 		return nil, fmt.Errorf("the master's /state is not what this CLI reads: %v", err)
 	}
@@ -148,7 +100,7 @@ func (c *cliFlags) state() (*cliState, error) {
 
 // readState parses a list verb's flags (no positional arguments) and
 // fetches the leader's /state.
-func readState(name, description string, args []string, stderr io.Writer) (*cliState, *cliFlags, error) {
+func readState(name, description string, args []string, stderr io.Writer) (*operator.State, *cliFlags, error) {
 	fs, c := newCLIFlags(name, "[flags]", description, stderr)
 	if _, err := parseInterleaved(fs, args); err != nil {
 		return nil, nil, err
@@ -175,7 +127,7 @@ func runStatus(args []string, stdout, stderr io.Writer) error {
 	}
 	total, used := map[string]float64{}, map[string]float64{}
 	active, running := 0, 0
-	for _, a := range st.Agents {
+	for _, a := range st.Slaves {
 		if a.Active {
 			active++
 		}
@@ -186,12 +138,12 @@ func runStatus(args []string, stdout, stderr io.Writer) error {
 			used[k] += v
 		}
 	}
-	for _, f := range st.Fws {
+	for _, f := range st.Frameworks {
 		running += len(f.Tasks)
 	}
 	if c.json {
 		return printJSON(stdout, map[string]any{"leader": st.Leader, "version": st.Version, "raft_peers": peers, "allocator": st.Allocator,
-			"agents": len(st.Agents), "agents_active": active, "frameworks": len(st.Fws), "tasks_active": running, "total": total, "allocated": used})
+			"agents": len(st.Slaves), "agents_active": active, "frameworks": len(st.Frameworks), "tasks_active": running, "total": total, "allocated": used})
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "Leader\t%s (allot %s)\n", strings.TrimPrefix(st.Leader, "master@"), st.Version)
@@ -202,9 +154,9 @@ func runStatus(args []string, stdout, stderr io.Writer) error {
 		}
 		fmt.Fprintf(tw, "Raft peer\t%s (raft %s, %s, %s)\n", p.ID, p.Address, strings.ToLower(p.Suffrage), role)
 	}
-	fmt.Fprintf(tw, "Allocator\tsorter %s, agent selection %s, mode %s\n", st.Allocator["sorter"], st.Allocator["agent_selection"], st.Allocator["mode"])
-	fmt.Fprintf(tw, "Agents\t%d (%d active)\n", len(st.Agents), active)
-	fmt.Fprintf(tw, "Frameworks\t%d\n", len(st.Fws))
+	fmt.Fprintf(tw, "Allocator\tsorter %s, agent selection %s, mode %s\n", st.Allocator.Sorter, st.Allocator.AgentSelection, st.Allocator.Mode)
+	fmt.Fprintf(tw, "Agents\t%d (%d active)\n", len(st.Slaves), active)
+	fmt.Fprintf(tw, "Frameworks\t%d\n", len(st.Frameworks))
 	fmt.Fprintf(tw, "Active tasks\t%d\n", running)
 	tw.Flush()
 	fmt.Fprintln(stdout)
@@ -270,17 +222,17 @@ func runAgents(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if c.json {
-		return printJSON(stdout, st.Agents)
+		return printJSON(stdout, st.Slaves)
 	}
 	tasks := map[string]int{}
-	for _, f := range st.Fws {
+	for _, f := range st.Frameworks {
 		for _, t := range f.Tasks {
-			tasks[t.AgentID]++
+			tasks[t.SlaveID]++
 		}
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tADDRESS\tSTATE\tCPUS\tMEM\tDISK\tCPU USE\tIOWAIT\tTASKS")
-	for _, a := range st.Agents {
+	for _, a := range st.Slaves {
 		state, cpu, iowait := "active", "-", "-"
 		if !a.Active {
 			state = "disconnected"
@@ -301,11 +253,11 @@ func runFrameworks(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if c.json {
-		return printJSON(stdout, st.Fws)
+		return printJSON(stdout, st.Frameworks)
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tNAME\tROLE\tSTATE\tTASKS\tDONE\tOFFERS\tCPUS\tMEM\tJOB TYPE")
-	for _, f := range st.Fws {
+	for _, f := range st.Frameworks {
 		state := "active"
 		switch {
 		case !f.Connected:
@@ -313,8 +265,8 @@ func runFrameworks(args []string, stdout, stderr io.Writer) error {
 		case !f.Active:
 			state = "suppressed"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\t%s\n", f.ID, f.Name, f.Role, state, len(f.Tasks), len(f.Completed), f.Offers,
-			fmtQty("cpus", f.Used["cpus"]), fmtQty("mem", f.Used["mem"]), orDash(f.JobType))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\t%s\n", f.ID, f.Name, f.Role, state, len(f.Tasks), len(f.CompletedTasks), f.OfferCount,
+			fmtQty("cpus", f.UsedResources["cpus"]), fmtQty("mem", f.UsedResources["mem"]), orDash(f.JobType))
 	}
 	return tw.Flush()
 }
@@ -327,13 +279,13 @@ func orDash(s string) string {
 }
 
 // allTasks lists every task the master knows, active first.
-func (st *cliState) allTasks() []cliTask {
-	var out []cliTask
-	for _, f := range st.Fws {
+func allTasks(st *operator.State) []operator.Task {
+	var out []operator.Task
+	for _, f := range st.Frameworks {
 		out = append(out, f.Tasks...)
 	}
-	for _, f := range append(st.Fws, st.Gone...) {
-		out = append(out, f.Completed...)
+	for _, f := range append(st.Frameworks, st.CompletedFrameworks...) {
+		out = append(out, f.CompletedTasks...)
 	}
 	return out
 }
@@ -366,30 +318,30 @@ func runTasks(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if fw != "" {
-		ids := make([]string, len(st.Fws))
-		for i, f := range st.Fws {
+		ids := make([]string, len(st.Frameworks))
+		for i, f := range st.Frameworks {
 			ids[i] = f.ID
 		}
 		if fw, err = resolveID("framework", fw, ids); err != nil {
 			return err
 		}
 	}
-	var rows []cliTask
-	for _, t := range st.allTasks() {
+	var rows []operator.Task
+	for _, t := range allTasks(st) {
 		if (fw == "" || t.FrameworkID == fw) && (state == "" || t.State == normState(state)) {
 			rows = append(rows, t)
 		}
 	}
 	if c.json {
 		if rows == nil {
-			rows = []cliTask{}
+			rows = []operator.Task{}
 		}
 		return printJSON(stdout, rows)
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tNAME\tFRAMEWORK\tAGENT\tSTATE\tCPUS\tMEM")
 	for _, t := range rows {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.ID, t.Name, t.FrameworkID, t.AgentID, strings.TrimPrefix(t.State, "TASK_"),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.ID, t.Name, t.FrameworkID, t.SlaveID, strings.TrimPrefix(t.State, "TASK_"),
 			fmtQty("cpus", t.Resources["cpus"]), fmtQty("mem", t.Resources["mem"]))
 	}
 	return tw.Flush()
@@ -466,10 +418,10 @@ func runExplain(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	var fws, ags []string
-	for _, f := range st.Fws {
+	for _, f := range st.Frameworks {
 		fws = append(fws, f.ID)
 	}
-	for _, a := range st.Agents {
+	for _, a := range st.Slaves {
 		ags = append(ags, a.ID)
 	}
 	fw, err := resolveID("framework", pos[0], fws)

@@ -8,6 +8,8 @@ import (
 	"net/url"
 	"strconv"
 	"time"
+
+	"github.com/allot-sched/allot/api/operator"
 )
 
 // logsPoll is how often `allot logs --follow` asks for more.
@@ -44,7 +46,7 @@ func runLogs(args []string, stdout, stderr io.Writer) error {
 	if exID == "" {
 		exID = t.ID // a command task runs in an executor named after it
 	}
-	r := &logReader{c: c, agent: t.AgentID,
+	r := &logReader{c: c, agent: t.SlaveID,
 		path: fmt.Sprintf("/frameworks/%s/executors/%s/runs/latest/%s", t.FrameworkID, exID, name)}
 	for ended := isTerminalName(t.State); ; {
 		if err := r.drain(stdout); err != nil {
@@ -65,22 +67,22 @@ func runLogs(args []string, stdout, stderr io.Writer) error {
 }
 
 // findTask resolves a task id (or unique prefix) among all tasks.
-func findTask(st *cliState, id string) (cliTask, error) {
-	tasks := st.allTasks()
+func findTask(st *operator.State, id string) (operator.Task, error) {
+	tasks := allTasks(st)
 	ids := make([]string, len(tasks))
 	for i, t := range tasks {
 		ids[i] = t.ID
 	}
 	full, err := resolveID("task", id, ids)
 	if err != nil {
-		return cliTask{}, err
+		return operator.Task{}, err
 	}
 	for _, t := range tasks {
 		if t.ID == full {
 			return t, nil
 		}
 	}
-	return cliTask{}, fmt.Errorf("no task %q", id)
+	return operator.Task{}, fmt.Errorf("no task %q", id)
 }
 
 // logReader reads a sandbox file page by page from an offset.

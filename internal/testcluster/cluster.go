@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/allot-sched/allot/api/operator"
 )
 
 // DefaultResources is what each agent New starts offers.
@@ -100,11 +102,7 @@ func (c *Cluster) StartAgent(a *Agent) {
 func (c *Cluster) WaitAgents(n int) {
 	c.T.Helper()
 	WaitFor(c.T, 30*time.Second, fmt.Sprintf("%d active agents", n), func() bool {
-		var st struct {
-			Slaves []struct {
-				Active bool `json:"active"`
-			} `json:"slaves"`
-		}
+		var st operator.State
 		if getJSON("http://"+c.MasterAddr+"/state", &st) != nil {
 			return false
 		}

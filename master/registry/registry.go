@@ -1,4 +1,4 @@
-package master
+package registry
 
 import (
 	"bufio"
@@ -26,9 +26,9 @@ type Registry struct {
 	mu         sync.RWMutex
 	agents     map[string]*api.AgentRecord
 	frameworks map[string]*api.FrameworkRecord
-	tasks      map[string]*api.TaskRecord // key taskKey(framework, task)
+	tasks      map[string]*api.TaskRecord // key TaskKey(framework, task)
 	config     *api.ConfigRecord
-	policy     *api.PolicyRecord // nil until the first POLICY_SET (policy.go)
+	policy     *api.PolicyRecord // nil until the first POLICY_SET (the master's policy.go)
 	// hist is the completed tasks and the removed agents (history.go).
 	hist registryHistory
 	// applyObs, if set before raft starts, observes how long each log
@@ -49,7 +49,13 @@ func NewRegistry() *Registry {
 	}
 }
 
-func taskKey(fw, task string) string { return fw + "/" + task }
+// ObserveApply makes obs observe how long each log entry takes to apply.
+// Call it before raft starts: Apply reads it without a lock.
+func (r *Registry) ObserveApply(obs func(time.Duration)) { r.applyObs = obs }
+
+// TaskKey is the key of task in framework fw: the registry's, and the id
+// TASK_REMOVE names.
+func TaskKey(fw, task string) string { return fw + "/" + task }
 
 // Apply decodes one log entry and applies it. It returns nil or an error
 // (raft hands the value back to the proposer through the ApplyFuture).
@@ -121,7 +127,7 @@ func (r *Registry) applyLocked(c *api.Command, depth int) error {
 		if t.GetTaskId() == "" || t.GetFrameworkId() == "" {
 			return fmt.Errorf("registry: TASK_UPSERT without framework and task ids")
 		}
-		r.tasks[taskKey(t.FrameworkId, t.TaskId)] = t
+		r.tasks[TaskKey(t.FrameworkId, t.TaskId)] = t
 	case api.CommandType_TASK_REMOVE:
 		delete(r.tasks, c.GetId())
 	case api.CommandType_TASK_COMPLETE:
@@ -129,7 +135,7 @@ func (r *Registry) applyLocked(c *api.Command, depth int) error {
 		if t.GetTaskId() == "" || t.GetFrameworkId() == "" {
 			return fmt.Errorf("registry: TASK_COMPLETE without framework and task ids")
 		}
-		delete(r.tasks, taskKey(t.FrameworkId, t.TaskId))
+		delete(r.tasks, TaskKey(t.FrameworkId, t.TaskId))
 		if r.frameworks[t.FrameworkId] != nil {
 			r.hist.complete(t, int(c.GetLimit()))
 		}
@@ -194,7 +200,7 @@ func (r *Registry) Tasks() []*api.TaskRecord {
 		out = append(out, proto.Clone(t).(*api.TaskRecord))
 	}
 	sort.Slice(out, func(i, j int) bool {
-		return taskKey(out[i].FrameworkId, out[i].TaskId) < taskKey(out[j].FrameworkId, out[j].TaskId)
+		return TaskKey(out[i].FrameworkId, out[i].TaskId) < TaskKey(out[j].FrameworkId, out[j].TaskId)
 	})
 	return out
 }
@@ -299,7 +305,7 @@ func (r *Registry) put(rec *api.SnapshotRecord) error {
 	case *api.SnapshotRecord_Framework:
 		r.frameworks[x.Framework.GetId()] = x.Framework
 	case *api.SnapshotRecord_Task:
-		r.tasks[taskKey(x.Task.GetFrameworkId(), x.Task.GetTaskId())] = x.Task
+		r.tasks[TaskKey(x.Task.GetFrameworkId(), x.Task.GetTaskId())] = x.Task
 	case *api.SnapshotRecord_Config:
 		r.config = x.Config
 	case *api.SnapshotRecord_Policy:

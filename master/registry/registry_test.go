@@ -1,37 +1,16 @@
-package master
+package registry
 
 import (
 	"bytes"
 	"io"
 	"strings"
 	"testing"
-	"time"
 
 	"google.golang.org/protobuf/proto"
 
 	"github.com/allot-sched/allot/api"
+	"github.com/allot-sched/allot/master/registry/registrytest"
 )
-
-// fixture returns one command of every type.
-func fixture() []*api.Command {
-	return []*api.Command{
-		{Type: api.CommandType_AGENT_UPSERT, Agent: &api.AgentRecord{Id: "a1", Hostname: "h1", Address: "127.0.0.1:5051", Resources: "cpus:4;mem:1024", Attributes: map[string]string{"rack": "r1"}}},
-		{Type: api.CommandType_AGENT_UPSERT, Agent: &api.AgentRecord{Id: "a2", Address: "127.0.0.1:5052", Resources: "cpus:2"}},
-		{Type: api.CommandType_FRAMEWORK_UPSERT, Framework: &api.FrameworkRecord{Id: "f1", Info: []byte{1, 2}, RegisteredUnixNano: 7}},
-		{Type: api.CommandType_TASK_UPSERT, Task: &api.TaskRecord{FrameworkId: "f1", TaskId: "t1", AgentId: "a1", State: 1, Resources: "cpus:1"}},
-		{Type: api.CommandType_TASK_UPSERT, Task: &api.TaskRecord{FrameworkId: "f1", TaskId: "t2", AgentId: "a2"}},
-		{Type: api.CommandType_CONFIG_SET, Config: &api.ConfigRecord{Weights: map[string]float64{"prod": 2}}},
-		{Type: api.CommandType_FRAMEWORK_UPSERT, Framework: &api.FrameworkRecord{Id: "f2"}},
-		{Type: api.CommandType_TASK_UPSERT, Task: &api.TaskRecord{FrameworkId: "f1", TaskId: "t3", AgentId: "a1", State: 2}},
-		{Type: api.CommandType_TASK_COMPLETE, Task: &api.TaskRecord{FrameworkId: "f1", TaskId: "t3", AgentId: "a1", State: 2}, Limit: 10},
-		{Type: api.CommandType_TASK_COMPLETE, Task: &api.TaskRecord{FrameworkId: "f2", TaskId: "t4", AgentId: "a1", State: 3}},
-		{Type: api.CommandType_FRAMEWORK_REMOVE, Id: "f2", Limit: 5},
-		{Type: api.CommandType_BATCH, Batch: []*api.Command{
-			{Type: api.CommandType_TASK_REMOVE, Id: "f1/t2"},
-			{Type: api.CommandType_AGENT_REMOVE, Id: "a2"},
-		}},
-	}
-}
 
 func applyAll(t *testing.T, r *Registry, cmds []*api.Command) {
 	t.Helper()
@@ -44,7 +23,7 @@ func applyAll(t *testing.T, r *Registry, cmds []*api.Command) {
 
 func TestRegistryApply(t *testing.T) {
 	r := NewRegistry()
-	applyAll(t, r, fixture())
+	applyAll(t, r, registrytest.Commands())
 	if got := len(r.Agents()); got != 1 {
 		t.Errorf("agents = %d, want 1 (a2 removed in the batch)", got)
 	}
@@ -91,7 +70,7 @@ func TestRegistryRejectsBadCommands(t *testing.T) {
 // Every replicated type survives a snapshot and restore unchanged.
 func TestRegistrySnapshotRestoreRoundTrip(t *testing.T) {
 	r := NewRegistry()
-	applyAll(t, r, fixture())
+	applyAll(t, r, registrytest.Commands())
 	var buf bytes.Buffer
 	if err := r.WriteSnapshot(&buf); err != nil {
 		t.Fatal(err)
@@ -140,7 +119,7 @@ func msgs[T proto.Message](in []T) []proto.Message {
 func TestRegistryRestoreRejectsDamage(t *testing.T) {
 	var good bytes.Buffer
 	src := NewRegistry()
-	applyAll(t, src, fixture())
+	applyAll(t, src, registrytest.Commands())
 	src.WriteSnapshot(&good)
 	tests := []struct{ name, snap string }{
 		{"bad length", "xyz\n"},
@@ -158,91 +137,5 @@ func TestRegistryRestoreRejectsDamage(t *testing.T) {
 				t.Errorf("state after failed restore = %v", a)
 			}
 		})
-	}
-}
-
-// The registry lives in raft-boltdb: reopening the work dir replays it.
-func TestReplicatorKeepsRegistryAcrossRestart(t *testing.T) {
-	dir := t.TempDir()
-	reg := NewRegistry()
-	rep, err := openRaft(dir, reg, raftOptions{LogLevel: "error"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := rep.waitLeader(10 * time.Second); err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range fixture() {
-		rep.propose(c)
-	}
-	if err := rep.proposeWait(&api.Command{Type: api.CommandType_AGENT_UPSERT, Agent: &api.AgentRecord{Id: "last"}}); err != nil {
-		t.Fatal(err)
-	}
-	want := len(reg.Agents())
-	if err := rep.close(); err != nil {
-		t.Fatal(err)
-	}
-	rep.propose(&api.Command{Type: api.CommandType_AGENT_REMOVE, Id: "last"}) // after close: dropped, no panic
-
-	reg2 := NewRegistry()
-	rep2, err := openRaft(dir, reg2, raftOptions{LogLevel: "error"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rep2.close()
-	if err := rep2.waitLeader(10 * time.Second); err != nil {
-		t.Fatal(err)
-	}
-	if got := len(reg2.Agents()); got != want || want != 2 {
-		t.Fatalf("agents after reopen = %d, want %d (a1 and last)", got, want)
-	}
-	if len(reg2.Tasks()) != 1 {
-		t.Errorf("tasks after reopen = %v", reg2.Tasks())
-	}
-}
-
-// After a raft snapshot, reopening restores the registry from the snapshot
-// stream (and the log entries after it).
-func TestReplicatorRestoresFromSnapshot(t *testing.T) {
-	dir := t.TempDir()
-	reg := NewRegistry()
-	rep, err := openRaft(dir, reg, raftOptions{LogLevel: "error"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := rep.waitLeader(10 * time.Second); err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range fixture() {
-		if err := rep.proposeWait(c); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := rep.raft.Snapshot().Error(); err != nil {
-		t.Fatalf("snapshot: %v", err)
-	}
-	if err := rep.proposeWait(&api.Command{Type: api.CommandType_TASK_UPSERT, Task: &api.TaskRecord{FrameworkId: "f1", TaskId: "after-snapshot"}}); err != nil {
-		t.Fatal(err)
-	}
-	var want bytes.Buffer
-	reg.WriteSnapshot(&want)
-	rep.close()
-
-	reg2 := NewRegistry()
-	rep2, err := openRaft(dir, reg2, raftOptions{LogLevel: "error"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rep2.close()
-	if err := rep2.waitLeader(10 * time.Second); err != nil {
-		t.Fatal(err)
-	}
-	var got bytes.Buffer
-	reg2.WriteSnapshot(&got)
-	if !bytes.Equal(got.Bytes(), want.Bytes()) {
-		t.Errorf("registry after snapshot and reopen differs:\n got %d bytes\nwant %d bytes", got.Len(), want.Len())
-	}
-	if len(reg2.Tasks()) != 2 {
-		t.Errorf("tasks = %v, want t1 and after-snapshot", reg2.Tasks())
 	}
 }

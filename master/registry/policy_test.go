@@ -1,4 +1,4 @@
-package master
+package registry
 
 import (
 	"bytes"
@@ -8,6 +8,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/allot-sched/allot/api"
+	"github.com/allot-sched/allot/master/registry/registrytest"
 )
 
 // The policy record is applied, written into the registry snapshot, and
@@ -15,7 +16,7 @@ import (
 func TestRegistryPolicyRoundTrip(t *testing.T) {
 	rec := &api.PolicyRecord{Sorter: "bandit", State: []byte{1, 2, 3, 0, 255}, UpdatedUnixNano: 42}
 	src := NewRegistry()
-	applyAll(t, src, fixture())
+	applyAll(t, src, registrytest.Commands())
 	applyAll(t, src, []*api.Command{{Type: api.CommandType_BATCH, Batch: []*api.Command{
 		{Type: api.CommandType_POLICY_SET, Policy: &api.PolicyRecord{Sorter: "bandit", State: []byte("old")}},
 		{Type: api.CommandType_POLICY_SET, Policy: rec},

@@ -1,0 +1,143 @@
+package operator
+
+import "github.com/allot-sched/allot/api"
+
+// State is GET /state.
+type State struct {
+	ActivatedSlaves     int         `json:"activated_slaves"`
+	Allocator           Allocator   `json:"allocator"`
+	CompletedFrameworks []Framework `json:"completed_frameworks"`
+	Frameworks          []Framework `json:"frameworks"`
+	Hostname            string      `json:"hostname"`
+	ID                  string      `json:"id"`
+	Leader              string      `json:"leader"`
+	PID                 string      `json:"pid"`
+	// Pressure is present when the master reclaims (--reclaim).
+	Pressure  *Pressure `json:"pressure,omitempty"`
+	Slaves    []Agent   `json:"slaves"`
+	StartTime float64   `json:"start_time"` // Unix seconds
+	Version   string    `json:"version"`
+}
+
+// Allocator is the allocation policy in force.
+type Allocator struct {
+	AgentSelection string `json:"agent_selection"`
+	Mode           string `json:"mode"`
+	Sorter         string `json:"sorter"`
+}
+
+// Task is a task as /state shows it.
+type Task struct {
+	ID          string             `json:"id"`
+	Name        string             `json:"name"`
+	FrameworkID string             `json:"framework_id"`
+	ExecutorID  string             `json:"executor_id"`
+	SlaveID     string             `json:"slave_id"`
+	State       string             `json:"state"`
+	Resources   map[string]float64 `json:"resources"`
+	// Healthy is the task's last health check result, absent when the
+	// task has no health check or none has reported yet.
+	Healthy *bool `json:"healthy,omitempty"`
+}
+
+// Framework is a framework as /state shows it (completed_frameworks too:
+// their id and completed tasks).
+type Framework struct {
+	ID             string             `json:"id"`
+	Name           string             `json:"name"`
+	Role           string             `json:"role"`
+	Active         bool               `json:"active"`
+	Connected      bool               `json:"connected"`
+	FailoverTO     float64            `json:"failover_timeout"`
+	UsedResources  map[string]float64 `json:"used_resources"`
+	Tasks          []Task             `json:"tasks"`
+	CompletedTasks []Task             `json:"completed_tasks"`
+	OfferCount     int                `json:"offers"`
+	// Share is the allocator's weighted dominant share a_n / (phi C).
+	Share float64 `json:"dominant_share"`
+	// Filters are the framework's live decline filters.
+	Filters []Filter `json:"filters"`
+	JobType string   `json:"job_type,omitempty"`
+	// JobSize is the head job last declared (labels or REQUEST).
+	JobSize *api.JobSize `json:"job_size,omitempty"`
+}
+
+// Agent is an agent as /state shows it.
+type Agent struct {
+	ID        string             `json:"id"`
+	Hostname  string             `json:"hostname"`
+	PID       string             `json:"pid"`
+	Active    bool               `json:"active"`
+	Resources map[string]float64 `json:"resources"`
+	Used      map[string]float64 `json:"used_resources"`
+	Usage     *api.Usage         `json:"usage,omitempty"`
+	// Rates is nil before the agent's second usage report.
+	Rates     *Rates `json:"usage_rates,omitempty"`
+	Isolation string `json:"isolation,omitempty"`
+}
+
+// Filter is a decline filter.
+type Filter struct {
+	AgentID   string             `json:"agent_id"`
+	Until     float64            `json:"until"` // Unix seconds
+	Resources map[string]float64 `json:"resources"`
+}
+
+// Rates are an agent's usage rates over its last report interval.
+type Rates struct {
+	Seconds       float64 `json:"seconds"`
+	CPUMeasured   bool    `json:"cpu_measured"`
+	CPU           float64 `json:"cpu"`
+	IOWait        float64 `json:"iowait"`
+	DiskReadMBps  float64 `json:"disk_read_mbps"`
+	DiskWriteMBps float64 `json:"disk_write_mbps"`
+	NetRxMBps     float64 `json:"net_rx_mbps"`
+	NetTxMBps     float64 `json:"net_tx_mbps"`
+	DiskBusy      float64 `json:"disk_busy"`
+	// Executors are the per-executor rates over the same interval (each
+	// executor's own disk and, where measured, network throughput), so a
+	// framework reading /state can tell which of its executors a busy
+	// device serves (Prophet's task backoff).
+	Executors []ExecRates `json:"executors,omitempty"`
+}
+
+// ExecRates is one executor's share of an agent's interval.
+type ExecRates struct {
+	FrameworkID   string  `json:"framework_id"`
+	ExecutorID    string  `json:"executor_id"`
+	Reset         bool    `json:"reset,omitempty"`
+	CPUCores      float64 `json:"cpu_cores"`
+	DiskReadMBps  float64 `json:"disk_read_mbps"`
+	DiskWriteMBps float64 `json:"disk_write_mbps"`
+	NetMeasured   bool    `json:"net_measured"`
+	NetRxMBps     float64 `json:"net_rx_mbps"`
+	NetTxMBps     float64 `json:"net_tx_mbps"`
+}
+
+// Pressure is GET /pressure (and /state's pressure): who starves and what
+// the master asked back.
+type Pressure struct {
+	Reclaim       bool           `json:"reclaim"`
+	Starving      []Starving     `json:"starving"`
+	InverseOffers []InverseOffer `json:"inverse_offers"`
+}
+
+// Starving is a framework below its fair share.
+type Starving struct {
+	FrameworkID string             `json:"framework_id"`
+	Role        string             `json:"role"`
+	Share       float64            `json:"share"`
+	FairShare   float64            `json:"fair_share"`
+	Need        map[string]float64 `json:"need,omitempty"`
+	Reason      string             `json:"reason"`
+}
+
+// InverseOffer is an outstanding inverse offer.
+type InverseOffer struct {
+	ID          string             `json:"id"`
+	FrameworkID string             `json:"framework_id"`
+	AgentID     string             `json:"agent_id"`
+	Resources   map[string]float64 `json:"resources"`
+	Reason      string             `json:"reason"`
+	Sent        float64            `json:"sent"` // Unix seconds
+}
