@@ -3,6 +3,7 @@ package integration
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -133,7 +134,7 @@ func TestBadInputAnswers4xx(t *testing.T) {
 		{"task id in use", oneCall(launch(o2, cmdTask("busy", o2, "true", 0.1, 32))), 400, `task id "busy" is already in use`},
 		{"beyond the offer", oneCall(launch(o2, tooBig)), 400, "remains of the offered resources"},
 		{"no such offer", oneCall(calls.Accept(calls.OfferOperations{calls.OpLaunch(cmdTask("x", o2, "true", 0.1, 32))}.WithOffers(mesos.OfferID{Value: "no-such-offer"}))), 400, `offer "no-such-offer" does not exist or was rescinded`},
-		{"over 16 MiB", pb(huge, nil), 413, "exceeds the limit"},
+		{"over 16 MiB", func() (int, string) { return postExpectingContinue(t, c.MasterAddr, huge) }, 413, "exceeds the limit"},
 		{"missing stream id", pb(revive, nil), 400, "missing Mesos-Stream-Id"},
 		{"wrong stream id", pb(revive, map[string]string{"Mesos-Stream-Id": "not-it"}), 400, "does not match"},
 		{"not subscribed", func() (int, string) {
@@ -167,4 +168,25 @@ func TestBadInputAnswers4xx(t *testing.T) {
 	if st := c.state(); len(st.Slaves) != 1 || !st.Slaves[0].Active {
 		t.Errorf("agent not active after bad input: %+v", st.Slaves)
 	}
+}
+
+// postExpectingContinue POSTs body to the scheduler API with "Expect:
+// 100-continue", waiting as long as it takes for the master's interim
+// answer. A server that refuses a body without reading it closes the
+// connection, and a client still sending the body may see the reset before
+// the answer; 100-continue is how HTTP lets the server refuse first.
+func postExpectingContinue(t *testing.T, addr string, body []byte) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, "http://"+addr+"/api/v1/scheduler", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/x-protobuf")
+	req.Header.Set("Expect", "100-continue")
+	tr := &http.Transport{ExpectContinueTimeout: time.Minute}
+	defer tr.CloseIdleConnections()
+	resp, err := (&http.Client{Transport: tr}).Do(req)
+	if err != nil {
+		t.Fatalf("POST /api/v1/scheduler: %v", err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	return resp.StatusCode, strings.TrimSpace(string(b))
 }
