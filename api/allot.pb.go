@@ -1555,8 +1555,8 @@ func (x *AgentEvent) GetGraceNanos() int64 {
 	return 0
 }
 
-// AppDemand is what a framework declares for one application under Prophet
-// (issue 10): E executors, each reserving cpus and mem for its whole life
+// AppDemand is what a framework declares for one application under
+// Prophet: E executors, each reserving cpus and mem for its whole life
 // and expected to follow the stage profile from its launch. It travels in
 // the Mesos REQUEST call the way the per-task demand does, as a
 // pseudo-resource of Call.Request.requests[0]: a SET resource named

@@ -163,84 +163,94 @@ func TestExamplesOnCluster(t *testing.T) {
 	c := newCluster(t)
 	dir := t.TempDir()
 
-	t.Run("wordcount", func(t *testing.T) {
-		in := filepath.Join(dir, "words.txt")
-		if err := gen.WriteText(in, 8<<20, 7); err != nil {
-			t.Fatal(err)
-		}
-		out, stderr, err := c.run(t, "wordcount", "--input", in, "--executors", "2", "--cores", "2", "--partitions", "6")
-		if err != nil {
-			t.Fatalf("wordcount: %v\n%s", err, testcluster.Tail(stderr, 3000))
-		}
-		ref, err := gen.CountWords(in, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var want strings.Builder
-		for _, kv := range gen.SortedCounts(ref) {
-			fmt.Fprintf(&want, "%s\t%d\n", kv.Key, kv.Value)
-		}
-		if out != want.String() {
-			t.Fatalf("wordcount output differs from a plain map count (%d vs %d bytes)", len(out), want.Len())
-		}
-		evs := events(t, stderr)
-		if n := count(evs, "executor_added"); n < 2 {
-			t.Fatalf("%d executors registered, want 2", n)
-		}
-		hosts := map[string]bool{}
-		for _, e := range evs {
-			if e["event"] == "executor_launched" {
-				hosts[e["agent"].(string)] = true
-			}
-		}
-		if len(hosts) != 2 {
-			t.Errorf("executors launched on %d agents, want both", len(hosts))
-		}
-		if count(evs, "stage_completed") < 3 || count(evs, "executor_stage") < 3 || count(evs, "application_end") != 1 {
-			t.Fatalf("event log lacks stages, per-executor stage usage or the end: %d/%d/%d", count(evs, "stage_completed"), count(evs, "executor_stage"), count(evs, "application_end"))
-		}
-		c.noExecutorsLeft(t)
-	})
+	t.Run("wordcount", func(t *testing.T) { checkWordcountOnCluster(t, c, dir) })
+	t.Run("kmeans", func(t *testing.T) { checkKmeansOnCluster(t, c, dir) })
+	t.Run("pagerank", func(t *testing.T) { checkPagerankOnCluster(t, c, dir) })
+}
 
-	t.Run("kmeans", func(t *testing.T) {
-		in := filepath.Join(dir, "points.txt")
-		if err := gen.WritePoints(in, 30000, 3, 4, 3); err != nil {
-			t.Fatal(err)
+// checkWordcountOnCluster runs wordcount on two agents and compares its
+// output with a plain map count and its event log with what ran.
+func checkWordcountOnCluster(t *testing.T, c *cluster, dir string) {
+	in := filepath.Join(dir, "words.txt")
+	if err := gen.WriteText(in, 8<<20, 7); err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, err := c.run(t, "wordcount", "--input", in, "--executors", "2", "--cores", "2", "--partitions", "6")
+	if err != nil {
+		t.Fatalf("wordcount: %v\n%s", err, testcluster.Tail(stderr, 3000))
+	}
+	ref, err := gen.CountWords(in, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want strings.Builder
+	for _, kv := range gen.SortedCounts(ref) {
+		fmt.Fprintf(&want, "%s\t%d\n", kv.Key, kv.Value)
+	}
+	if out != want.String() {
+		t.Fatalf("wordcount output differs from a plain map count (%d vs %d bytes)", len(out), want.Len())
+	}
+	evs := events(t, stderr)
+	if n := count(evs, "executor_added"); n < 2 {
+		t.Fatalf("%d executors registered, want 2", n)
+	}
+	hosts := map[string]bool{}
+	for _, e := range evs {
+		if e["event"] == "executor_launched" {
+			hosts[e["agent"].(string)] = true
 		}
-		out, stderr, err := c.run(t, "kmeans", "--input", in, "--k", "4", "--iterations", "6", "--partitions", "4")
-		if err != nil {
-			t.Fatalf("kmeans: %v\n%s", err, testcluster.Tail(stderr, 3000))
-		}
-		want, err := gen.LloydReference(in, 4, 6)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sameCentres(t, parseFloats(t, out), want)
-		c.noExecutorsLeft(t)
-	})
+	}
+	if len(hosts) != 2 {
+		t.Errorf("executors launched on %d agents, want both", len(hosts))
+	}
+	if count(evs, "stage_completed") < 3 || count(evs, "executor_stage") < 3 || count(evs, "application_end") != 1 {
+		t.Fatalf("event log lacks stages, per-executor stage usage or the end: %d/%d/%d", count(evs, "stage_completed"), count(evs, "executor_stage"), count(evs, "application_end"))
+	}
+	c.noExecutorsLeft(t)
+}
 
-	t.Run("pagerank", func(t *testing.T) {
-		in := filepath.Join(dir, "edges.txt")
-		if err := gen.WriteGraph(in, 3000, 5); err != nil {
-			t.Fatal(err)
+// checkKmeansOnCluster compares kmeans's centres with Lloyd's algorithm run
+// in the test.
+func checkKmeansOnCluster(t *testing.T, c *cluster, dir string) {
+	in := filepath.Join(dir, "points.txt")
+	if err := gen.WritePoints(in, 30000, 3, 4, 3); err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, err := c.run(t, "kmeans", "--input", in, "--k", "4", "--iterations", "6", "--partitions", "4")
+	if err != nil {
+		t.Fatalf("kmeans: %v\n%s", err, testcluster.Tail(stderr, 3000))
+	}
+	want, err := gen.LloydReference(in, 4, 6)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameCentres(t, parseFloats(t, out), want)
+	c.noExecutorsLeft(t)
+}
+
+// checkPagerankOnCluster compares pagerank's ranks with power iteration
+// run in the test.
+func checkPagerankOnCluster(t *testing.T, c *cluster, dir string) {
+	in := filepath.Join(dir, "edges.txt")
+	if err := gen.WriteGraph(in, 3000, 5); err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, err := c.run(t, "pagerank", "--input", in, "--iterations", "8", "--partitions", "4")
+	if err != nil {
+		t.Fatalf("pagerank: %v\n%s", err, testcluster.Tail(stderr, 3000))
+	}
+	want, err := gen.PageRankReference(in, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := parseFloats(t, out)
+	if len(rows) != len(want) {
+		t.Fatalf("%d ranks, power iteration gives %d", len(rows), len(want))
+	}
+	for _, r := range rows {
+		if w := want[int64(r[0])]; math.Abs(r[1]-w) > 1e-9 {
+			t.Fatalf("rank of %d = %v, power iteration gives %v", int64(r[0]), r[1], w)
 		}
-		out, stderr, err := c.run(t, "pagerank", "--input", in, "--iterations", "8", "--partitions", "4")
-		if err != nil {
-			t.Fatalf("pagerank: %v\n%s", err, testcluster.Tail(stderr, 3000))
-		}
-		want, err := gen.PageRankReference(in, 8)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rows := parseFloats(t, out)
-		if len(rows) != len(want) {
-			t.Fatalf("%d ranks, power iteration gives %d", len(rows), len(want))
-		}
-		for _, r := range rows {
-			if w := want[int64(r[0])]; math.Abs(r[1]-w) > 1e-9 {
-				t.Fatalf("rank of %d = %v, power iteration gives %v", int64(r[0]), r[1], w)
-			}
-		}
-		c.noExecutorsLeft(t)
-	})
+	}
+	c.noExecutorsLeft(t)
 }

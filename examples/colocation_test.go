@@ -61,7 +61,7 @@ func banditPrefs(t testing.TB, addr string) (types []string, rowN map[string]int
 }
 
 // TestColocationBanditSignalPath runs the co-location bandit's signal path
-// with real processes (issue 13): a master with --sorter bandit, one agent
+// with real processes: a master with --sorter bandit, one agent
 // of 2 cpus advertising disk_bw and reporting usage every second, two
 // disk-bound jobs (direct I/O) and then a cpu-bound one from
 // examples/colojob, each naming its type with the allot.job_type label.

@@ -13,7 +13,7 @@ import (
 	"github.com/allot-sched/allot/profile"
 )
 
-// Prophet's task backoff in the runtime (issue 10, item 6). With
+// Prophet's task backoff in the runtime. With
 // Config.Backoff the driver's dispatcher is wrapped in a dispatch.Backoff,
 // and a loop asks the master every BackoffInterval for what the agents
 // hosting this application's executors measured (/state usage_rates: the

@@ -83,7 +83,7 @@ type Config struct {
 	// BacklogTimeout).
 	Scaling elastic.Policy
 
-	// iSpark (issue 11; handoff.go, utilisation.go). MonitorEpoch is the
+	// iSpark (handoff.go, utilisation.go). MonitorEpoch is the
 	// monitoring epoch: each executor's utilisation is averaged over it and
 	// logged (executor_utilisation); 0 turns monitoring off.
 	MonitorEpoch time.Duration

@@ -43,7 +43,7 @@
 // IdleBacklog, or ISpark). The driver is the shell around them: it snapshots its state
 // under its lock, asks, and acts. Time comes from an injected Clock.
 //
-// Prophet's framework side (issue 10): an application that declares its
+// Prophet's framework side: an application that declares its
 // executors' demand profile (Config.Profile, or Config.DemandModel's
 // prediction) may also choose its agents by Prophet's score
 // (Config.Placement "prophet": framework/placement, against the master's GET

@@ -33,6 +33,9 @@ import (
 //	local.go, mesos.go  the backends that start executors
 //	mesos_executor.go   the executor process's side of a Mesos agent
 //	executor.go, plan.go, blocks.go  the executor: tasks, lineage, blocks
+//	plan_read.go     the executor reading input splits (text, bytes)
+//	plan_shuffle.go  the executor's shuffle: fetch and aggregate, write
+//	             and combine map outputs
 
 // backend gets executors from somewhere: in-process, or Mesos offers.
 //

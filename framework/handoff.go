@@ -12,7 +12,7 @@ import (
 	"github.com/allot-sched/allot/framework/eventlog"
 )
 
-// iSpark's cache-preserving scale-down, the driver's side (issue 11).
+// iSpark's cache-preserving scale-down, the driver's side.
 //
 // A decision whose releases hand their load to a receiver (elastic.ISpark)
 // is carried out here, not in applyLocked: the target drops at once (so the

@@ -6,7 +6,7 @@ import (
 	"github.com/allot-sched/allot/framework/elastic"
 )
 
-// What iSpark decides on, gathered from the driver's state (issue 11).
+// What iSpark decides on, gathered from the driver's state.
 
 // iSparkInputsLocked fills x's utilisation and cache for the scaling
 // policy: utilisation over the last monitoring epoch, U_max, the cached

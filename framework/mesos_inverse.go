@@ -8,7 +8,7 @@ import (
 	"github.com/allot-sched/allot/framework/sched"
 )
 
-// The Mesos backend's side of inverse offers (issue 11): the master asks
+// The Mesos backend's side of inverse offers: the master asks
 // for resources back on an agent because other frameworks wait (`allot
 // master --reclaim`). That is iSpark's "others are waiting": while an
 // inverse offer is outstanding, or one was seen within the last monitoring

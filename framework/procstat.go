@@ -122,7 +122,7 @@ func sampleBetween(a, b procReading) Sample {
 // executor reads it around a task on the task's locked thread: CPU time
 // over CPU time plus this wait is the share of a core the task obtained
 // while it wanted one, which tells an executor starved by other work on
-// its host from one with nothing to do (issue 11, docs/ispark.md).
+// its host from one with nothing to do (docs/ispark.md).
 func threadRunQueue() int64 {
 	b, err := os.ReadFile("/proc/thread-self/schedstat")
 	if err != nil {

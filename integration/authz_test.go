@@ -14,7 +14,7 @@ import (
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler/calls"
 )
 
-// ACLs on real processes (issue 16, item 2): a framework that asks for a
+// ACLs on real processes: a framework that asks for a
 // role the ACLs deny gets 403 naming the ACL, and a task as a denied user
 // fails alone with TASK_ERROR, while another framework's tasks run.
 //

@@ -33,184 +33,204 @@ import (
 func TestSchedulerCalls(t *testing.T) {
 	c := newCluster(t, 1)
 
-	t.Run("kill", func(t *testing.T) {
-		fw := subscribe(t, c.MasterAddr, mesos.FrameworkInfo{Name: "killer"})
-		o := fw.takeOffer(t, "")
-		if err := fw.call(launch(o, cmdTask("victim", o, "sleep 60", 0.1, 32))); err != nil {
-			t.Fatal(err)
-		}
-		fw.waitState(t, "victim", mesos.TASK_RUNNING)
-		if err := fw.call(calls.Kill("victim", o.AgentID.Value)); err != nil {
-			t.Fatal(err)
-		}
-		fw.waitState(t, "victim", mesos.TASK_KILLED)
-		// Killing an unknown task answers TASK_LOST, as Mesos does.
-		if err := fw.call(calls.Kill("never-was", "")); err != nil {
-			t.Fatal(err)
-		}
-		fw.waitState(t, "never-was", mesos.TASK_LOST)
-		// A task that ignores SIGTERM is killed with SIGKILL after the
-		// kill policy's grace period.
-		o = fw.takeOffer(t, "")
-		if err := fw.call(launch(o, cmdTask("stubborn", o, "trap '' TERM; sleep 60", 0.1, 32))); err != nil {
-			t.Fatal(err)
-		}
-		fw.waitState(t, "stubborn", mesos.TASK_RUNNING)
-		kill := calls.Kill("stubborn", o.AgentID.Value)
-		kill.Kill.KillPolicy = &mesos.KillPolicy{GracePeriod: &mesos.DurationInfo{Nanoseconds: int64(300 * time.Millisecond)}}
-		if err := fw.call(kill); err != nil {
-			t.Fatal(err)
-		}
-		fw.waitState(t, "stubborn", mesos.TASK_KILLED)
-	})
+	t.Run("kill", func(t *testing.T) { callKill(t, c) })
+	t.Run("reconcile and update framework", func(t *testing.T) { callReconcileAndUpdateFramework(t, c) })
+	t.Run("decline filter, suppress, revive", func(t *testing.T) { callDeclineSuppressRevive(t, c) })
+	t.Run("launch group and fetcher", func(t *testing.T) { callLaunchGroupAndFetcher(t, c) })
+	t.Run("shutdown executor", func(t *testing.T) { callShutdownExecutor(t, c) })
+	t.Run("multi-role allocation info", func(t *testing.T) { callMultiRoleAllocationInfo(t, c) })
+	t.Run("teardown", func(t *testing.T) { callTeardown(t, c) })
+}
 
-	t.Run("reconcile and update framework", func(t *testing.T) {
-		fw := subscribe(t, c.MasterAddr, mesos.FrameworkInfo{Name: "before"})
-		if err := fw.call(calls.Reconcile(calls.ReconcileTasks(map[string]string{"ghost": ""}))); err != nil {
-			t.Fatal(err)
-		}
-		st := fw.waitState(t, "ghost", mesos.TASK_LOST)
-		if st.GetReason() != mesos.REASON_RECONCILIATION {
-			t.Errorf("reason = %v, want RECONCILIATION", st.GetReason())
-		}
-		info := mesos.FrameworkInfo{User: "root", Name: "after", ID: &mesos.FrameworkID{Value: fw.ID()}}
-		if err := fw.call(calls.UpdateFramework(info)); err != nil {
-			t.Fatal(err)
-		}
-		testcluster.WaitFor(t, 10*time.Second, "/state to show the new name", func() bool {
-			for _, f := range c.state().Frameworks {
-				if f.ID == fw.ID() {
-					return f.Name == "after"
-				}
-			}
-			return false
-		})
-	})
+// callKill: KILL of a running task, of an unknown one (TASK_LOST) and of
+// one that ignores SIGTERM (SIGKILL after the grace period).
+func callKill(t *testing.T, c *cluster) {
+	fw := subscribe(t, c.MasterAddr, mesos.FrameworkInfo{Name: "killer"})
+	o := fw.takeOffer(t, "")
+	if err := fw.call(launch(o, cmdTask("victim", o, "sleep 60", 0.1, 32))); err != nil {
+		t.Fatal(err)
+	}
+	fw.waitState(t, "victim", mesos.TASK_RUNNING)
+	if err := fw.call(calls.Kill("victim", o.AgentID.Value)); err != nil {
+		t.Fatal(err)
+	}
+	fw.waitState(t, "victim", mesos.TASK_KILLED)
+	// Killing an unknown task answers TASK_LOST, as Mesos does.
+	if err := fw.call(calls.Kill("never-was", "")); err != nil {
+		t.Fatal(err)
+	}
+	fw.waitState(t, "never-was", mesos.TASK_LOST)
+	// A task that ignores SIGTERM is killed with SIGKILL after the
+	// kill policy's grace period.
+	o = fw.takeOffer(t, "")
+	if err := fw.call(launch(o, cmdTask("stubborn", o, "trap '' TERM; sleep 60", 0.1, 32))); err != nil {
+		t.Fatal(err)
+	}
+	fw.waitState(t, "stubborn", mesos.TASK_RUNNING)
+	kill := calls.Kill("stubborn", o.AgentID.Value)
+	kill.Kill.KillPolicy = &mesos.KillPolicy{GracePeriod: &mesos.DurationInfo{Nanoseconds: int64(300 * time.Millisecond)}}
+	if err := fw.call(kill); err != nil {
+		t.Fatal(err)
+	}
+	fw.waitState(t, "stubborn", mesos.TASK_KILLED)
+}
 
-	t.Run("decline filter, suppress, revive", func(t *testing.T) {
-		fw := subscribe(t, c.MasterAddr, mesos.FrameworkInfo{Name: "picky"})
-		o := fw.takeOffer(t, "")
-		if err := fw.call(calls.Decline(o.ID).With(calls.RefuseSeconds(time.Hour))); err != nil {
-			t.Fatal(err)
-		}
-		// Filtered for an hour: revive clears filters and offers come back.
-		if err := fw.call(calls.Suppress()); err != nil {
-			t.Fatal(err)
-		}
-		fw.mu.Lock()
-		fw.offers = nil
-		fw.mu.Unlock()
-		if err := fw.call(calls.Revive()); err != nil {
-			t.Fatal(err)
-		}
-		fw.takeOffer(t, o.AgentID.Value)
-		fw.call(calls.Suppress())
-	})
-
-	t.Run("launch group and fetcher", func(t *testing.T) {
-		fw := subscribe(t, c.MasterAddr, mesos.FrameworkInfo{Name: "grouper"})
-		o := fw.takeOffer(t, "")
-		data := filepath.Join(t.TempDir(), "input.txt")
-		os.WriteFile(data, []byte("fetched!\n"), 0o644)
-		ex := mesos.ExecutorInfo{ExecutorID: mesos.ExecutorID{Value: "group-ex"}, Type: mesos.ExecutorInfo_DEFAULT,
-			Resources: []mesos.Resource{scalar("cpus", 0.1), scalar("mem", 32)}}
-		t1 := cmdTask("g1", o, "cat input.txt", 0.1, 32)
-		t1.Command.URIs = []mesos.CommandInfo_URI{{Value: data}}
-		ex.Command = nil
-		t2 := cmdTask("g2", o, "exit 0", 0.1, 32)
-		// The default executor fetches nothing itself; put the URI on it.
-		ex.Command = &mesos.CommandInfo{URIs: []mesos.CommandInfo_URI{{Value: data}}}
-		call := calls.Accept(calls.OfferOperations{calls.OpLaunchGroup(ex, t1, t2)}.WithOffers(o.ID))
-		if err := fw.call(call); err != nil {
-			t.Fatal(err)
-		}
-		fw.waitState(t, "g1", mesos.TASK_FINISHED)
-		fw.waitState(t, "g2", mesos.TASK_FINISHED)
-		out, _ := filepath.Glob(filepath.Join(c.Agents[0].Dir, "slaves", "*", "frameworks", fw.ID(), "executors", "group-ex", "runs", "*", "stdout"))
-		if len(out) != 1 || !strings.Contains(strings.Join(readLines(out[0]), "\n"), "fetched!") {
-			t.Errorf("group stdout %v does not show the fetched file", out)
-		}
-	})
-
-	t.Run("shutdown executor", func(t *testing.T) {
-		fw := subscribe(t, c.MasterAddr, mesos.FrameworkInfo{Name: "shutter"})
-		o := fw.takeOffer(t, "")
-		ex := execInfo("to-shut")
-		if err := fw.call(launch(o, execTask("held", o, ex, "sleep"))); err != nil {
-			t.Fatal(err)
-		}
-		fw.waitState(t, "held", mesos.TASK_RUNNING)
-		if err := fw.call(calls.Shutdown("to-shut", o.AgentID.Value)); err != nil {
-			t.Fatal(err)
-		}
-		fw.waitState(t, "held", mesos.TASK_KILLED)
-		testcluster.WaitFor(t, 10*time.Second, "FAILURE event for the executor", func() bool {
-			fw.mu.Lock()
-			defer fw.mu.Unlock()
-			for _, e := range fw.events {
-				if e == scheduler.Event_FAILURE {
-					return true
-				}
-			}
-			return false
-		})
-	})
-
-	t.Run("multi-role allocation info", func(t *testing.T) {
-		info := mesos.FrameworkInfo{Name: "multi", Roles: []string{"analytics"},
-			Capabilities: []mesos.FrameworkInfo_Capability{{Type: mesos.FrameworkInfo_Capability_MULTI_ROLE}}}
-		fw := subscribe(t, c.MasterAddr, info)
-		o := fw.takeOffer(t, "")
-		for _, r := range o.Resources {
-			if r.AllocationInfo.GetRole() != "analytics" {
-				t.Fatalf("resource %s has allocation info %v, want role analytics", r.Name, r.AllocationInfo)
+// callReconcileAndUpdateFramework: explicit reconciliation of an unknown
+// task, and UPDATE_FRAMEWORK renaming the framework.
+func callReconcileAndUpdateFramework(t *testing.T, c *cluster) {
+	fw := subscribe(t, c.MasterAddr, mesos.FrameworkInfo{Name: "before"})
+	if err := fw.call(calls.Reconcile(calls.ReconcileTasks(map[string]string{"ghost": ""}))); err != nil {
+		t.Fatal(err)
+	}
+	st := fw.waitState(t, "ghost", mesos.TASK_LOST)
+	if st.GetReason() != mesos.REASON_RECONCILIATION {
+		t.Errorf("reason = %v, want RECONCILIATION", st.GetReason())
+	}
+	info := mesos.FrameworkInfo{User: "root", Name: "after", ID: &mesos.FrameworkID{Value: fw.ID()}}
+	if err := fw.call(calls.UpdateFramework(info)); err != nil {
+		t.Fatal(err)
+	}
+	testcluster.WaitFor(t, 10*time.Second, "/state to show the new name", func() bool {
+		for _, f := range c.state().Frameworks {
+			if f.ID == fw.ID() {
+				return f.Name == "after"
 			}
 		}
-		plain := subscribe(t, c.MasterAddr, mesos.FrameworkInfo{Name: "single"})
-		fw.call(calls.Decline(o.ID).With(calls.RefuseSeconds(3600)))
-		fw.call(calls.Suppress())
-		po := plain.takeOffer(t, "")
-		for _, r := range po.Resources {
-			if r.AllocationInfo != nil {
-				t.Fatalf("non-MULTI_ROLE framework got allocation info on %s", r.Name)
-			}
-		}
-		plain.call(calls.Decline(po.ID))
-		plain.call(calls.Suppress())
-	})
-
-	t.Run("teardown", func(t *testing.T) {
-		fw := subscribe(t, c.MasterAddr, mesos.FrameworkInfo{Name: "leaver"})
-		o := fw.takeOffer(t, "")
-		if err := fw.call(launch(o, cmdTask("left", o, "sleep 60", 0.1, 32))); err != nil {
-			t.Fatal(err)
-		}
-		fw.waitState(t, "left", mesos.TASK_RUNNING)
-		id := fw.ID()
-		if err := fw.call(&scheduler.Call{Type: scheduler.Call_TEARDOWN}); err != nil {
-			t.Fatal(err)
-		}
-		testcluster.WaitFor(t, 10*time.Second, "the framework to be gone", func() bool {
-			for _, f := range c.state().Frameworks {
-				if f.ID == id {
-					return false
-				}
-			}
-			return true
-		})
-		testcluster.WaitFor(t, 15*time.Second, "its executor to be gone", func() bool { return len(sandboxPids(c.Dir, "left")) == 0 })
-		// Its id is spent: subscribing with it again is refused.
-		// (httpsched retries every failed SUBSCRIBE for about a minute, so
-		// ask with a plain request.)
-		body := `{"type":"SUBSCRIBE","subscribe":{"framework_info":{"user":"root","name":"leaver","id":{"value":"` + id + `"}}}}`
-		if code, msg := postRaw(t, c.MasterAddr, "/api/v1/scheduler", "application/json", []byte(body), nil); code != 403 || !strings.Contains(msg, "has been removed") {
-			t.Errorf("re-SUBSCRIBE of a torn-down framework answered %d %q, want 403", code, msg)
-		}
+		return false
 	})
 }
 
+// callDeclineSuppressRevive: REVIVE clears a decline filter.
+func callDeclineSuppressRevive(t *testing.T, c *cluster) {
+	fw := subscribe(t, c.MasterAddr, mesos.FrameworkInfo{Name: "picky"})
+	o := fw.takeOffer(t, "")
+	if err := fw.call(calls.Decline(o.ID).With(calls.RefuseSeconds(time.Hour))); err != nil {
+		t.Fatal(err)
+	}
+	// Filtered for an hour: revive clears filters and offers come back.
+	if err := fw.call(calls.Suppress()); err != nil {
+		t.Fatal(err)
+	}
+	fw.mu.Lock()
+	fw.offers = nil
+	fw.mu.Unlock()
+	if err := fw.call(calls.Revive()); err != nil {
+		t.Fatal(err)
+	}
+	fw.takeOffer(t, o.AgentID.Value)
+	fw.call(calls.Suppress())
+}
+
+// callLaunchGroupAndFetcher: LAUNCH_GROUP on the default executor, with a
+// URI it fetches into the sandbox.
+func callLaunchGroupAndFetcher(t *testing.T, c *cluster) {
+	fw := subscribe(t, c.MasterAddr, mesos.FrameworkInfo{Name: "grouper"})
+	o := fw.takeOffer(t, "")
+	data := filepath.Join(t.TempDir(), "input.txt")
+	os.WriteFile(data, []byte("fetched!\n"), 0o644)
+	ex := mesos.ExecutorInfo{ExecutorID: mesos.ExecutorID{Value: "group-ex"}, Type: mesos.ExecutorInfo_DEFAULT,
+		Resources: []mesos.Resource{scalar("cpus", 0.1), scalar("mem", 32)}}
+	t1 := cmdTask("g1", o, "cat input.txt", 0.1, 32)
+	t1.Command.URIs = []mesos.CommandInfo_URI{{Value: data}}
+	ex.Command = nil
+	t2 := cmdTask("g2", o, "exit 0", 0.1, 32)
+	// The default executor fetches nothing itself; put the URI on it.
+	ex.Command = &mesos.CommandInfo{URIs: []mesos.CommandInfo_URI{{Value: data}}}
+	call := calls.Accept(calls.OfferOperations{calls.OpLaunchGroup(ex, t1, t2)}.WithOffers(o.ID))
+	if err := fw.call(call); err != nil {
+		t.Fatal(err)
+	}
+	fw.waitState(t, "g1", mesos.TASK_FINISHED)
+	fw.waitState(t, "g2", mesos.TASK_FINISHED)
+	out, _ := filepath.Glob(filepath.Join(c.Agents[0].Dir, "slaves", "*", "frameworks", fw.ID(), "executors", "group-ex", "runs", "*", "stdout"))
+	if len(out) != 1 || !strings.Contains(strings.Join(readLines(out[0]), "\n"), "fetched!") {
+		t.Errorf("group stdout %v does not show the fetched file", out)
+	}
+}
+
+// callShutdownExecutor: SHUTDOWN kills the executor's task and sends FAILURE.
+func callShutdownExecutor(t *testing.T, c *cluster) {
+	fw := subscribe(t, c.MasterAddr, mesos.FrameworkInfo{Name: "shutter"})
+	o := fw.takeOffer(t, "")
+	ex := execInfo("to-shut")
+	if err := fw.call(launch(o, execTask("held", o, ex, "sleep"))); err != nil {
+		t.Fatal(err)
+	}
+	fw.waitState(t, "held", mesos.TASK_RUNNING)
+	if err := fw.call(calls.Shutdown("to-shut", o.AgentID.Value)); err != nil {
+		t.Fatal(err)
+	}
+	fw.waitState(t, "held", mesos.TASK_KILLED)
+	testcluster.WaitFor(t, 10*time.Second, "FAILURE event for the executor", func() bool {
+		fw.mu.Lock()
+		defer fw.mu.Unlock()
+		for _, e := range fw.events {
+			if e == scheduler.Event_FAILURE {
+				return true
+			}
+		}
+		return false
+	})
+}
+
+// callMultiRoleAllocationInfo: only MULTI_ROLE frameworks get allocation
+// info on offered resources.
+func callMultiRoleAllocationInfo(t *testing.T, c *cluster) {
+	info := mesos.FrameworkInfo{Name: "multi", Roles: []string{"analytics"},
+		Capabilities: []mesos.FrameworkInfo_Capability{{Type: mesos.FrameworkInfo_Capability_MULTI_ROLE}}}
+	fw := subscribe(t, c.MasterAddr, info)
+	o := fw.takeOffer(t, "")
+	for _, r := range o.Resources {
+		if r.AllocationInfo.GetRole() != "analytics" {
+			t.Fatalf("resource %s has allocation info %v, want role analytics", r.Name, r.AllocationInfo)
+		}
+	}
+	plain := subscribe(t, c.MasterAddr, mesos.FrameworkInfo{Name: "single"})
+	fw.call(calls.Decline(o.ID).With(calls.RefuseSeconds(3600)))
+	fw.call(calls.Suppress())
+	po := plain.takeOffer(t, "")
+	for _, r := range po.Resources {
+		if r.AllocationInfo != nil {
+			t.Fatalf("non-MULTI_ROLE framework got allocation info on %s", r.Name)
+		}
+	}
+	plain.call(calls.Decline(po.ID))
+	plain.call(calls.Suppress())
+}
+
+// callTeardown: TEARDOWN removes the framework and its executors, and its
+// id cannot subscribe again.
+func callTeardown(t *testing.T, c *cluster) {
+	fw := subscribe(t, c.MasterAddr, mesos.FrameworkInfo{Name: "leaver"})
+	o := fw.takeOffer(t, "")
+	if err := fw.call(launch(o, cmdTask("left", o, "sleep 60", 0.1, 32))); err != nil {
+		t.Fatal(err)
+	}
+	fw.waitState(t, "left", mesos.TASK_RUNNING)
+	id := fw.ID()
+	if err := fw.call(&scheduler.Call{Type: scheduler.Call_TEARDOWN}); err != nil {
+		t.Fatal(err)
+	}
+	testcluster.WaitFor(t, 10*time.Second, "the framework to be gone", func() bool {
+		for _, f := range c.state().Frameworks {
+			if f.ID == id {
+				return false
+			}
+		}
+		return true
+	})
+	testcluster.WaitFor(t, 15*time.Second, "its executor to be gone", func() bool { return len(sandboxPids(c.Dir, "left")) == 0 })
+	// Its id is spent: subscribing with it again is refused.
+	// (httpsched retries every failed SUBSCRIBE for about a minute, so
+	// ask with a plain request.)
+	body := `{"type":"SUBSCRIBE","subscribe":{"framework_info":{"user":"root","name":"leaver","id":{"value":"` + id + `"}}}}`
+	if code, msg := postRaw(t, c.MasterAddr, "/api/v1/scheduler", "application/json", []byte(body), nil); code != 403 || !strings.Contains(msg, "has been removed") {
+		t.Errorf("re-SUBSCRIBE of a torn-down framework answered %d %q, want 403", code, msg)
+	}
+}
+
 // The operator API answers mesos-go's httpmaster client; UPDATE_WEIGHTS is
-// kept in the registry; /metrics has the series the issue lists.
+// kept in the registry; /metrics has the master's series.
 func TestOperatorAPIAndMetrics(t *testing.T) {
 	c := newCluster(t, 2)
 	fw := subscribe(t, c.MasterAddr, mesos.FrameworkInfo{Name: "observed", Role: strp("prod")})
@@ -220,7 +240,40 @@ func TestOperatorAPIAndMetrics(t *testing.T) {
 	}
 	fw.waitState(t, "seen", mesos.TASK_RUNNING)
 	cli := httpmaster.NewSender(httpcli.New(httpcli.Endpoint("http://"+c.MasterAddr+"/api/v1"), httpcli.Codec(codecs.ByMediaType[codecs.MediaTypeJSON])).Send)
-	get := func(call *mmaster.Call) *mmaster.Response {
+	get := operatorGetter(t, cli)
+	checkOperatorReads(t, get)
+	resp, err := cli.Send(context.Background(), mcalls.NonStreaming(mcalls.UpdateWeights(mesos.WeightInfo{Role: strp("prod"), Weight: 3})))
+	if err != nil {
+		t.Fatalf("UPDATE_WEIGHTS: %v", err)
+	}
+	if resp != nil { // a no-data call answers without a body
+		resp.Close()
+	}
+	var found bool
+	for _, r := range get(mcalls.GetRoles()).GetRoles.Roles {
+		found = found || (r.Name == "prod" && r.Weight == 3)
+	}
+	if !found {
+		t.Error("GET_ROLES does not show the updated weight")
+	}
+	checkMasterMetrics(t, c.MasterAddr)
+	// Weights survive a master restart (they are in the registry).
+	c.Master.Kill(syscall.SIGKILL)
+	fw.close()
+	c.StartMaster()
+	found = false
+	for _, r := range get(mcalls.GetWeights()).GetWeights.WeightInfos {
+		found = found || (r.GetRole() == "prod" && r.Weight == 3)
+	}
+	if !found {
+		t.Error("weights lost in a master restart")
+	}
+}
+
+// operatorGetter returns a function that sends one operator call with cli
+// and decodes its answer, failing the test on an error.
+func operatorGetter(t *testing.T, cli mcalls.Sender) func(call *mmaster.Call) *mmaster.Response {
+	return func(call *mmaster.Call) *mmaster.Response {
 		t.Helper()
 		resp, err := cli.Send(context.Background(), mcalls.NonStreaming(call))
 		if err != nil {
@@ -233,6 +286,12 @@ func TestOperatorAPIAndMetrics(t *testing.T) {
 		}
 		return &r
 	}
+}
+
+// checkOperatorReads checks the read-only operator calls against a cluster
+// of two agents running one task "seen" of a framework "observed" in role
+// prod.
+func checkOperatorReads(t *testing.T, get func(call *mmaster.Call) *mmaster.Response) {
 	if !get(mcalls.GetHealth()).GetHealth.Healthy {
 		t.Error("GET_HEALTH: not healthy")
 	}
@@ -258,21 +317,12 @@ func TestOperatorAPIAndMetrics(t *testing.T) {
 	if flags := get(mcalls.GetFlags()).GetFlags.Flags; len(flags) == 0 {
 		t.Error("GET_FLAGS: none")
 	}
-	resp, err := cli.Send(context.Background(), mcalls.NonStreaming(mcalls.UpdateWeights(mesos.WeightInfo{Role: strp("prod"), Weight: 3})))
-	if err != nil {
-		t.Fatalf("UPDATE_WEIGHTS: %v", err)
-	}
-	if resp != nil { // a no-data call answers without a body
-		resp.Close()
-	}
-	var found bool
-	for _, r := range get(mcalls.GetRoles()).GetRoles.Roles {
-		found = found || (r.Name == "prod" && r.Weight == 3)
-	}
-	if !found {
-		t.Error("GET_ROLES does not show the updated weight")
-	}
-	hr, err := http.Get("http://" + c.MasterAddr + "/metrics")
+}
+
+// checkMasterMetrics checks that /metrics has the master's series for that
+// cluster.
+func checkMasterMetrics(t *testing.T, addr string) {
+	hr, err := http.Get("http://" + addr + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -284,17 +334,6 @@ func TestOperatorAPIAndMetrics(t *testing.T) {
 		if !strings.Contains(string(body), series) {
 			t.Errorf("/metrics lacks %s", series)
 		}
-	}
-	// Weights survive a master restart (they are in the registry).
-	c.Master.Kill(syscall.SIGKILL)
-	fw.close()
-	c.StartMaster()
-	found = false
-	for _, r := range get(mcalls.GetWeights()).GetWeights.WeightInfos {
-		found = found || (r.GetRole() == "prod" && r.Weight == 3)
-	}
-	if !found {
-		t.Error("weights lost in a master restart")
 	}
 }
 

@@ -90,26 +90,7 @@ func checkChaos(r chaosRecord, ledger map[string]int, end time.Time) chaosFindin
 			f.DoubleTerminal = append(f.DoubleTerminal, fmt.Sprintf("%s: %v", l.ID, l.Reasons))
 		}
 		if len(terms) > 0 {
-			first := len(l.States)
-			for i, s := range l.States {
-				if s == terms[0] {
-					first = i
-					break
-				}
-			}
-			after := 0
-			for _, s := range l.States[first+1:] {
-				switch {
-				case s == terms[0]:
-					f.Redelivered++
-				case !taskstate.IsTerminal(s):
-					after++
-				}
-			}
-			if after > 0 {
-				f.AfterTerm += after
-				f.AfterTermIDs = append(f.AfterTermIDs, fmt.Sprintf("%s: %v", l.ID, l.Reasons))
-			}
+			f.checkAfterTerminal(l, terms[0])
 		}
 		for _, s := range terms {
 			if s == mesos.TASK_FINISHED {
@@ -135,6 +116,43 @@ func checkChaos(r chaosRecord, ledger map[string]int, end time.Time) chaosFindin
 			f.Unfinished = append(f.Unfinished, w)
 		}
 	}
+	f.findLongestStall(r, end)
+	for _, s := range [][]string{f.DoubleTerminal, f.Unresolved, f.RanTwice, f.FinishedNeverRan, f.Unfinished, f.LostButRan, f.WorkRanTwice, f.AfterTermIDs} {
+		sort.Strings(s)
+	}
+	return f
+}
+
+// checkAfterTerminal counts what the framework saw of launch l after its
+// first terminal state term: the same state again (a redelivery) or a
+// non-terminal one (the task going back from its end).
+func (f *chaosFindings) checkAfterTerminal(l *chaosLaunch, term mesos.TaskState) {
+	first := len(l.States)
+	for i, s := range l.States {
+		if s == term {
+			first = i
+			break
+		}
+	}
+	after := 0
+	for _, s := range l.States[first+1:] {
+		switch {
+		case s == term:
+			f.Redelivered++
+		case !taskstate.IsTerminal(s):
+			after++
+		}
+	}
+	if after > 0 {
+		f.AfterTerm += after
+		f.AfterTermIDs = append(f.AfterTermIDs, fmt.Sprintf("%s: %v", l.ID, l.Reasons))
+	}
+}
+
+// findLongestStall finds the longest time with no work finishing, from the
+// start (or to end, when work is left unfinished), and the launches of the
+// work whose finish ended it.
+func (f *chaosFindings) findLongestStall(r chaosRecord, end time.Time) {
 	type mark struct {
 		at   time.Time
 		work string
@@ -165,10 +183,6 @@ func checkChaos(r chaosRecord, ledger map[string]int, end time.Time) chaosFindin
 		}
 		f.StallEnd += ": " + strings.Join(hist, "; ")
 	}
-	for _, s := range [][]string{f.DoubleTerminal, f.Unresolved, f.RanTwice, f.FinishedNeverRan, f.Unfinished, f.LostButRan, f.WorkRanTwice, f.AfterTermIDs} {
-		sort.Strings(s)
-	}
-	return f
 }
 
 // violations lists what breaks the rules: every launch ends in exactly

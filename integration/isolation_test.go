@@ -375,10 +375,10 @@ func TestIsolationCgroupsAgentRestart(t *testing.T) {
 // containersGone checks that the killed executors' cgroups go: every
 // container is removed once its executor exits, and a command executor
 // exits once its task's end is acknowledged (the agent shuts it down if
-// not). A loaded host once kept one for over 90 s: the executor missed
-// its own exit when the acknowledgement beat the answer to its update
-// (issue 15). The wait is for the removal, not a timing; on failure it
-// names what is still in each container.
+// not). On a loaded host the acknowledgement can beat the answer to the
+// executor's update, which once made it miss its own exit. The wait is for
+// the removal, not a timing; on failure it names what is still in each
+// container.
 func containersGone(t testing.TB, workDir string) {
 	t.Helper()
 	start := time.Now()
@@ -403,9 +403,8 @@ func containersGone(t testing.TB, workDir string) {
 // Command executors held to 1 ms of CPU per 100 ms (a CFS quota) exit once
 // their killed tasks' ends are acknowledged. Throttled, an executor often
 // reads the acknowledgement before the answer to its own update; it used
-// to miss its exit then and wait for an event that never came (issue 15:
-// with that executor, 4 of these 8 were still running after 20 s; it is a
-// race, so not every run shows it). The agent's shutdown grace is set far
+// to miss its exit then and wait for an event that never came (a race,
+// so not every run shows it). The agent's shutdown grace is set far
 // beyond the wait, so that the executors end by themselves rather than by
 // the agent's kill.
 func TestIsolationCgroupsThrottledExecutorsExit(t *testing.T) {

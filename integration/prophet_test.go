@@ -114,7 +114,7 @@ func backoffEvents(t *testing.T, path string) []string {
 	return out
 }
 
-// TestProphetGangAndBackoff keeps issue 10's live behaviour, not its
+// TestProphetGangAndBackoff checks Prophet's live behaviour, not its
 // timing. Under --sorter prophet an application of E = 3 executors gets
 // nothing while only 2 agents fit one each (all or none), then all 3 on 3
 // distinct agents once a third agent comes, and the master's reason names

@@ -34,7 +34,7 @@
 // Normalisation across disk and network. NormPaper (the default) takes the
 // norm of raw areas in MB, as the paper does; NormCapacity divides each
 // resource's F and O by the server's capacity first, so a 330 MB/s disk and
-// a 125 MB/s NIC count alike (the variant issue 10 asks for). Both are
+// a 125 MB/s NIC count alike (a variant beyond the paper). Both are
 // Options, so experiments can compare them.
 //
 // Combining E per-server scores. The paper compares executors and places

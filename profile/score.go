@@ -21,8 +21,7 @@ const (
 	NormPaper Normalization = iota
 	// NormCapacity divides each resource's F and O by the server's capacity
 	// of it, giving seconds of the whole device wasted or over-committed:
-	// both resources count alike whatever their scale (beyond the paper,
-	// issue 10). A resource the server advertises none of scores 0 if the
+	// both resources count alike whatever their scale (beyond the paper). A resource the server advertises none of scores 0 if the
 	// executor never demands it and +Inf otherwise, since no fraction of
 	// nothing can serve it.
 	NormCapacity

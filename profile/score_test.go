@@ -20,103 +20,110 @@ type running1 struct {
 	p      *Profile
 }
 
+// scoreCase is a timeline (device capacities and running executors), a
+// candidate profile, and the fragmentation F, over-allocation O and norm
+// worked out by hand for it.
+type scoreCase struct {
+	name      string
+	disk, net float64
+	running   []running1
+	cand      *Profile
+	opts      *Options // nil: PaperOptions
+	F, O      [NumResources]float64
+	norm      float64
+}
+
+// scoreCases each isolate one rule of the score.
+var scoreCases = []scoreCase{
+	{
+		name: "single stage fits: O = 0, F = the idle area",
+		disk: 100, net: 50, cand: prof(st(0, 10, 40, 0)),
+		F: [2]float64{60 * 10, 50 * 10}, norm: math.Hypot(0.3*600, 0.3*500),
+	},
+	{
+		name: "exact fit scores 0",
+		disk: 100, net: 50, cand: prof(st(0, 10, 100, 50)),
+	},
+	{
+		name: "stage over availability: O = excess x time x w0",
+		disk: 100, running: []running1{{0, prof(st(0, 20, 80, 0))}},
+		cand: prof(st(0, 10, 50, 0)),
+		O:    [2]float64{30 * 10}, norm: 0.7 * 300,
+	},
+	{
+		name: "stage across a breakpoint: part O, part F",
+		disk: 100, running: []running1{{0, prof(st(0, 10, 80, 0))}},
+		cand: prof(st(5, 15, 50, 0)),
+		F:    [2]float64{50 * 5}, O: [2]float64{30 * 5}, norm: 0.7*150 + 0.3*250,
+	},
+	{
+		name: "running executor launched earlier, anchored at its launch",
+		disk: 100, running: []running1{{-30, prof(st(0, 20, 90, 0), st(20, 40, 40, 0))}},
+		cand: prof(st(0, 10, 60, 0)),
+		// avail: 60 on [0,10): exact fit.
+	},
+	{
+		name: "two stages, weights 1 and 1/2",
+		disk: 100, running: []running1{{0, prof(st(10, 30, 90, 0))}},
+		cand: prof(st(0, 10, 100, 0), st(10, 30, 40, 0)),
+		// stage 0 exact; stage 1 over by 30 for 20 s at weight 0.5.
+		O: [2]float64{30 * 20 * 0.5}, norm: 0.7 * 300,
+	},
+	{
+		name: "three stages, weights 1, 2/3, 1/3, with a gap that is not scored",
+		disk: 100, cand: prof(st(0, 3, 70, 0), st(10, 13, 40, 0), st(13, 16, 100, 0)),
+		// F: 30x3x1 + 60x3x(2/3) + 0 = 90 + 120; the gap 3..10 is free.
+		F: [2]float64{90 + 120}, norm: 0.3 * 210,
+	},
+	{
+		name: "disk and network combine by the Euclidean norm",
+		disk: 100, net: 50, running: []running1{{0, prof(st(0, 20, 80, 0))}},
+		cand: prof(st(0, 10, 50, 10)),
+		F:    [2]float64{0, 40 * 10}, O: [2]float64{30 * 10, 0},
+		norm: math.Hypot(0.7*300, 0.3*400),
+	},
+	{
+		name: "negative availability clamps at zero",
+		disk: 100, running: []running1{{0, prof(st(0, 20, 150, 0))}},
+		cand: prof(st(0, 10, 20, 0), st(10, 20, 0, 0)),
+		// stage 0: 20 over a zero availability (not 70); stage 1 needs
+		// nothing during the overload and costs nothing.
+		O: [2]float64{20 * 10}, norm: 0.7 * 200,
+	},
+	{
+		name: "eta = 0 ignores fragmentation",
+		disk: 100, cand: prof(st(0, 10, 10, 0)), opts: &Options{Eta: 0},
+		F: [2]float64{900},
+	},
+	{
+		name: "capacity normalisation: areas in seconds of the device",
+		disk: 100, net: 50, cand: prof(st(0, 10, 40, 0)),
+		opts: &Options{Eta: 0.3, Normalize: NormCapacity},
+		F:    [2]float64{600.0 / 100, 500.0 / 50}, norm: math.Hypot(0.3*6, 0.3*10),
+	},
+	{
+		name: "capacity normalisation without the resource: +Inf",
+		disk: 100, cand: prof(st(0, 10, 100, 5)),
+		opts: &Options{Eta: 0.3, Normalize: NormCapacity},
+		O:    [2]float64{0, math.Inf(1)}, norm: math.Inf(1),
+	},
+	{
+		name: "capacity normalisation without the resource, eta 1: not NaN",
+		disk: 100, cand: prof(st(0, 10, 100, 5)),
+		opts: &Options{Eta: 1, Normalize: NormCapacity},
+		O:    [2]float64{0, math.Inf(1)}, norm: 0,
+	},
+	{
+		name: "empty profile scores 0",
+		disk: 100, net: 50, cand: prof(),
+	},
+}
+
 // TestScoreHandComputed checks the areas against arithmetic done by hand.
 // Capacities are disk 100 and net 50 MB/s unless a case says otherwise;
 // areas are MB (MB/s x s).
 func TestScoreHandComputed(t *testing.T) {
-	tests := []struct {
-		name      string
-		disk, net float64
-		running   []running1
-		cand      *Profile
-		opts      *Options // nil: PaperOptions
-		F, O      [NumResources]float64
-		norm      float64
-	}{
-		{
-			name: "single stage fits: O = 0, F = the idle area",
-			disk: 100, net: 50, cand: prof(st(0, 10, 40, 0)),
-			F: [2]float64{60 * 10, 50 * 10}, norm: math.Hypot(0.3*600, 0.3*500),
-		},
-		{
-			name: "exact fit scores 0",
-			disk: 100, net: 50, cand: prof(st(0, 10, 100, 50)),
-		},
-		{
-			name: "stage over availability: O = excess x time x w0",
-			disk: 100, running: []running1{{0, prof(st(0, 20, 80, 0))}},
-			cand: prof(st(0, 10, 50, 0)),
-			O:    [2]float64{30 * 10}, norm: 0.7 * 300,
-		},
-		{
-			name: "stage across a breakpoint: part O, part F",
-			disk: 100, running: []running1{{0, prof(st(0, 10, 80, 0))}},
-			cand: prof(st(5, 15, 50, 0)),
-			F:    [2]float64{50 * 5}, O: [2]float64{30 * 5}, norm: 0.7*150 + 0.3*250,
-		},
-		{
-			name: "running executor launched earlier, anchored at its launch",
-			disk: 100, running: []running1{{-30, prof(st(0, 20, 90, 0), st(20, 40, 40, 0))}},
-			cand: prof(st(0, 10, 60, 0)),
-			// avail: 60 on [0,10): exact fit.
-		},
-		{
-			name: "two stages, weights 1 and 1/2",
-			disk: 100, running: []running1{{0, prof(st(10, 30, 90, 0))}},
-			cand: prof(st(0, 10, 100, 0), st(10, 30, 40, 0)),
-			// stage 0 exact; stage 1 over by 30 for 20 s at weight 0.5.
-			O: [2]float64{30 * 20 * 0.5}, norm: 0.7 * 300,
-		},
-		{
-			name: "three stages, weights 1, 2/3, 1/3, with a gap that is not scored",
-			disk: 100, cand: prof(st(0, 3, 70, 0), st(10, 13, 40, 0), st(13, 16, 100, 0)),
-			// F: 30x3x1 + 60x3x(2/3) + 0 = 90 + 120; the gap 3..10 is free.
-			F: [2]float64{90 + 120}, norm: 0.3 * 210,
-		},
-		{
-			name: "disk and network combine by the Euclidean norm",
-			disk: 100, net: 50, running: []running1{{0, prof(st(0, 20, 80, 0))}},
-			cand: prof(st(0, 10, 50, 10)),
-			F:    [2]float64{0, 40 * 10}, O: [2]float64{30 * 10, 0},
-			norm: math.Hypot(0.7*300, 0.3*400),
-		},
-		{
-			name: "negative availability clamps at zero",
-			disk: 100, running: []running1{{0, prof(st(0, 20, 150, 0))}},
-			cand: prof(st(0, 10, 20, 0), st(10, 20, 0, 0)),
-			// stage 0: 20 over a zero availability (not 70); stage 1 needs
-			// nothing during the overload and costs nothing.
-			O: [2]float64{20 * 10}, norm: 0.7 * 200,
-		},
-		{
-			name: "eta = 0 ignores fragmentation",
-			disk: 100, cand: prof(st(0, 10, 10, 0)), opts: &Options{Eta: 0},
-			F: [2]float64{900},
-		},
-		{
-			name: "capacity normalisation: areas in seconds of the device",
-			disk: 100, net: 50, cand: prof(st(0, 10, 40, 0)),
-			opts: &Options{Eta: 0.3, Normalize: NormCapacity},
-			F:    [2]float64{600.0 / 100, 500.0 / 50}, norm: math.Hypot(0.3*6, 0.3*10),
-		},
-		{
-			name: "capacity normalisation without the resource: +Inf",
-			disk: 100, cand: prof(st(0, 10, 100, 5)),
-			opts: &Options{Eta: 0.3, Normalize: NormCapacity},
-			O:    [2]float64{0, math.Inf(1)}, norm: math.Inf(1),
-		},
-		{
-			name: "capacity normalisation without the resource, eta 1: not NaN",
-			disk: 100, cand: prof(st(0, 10, 100, 5)),
-			opts: &Options{Eta: 1, Normalize: NormCapacity},
-			O:    [2]float64{0, math.Inf(1)}, norm: 0,
-		},
-		{
-			name: "empty profile scores 0",
-			disk: 100, net: 50, cand: prof(),
-		},
-	}
-	for _, tc := range tests {
+	for _, tc := range scoreCases {
 		t.Run(tc.name, func(t *testing.T) {
 			tl := newTL(t, tc.disk, tc.net)
 			for i, r := range tc.running {

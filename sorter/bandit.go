@@ -71,8 +71,8 @@ import (
 // DefaultBanditStep is the step size gamma used when none is given. The
 // paper gives none. G lies in [e, 50.8] and good and bad
 // co-locations differ by a few units, so 0.1 (Sutton and Barto's usual
-// value) moves a preference by a few tenths per update. A placeholder for
-// the sweep issue 13 asks for.
+// value) moves a preference by a few tenths per update. A placeholder
+// until a sweep of the step picks a better one.
 const DefaultBanditStep = 0.1
 
 // NodeUsage is a node's measured usage over one interval (api.UsageRates

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -23,65 +24,101 @@ func init() {
 	register(command{name: "dev", summary: "a local cluster: a master and N agents on loopback (Ctrl-C stops it)", run: runDev})
 }
 
-func runDev(args []string, stdout, stderr io.Writer) error {
+// devFlags are allot dev's flags: the master's own plus the local agents'.
+type devFlags struct {
+	mf         masterFlags
+	agents     int
+	resources  string
+	keep       bool
+	isolation  string
+	throttle   bool
+	usageEvery time.Duration
+	tls        bool
+	auth       bool
+}
+
+func parseDevFlags(args []string, stderr io.Writer) (*devFlags, *flag.FlagSet, error) {
+	var f devFlags
 	fs := newFlagSet("dev", "[flags]", "Run a master and --agents agents in this process on loopback, with temporary work dirs.\nCtrl-C stops everything (executors included) and removes the work dirs unless --keep.", stderr)
-	var mf masterFlags
-	addMasterFlags(fs, &mf)
-	n := fs.Int("agents", 2, "number of agents")
-	res := fs.String("resources", "cpus:4;mem:4096;disk:20000;ports:[31000-32000]", "resources of each agent, Mesos form")
-	keep := fs.Bool("keep", false, "keep the work dirs after stopping")
-	isolation := fs.String("isolation", "", "agents' isolation: auto (cgroups when writable, else posix), cgroups/cpu,cgroups/mem or posix/cpu,posix/mem; add disk/du for sandbox disk quotas (see allot agent --help)")
-	throttle := fs.Bool("throttle-io", false, "agents make their advertised disk_bw and net_bw real for the framework library's executors (a token bucket per agent and device)")
-	usageEvery := fs.Duration("usage-interval", 10*time.Second, "each agent reports usage to the master this often (the co-location bandit learns from it)")
-	withTLS := fs.Bool("tls", false, "serve TLS everywhere with a throwaway CA and certificate made in the work dir (prints how clients use it)")
-	authOn := fs.Bool("auth", false, "switch authentication on: write a throwaway credentials file, start the master with every\n--authenticate-* flag and the agents with --credential and --authenticate-http-executors, and print the\nprincipal and secret to use")
+	addMasterFlags(fs, &f.mf)
+	fs.IntVar(&f.agents, "agents", 2, "number of agents")
+	fs.StringVar(&f.resources, "resources", "cpus:4;mem:4096;disk:20000;ports:[31000-32000]", "resources of each agent, Mesos form")
+	fs.BoolVar(&f.keep, "keep", false, "keep the work dirs after stopping")
+	fs.StringVar(&f.isolation, "isolation", "", "agents' isolation: auto (cgroups when writable, else posix), cgroups/cpu,cgroups/mem or posix/cpu,posix/mem; add disk/du for sandbox disk quotas (see allot agent --help)")
+	fs.BoolVar(&f.throttle, "throttle-io", false, "agents make their advertised disk_bw and net_bw real for the framework library's executors (a token bucket per agent and device)")
+	fs.DurationVar(&f.usageEvery, "usage-interval", 10*time.Second, "each agent reports usage to the master this often (the co-location bandit learns from it)")
+	fs.BoolVar(&f.tls, "tls", false, "serve TLS everywhere with a throwaway CA and certificate made in the work dir (prints how clients use it)")
+	fs.BoolVar(&f.auth, "auth", false, "switch authentication on: write a throwaway credentials file, start the master with every\n--authenticate-* flag and the agents with --credential and --authenticate-http-executors, and print the\nprincipal and secret to use")
 	fs.Set("listen", "127.0.0.1:5050")
 	fs.Set("log-level", "warn")
 	if err := parseFlags(fs, args); err != nil {
+		return nil, nil, err
+	}
+	if f.agents < 0 || f.agents > 64 {
+		return nil, nil, usagef("--agents must be between 0 and 64")
+	}
+	return &f, fs, nil
+}
+
+// devAuth is what --auth hands the agents and prints for the operator.
+type devAuth struct {
+	agentCred *auth.Credential
+	opCred    auth.Credential
+	agentHTTP agent.HTTPAuthn
+}
+
+// devSecure makes the throwaway TLS files and credentials --tls and --auth
+// ask for under dir, and points the master's flags at them.
+func devSecure(f *devFlags, dir string) (devAuth, error) {
+	var da devAuth
+	if f.tls {
+		files, err := devTLS(dir)
+		if err != nil {
+			return da, err
+		}
+		f.mf.tls = tlsFlags{cert: files.Cert, key: files.Key, ca: files.CA}
+	}
+	if f.auth {
+		file, op, ag, err := devCredentials(filepath.Join(dir, "auth"))
+		if err != nil {
+			return da, err
+		}
+		f.mf.authn = authnFlags{credentials: file, frameworks: true, agents: true, httpReadWrite: true, httpReadOnly: true}
+		da.agentCred, da.opCred = &ag, op
+		// The agents accept the master's principals: the master's sandbox
+		// proxy forwards the caller's credential to them.
+		if da.agentHTTP, _, err = (agentHTTPFlags{credentials: file, readOnly: true, readWrite: true}).config(); err != nil {
+			return da, err
+		}
+	}
+	return da, nil
+}
+
+func runDev(args []string, stdout, stderr io.Writer) error {
+	f, fs, err := parseDevFlags(args, stderr)
+	if err != nil {
 		return err
 	}
-	if *n < 0 || *n > 64 {
-		return usagef("--agents must be between 0 and 64")
-	}
-	lv, err := zerolog.ParseLevel(mf.logLevel)
+	lv, err := zerolog.ParseLevel(f.mf.logLevel)
 	if err != nil {
 		return usagef("--log-level: %v", err)
 	}
 	base := zerolog.New(zerolog.ConsoleWriter{Out: stderr, TimeFormat: "15:04:05.000", NoColor: !isTerminal(stderr)}).Level(lv).With().Timestamp().Logger()
-	dir := mf.workDir
+	dir := f.mf.workDir
 	if dir == "" {
 		if dir, err = os.MkdirTemp("", "allot-dev-"); err != nil {
 			return err
 		}
-		mf.workDir = filepath.Join(dir, "master")
+		f.mf.workDir = filepath.Join(dir, "master")
 	}
-	if !*keep {
+	if !f.keep {
 		defer os.RemoveAll(dir)
 	}
-	if *withTLS {
-		f, err := devTLS(dir)
-		if err != nil {
-			return err
-		}
-		mf.tls = tlsFlags{cert: f.Cert, key: f.Key, ca: f.CA}
+	da, err := devSecure(f, dir)
+	if err != nil {
+		return err
 	}
-	var agentCred *auth.Credential
-	var opCred auth.Credential
-	var agentHTTP agent.HTTPAuthn
-	if *authOn {
-		file, op, ag, err := devCredentials(filepath.Join(dir, "auth"))
-		if err != nil {
-			return err
-		}
-		mf.authn = authnFlags{credentials: file, frameworks: true, agents: true, httpReadWrite: true, httpReadOnly: true}
-		agentCred, opCred = &ag, op
-		// The agents accept the master's principals: the master's sandbox
-		// proxy forwards the caller's credential to them.
-		if agentHTTP, _, err = (agentHTTPFlags{credentials: file, readOnly: true, readWrite: true}).config(); err != nil {
-			return err
-		}
-	}
-	cfg, err := mf.config(fs, base.With().Str("component", "master").Logger())
+	cfg, err := f.mf.config(fs, base.With().Str("component", "master").Logger())
 	if err != nil {
 		return err
 	}
@@ -92,7 +129,7 @@ func runDev(args []string, stdout, stderr io.Writer) error {
 	if err := m.Start(); err != nil {
 		return err
 	}
-	var agents []*agent.Agent
+	agents, err := startDevAgents(f, da, m, dir, base)
 	stopAll := func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
@@ -101,25 +138,45 @@ func runDev(args []string, stdout, stderr io.Writer) error {
 		}
 		m.Stop(ctx)
 	}
+	if err != nil {
+		stopAll()
+		return err
+	}
+	printDevBanner(stdout, f, da, cfg, m.Addr(), dir)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	<-ctx.Done()
+	fmt.Fprintln(stdout, "allot dev: stopping")
+	stopAll()
+	return nil
+}
+
+// startDevAgents starts --agents agents on the master's loopback host. On
+// an error it returns the agents started so far, for the caller to stop.
+func startDevAgents(f *devFlags, da devAuth, m *master.Master, dir string, base zerolog.Logger) ([]*agent.Agent, error) {
+	var agents []*agent.Agent
 	host, _, _ := net.SplitHostPort(m.Addr())
 	if ip := net.ParseIP(host); ip == nil || ip.IsUnspecified() {
 		host = "127.0.0.1"
 	}
-	for i := 0; i < *n; i++ {
+	for i := 0; i < f.agents; i++ {
 		a, err := agent.New(agent.Config{Masters: []string{m.Addr()}, Listen: net.JoinHostPort(host, "0"),
-			WorkDir: filepath.Join(dir, fmt.Sprintf("agent%d", i)), Resources: *res, KillExecutorsOnStop: true, ThrottleIO: *throttle,
-			UsageInterval: *usageEvery, Isolation: *isolation, TLS: mf.tls.files(), Credential: agentCred, AuthenticateExecutors: *authOn,
-			HTTPAuthn: agentHTTP, Log: base.With().Str("component", fmt.Sprintf("agent%d", i)).Logger()})
+			WorkDir: filepath.Join(dir, fmt.Sprintf("agent%d", i)), Resources: f.resources, KillExecutorsOnStop: true, ThrottleIO: f.throttle,
+			UsageInterval: f.usageEvery, Isolation: f.isolation, TLS: f.mf.tls.files(), Credential: da.agentCred, AuthenticateExecutors: f.auth,
+			HTTPAuthn: da.agentHTTP, Log: base.With().Str("component", fmt.Sprintf("agent%d", i)).Logger()})
 		if err == nil {
 			err = a.Start()
 		}
 		if err != nil {
-			stopAll()
-			return fmt.Errorf("agent %d: %w", i, err)
+			return agents, fmt.Errorf("agent %d: %w", i, err)
 		}
 		agents = append(agents, a)
 	}
-	addr := m.Addr()
+	return agents, nil
+}
+
+// printDevBanner tells the user where the cluster is and how to use it.
+func printDevBanner(stdout io.Writer, f *devFlags, da devAuth, cfg master.Config, addr, dir string) {
 	scheme := tlsconf.Scheme(cfg.TLS.Enabled())
 	fmt.Fprintf(stdout, `allot dev: master on %s://%s with %d agents (%s each); work dirs in %s
 
@@ -133,13 +190,13 @@ Try:
   go run github.com/mesos/mesos-go/api/v1/cmd/msh -master %s -- echo hi   # from this checkout
 Any mesos-go v0.0.11 framework can use %s://%s/api/v1/scheduler.
 Ctrl-C stops everything.
-`, scheme, addr, *n, *res, dir, scheme, addr, addr, addr, scheme, addr, scheme, addr, addr, scheme, addr)
-	if *withTLS {
+`, scheme, addr, f.agents, f.resources, dir, scheme, addr, addr, addr, scheme, addr, scheme, addr, addr, scheme, addr)
+	if f.tls {
 		printDevTLS(stdout, cfg.TLS, addr)
 	}
-	if *authOn {
+	if f.auth {
 		curlCA := ""
-		if *withTLS {
+		if f.tls {
 			curlCA = "--cacert " + cfg.TLS.CA + " "
 		}
 		fmt.Fprintf(stdout, `
@@ -148,13 +205,7 @@ with the same credentials, in %s).
 Log in to the UI, and authenticate the CLI and frameworks, as principal %q with secret %q:
   export ALLOT_PRINCIPAL=%s ALLOT_SECRET_FILE=%s   # allot status, allot run, allot logs ...
   curl -s %s-u %s:%s %s://%s/state
-`, filepath.Join(dir, "auth", "credentials.json"), opCred.Principal, opCred.Secret, opCred.Principal, filepath.Join(dir, "auth", "secret"),
-			curlCA, opCred.Principal, opCred.Secret, scheme, addr)
+`, filepath.Join(dir, "auth", "credentials.json"), da.opCred.Principal, da.opCred.Secret, da.opCred.Principal, filepath.Join(dir, "auth", "secret"),
+			curlCA, da.opCred.Principal, da.opCred.Secret, scheme, addr)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	<-ctx.Done()
-	fmt.Fprintln(stdout, "allot dev: stopping")
-	stopAll()
-	return nil
 }

@@ -58,7 +58,8 @@ type simOptions struct {
 	whatIf                     sim.WhatIf      // --time-scale, --duration-scale, --nodes-sample, --cluster-scale
 }
 
-func runSim(args []string, stdout, stderr io.Writer) error {
+// parseSimFlags parses allot sim's flags; it takes no positional arguments.
+func parseSimFlags(args []string, stderr io.Writer) (simOptions, error) {
 	var o simOptions
 	fs := newFlagSet("sim", "--jobs FILE [--nodes FILE | --cluster SPEC] [flags]", simDescription, stderr)
 	fs.StringVar(&o.jobs, "jobs", "", "workload `file` (or --generate)")
@@ -86,11 +87,17 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&o.whatIf.ClusterScale, "cluster-scale", 1, "what-if: `K` copies of each node (after --nodes-sample)")
 	fs.StringVar(&o.progress, "progress", "auto", "progress bar on stderr: auto (when stderr is a terminal), always, never")
 	if err := parseFlags(fs, args); err != nil {
-		return err
+		return o, err
 	}
 	if fs.NArg() > 0 {
-		return usagef("unexpected argument %q", fs.Arg(0))
+		return o, usagef("unexpected argument %q", fs.Arg(0))
 	}
+	return o, nil
+}
+
+// checkSimOptions rejects flag values that make no sense on their own or
+// together, and fills in the values the flags imply.
+func checkSimOptions(o *simOptions) error {
 	if (o.jobs == "") == (o.generate == "") {
 		return usagef("give --jobs FILE or --generate NAME (one of them)")
 	}
@@ -128,6 +135,17 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 	if o.maxJobs < 0 {
 		return usagef("--max-jobs must be >= 0, got %d", o.maxJobs)
 	}
+	return nil
+}
+
+func runSim(args []string, stdout, stderr io.Writer) error {
+	o, err := parseSimFlags(args, stderr)
+	if err != nil {
+		return err
+	}
+	if err := checkSimOptions(&o); err != nil {
+		return err
+	}
 	showProgress, err := wantProgress(o.progress, stderr)
 	if err != nil {
 		return err
@@ -148,6 +166,16 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	runs, wall, err := simRunAll(w, configs, showProgress, stderr)
+	if err != nil {
+		return err
+	}
+	return writeSimResults(o, w, whatIf, runs, wall, stdout, stderr)
+}
+
+// simRunAll runs the workload once per configuration and returns the
+// results with each run's wall-clock seconds.
+func simRunAll(w *sim.Workload, configs []sim.Config, showProgress bool, stderr io.Writer) ([]*sim.Result, []float64, error) {
 	var runs []*sim.Result
 	var wall []float64
 	for _, cfg := range configs {
@@ -160,11 +188,16 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 		r, err := sim.Run(w, cfg)
 		bar.done()
 		if err != nil {
-			return fmt.Errorf("%s %s: %w", cfg.Policy.Label(), cfg.Mode, err)
+			return nil, nil, fmt.Errorf("%s %s: %w", cfg.Policy.Label(), cfg.Mode, err)
 		}
 		runs = append(runs, r)
 		wall = append(wall, time.Since(start).Seconds())
 	}
+	return runs, wall, nil
+}
+
+// writeSimResults writes --out's files and prints the table (or --json).
+func writeSimResults(o simOptions, w *sim.Workload, whatIf *sim.WhatIfReport, runs []*sim.Result, wall []float64, stdout, stderr io.Writer) error {
 	if o.out != "" {
 		files, err := sim.WriteOutputs(o.out, w.Name, runs)
 		if err != nil {

@@ -1,5 +1,5 @@
-// Command colojob is the co-location bandit's live test workload (issue
-// 13): jobs of two types that stress different resources of one machine,
+// Command colojob is the co-location bandit's live test workload: jobs of
+// two types that stress different resources of one machine,
 // each a framework of its own that names its type with the FrameworkInfo
 // label allot.job_type and declares its tasks with REQUEST, so the
 // master's --sorter bandit can order and learn them.

@@ -32,91 +32,103 @@ func parts(ps ...int) []Partition {
 
 var scale = IdleBacklog{Min: 1, Max: 8, IdleTimeout: time.Minute, BacklogTimeout: time.Second}
 
+// iSparkDecideCase is one pool shown to an ISpark policy and the decision
+// expected of it.
+type iSparkDecideCase struct {
+	name     string
+	policy   ISpark
+	pool     Pool
+	releases []string
+	add      int
+	target   int
+	ceiling  int
+	why      string // the rule named for the additions
+}
+
+// decideDF and decideCF are the dominant-factor and CPU-factor policies the
+// decision cases ask.
+var (
+	decideDF = ISpark{Scale: scale}
+	decideCF = ISpark{Scale: scale, CPUOnly: true}
+)
+
+// fig4 is Fig. 4: A (cpu .3, mem .4), B (.3, .45), C (.1, .2). With
+// min(theta, U_max) = 0.7: by CPU alone B and C fit into A (A at cpu
+// .7, but memory 1.05); by the dominant factor B (.45) opens, A (.4)
+// does not fit beside it (.85 > .7) and opens, C (.2) goes to the
+// fuller of the two that fits: B at .65 (A would be .6).
+var fig4 = []Executor{ex("A", .3, .4, .7), ex("B", .3, .45, .7), ex("C", .1, .2, .7)}
+
+// iSparkDecideCases cover packing (who gives to whom), heat and the ceiling.
+var iSparkDecideCases = []iSparkDecideCase{
+	{name: "Fig. 4, dominant factor: only C gives, to B",
+		policy: decideDF, pool: Pool{Executors: fig4, Target: 3, OthersWaiting: true},
+		releases: []string{"C>B"}, target: 2, ceiling: 2},
+	{name: "Fig. 4, CPU factor: B and C both give to A",
+		policy: decideCF, pool: Pool{Executors: fig4, Target: 3, OthersWaiting: true},
+		releases: []string{"B>A", "C>A"}, target: 1, ceiling: 1},
+	{name: "nobody waits: no moves, no releases",
+		policy: decideDF, pool: Pool{Executors: fig4, Target: 3},
+		target: 3},
+	{name: "nobody at or below gamma: nothing packs",
+		policy: decideDF, pool: Pool{Executors: []Executor{ex("A", .6, .3, 1), ex("B", .55, .2, 1)}, Target: 2, OthersWaiting: true},
+		target: 2},
+	{name: "gamma is inclusive; no history means capacity theta",
+		policy: decideDF, pool: Pool{Executors: []Executor{ex("A", .5, .1, 0), ex("B", .5, .1, 0)}, Target: 2, OthersWaiting: true},
+		releases: []string{"B>A"}, target: 1, ceiling: 1},
+	{name: "U_max caps the receiver: .3 + .3 > .5",
+		policy: decideDF, pool: Pool{Executors: []Executor{ex("A", .3, .1, .5), ex("B", .3, .1, .5)}, Target: 2, OthersWaiting: true},
+		target: 2},
+	{name: "U_max is the application's: executors added late pair up under the early one's",
+		// B and C joined after the busy iterations (their own U_max .4);
+		// eq. 3's min(theta, U_max) is A's .9 for all: C (.3) fits B.
+		policy: decideDF, pool: Pool{Executors: []Executor{ex("A", .85, .2, .9), ex("B", .3, .1, .4), ex("C", .3, .1, .4)}, Target: 3, OthersWaiting: true},
+		releases: []string{"C>B"}, target: 2, ceiling: 2},
+	{name: "U_max is the application's: hot against it with no history of its own",
+		policy: decideDF, pool: Pool{Executors: []Executor{ex("A", .3, .1, .5), ex("B", .6, .1, 0)}, Target: 2, OthersWaiting: true},
+		add: 1, target: 3, why: "utilisation of B above h x capacity"},
+	{name: "never below Min",
+		policy: ISpark{Scale: IdleBacklog{Min: 2, Max: 8}}, pool: Pool{Executors: []Executor{ex("A", .1, .1, 1), ex("B", .1, .1, 1), ex("C", .1, .1, 1)}, Target: 3, OthersWaiting: true},
+		releases: []string{"B>A"}, target: 2, ceiling: 2},
+	{name: "busy executors receive, the under-used give (best fit: the fuller)",
+		policy: decideDF, pool: Pool{Executors: []Executor{ex("A", .6, .2, 1), ex("B", .7, .2, 1), ex("C", .3, .2, 1), ex("D", .2, .1, 1)}, Target: 4, OthersWaiting: true},
+		// C (.3) fits B (1.0) best; D (.2) then fits only A (.8).
+		releases: []string{"C>B", "D>A"}, target: 2, ceiling: 2},
+	{name: "hot executor: one more, and no shrink this round",
+		policy: decideDF, pool: Pool{Executors: []Executor{ex("A", .9, .2, .8), ex("B", .1, .1, .8)}, Target: 2, OthersWaiting: true},
+		add: 1, target: 3, why: "utilisation of A above h x capacity"},
+	{name: "exactly h x capacity is not hot",
+		policy: decideDF, pool: Pool{Executors: []Executor{ex("A", .55, .2, .5)}, Target: 1, OthersWaiting: true},
+		target: 1},
+	{name: "DF watches memory for heat, CF does not",
+		policy: decideCF, pool: Pool{Executors: []Executor{ex("A", .5, .95, .6)}, Target: 1},
+		target: 1},
+	{name: "DF: memory past h x capacity is hot",
+		policy: decideDF, pool: Pool{Executors: []Executor{ex("A", .5, .95, .6)}, Target: 1},
+		add: 1, target: 2, why: "utilisation of A above h x capacity"},
+	{name: "hot at Max: nothing to add",
+		policy: ISpark{Scale: IdleBacklog{Min: 1, Max: 1}}, pool: Pool{Executors: []Executor{ex("A", .99, .2, .5)}, Target: 1},
+		target: 1},
+	{name: "shrunk: the backlog rule may not grow past the ceiling",
+		policy: decideDF, pool: Pool{Executors: []Executor{ex("A", .7, .2, .8), ex("B", .7, .2, .8)}, Pending: 4, Target: 2, OthersWaiting: true,
+			Backlog: Backlog{Since: t0, Step: 2, Ceiling: 2}},
+		target: 2, ceiling: 2},
+	{name: "hot while shrunk: the ceiling rises by the one added",
+		policy: decideDF, pool: Pool{Executors: []Executor{ex("A", .95, .2, .8), ex("B", .7, .2, .8)}, Pending: 4, Target: 2, OthersWaiting: true,
+			Backlog: Backlog{Since: t0.Add(time.Minute), Ceiling: 2}},
+		add: 1, target: 3, ceiling: 3, why: "utilisation of A above h x capacity"},
+	{name: "nobody waits any more: the ceiling lifts and the backlog rule grows",
+		policy: decideDF, pool: Pool{Executors: []Executor{ex("A", .7, .2, .8), ex("B", .7, .2, .8)}, Pending: 4, Target: 2,
+			Backlog: Backlog{Since: t0, Step: 2, Ceiling: 2}},
+		add: 2, target: 4, why: "backlog"},
+	{name: "a shrink cancels this round's backlog addition",
+		policy: decideDF, pool: Pool{Executors: []Executor{ex("A", .4, .2, 1), ex("B", .3, .2, 1)}, Pending: 4, Target: 2, OthersWaiting: true,
+			Backlog: Backlog{Since: t0, Step: 1}},
+		releases: []string{"B>A"}, target: 1, ceiling: 1},
+}
+
 func TestISparkDecide(t *testing.T) {
-	df := ISpark{Scale: scale}
-	cf := ISpark{Scale: scale, CPUOnly: true}
-	// Fig. 4: A (cpu .3, mem .4), B (.3, .45), C (.1, .2). With
-	// min(theta, U_max) = 0.7: by CPU alone B and C fit into A (A at cpu
-	// .7, but memory 1.05); by the dominant factor B (.45) opens, A (.4)
-	// does not fit beside it (.85 > .7) and opens, C (.2) goes to the
-	// fuller of the two that fits: B at .65 (A would be .6).
-	fig4 := []Executor{ex("A", .3, .4, .7), ex("B", .3, .45, .7), ex("C", .1, .2, .7)}
-	cases := []struct {
-		name     string
-		policy   ISpark
-		pool     Pool
-		releases []string
-		add      int
-		target   int
-		ceiling  int
-		why      string // the rule named for the additions
-	}{
-		{name: "Fig. 4, dominant factor: only C gives, to B",
-			policy: df, pool: Pool{Executors: fig4, Target: 3, OthersWaiting: true},
-			releases: []string{"C>B"}, target: 2, ceiling: 2},
-		{name: "Fig. 4, CPU factor: B and C both give to A",
-			policy: cf, pool: Pool{Executors: fig4, Target: 3, OthersWaiting: true},
-			releases: []string{"B>A", "C>A"}, target: 1, ceiling: 1},
-		{name: "nobody waits: no moves, no releases",
-			policy: df, pool: Pool{Executors: fig4, Target: 3},
-			target: 3},
-		{name: "nobody at or below gamma: nothing packs",
-			policy: df, pool: Pool{Executors: []Executor{ex("A", .6, .3, 1), ex("B", .55, .2, 1)}, Target: 2, OthersWaiting: true},
-			target: 2},
-		{name: "gamma is inclusive; no history means capacity theta",
-			policy: df, pool: Pool{Executors: []Executor{ex("A", .5, .1, 0), ex("B", .5, .1, 0)}, Target: 2, OthersWaiting: true},
-			releases: []string{"B>A"}, target: 1, ceiling: 1},
-		{name: "U_max caps the receiver: .3 + .3 > .5",
-			policy: df, pool: Pool{Executors: []Executor{ex("A", .3, .1, .5), ex("B", .3, .1, .5)}, Target: 2, OthersWaiting: true},
-			target: 2},
-		{name: "U_max is the application's: executors added late pair up under the early one's",
-			// B and C joined after the busy iterations (their own U_max .4);
-			// eq. 3's min(theta, U_max) is A's .9 for all: C (.3) fits B.
-			policy: df, pool: Pool{Executors: []Executor{ex("A", .85, .2, .9), ex("B", .3, .1, .4), ex("C", .3, .1, .4)}, Target: 3, OthersWaiting: true},
-			releases: []string{"C>B"}, target: 2, ceiling: 2},
-		{name: "U_max is the application's: hot against it with no history of its own",
-			policy: df, pool: Pool{Executors: []Executor{ex("A", .3, .1, .5), ex("B", .6, .1, 0)}, Target: 2, OthersWaiting: true},
-			add: 1, target: 3, why: "utilisation of B above h x capacity"},
-		{name: "never below Min",
-			policy: ISpark{Scale: IdleBacklog{Min: 2, Max: 8}}, pool: Pool{Executors: []Executor{ex("A", .1, .1, 1), ex("B", .1, .1, 1), ex("C", .1, .1, 1)}, Target: 3, OthersWaiting: true},
-			releases: []string{"B>A"}, target: 2, ceiling: 2},
-		{name: "busy executors receive, the under-used give (best fit: the fuller)",
-			policy: df, pool: Pool{Executors: []Executor{ex("A", .6, .2, 1), ex("B", .7, .2, 1), ex("C", .3, .2, 1), ex("D", .2, .1, 1)}, Target: 4, OthersWaiting: true},
-			// C (.3) fits B (1.0) best; D (.2) then fits only A (.8).
-			releases: []string{"C>B", "D>A"}, target: 2, ceiling: 2},
-		{name: "hot executor: one more, and no shrink this round",
-			policy: df, pool: Pool{Executors: []Executor{ex("A", .9, .2, .8), ex("B", .1, .1, .8)}, Target: 2, OthersWaiting: true},
-			add: 1, target: 3, why: "utilisation of A above h x capacity"},
-		{name: "exactly h x capacity is not hot",
-			policy: df, pool: Pool{Executors: []Executor{ex("A", .55, .2, .5)}, Target: 1, OthersWaiting: true},
-			target: 1},
-		{name: "DF watches memory for heat, CF does not",
-			policy: cf, pool: Pool{Executors: []Executor{ex("A", .5, .95, .6)}, Target: 1},
-			target: 1},
-		{name: "DF: memory past h x capacity is hot",
-			policy: df, pool: Pool{Executors: []Executor{ex("A", .5, .95, .6)}, Target: 1},
-			add: 1, target: 2, why: "utilisation of A above h x capacity"},
-		{name: "hot at Max: nothing to add",
-			policy: ISpark{Scale: IdleBacklog{Min: 1, Max: 1}}, pool: Pool{Executors: []Executor{ex("A", .99, .2, .5)}, Target: 1},
-			target: 1},
-		{name: "shrunk: the backlog rule may not grow past the ceiling",
-			policy: df, pool: Pool{Executors: []Executor{ex("A", .7, .2, .8), ex("B", .7, .2, .8)}, Pending: 4, Target: 2, OthersWaiting: true,
-				Backlog: Backlog{Since: t0, Step: 2, Ceiling: 2}},
-			target: 2, ceiling: 2},
-		{name: "hot while shrunk: the ceiling rises by the one added",
-			policy: df, pool: Pool{Executors: []Executor{ex("A", .95, .2, .8), ex("B", .7, .2, .8)}, Pending: 4, Target: 2, OthersWaiting: true,
-				Backlog: Backlog{Since: t0.Add(time.Minute), Ceiling: 2}},
-			add: 1, target: 3, ceiling: 3, why: "utilisation of A above h x capacity"},
-		{name: "nobody waits any more: the ceiling lifts and the backlog rule grows",
-			policy: df, pool: Pool{Executors: []Executor{ex("A", .7, .2, .8), ex("B", .7, .2, .8)}, Pending: 4, Target: 2,
-				Backlog: Backlog{Since: t0, Step: 2, Ceiling: 2}},
-			add: 2, target: 4, why: "backlog"},
-		{name: "a shrink cancels this round's backlog addition",
-			policy: df, pool: Pool{Executors: []Executor{ex("A", .4, .2, 1), ex("B", .3, .2, 1)}, Pending: 4, Target: 2, OthersWaiting: true,
-				Backlog: Backlog{Since: t0, Step: 1}},
-			releases: []string{"B>A"}, target: 1, ceiling: 1},
-	}
-	for _, tc := range cases {
+	for _, tc := range iSparkDecideCases {
 		t.Run(tc.name, func(t *testing.T) {
 			d := tc.policy.Decide(at(time.Minute), tc.pool)
 			var rel []string

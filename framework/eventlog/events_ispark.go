@@ -1,6 +1,6 @@
 package eventlog
 
-// Events of iSpark's elastic scale-down (issue 11): the per-epoch
+// Events of iSpark's elastic scale-down: the per-epoch
 // utilisation the iController decides on, and the cached partitions a
 // giver hands to a receiver before it is released.
 const (

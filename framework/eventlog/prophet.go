@@ -1,6 +1,6 @@
 package eventlog
 
-// The events of Prophet's framework side (issue 10): where the placement
+// The events of Prophet's framework side: where the placement
 // put executors and why, and when task backoff started and lifted.
 const (
 	KindExecutorsPlaced = "executors_placed"

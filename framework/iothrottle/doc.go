@@ -3,7 +3,7 @@
 // process of that agent through a small state file under flock(2), so the
 // executors on one agent together read and write files at most disk_bw and
 // fetch over sockets at most net_bw (MB/s). It exists for live experiments
-// (issue 10's Prophet comparison on `allot dev`) where several agents share
+// (the Prophet comparison on `allot dev`) where several agents share
 // one disk and one loopback and bandwidth would otherwise never bind.
 //
 // The agent opts in (allot agent/dev --throttle-io) and passes the bucket

@@ -1,5 +1,5 @@
 // Package placement is the framework library's side of Prophet's executor
-// placement (issue 10, item 5): when a driver holds offers on more agents
+// placement: when a driver holds offers on more agents
 // than it needs executors, it picks the agents whose predicted availability
 // of disk_bw and net_bw best matches its executors' profile, by the same
 // score the master's prophet sorter uses (profile.Timeline.Score: the

@@ -153,68 +153,74 @@ func newClient(t *testing.T, p Planner, f *fakeCaller, mod func(*Config)) *Clien
 	return c
 }
 
+// policyCase is a planner that wants offers or not, the events the client
+// handles for it, and what the calls it made must show.
+type policyCase struct {
+	name   string
+	want   bool
+	demand *Demand
+	events []*scheduler.Event
+	check  func(t *testing.T, f *fakeCaller, p *fakePlanner)
+}
+
+// policyCases cover demand, suppression, declines and acknowledgements.
+var policyCases = []policyCase{
+	{name: "subscribe declares demand, reconciles and suppresses when idle", demand: &Demand{Resources: []mesos.Resource{Scalar("cpus", 1)}, Tasks: 3},
+		events: []*scheduler.Event{subscribed("fw")},
+		check: func(t *testing.T, f *fakeCaller, p *fakePlanner) {
+			waitFor(t, "RECONCILE", func() bool { return len(f.find(scheduler.Call_RECONCILE)) == 1 })
+			rq := f.find(scheduler.Call_REQUEST)
+			if len(rq) != 1 || ScalarOf(rq[0].Request.Requests[0].Resources, "tasks") != 3 || ScalarOf(rq[0].Request.Requests[0].Resources, "cpus") != 1 {
+				t.Fatalf("REQUEST = %v, want cpus 1 and tasks 3", rq)
+			}
+			if n := len(f.find(scheduler.Call_SUPPRESS)); n != 1 {
+				t.Fatalf("%d SUPPRESS calls, want 1 (planner wants nothing): %v", n, f.types())
+			}
+		}},
+	{name: "a busy framework does not suppress", want: true, events: []*scheduler.Event{subscribed("fw")},
+		check: func(t *testing.T, f *fakeCaller, p *fakePlanner) {
+			if n := len(f.find(scheduler.Call_SUPPRESS)); n != 0 {
+				t.Fatalf("SUPPRESS while wanting offers: %v", f.types())
+			}
+		}},
+	{name: "unused offers are declined at once with the refuse filter", want: true,
+		events: []*scheduler.Event{subscribed("fw"), {Type: scheduler.Event_OFFERS, Offers: &scheduler.Event_Offers{Offers: []mesos.Offer{offer("o1"), offer("o2"), offer("o3")}}}},
+		check: func(t *testing.T, f *fakeCaller, p *fakePlanner) {
+			acc := f.find(scheduler.Call_ACCEPT)
+			if len(acc) != 1 || acc[0].Accept.OfferIDs[0].Value != "o2" {
+				t.Fatalf("ACCEPT = %v, want one for o2", acc)
+			}
+			dec := f.find(scheduler.Call_DECLINE)
+			if len(dec) != 1 || len(dec[0].Decline.OfferIDs) != 2 || dec[0].Decline.Filters.GetRefuseSeconds() != 7 {
+				t.Fatalf("DECLINE = %v, want o1 and o3 with refuse_seconds 7", dec)
+			}
+			if dec[0].FrameworkID.GetValue() != "fw" {
+				t.Fatalf("DECLINE without the framework id")
+			}
+			p.mu.Lock()
+			defer p.mu.Unlock()
+			if len(p.declined) != 1 || p.declined[0] != [2]float64{2, 7} {
+				t.Fatalf("OnDecline reports %v, want one call for 2 offers refused for 7s", p.declined)
+			}
+		}},
+	{name: "every update with a uuid is acknowledged", want: true,
+		events: []*scheduler.Event{subscribed("fw"),
+			{Type: scheduler.Event_UPDATE, Update: &scheduler.Event_Update{Status: mesos.TaskStatus{TaskID: mesos.TaskID{Value: "t1"}, AgentID: &mesos.AgentID{Value: "a1"}, State: mesos.TASK_RUNNING.Enum(), UUID: []byte("u1")}}},
+			{Type: scheduler.Event_UPDATE, Update: &scheduler.Event_Update{Status: mesos.TaskStatus{TaskID: mesos.TaskID{Value: "t2"}, State: mesos.TASK_LOST.Enum()}}}},
+		check: func(t *testing.T, f *fakeCaller, p *fakePlanner) {
+			waitFor(t, "ACKNOWLEDGE", func() bool { return len(f.find(scheduler.Call_ACKNOWLEDGE)) >= 1 })
+			acks := f.find(scheduler.Call_ACKNOWLEDGE)
+			if len(acks) != 1 || string(acks[0].Acknowledge.UUID) != "u1" || acks[0].Acknowledge.AgentID.Value != "a1" {
+				t.Fatalf("ACKNOWLEDGE = %v, want one for u1 (reconciliation answers carry no uuid)", acks)
+			}
+			if len(p.updates) != 2 {
+				t.Fatalf("planner saw %d updates, want 2", len(p.updates))
+			}
+		}},
+}
+
 func TestPolicy(t *testing.T) {
-	cases := []struct {
-		name   string
-		want   bool
-		demand *Demand
-		events []*scheduler.Event
-		check  func(t *testing.T, f *fakeCaller, p *fakePlanner)
-	}{
-		{name: "subscribe declares demand, reconciles and suppresses when idle", demand: &Demand{Resources: []mesos.Resource{Scalar("cpus", 1)}, Tasks: 3},
-			events: []*scheduler.Event{subscribed("fw")},
-			check: func(t *testing.T, f *fakeCaller, p *fakePlanner) {
-				waitFor(t, "RECONCILE", func() bool { return len(f.find(scheduler.Call_RECONCILE)) == 1 })
-				rq := f.find(scheduler.Call_REQUEST)
-				if len(rq) != 1 || ScalarOf(rq[0].Request.Requests[0].Resources, "tasks") != 3 || ScalarOf(rq[0].Request.Requests[0].Resources, "cpus") != 1 {
-					t.Fatalf("REQUEST = %v, want cpus 1 and tasks 3", rq)
-				}
-				if n := len(f.find(scheduler.Call_SUPPRESS)); n != 1 {
-					t.Fatalf("%d SUPPRESS calls, want 1 (planner wants nothing): %v", n, f.types())
-				}
-			}},
-		{name: "a busy framework does not suppress", want: true, events: []*scheduler.Event{subscribed("fw")},
-			check: func(t *testing.T, f *fakeCaller, p *fakePlanner) {
-				if n := len(f.find(scheduler.Call_SUPPRESS)); n != 0 {
-					t.Fatalf("SUPPRESS while wanting offers: %v", f.types())
-				}
-			}},
-		{name: "unused offers are declined at once with the refuse filter", want: true,
-			events: []*scheduler.Event{subscribed("fw"), {Type: scheduler.Event_OFFERS, Offers: &scheduler.Event_Offers{Offers: []mesos.Offer{offer("o1"), offer("o2"), offer("o3")}}}},
-			check: func(t *testing.T, f *fakeCaller, p *fakePlanner) {
-				acc := f.find(scheduler.Call_ACCEPT)
-				if len(acc) != 1 || acc[0].Accept.OfferIDs[0].Value != "o2" {
-					t.Fatalf("ACCEPT = %v, want one for o2", acc)
-				}
-				dec := f.find(scheduler.Call_DECLINE)
-				if len(dec) != 1 || len(dec[0].Decline.OfferIDs) != 2 || dec[0].Decline.Filters.GetRefuseSeconds() != 7 {
-					t.Fatalf("DECLINE = %v, want o1 and o3 with refuse_seconds 7", dec)
-				}
-				if dec[0].FrameworkID.GetValue() != "fw" {
-					t.Fatalf("DECLINE without the framework id")
-				}
-				p.mu.Lock()
-				defer p.mu.Unlock()
-				if len(p.declined) != 1 || p.declined[0] != [2]float64{2, 7} {
-					t.Fatalf("OnDecline reports %v, want one call for 2 offers refused for 7s", p.declined)
-				}
-			}},
-		{name: "every update with a uuid is acknowledged", want: true,
-			events: []*scheduler.Event{subscribed("fw"),
-				{Type: scheduler.Event_UPDATE, Update: &scheduler.Event_Update{Status: mesos.TaskStatus{TaskID: mesos.TaskID{Value: "t1"}, AgentID: &mesos.AgentID{Value: "a1"}, State: mesos.TASK_RUNNING.Enum(), UUID: []byte("u1")}}},
-				{Type: scheduler.Event_UPDATE, Update: &scheduler.Event_Update{Status: mesos.TaskStatus{TaskID: mesos.TaskID{Value: "t2"}, State: mesos.TASK_LOST.Enum()}}}},
-			check: func(t *testing.T, f *fakeCaller, p *fakePlanner) {
-				waitFor(t, "ACKNOWLEDGE", func() bool { return len(f.find(scheduler.Call_ACKNOWLEDGE)) >= 1 })
-				acks := f.find(scheduler.Call_ACKNOWLEDGE)
-				if len(acks) != 1 || string(acks[0].Acknowledge.UUID) != "u1" || acks[0].Acknowledge.AgentID.Value != "a1" {
-					t.Fatalf("ACKNOWLEDGE = %v, want one for u1 (reconciliation answers carry no uuid)", acks)
-				}
-				if len(p.updates) != 2 {
-					t.Fatalf("planner saw %d updates, want 2", len(p.updates))
-				}
-			}},
-	}
-	for _, tc := range cases {
+	for _, tc := range policyCases {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFake()
 			p := &fakePlanner{want: tc.want, take: map[string]bool{"o2": true}}

@@ -1,5 +1,5 @@
 // Package limits keeps one client of a master or an agent from hurting the
-// others (issue 16, item 5): a token bucket per principal for request rates
+// others: a token bucket per principal for request rates
 // (configured in Mesos's --rate_limits JSON format), a count of open
 // subscription streams per principal, a cap on request body sizes, and the
 // bounds of a listener: connections per listener and per client host

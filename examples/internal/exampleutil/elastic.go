@@ -10,7 +10,7 @@ import (
 	"github.com/allot-sched/allot/framework/elastic"
 )
 
-// ElasticFlags choose the elastic executor policy (issue 11): dynamic
+// ElasticFlags choose the elastic executor policy: dynamic
 // allocation as today, or iSpark (DF) and its CPU-only variant (CF), with
 // the paper's parameters, and the test hooks that make a scale-down
 // deterministic.

@@ -17,8 +17,8 @@
 // drive it in parallel (c) and with the data per task (G). A log-input
 // feature ([1, ln(1+MiB), 1/c, ln/c]) was the first candidate; on the test
 // family (TestHeldOutAccuracy, whose times are linear in input, so the
-// comparison favours this choice) it had an 11 % held-out median error
-// against 0.6-2 % for these features, so it was dropped. Five coefficients
+// comparison favours this choice) its held-out median error was several
+// times that of these features (docs/prophet.md), so it was dropped. Five coefficients
 // need at least MinRuns runs of a stage at distinct settings whose design
 // is not singular (runs that all share one core count make 1/c and c
 // collinear with 1); otherwise the

@@ -7,8 +7,8 @@ import (
 
 // Leave-one-setting-out cross-validation: how well the predictor does at a
 // setting it never saw, measured on real event logs rather than on a
-// synthetic family (issue 10: "predictor accuracy on held-out settings:
-// median per-stage error"; the paper: "mostly less than 10 %").
+// synthetic family. Accuracy on held-out settings is the median per-stage
+// error, the measure the paper reports ("mostly less than 10 %").
 //
 // For every run r, the model is trained on the application's other runs
 // whose setting (cores, input bytes) differs from r's, so a recurring
