@@ -114,7 +114,13 @@ func (p *chaosPlanner) Update(st mesos.TaskStatus) {
 	}
 	wasOpen := len(l.terminals()) == 0
 	l.States = append(l.States, st.GetState())
-	l.Reasons = append(l.Reasons, st.GetState().String()+"/"+st.GetReason().String()+": "+st.GetMessage())
+	// An unset reason reads as the enum's zero (REASON_COMMAND_EXECUTOR_FAILED):
+	// name it only when the update carries one.
+	what := st.GetState().String()
+	if st.Reason != nil {
+		what += "/" + st.GetReason().String()
+	}
+	l.Reasons = append(l.Reasons, what+": "+st.GetMessage())
 	if !wasOpen || !taskstate.IsTerminal(st.GetState()) {
 		return
 	}
