@@ -189,8 +189,8 @@ func ProphetExperiment(o ProphetOptions) (ProphetReport, error) {
 		jct, jctNo = append(jct, res.JCT...), append(jctNo, no.JCT...)
 		rep.Backoffs += float64(res.Backoffs) / float64(len(per["prophet"]))
 	}
-	rep.Backoff = BackoffShare{Exec: round(backoffShare(ex, exNo)), JCT: round(backoffShare(jct, jctNo))}
-	rep.Backoffs = round(rep.Backoffs)
+	rep.Backoff = BackoffShare{Exec: Round(backoffShare(ex, exNo)), JCT: Round(backoffShare(jct, jctNo))}
+	rep.Backoffs = Round(rep.Backoffs)
 	return rep, nil
 }
 
@@ -201,17 +201,17 @@ func prophetRow(name string, runs []AppResult) ProphetRow {
 	n := float64(len(runs))
 	for _, res := range runs {
 		row.Makespan += res.Makespan / n
-		row.ExecP50 += median(res.Exec) / n
-		row.JCTP50 += median(res.JCT) / n
+		row.ExecP50 += Median(res.Exec) / n
+		row.JCTP50 += Median(res.JCT) / n
 		row.OverallocFrac += res.OverallocFrac / n
 		row.BWUtil += res.BWUtil / n
 	}
 	for _, res := range runs {
 		row.MakespanSD += (res.Makespan - row.Makespan) * (res.Makespan - row.Makespan) / n
 	}
-	row.MakespanSD = round(math.Sqrt(row.MakespanSD))
-	row.Makespan = round(row.Makespan)
-	row.ExecP50, row.JCTP50 = round(row.ExecP50), round(row.JCTP50)
-	row.OverallocFrac, row.BWUtil = round(row.OverallocFrac), round(row.BWUtil)
+	row.MakespanSD = Round(math.Sqrt(row.MakespanSD))
+	row.Makespan = Round(row.Makespan)
+	row.ExecP50, row.JCTP50 = Round(row.ExecP50), Round(row.JCTP50)
+	row.OverallocFrac, row.BWUtil = Round(row.OverallocFrac), Round(row.BWUtil)
 	return row
 }

@@ -108,6 +108,6 @@ func TestRunAppsPolicies(t *testing.T) {
 		if !gang && spread == 0 {
 			t.Errorf("%s: every application launched all its executors at once; the baselines place them one by one", name)
 		}
-		t.Logf("%-12s makespan %7.0f  exec p50 %6.0f  jct p50 %6.0f  overalloc %.3f  bw util %.3f", name, res.Makespan, median(res.Exec), median(res.JCT), res.OverallocFrac, res.BWUtil)
+		t.Logf("%-12s makespan %7.0f  exec p50 %6.0f  jct p50 %6.0f  overalloc %.3f  bw util %.3f", name, res.Makespan, Median(res.Exec), Median(res.JCT), res.OverallocFrac, res.BWUtil)
 	}
 }

@@ -150,5 +150,5 @@ func backoffShare(with, without []float64) float64 {
 	if len(v) == 0 {
 		return 0
 	}
-	return median(v)
+	return Median(v)
 }

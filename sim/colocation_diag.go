@@ -229,7 +229,7 @@ func rewardStats(acc map[string][]float64) []RewardStat {
 		for _, g := range gs {
 			sum += g
 		}
-		out = append(out, RewardStat{Types: k, N: len(gs), Mean: sum / float64(len(gs)), SD: stddev(gs)})
+		out = append(out, RewardStat{Types: k, N: len(gs), Mean: sum / float64(len(gs)), SD: StdDev(gs)})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Mean > out[j].Mean })
 	return out

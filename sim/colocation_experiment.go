@@ -239,8 +239,8 @@ func colocationRows(q string, runs map[string][]*Result) []ColocationRow {
 			ch = append(ch, r.Makespan/runs["FIFO"][i].Makespan-1)
 			waits = append(waits, p99Wait(r))
 		}
-		rows = append(rows, ColocationRow{Queue: q, Policy: name, Makespan: median(ms), SD: stddev(ms),
-			Change: median(ch), P99Wait: median(waits)})
+		rows = append(rows, ColocationRow{Queue: q, Policy: name, Makespan: Median(ms), SD: StdDev(ms),
+			Change: Median(ch), P99Wait: Median(waits)})
 	}
 	return rows
 }

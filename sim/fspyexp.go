@@ -305,7 +305,7 @@ func (o *FSPYOptions) summarize(rep *FSPYReport, acc *fspyAcc, ws []Window) erro
 	for _, g := range GroupByLoad(ws) {
 		fg := FSPYGroup{Level: g.Level, Load: g.Mean, LoadLo: g.Lo, LoadHi: g.Hi, Windows: len(g.Windows), MeanRT: map[string]float64{}}
 		for name, v := range acc.jcts[g.Level] {
-			fg.MeanRT[name] = mean(v)
+			fg.MeanRT[name] = Mean(v)
 		}
 		if f := fg.MeanRT["fair"]; f > 0 {
 			fg.FSPYOverFair, fg.FSPOverFair = fg.MeanRT["fspy"]/f, fg.MeanRT["fsp"]/f

@@ -208,7 +208,7 @@ func evictionPoint(m float64, warm bool, dag, plain []IterResult) ISparkEviction
 	for i := range min(len(dag), len(plain)) {
 		d, p := dag[i], plain[i]
 		pt.Runs = append(pt.Runs, ISparkEvictionRun{Seed: uint64(i + 1),
-			DAGAware: hitRatio(d), Plain: hitRatio(p), DAGAwareJCT: median(d.JCT), PlainJCT: median(p.JCT),
+			DAGAware: hitRatio(d), Plain: hitRatio(p), DAGAwareJCT: Median(d.JCT), PlainJCT: Median(p.JCT),
 			DAGAwareGivers: d.Givers, PlainGivers: p.Givers, DAGAwareYoungGivers: d.YoungGivers, PlainYoungGivers: p.YoungGivers,
 			DAGAwareEmptyGivers: d.EmptyGivers, PlainEmptyGivers: p.EmptyGivers})
 	}
@@ -281,7 +281,7 @@ func iSparkRow(p string, runs, base []IterResult) ISparkRow {
 	counts := map[string]float64{}
 	for i, r := range runs {
 		row.CPUUtil += r.CPUUtil / n
-		row.JCTP50 += median(r.JCT) / n
+		row.JCTP50 += Median(r.JCT) / n
 		row.Makespan += r.Makespan / n
 		row.Recomputed += float64(r.Recomputed) / n
 		row.MovedBytes += r.MovedMB * 1e6 / n
@@ -295,14 +295,14 @@ func iSparkRow(p string, runs, base []IterResult) ISparkRow {
 		for k := range r.JCT {
 			red[k] = 1 - r.JCT[k]/base[i].JCT[k]
 		}
-		row.MakespanP50Reduction += median(red) / n
+		row.MakespanP50Reduction += Median(red) / n
 		for k, s := range r.Shapes {
 			row.AppUtil[s] += r.AppUtil[k]
 			counts[s]++
 		}
 	}
 	for s := range row.AppUtil {
-		row.AppUtil[s] = round(row.AppUtil[s] / counts[s])
+		row.AppUtil[s] = Round(row.AppUtil[s] / counts[s])
 	}
 	return row
 }
@@ -321,7 +321,7 @@ func sweep(values []float64, prefix string, got map[string][]IterResult, ref flo
 			pt.UtilGain += (r.CPUUtil - base[i].CPUUtil) / base[i].CPUUtil / n
 			pt.TaskFailures += float64(r.Failures) / max(1, float64(r.Tasks)) / n
 			if len(refRuns) > i {
-				pt.JCTRatio += median(r.JCT) / median(refRuns[i].JCT) / n
+				pt.JCTRatio += Median(r.JCT) / Median(refRuns[i].JCT) / n
 			}
 		}
 		out = append(out, pt)
@@ -332,7 +332,7 @@ func sweep(values []float64, prefix string, got map[string][]IterResult, ref flo
 func meanJCT(runs []IterResult) float64 {
 	s := 0.0
 	for _, r := range runs {
-		s += median(r.JCT)
+		s += Median(r.JCT)
 	}
 	return s / max(1, float64(len(runs)))
 }

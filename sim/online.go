@@ -153,9 +153,9 @@ func (c *OnlineCell) summarise() {
 		jct = append(jct, r.JCTMean)
 		ratio = append(ratio, r.LowerBoundRatio)
 	}
-	c.Makespan, c.MakespanSD = round(meanOf(ms)), round(sampleSD(ms))
-	c.UtilCPU, c.UtilMem, c.Jain = round(meanOf(cpu)), round(meanOf(mem)), round(meanOf(jain))
-	c.JCTMean, c.Ratio = round(meanOf(jct)), round(meanOf(ratio))
+	c.Makespan, c.MakespanSD = Round(Mean(ms)), Round(StdDev(ms))
+	c.UtilCPU, c.UtilMem, c.Jain = Round(Mean(cpu)), Round(Mean(mem)), Round(Mean(jain))
+	c.JCTMean, c.Ratio = Round(Mean(jct)), Round(Mean(ratio))
 }
 
 // wins counts the trials in which a finished sooner than b (same seeds).
@@ -385,27 +385,4 @@ func (h *htmlEscaper) Write(p []byte) (int, error) {
 		return 0, err
 	}
 	return len(p), nil
-}
-
-func meanOf(v []float64) float64 {
-	if len(v) == 0 {
-		return 0
-	}
-	s := 0.0
-	for _, x := range v {
-		s += x
-	}
-	return s / float64(len(v))
-}
-
-// sampleSD is the sample standard deviation (n-1); 0 for fewer than two.
-func sampleSD(v []float64) float64 {
-	if len(v) < 2 {
-		return 0
-	}
-	m, s := meanOf(v), 0.0
-	for _, x := range v {
-		s += (x - m) * (x - m)
-	}
-	return math.Sqrt(s / float64(len(v)-1))
 }

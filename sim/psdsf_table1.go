@@ -2,7 +2,6 @@ package sim
 
 import (
 	"fmt"
-	"math"
 	"time"
 
 	"github.com/allot-sched/allot/allocator"
@@ -145,30 +144,10 @@ func (s Table1Setup) summarise(name string, xs [][2][2]int) Table1Row {
 	grid := func(v [2][2][]float64, f func([]float64) float64) [][]float64 {
 		return [][]float64{{f(v[0][0]), f(v[0][1])}, {f(v[1][0]), f(v[1][1])}}
 	}
-	row.X, row.Stddev = grid(xv, mean), grid(xv, stddev)
-	row.Unused, row.UnusedStddev = grid(uv, mean), grid(uv, stddev)
+	row.X, row.Stddev = grid(xv, Mean), grid(xv, StdDev)
+	row.Unused, row.UnusedStddev = grid(uv, Mean), grid(uv, StdDev)
 	for _, r := range row.X {
 		row.Total += r[0] + r[1]
 	}
 	return row
-}
-
-func mean(v []float64) float64 {
-	s := 0.0
-	for _, x := range v {
-		s += x
-	}
-	return s / float64(len(v))
-}
-
-// stddev is the sample standard deviation (n-1), as the paper's Table 2.
-func stddev(v []float64) float64 {
-	if len(v) < 2 {
-		return 0
-	}
-	m, s := mean(v), 0.0
-	for _, x := range v {
-		s += (x - m) * (x - m)
-	}
-	return math.Sqrt(s / float64(len(v)-1))
 }

@@ -20,7 +20,7 @@ type WhatIf struct {
 	// DurationScale multiplies every task's running time (not an
 	// application master's start-up, which is the master's own).
 	DurationScale float64 `json:"duration_scale,omitempty"`
-	// NodesSample keeps round(NodesSample x nodes) of the nodes (at least
+	// NodesSample keeps Round(NodesSample x nodes) of the nodes (at least
 	// one), drawn with Seed: a seeded fraction, exact in count, so that
 	// halving a homogeneous cluster halves its capacity.
 	NodesSample float64 `json:"nodes_sample,omitempty"`
