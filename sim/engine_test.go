@@ -9,6 +9,7 @@ import (
 	"github.com/allot-sched/allot/allocator"
 	"github.com/allot-sched/allot/resources"
 	"github.com/allot-sched/allot/sim"
+	"github.com/allot-sched/allot/sim/report"
 	"github.com/allot-sched/allot/sorter"
 )
 
@@ -173,7 +174,7 @@ func TestSameSeedSameJSON(t *testing.T) {
 			}
 		}
 		var b bytes.Buffer
-		if err := sim.WriteJSON(&b, runs); err != nil {
+		if err := report.WriteJSON(&b, runs); err != nil {
 			t.Fatal(err)
 		}
 		return b.Bytes()
@@ -277,51 +278,5 @@ func TestImpossibleJobIsReportedNotLoopedOn(t *testing.T) {
 		if !bytes.Contains([]byte(err.Error()), []byte(want)) {
 			t.Errorf("error %q does not mention %q", err, want)
 		}
-	}
-}
-
-// The PS-DSF paper's Table 1, through the simulator: the first allocation
-// cycle of a simulation whose two frameworks have more tasks than fit
-// places exactly what the allocator's progressive filling places
-// (Table1Setup.Fill), seed for seed; and the deterministic rows give the
-// paper's totals.
-func TestTable1ThroughSimulator(t *testing.T) {
-	setup := sim.PaperTable1Setup()
-	nodes := []sim.Node{{ID: "s1", Total: setup.Capacities[0]}, {ID: "s2", Total: setup.Capacities[1]}}
-	jobs := []sim.Job{
-		{ID: "f1", Framework: "f1", Stages: []sim.Stage{{Groups: []sim.Group{{Tasks: 1000, Duration: 100, Demand: setup.Demands[0]}}}}},
-		{ID: "f2", Framework: "f2", Stages: []sim.Stage{{Groups: []sim.Group{{Tasks: 1000, Duration: 100, Demand: setup.Demands[1]}}}}},
-	}
-	w := &sim.Workload{Nodes: nodes, Jobs: jobs}
-	paperTotals := map[string]int{"PS-DSF": 41, "rPS-DSF": 42, "RRR-rPS-DSF": 42}
-	for _, sc := range sim.Table1Schedulers {
-		t.Run(sc.Name, func(t *testing.T) {
-			trials := 1
-			if sc.Random {
-				trials = 20
-			}
-			for seed := uint64(0); seed < uint64(trials); seed++ {
-				var x [2][2]int
-				obs := sim.ObserverFunc(func(e sim.Event) {
-					if e.Kind == sim.EventLaunch && e.Time == 0 {
-						x[int(e.Framework[1]-'1')][int(e.Agent[1]-'1')] += e.Tasks
-					}
-				})
-				p := sim.Policy{Name: sc.Name, Sorter: sc.Sorter, Selection: sc.Selection}
-				if _, err := sim.Run(w, sim.Config{Policy: p, Mode: allocator.Characterized, Seed: seed, Observer: obs}); err != nil {
-					t.Fatal(err)
-				}
-				want, err := setup.Fill(sc.Sorter, sc.Selection, seed)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if x != want {
-					t.Errorf("seed %d: simulator placed %v, progressive filling %v", seed, x, want)
-				}
-				if total, ok := paperTotals[sc.Name]; ok && x[0][0]+x[0][1]+x[1][0]+x[1][1] != total {
-					t.Errorf("seed %d: %v totals %d tasks, the paper %d", seed, x, x[0][0]+x[0][1]+x[1][0]+x[1][1], total)
-				}
-			}
-		})
 	}
 }

@@ -351,3 +351,8 @@ func percentile(v []float64, p float64) float64 {
 	i := int(math.Ceil(p/100*float64(len(v)))) - 1
 	return v[max(0, min(i, len(v)-1))]
 }
+
+// Label names a run in tables and legends: policy and mode.
+func (r *Result) Label() string {
+	return r.Policy + " " + r.Mode
+}

@@ -2,6 +2,7 @@ package sim_test
 
 import (
 	"math"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -18,7 +19,7 @@ func TestSWIMFeaturesRegression(t *testing.T) {
 	for i := range 400 {
 		// inputs from 1 MB to ~60 GB, shuffles and outputs in proportion
 		in := math.Exp(float64(i%97)/96*11) * 1e6
-		b.WriteString("job" + itoa(i) + "\t" + itoa(i) + "\t1\t" + ftoa(in) + "\t" + ftoa(in*float64(i%5)/4) + "\t" + ftoa(in*float64(i%3)/10) + "\n")
+		b.WriteString("job" + strconv.Itoa(i) + "\t" + strconv.Itoa(i) + "\t1\t" + ftoa(in) + "\t" + ftoa(in*float64(i%5)/4) + "\t" + ftoa(in*float64(i%3)/10) + "\n")
 	}
 	for _, sigma := range []float64{0, 0.3} {
 		jobs, err := sim.ReadSWIM(strings.NewReader(b.String()), "fb.tsv", sim.TraceOptions{RateNoise: sigma, NoiseSeed: 1})
@@ -70,4 +71,4 @@ func TestSWIMFeaturesRegression(t *testing.T) {
 	}
 }
 
-func ftoa(x float64) string { return itoa(int(x)) }
+func ftoa(x float64) string { return strconv.Itoa(int(x)) }

@@ -6,7 +6,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/allot-sched/allot/sim"
+	"github.com/allot-sched/allot/lab/psdsf"
 )
 
 // `allot experiment psdsf-table1` prints the PS-DSF paper's Tables 1-4
@@ -48,7 +48,7 @@ func runPSDSFTable1(args []string, stdout, stderr io.Writer) error {
 		return usagef("--trials must be between 1 and %d, got %d", maxTable1Trials, *trials)
 	}
 
-	rows, err := sim.PaperTable1Setup().Table1(*trials, *seed)
+	rows, err := psdsf.PaperTable1Setup().Table1(*trials, *seed)
 	if err != nil {
 		return err
 	}
@@ -57,7 +57,7 @@ func runPSDSFTable1(args []string, stdout, stderr io.Writer) error {
 		// stddev, unused, unused_stddev, trials): the object is the issue's
 		// documented shape, plus the last two fields.
 		return json.NewEncoder(stdout).Encode(struct {
-			Rows []sim.Table1Row `json:"rows"`
+			Rows []psdsf.Table1Row `json:"rows"`
 		}{rows})
 	}
 	return printTable1(stdout, rows, *trials, *seed)
@@ -124,9 +124,9 @@ func cells(v []float64, n int) string {
 	return b.String()
 }
 
-func printTable1(w io.Writer, rows []sim.Table1Row, trials int, seed uint64) error {
+func printTable1(w io.Writer, rows []psdsf.Table1Row, trials int, seed uint64) error {
 	ew := &errWriter{w: w}
-	s := sim.PaperTable1Setup()
+	s := psdsf.PaperTable1Setup()
 	d, c := s.Demands, s.Capacities
 	ew.printf("PS-DSF paper (Shan et al. 2021), section 2: progressive filling, whole tasks only.\n")
 	ew.printf("Resources (cpus, mem). Demands per task d1=(%g,%g), d2=(%g,%g); servers c1=(%g,%g), c2=(%g,%g).\n",
@@ -141,29 +141,29 @@ func printTable1(w io.Writer, rows []sim.Table1Row, trials int, seed uint64) err
 		title   string
 		cols    string // column header label, (n,i) or (i,r)
 		total   bool
-		allot   func(sim.Table1Row) []float64
+		allot   func(psdsf.Table1Row) []float64
 		paper   func(paperFigures) []float64
 		footers []string
 	}
 	tables := []table{
 		{
 			title: "Table 1: allocations x[n,i], tasks of framework n on server i", cols: "(n,i)", total: true,
-			allot: func(r sim.Table1Row) []float64 { return append(flat(r.X), r.Total) },
+			allot: func(r psdsf.Table1Row) []float64 { return append(flat(r.X), r.Total) },
 			paper: func(p paperFigures) []float64 { return append(append([]float64(nil), p.x...), p.total) },
 		},
 		{
 			title: "Table 2: sample standard deviation of x[n,i] over trials", cols: "(n,i)",
-			allot: func(r sim.Table1Row) []float64 { return flat(r.Stddev) },
+			allot: func(r psdsf.Table1Row) []float64 { return flat(r.Stddev) },
 			paper: func(p paperFigures) []float64 { return p.stddev },
 		},
 		{
 			title: "Table 3: unused capacity c[i,r] - sum_n x[n,i] d[n,r] of resource r on server i (r=1 cpus, r=2 mem)", cols: "(i,r)",
-			allot: func(r sim.Table1Row) []float64 { return flat(r.Unused) },
+			allot: func(r psdsf.Table1Row) []float64 { return flat(r.Unused) },
 			paper: func(p paperFigures) []float64 { return p.unused },
 		},
 		{
 			title: "Table 4: sample standard deviation of unused capacity over trials", cols: "(i,r)",
-			allot: func(r sim.Table1Row) []float64 { return flat(r.UnusedStddev) },
+			allot: func(r psdsf.Table1Row) []float64 { return flat(r.UnusedStddev) },
 			paper: func(p paperFigures) []float64 { return p.unusedStddev },
 			// Told so that nobody "fixes" our Table 4 to match: the unused
 			// cpus on server 1 are 100 - 5 x11 - x21, whose spread is not

@@ -9,6 +9,7 @@ import (
 
 	"github.com/allot-sched/allot/allocator"
 	"github.com/allot-sched/allot/sim"
+	"github.com/allot-sched/allot/sim/report"
 	"github.com/allot-sched/allot/sorter"
 )
 
@@ -166,21 +167,21 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 		wall = append(wall, time.Since(start).Seconds())
 	}
 	if o.out != "" {
-		files, err := sim.WriteOutputs(o.out, w.Name, runs)
+		files, err := report.WriteOutputs(o.out, w.Name, runs)
 		if err != nil {
 			return err
 		}
 		fmt.Fprintf(stderr, "wrote %d files to %s (open %s)\n", len(files), o.out, filepath.Join(o.out, "index.html"))
 	}
 	if o.json {
-		return sim.WriteReport(stdout, sim.Report{WhatIf: whatIf, Runs: runs})
+		return report.WriteReport(stdout, report.Report{WhatIf: whatIf, Runs: runs})
 	}
 	fmt.Fprintf(stdout, "workload %s: %d nodes\n", w.Name, len(w.Nodes))
 	if whatIf != nil {
 		fmt.Fprintf(stdout, "what-if: %s\n", whatIf)
 	}
 	fmt.Fprintln(stdout)
-	return sim.WriteTable(stdout, runs, wall)
+	return report.WriteTable(stdout, runs, wall)
 }
 
 // simConfigs is the cross product of the sorters, selections and modes.

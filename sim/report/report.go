@@ -1,4 +1,4 @@
-package sim
+package report
 
 import (
 	"encoding/csv"
@@ -12,25 +12,21 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/allot-sched/allot/sim"
 	"github.com/allot-sched/allot/sim/plot"
 )
-
-// Label names a run in tables and legends: policy and mode.
-func (r *Result) Label() string {
-	return r.Policy + " " + r.Mode
-}
 
 // Report is the JSON document `allot sim --json` prints: one object with
 // every run, in the order they ran.
 type Report struct {
 	// WhatIf, when the workload was reshaped (WhatIf.Apply), says how.
-	WhatIf *WhatIfReport `json:"what_if,omitempty"`
-	Runs   []*Result     `json:"runs"`
+	WhatIf *sim.WhatIfReport `json:"what_if,omitempty"`
+	Runs   []*sim.Result     `json:"runs"`
 }
 
 // WriteJSON writes the runs as one JSON object (two-space indented, a
 // trailing newline). The same runs give the same bytes.
-func WriteJSON(w io.Writer, runs []*Result) error {
+func WriteJSON(w io.Writer, runs []*sim.Result) error {
 	return WriteReport(w, Report{Runs: runs})
 }
 
@@ -41,9 +37,9 @@ func WriteReport(w io.Writer, r Report) error {
 	return enc.Encode(r)
 }
 
-// utilKinds lists the utilisation keys present in any run, cpus and mem
+// UtilKinds lists the utilisation keys present in any run, cpus and mem
 // first.
-func utilKinds(runs []*Result) []string {
+func UtilKinds(runs []*sim.Result) []string {
 	seen := map[string]bool{}
 	var out []string
 	for _, k := range []string{"cpus", "mem", "disk", "gpus", "disk_bw", "net_bw"} {
@@ -59,8 +55,8 @@ func utilKinds(runs []*Result) []string {
 
 // WriteTable prints the comparison table. wall, if not nil, gives each
 // run's wall-clock seconds for a last column.
-func WriteTable(w io.Writer, runs []*Result, wall []float64) error {
-	kinds := utilKinds(runs)
+func WriteTable(w io.Writer, runs []*sim.Result, wall []float64) error {
+	kinds := UtilKinds(runs)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	head := []string{"policy", "selection", "mode", "makespan_s", "jct_p50_s", "jct_p90_s", "jct_p99_s", "mean_wait_s"}
 	for _, k := range kinds {
@@ -113,34 +109,34 @@ func f1(x float64) string { return strconv.FormatFloat(x, 'f', 1, 64) }
 //   - index.html: the table and the figures on one page.
 //
 // It returns the paths written.
-func WriteOutputs(dir, title string, runs []*Result) ([]string, error) {
-	out, err := makeOutDir(dir)
+func WriteOutputs(dir, title string, runs []*sim.Result) ([]string, error) {
+	out, err := NewOutDir(dir)
 	if err != nil {
 		return nil, err
 	}
-	write := out.create
-	kinds := utilKinds(runs)
-	if err := write("summary.csv", func(w io.Writer) error { return writeSummaryCSV(w, runs, kinds) }); err != nil {
-		return out.written, err
+	write := out.Create
+	kinds := UtilKinds(runs)
+	if err := write("summary.csv", func(w io.Writer) error { return WriteSummaryCSV(w, runs, kinds) }); err != nil {
+		return out.Written, err
 	}
-	if err := write("series.csv", func(w io.Writer) error { return writeSeriesCSV(w, runs, kinds) }); err != nil {
-		return out.written, err
+	if err := write("series.csv", func(w io.Writer) error { return WriteSeriesCSV(w, runs, kinds) }); err != nil {
+		return out.Written, err
 	}
 	if err := write("jobs.csv", func(w io.Writer) error { return writeJobsCSV(w, runs) }); err != nil {
-		return out.written, err
+		return out.Written, err
 	}
 	var figs []string
 	for _, k := range kinds {
 		name := "util_" + k + ".svg"
 		ch := UtilizationChart(runs, k, fmt.Sprintf("%s: %s utilisation over time", title, k))
 		if err := write(name, ch.WriteSVG); err != nil {
-			return out.written, err
+			return out.Written, err
 		}
 		figs = append(figs, name)
 	}
 	ch := JCTChart(runs, title+": job completion time CDF")
 	if err := write("jct_cdf.svg", ch.WriteSVG); err != nil {
-		return out.written, err
+		return out.Written, err
 	}
 	figs = append(figs, "jct_cdf.svg")
 	err = write("index.html", func(w io.Writer) error {
@@ -157,7 +153,7 @@ func WriteOutputs(dir, title string, runs []*Result) ([]string, error) {
 		fmt.Fprintln(w, `<p>Data: <a href="summary.csv">summary.csv</a>, <a href="series.csv">series.csv</a>, <a href="jobs.csv">jobs.csv</a>.</p></body></html>`)
 		return nil
 	})
-	return out.written, err
+	return out.Written, err
 }
 
 func ff(x float64) string {
@@ -167,7 +163,7 @@ func ff(x float64) string {
 	return strconv.FormatFloat(x, 'g', 8, 64)
 }
 
-func writeSummaryCSV(w io.Writer, runs []*Result, kinds []string) error {
+func WriteSummaryCSV(w io.Writer, runs []*sim.Result, kinds []string) error {
 	cw := csv.NewWriter(w)
 	head := []string{"policy", "sorter", "agent_selection", "mode", "seed", "jobs", "tasks", "makespan_s", "jct_p50_s", "jct_p90_s", "jct_p99_s", "jct_mean_s", "mean_wait_s"}
 	for _, k := range kinds {
@@ -189,7 +185,7 @@ func writeSummaryCSV(w io.Writer, runs []*Result, kinds []string) error {
 	return cw.Error()
 }
 
-func writeSeriesCSV(w io.Writer, runs []*Result, kinds []string) error {
+func WriteSeriesCSV(w io.Writer, runs []*sim.Result, kinds []string) error {
 	cw := csv.NewWriter(w)
 	head := append([]string{"policy", "mode", "t_s"}, kinds...)
 	cw.Write(append(head, "jain", "frameworks"))
@@ -218,7 +214,7 @@ func writeSeriesCSV(w io.Writer, runs []*Result, kinds []string) error {
 	return cw.Error()
 }
 
-func writeJobsCSV(w io.Writer, runs []*Result) error {
+func writeJobsCSV(w io.Writer, runs []*sim.Result) error {
 	cw := csv.NewWriter(w)
 	cw.Write([]string{"policy", "mode", "job_id", "framework", "tasks", "arrive_s", "start_s", "finish_s", "jct_s", "wait_s"})
 	for _, r := range runs {
@@ -233,7 +229,7 @@ func writeJobsCSV(w io.Writer, runs []*Result) error {
 
 // UtilizationChart plots resource kind's utilisation (in %) over time, a
 // line per run.
-func UtilizationChart(runs []*Result, kind, title string) *plot.Chart {
+func UtilizationChart(runs []*sim.Result, kind, title string) *plot.Chart {
 	ch := &plot.Chart{Title: title, XLabel: "time (s)", YLabel: kind + " in use (%)", YMin: 0, YMax: 100}
 	for _, r := range runs {
 		s := r.Series
@@ -260,7 +256,7 @@ func UtilizationChart(runs []*Result, kind, title string) *plot.Chart {
 }
 
 // JCTChart plots the empirical CDF of job completion times, a line per run.
-func JCTChart(runs []*Result, title string) *plot.Chart {
+func JCTChart(runs []*sim.Result, title string) *plot.Chart {
 	ch := &plot.Chart{Title: title, XLabel: "job completion time (s)", YLabel: "fraction of jobs", YMin: 0, YMax: 1, Step: true}
 	for _, r := range runs {
 		v := make([]float64, 0, len(r.JobStats))

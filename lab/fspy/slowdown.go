@@ -1,12 +1,12 @@
-package sim
+package fspy
 
 import (
 	"fmt"
 	"math"
 	"sort"
 
-	"github.com/allot-sched/allot/framework/predict/jobsize"
 	"github.com/allot-sched/allot/resources"
+	"github.com/allot-sched/allot/sim"
 )
 
 // The FSPY paper's metrics (papers/fspy-size-based-yarn.md, section IV.C),
@@ -18,13 +18,13 @@ import (
 //     (AloneTimes), CommonSlowdowns;
 //   - fair slowdown: a job's JCT under a policy over its JCT under fair
 //     scheduling, jobs paired by id across the two runs, FairSlowdowns;
-//   - prediction R^2 over predicted and actual sizes, PredictionR2;
+//   - prediction R^2 over predicted and actual sizes, sim.PredictionR2;
 //   - the paper's workload method: windows of consecutive jobs (Windows),
 //     each with an offered load (OfferedLoad), grouped by load
 //     (GroupByLoad) as the paper groups by RCP.
 
 // MeanResponse is the mean JCT of the jobs (0 for none).
-func MeanResponse(stats []JobStat) float64 {
+func MeanResponse(stats []sim.JobStat) float64 {
 	if len(stats) == 0 {
 		return 0
 	}
@@ -36,7 +36,7 @@ func MeanResponse(stats []JobStat) float64 {
 }
 
 // JCTs returns the jobs' completion times, in the order given.
-func JCTs(stats []JobStat) []float64 {
+func JCTs(stats []sim.JobStat) []float64 {
 	out := make([]float64, len(stats))
 	for i, j := range stats {
 		out[i] = j.JCT()
@@ -111,13 +111,13 @@ func Values(r []JobRatio) []float64 {
 // up to the phase of the allocation ticks. An analytic alone time (the
 // paper's minE, eq. 4) would ignore those and make even an uncontended
 // small job look slowed. cfg's Observer and Progress are not used.
-func AloneTimes(w *Workload, cfg Config) (map[string]float64, error) {
+func AloneTimes(w *sim.Workload, cfg sim.Config) (map[string]float64, error) {
 	cfg.Observer, cfg.Progress = nil, nil
 	out := make(map[string]float64, len(w.Jobs))
 	for i := range w.Jobs {
 		j := w.Jobs[i]
 		j.Submit, j.After = 0, ""
-		r, err := Run(&Workload{Name: w.Name + "/" + j.ID, Jobs: []Job{j}, Nodes: w.Nodes}, cfg)
+		r, err := sim.Run(&sim.Workload{Name: w.Name + "/" + j.ID, Jobs: []sim.Job{j}, Nodes: w.Nodes}, cfg)
 		if err != nil {
 			return nil, fmt.Errorf("job %q alone: %w", j.ID, err)
 		}
@@ -128,7 +128,7 @@ func AloneTimes(w *Workload, cfg Config) (map[string]float64, error) {
 
 // CommonSlowdowns is each job's JCT over its alone time, in stats' order.
 // A job without a positive alone time is an error.
-func CommonSlowdowns(stats []JobStat, alone map[string]float64) ([]JobRatio, error) {
+func CommonSlowdowns(stats []sim.JobStat, alone map[string]float64) ([]JobRatio, error) {
 	out := make([]JobRatio, len(stats))
 	for i, j := range stats {
 		a, ok := alone[j.ID]
@@ -143,7 +143,7 @@ func CommonSlowdowns(stats []JobStat, alone map[string]float64) ([]JobRatio, err
 // FairSlowdowns is each job's JCT under a policy over its JCT under fair
 // scheduling, pairing the jobs of the two runs by id; in policy's order.
 // The runs must hold the same jobs.
-func FairSlowdowns(policy, fair []JobStat) ([]JobRatio, error) {
+func FairSlowdowns(policy, fair []sim.JobStat) ([]JobRatio, error) {
 	if len(policy) != len(fair) {
 		return nil, fmt.Errorf("fair slowdown: %d jobs against %d under fair", len(policy), len(fair))
 	}
@@ -196,36 +196,6 @@ func Summarize(r []JobRatio) SlowdownSummary {
 	return s
 }
 
-// PredictionR2 is the R^2 of predicted against actual job sizes, pairing
-// by job id over the jobs in both maps (jobs never predicted do not
-// count); NaN with fewer than two pairs.
-func PredictionR2(actual, predicted map[string]float64) float64 {
-	ids := make([]string, 0, len(predicted))
-	for id := range predicted {
-		if _, ok := actual[id]; ok {
-			ids = append(ids, id)
-		}
-	}
-	sort.Strings(ids) // a fixed order: the same sums, bit for bit
-	a, p := make([]float64, len(ids)), make([]float64, len(ids))
-	for i, id := range ids {
-		a[i], p[i] = actual[id], predicted[id]
-	}
-	return jobsize.R2(a, p)
-}
-
-// JobSize is a job's size as FSPY measures it: memory x time over all its
-// tasks, MB x s (eq. 5), at full speed.
-func JobSize(j *Job) float64 {
-	var s float64
-	for _, st := range j.Stages {
-		for _, g := range st.Groups {
-			s += float64(g.Tasks) * g.Duration * g.Demand[resources.Mem].Units()
-		}
-	}
-	return s
-}
-
 // The paper's windows: segments of 200 consecutive jobs, adjacent ones
 // overlapping by 50 (FB-2009's 5,894 jobs give 38 full windows; the paper
 // counts 37 and does not say which it left out).
@@ -241,7 +211,7 @@ type Window struct {
 	First int `json:"first"`
 	// Jobs are the window's jobs; an After naming a job outside the window
 	// is dropped (that job is taken as done).
-	Jobs []Job `json:"-"`
+	Jobs []sim.Job `json:"-"`
 	// Load is the window's offered load on the cluster (OfferedLoad).
 	Load float64 `json:"load"`
 }
@@ -250,13 +220,13 @@ type Window struct {
 // each starting size-overlap jobs after the previous one, and computes
 // each window's offered load on nodes. Only full windows are returned: a
 // short tail would be a lighter workload by construction.
-func Windows(jobs []Job, nodes []Node, size, overlap int) ([]Window, error) {
+func Windows(jobs []sim.Job, nodes []sim.Node, size, overlap int) ([]Window, error) {
 	if size < 2 || overlap < 0 || overlap >= size {
 		return nil, fmt.Errorf("windows of %d jobs overlapping by %d: want size >= 2 and 0 <= overlap < size", size, overlap)
 	}
 	var out []Window
 	for first := 0; first+size <= len(jobs); first += size - overlap {
-		ws := append([]Job(nil), jobs[first:first+size]...)
+		ws := append([]sim.Job(nil), jobs[first:first+size]...)
 		in := make(map[string]bool, size)
 		for i := range ws {
 			if ws[i].After != "" && !in[ws[i].After] {
@@ -280,14 +250,14 @@ func Windows(jobs []Job, nodes []Node, size, overlap int) ([]Window, error) {
 // we report the ratio itself. It is memory-only because the paper measures
 // sizes and capacity in memory; above 1 the jobs ask for more memory-time
 // than the cluster has while they arrive. +Inf when all arrive at once.
-func OfferedLoad(jobs []Job, nodes []Node) float64 {
+func OfferedLoad(jobs []sim.Job, nodes []sim.Node) float64 {
 	if len(jobs) == 0 {
 		return 0
 	}
 	var work float64
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for i := range jobs {
-		work += JobSize(&jobs[i])
+		work += sim.JobSize(&jobs[i])
 		lo, hi = math.Min(lo, jobs[i].Submit), math.Max(hi, jobs[i].Submit)
 	}
 	var mem float64

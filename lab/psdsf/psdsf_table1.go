@@ -1,4 +1,4 @@
-package sim
+package psdsf
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 
 	"github.com/allot-sched/allot/allocator"
 	"github.com/allot-sched/allot/resources"
+	"github.com/allot-sched/allot/sim"
 	"github.com/allot-sched/allot/sorter"
 )
 
@@ -144,8 +145,8 @@ func (s Table1Setup) summarise(name string, xs [][2][2]int) Table1Row {
 	grid := func(v [2][2][]float64, f func([]float64) float64) [][]float64 {
 		return [][]float64{{f(v[0][0]), f(v[0][1])}, {f(v[1][0]), f(v[1][1])}}
 	}
-	row.X, row.Stddev = grid(xv, Mean), grid(xv, StdDev)
-	row.Unused, row.UnusedStddev = grid(uv, Mean), grid(uv, StdDev)
+	row.X, row.Stddev = grid(xv, sim.Mean), grid(xv, sim.StdDev)
+	row.Unused, row.UnusedStddev = grid(uv, sim.Mean), grid(uv, sim.StdDev)
 	for _, r := range row.X {
 		row.Total += r[0] + r[1]
 	}

@@ -1,4 +1,4 @@
-package sim
+package fspy
 
 import (
 	"encoding/json"
@@ -7,6 +7,7 @@ import (
 	"math"
 
 	"github.com/allot-sched/allot/sim/plot"
+	"github.com/allot-sched/allot/sim/report"
 )
 
 // WriteFSPYOutputs writes the fspy experiment's files into dir:
@@ -16,11 +17,11 @@ import (
 // (response-time ECDF in the heaviest group, its Figure 7). It returns
 // the paths written.
 func WriteFSPYOutputs(dir string, rep *FSPYReport, policies []string) ([]string, error) {
-	out, err := makeOutDir(dir)
+	out, err := report.NewOutDir(dir)
 	if err != nil {
 		return nil, err
 	}
-	create := out.create
+	create := out.Create
 	steps := []struct {
 		name string
 		fill func(io.Writer) error
@@ -40,10 +41,10 @@ func WriteFSPYOutputs(dir string, rep *FSPYReport, policies []string) ([]string,
 	}
 	for _, s := range steps {
 		if err := create(s.name, s.fill); err != nil {
-			return out.written, err
+			return out.Written, err
 		}
 	}
-	return out.written, nil
+	return out.Written, nil
 }
 
 func writeFSPYWindowsCSV(w io.Writer, rep *FSPYReport) error {

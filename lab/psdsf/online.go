@@ -1,4 +1,4 @@
-package sim
+package psdsf
 
 import (
 	"fmt"
@@ -6,7 +6,9 @@ import (
 	"math"
 
 	"github.com/allot-sched/allot/allocator"
+	"github.com/allot-sched/allot/sim"
 	"github.com/allot-sched/allot/sim/plot"
+	"github.com/allot-sched/allot/sim/report"
 	"github.com/allot-sched/allot/sorter"
 )
 
@@ -22,7 +24,7 @@ import (
 // experiment vary both.
 
 // OnlinePolicies are the paper's schedulers, in its order.
-var OnlinePolicies = []Policy{
+var OnlinePolicies = []sim.Policy{
 	{Name: "DRF", Sorter: sorter.DRF{}, Selection: sorter.RRR},
 	{Name: "PS-DSF", Sorter: sorter.PSDSF{}, Selection: sorter.RRR},
 	{Name: "TSF", Sorter: sorter.TSF{}, Selection: sorter.RRR},
@@ -35,8 +37,8 @@ var OnlineClusters = []string{"heterogeneous", "homogeneous"}
 
 // OnlineOptions parameterise the experiment.
 type OnlineOptions struct {
-	Spec   OnlineSpec // the workload; its Seed is replaced per trial
-	Trials int        // default 5
+	Spec   sim.OnlineSpec // the workload; its Seed is replaced per trial
+	Trials int            // default 5
 	Seed   uint64
 	// Progress, if set, is told after each run (done, total runs).
 	Progress func(done, total int)
@@ -44,10 +46,10 @@ type OnlineOptions struct {
 
 // OnlineCell is one configuration's runs.
 type OnlineCell struct {
-	Cluster string    `json:"cluster"`
-	Mode    string    `json:"mode"`
-	Policy  string    `json:"policy"`
-	Runs    []*Result `json:"-"`
+	Cluster string        `json:"cluster"`
+	Mode    string        `json:"mode"`
+	Policy  string        `json:"policy"`
+	Runs    []*sim.Result `json:"-"`
 	// Means and sample standard deviations over the trials.
 	Makespan   float64 `json:"makespan_s"`
 	MakespanSD float64 `json:"makespan_sd_s"`
@@ -78,11 +80,11 @@ const homogeneousByConstruction = "holds by construction: on identical servers P
 
 // OnlineReport is the experiment's outcome.
 type OnlineReport struct {
-	Trials int           `json:"trials"`
-	Seed   uint64        `json:"seed"`
-	Spec   OnlineSpec    `json:"spec"`
-	Cells  []*OnlineCell `json:"cells"`
-	Claims []OnlineClaim `json:"claims"`
+	Trials int            `json:"trials"`
+	Seed   uint64         `json:"seed"`
+	Spec   sim.OnlineSpec `json:"spec"`
+	Cells  []*OnlineCell  `json:"cells"`
+	Claims []OnlineClaim  `json:"claims"`
 }
 
 // Cell finds a configuration's cell.
@@ -100,15 +102,15 @@ func RunOnline(opt OnlineOptions) (*OnlineReport, error) {
 	if opt.Trials <= 0 {
 		opt.Trials = 5
 	}
-	opt.Spec.defaults()
+	opt.Spec.Defaults()
 	rep := &OnlineReport{Trials: opt.Trials, Seed: opt.Seed, Spec: opt.Spec}
-	clusters := map[string][]Node{}
+	clusters := map[string][]sim.Node{}
 	for _, name := range OnlineClusters {
 		preset := "psdsf-hetero"
 		if name == "homogeneous" {
 			preset = "psdsf-homo"
 		}
-		nodes, err := ParseCluster(preset)
+		nodes, err := sim.ParseCluster(preset)
 		if err != nil {
 			return nil, err
 		}
@@ -124,8 +126,8 @@ func RunOnline(opt OnlineOptions) (*OnlineReport, error) {
 					seed := opt.Seed + uint64(t)
 					spec := opt.Spec
 					spec.Seed = seed
-					w := &Workload{Name: "psdsf-online " + cl, Jobs: OnlineJobs(spec), Nodes: clusters[cl]}
-					r, err := Run(w, Config{Policy: p, Mode: m, Seed: seed})
+					w := &sim.Workload{Name: "psdsf-online " + cl, Jobs: sim.OnlineJobs(spec), Nodes: clusters[cl]}
+					r, err := sim.Run(w, sim.Config{Policy: p, Mode: m, Seed: seed})
 					if err != nil {
 						return nil, fmt.Errorf("%s %s %s trial %d: %w", cl, m, p.Name, t+1, err)
 					}
@@ -153,9 +155,9 @@ func (c *OnlineCell) summarise() {
 		jct = append(jct, r.JCTMean)
 		ratio = append(ratio, r.LowerBoundRatio)
 	}
-	c.Makespan, c.MakespanSD = Round(Mean(ms)), Round(StdDev(ms))
-	c.UtilCPU, c.UtilMem, c.Jain = Round(Mean(cpu)), Round(Mean(mem)), Round(Mean(jain))
-	c.JCTMean, c.Ratio = Round(Mean(jct)), Round(Mean(ratio))
+	c.Makespan, c.MakespanSD = sim.Round(sim.Mean(ms)), sim.Round(sim.StdDev(ms))
+	c.UtilCPU, c.UtilMem, c.Jain = sim.Round(sim.Mean(cpu)), sim.Round(sim.Mean(mem)), sim.Round(sim.Mean(jain))
+	c.JCTMean, c.Ratio = sim.Round(sim.Mean(jct)), sim.Round(sim.Mean(ratio))
 }
 
 // wins counts the trials in which a finished sooner than b (same seeds).
@@ -251,11 +253,11 @@ var onlineFigures = []onlineFigure{
 // WriteOnlineOutputs writes the figures (SVG), the per-run summary and
 // series (CSV) and an index.html into dir, and returns the paths.
 func WriteOnlineOutputs(dir string, rep *OnlineReport) ([]string, error) {
-	out, err := makeOutDir(dir)
+	out, err := report.NewOutDir(dir)
 	if err != nil {
 		return nil, err
 	}
-	create := out.create
+	create := out.Create
 	var figs []string
 	for _, fg := range onlineFigures {
 		ch := &plot.Chart{Title: fg.title + " (trial 1)", XLabel: "time (s)", YLabel: "allocated (% of cluster)", YMin: 0, YMax: 100}
@@ -271,7 +273,7 @@ func WriteOnlineOutputs(dir string, rep *OnlineReport) ([]string, error) {
 				label += " " + k[1]
 			}
 			for _, res := range []string{"cpus", "mem"} {
-				l := UtilizationChart([]*Result{r}, res, "").Lines
+				l := report.UtilizationChart([]*sim.Result{r}, res, "").Lines
 				if len(l) == 0 {
 					continue
 				}
@@ -282,11 +284,11 @@ func WriteOnlineOutputs(dir string, rep *OnlineReport) ([]string, error) {
 		}
 		ch.Width = 980
 		if err := create(fg.file, ch.WriteSVG); err != nil {
-			return out.written, err
+			return out.Written, err
 		}
 		figs = append(figs, fg.file)
 	}
-	var all []*Result
+	var all []*sim.Result
 	for _, c := range rep.Cells {
 		for _, r := range c.Runs {
 			rr := *r
@@ -294,12 +296,12 @@ func WriteOnlineOutputs(dir string, rep *OnlineReport) ([]string, error) {
 			all = append(all, &rr)
 		}
 	}
-	kinds := utilKinds(all)
-	if err := create("summary.csv", func(w io.Writer) error { return writeSummaryCSV(w, all, kinds) }); err != nil {
-		return out.written, err
+	kinds := report.UtilKinds(all)
+	if err := create("summary.csv", func(w io.Writer) error { return report.WriteSummaryCSV(w, all, kinds) }); err != nil {
+		return out.Written, err
 	}
-	if err := create("series.csv", func(w io.Writer) error { return writeSeriesCSV(w, firstTrials(rep), kinds) }); err != nil {
-		return out.written, err
+	if err := create("series.csv", func(w io.Writer) error { return report.WriteSeriesCSV(w, firstTrials(rep), kinds) }); err != nil {
+		return out.Written, err
 	}
 	err = create("index.html", func(w io.Writer) error {
 		fmt.Fprintln(w, "<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>psdsf-online</title></head><body style=\"font-family:sans-serif\">")
@@ -314,11 +316,11 @@ func WriteOnlineOutputs(dir string, rep *OnlineReport) ([]string, error) {
 		fmt.Fprintln(w, `<p>Data: <a href="summary.csv">summary.csv</a> (every run), <a href="series.csv">series.csv</a> (first trial of each configuration).</p></body></html>`)
 		return nil
 	})
-	return out.written, err
+	return out.Written, err
 }
 
-func firstTrials(rep *OnlineReport) []*Result {
-	var out []*Result
+func firstTrials(rep *OnlineReport) []*sim.Result {
+	var out []*sim.Result
 	for _, c := range rep.Cells {
 		if len(c.Runs) > 0 {
 			r := *c.Runs[0]

@@ -1,11 +1,13 @@
-package sim_test
+package psdsf_test
 
 import (
 	"strings"
 	"testing"
 
 	"github.com/allot-sched/allot/allocator"
+	"github.com/allot-sched/allot/lab/psdsf"
 	"github.com/allot-sched/allot/sim"
+	"github.com/allot-sched/allot/sorter"
 )
 
 func TestOnlineWorkloadFollowsThePaper(t *testing.T) {
@@ -63,7 +65,7 @@ func TestOnlineReproducesThePapersFindings(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs 100 simulations")
 	}
-	rep, err := sim.RunOnline(sim.OnlineOptions{Seed: 1})
+	rep, err := psdsf.RunOnline(psdsf.OnlineOptions{Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,4 +88,13 @@ func TestOnlineReproducesThePapersFindings(t *testing.T) {
 			}
 		}
 	}
+}
+
+func mustPolicy(t testing.TB, name string) sim.Policy {
+	t.Helper()
+	p, err := sim.ParsePolicy(name, sorter.RRR)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

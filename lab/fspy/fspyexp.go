@@ -1,4 +1,4 @@
-package sim
+package fspy
 
 import (
 	"fmt"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/allot-sched/allot/allocator"
 	"github.com/allot-sched/allot/framework/predict/jobsize"
+	"github.com/allot-sched/allot/sim"
 	"github.com/allot-sched/allot/sorter"
 )
 
@@ -82,10 +83,10 @@ type FSPYOptions struct {
 	// as jobs); 0: sorter.DefaultProbeShare; negative: probes are a delay
 	// and take nothing.
 	ProbeShare float64
-	Sizes      SizeOptions
-	History    int      // jobs before a window the regression learns from; default 1000
-	Policies   []string // default fair, capacity, fspy, fsp, fifo
-	Nodes      []Node   // default the fspy preset
+	Sizes      sim.SizeOptions
+	History    int        // jobs before a window the regression learns from; default 1000
+	Policies   []string   // default fair, capacity, fspy, fsp, fifo
+	Nodes      []sim.Node // default the fspy preset
 	Progress   func(done, total int)
 }
 
@@ -154,7 +155,7 @@ type fspyAcc struct {
 
 type fspyHeavy struct {
 	w    Window
-	runs map[string][]JobStat
+	runs map[string][]sim.JobStat
 	seed uint64
 }
 
@@ -169,7 +170,7 @@ func (o *FSPYOptions) defaults() {
 		o.History = 1000
 	}
 	if o.AMMemMB == 0 {
-		o.AMMemMB = YARNAMMemMB
+		o.AMMemMB = sim.YARNAMMemMB
 	}
 	switch {
 	case o.ProbeShare == 0:
@@ -195,7 +196,7 @@ func RunFSPY(o FSPYOptions) (*FSPYReport, error) {
 	o.defaults()
 	if o.Nodes == nil {
 		var err error
-		if o.Nodes, err = ParseCluster("fspy"); err != nil {
+		if o.Nodes, err = sim.ParseCluster("fspy"); err != nil {
 			return nil, err
 		}
 	}
@@ -206,7 +207,7 @@ func RunFSPY(o FSPYOptions) (*FSPYReport, error) {
 	var all []Window
 	for s := 0; s < o.Seeds; s++ {
 		seed := o.Seed + uint64(s)
-		jobs, err := LoadJobs(o.Path, FormatSWIM, TraceOptions{RateNoise: math.Max(0, o.RateNoise), NoiseSeed: seed, SWIMScale: math.Max(0, o.Scale), AMMemMB: math.Max(0, o.AMMemMB)})
+		jobs, err := sim.LoadJobs(o.Path, sim.FormatSWIM, sim.TraceOptions{RateNoise: math.Max(0, o.RateNoise), NoiseSeed: seed, SWIMScale: math.Max(0, o.Scale), AMMemMB: math.Max(0, o.AMMemMB)})
 		if err != nil {
 			return nil, err
 		}
@@ -239,7 +240,7 @@ func FSPYCalibration(amMemMB float64) string {
 		return ""
 	}
 	return fmt.Sprintf("calibrated: the application master model (%.0f MB, maxAMShare %.1f: YARN's defaults, not fitted) was added because fair's common slowdown in the heaviest group missed the paper's (fewer than 65 %% of jobs below 4 under fair); --am-mem -1 runs without it",
-		amMemMB, DefaultAMShare)
+		amMemMB, sim.DefaultAMShare)
 }
 
 // spread keeps at most n windows, evenly spaced over ws (all for n <= 0).
@@ -257,17 +258,17 @@ func spread(ws []Window, n int) []Window {
 func loadLevel(load float64) int { return int(math.Floor(math.Log2(load))) }
 
 // runWindow runs one window under every policy.
-func (o *FSPYOptions) runWindow(rep *FSPYReport, acc *fspyAcc, jobs []Job, w Window, seed uint64) error {
+func (o *FSPYOptions) runWindow(rep *FSPYReport, acc *fspyAcc, jobs []sim.Job, w Window, seed uint64) error {
 	level := loadLevel(w.Load)
-	runs := map[string][]JobStat{}
+	runs := map[string][]sim.JobStat{}
 	for _, name := range o.Policies {
-		p, err := ParsePolicy(name, 0)
+		p, err := sim.ParsePolicy(name, 0)
 		if err != nil {
 			return err
 		}
-		cfg := Config{Policy: p, Mode: allocator.Characterized, Seed: seed, Sizes: o.Sizes}
+		cfg := sim.Config{Policy: p, Mode: allocator.Characterized, Seed: seed, Sizes: o.Sizes}
 		cfg.Sizes.History = jobs[max(0, w.First-max(0, o.History)):w.First]
-		r, err := Run(&Workload{Name: fmt.Sprintf("%s window %d", o.Trace, w.ID), Jobs: w.Jobs, Nodes: o.Nodes}, cfg)
+		r, err := sim.Run(&sim.Workload{Name: fmt.Sprintf("%s window %d", o.Trace, w.ID), Jobs: w.Jobs, Nodes: o.Nodes}, cfg)
 		if err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
@@ -280,7 +281,7 @@ func (o *FSPYOptions) runWindow(rep *FSPYReport, acc *fspyAcc, jobs []Job, w Win
 		for id, p := range r.Predicted {
 			for k := range w.Jobs {
 				if w.Jobs[k].ID == id {
-					acc.actual, acc.pred = append(acc.actual, JobSize(&w.Jobs[k])), append(acc.pred, p)
+					acc.actual, acc.pred = append(acc.actual, sim.JobSize(&w.Jobs[k])), append(acc.pred, p)
 				}
 			}
 		}
@@ -305,7 +306,7 @@ func (o *FSPYOptions) summarize(rep *FSPYReport, acc *fspyAcc, ws []Window) erro
 	for _, g := range GroupByLoad(ws) {
 		fg := FSPYGroup{Level: g.Level, Load: g.Mean, LoadLo: g.Lo, LoadHi: g.Hi, Windows: len(g.Windows), MeanRT: map[string]float64{}}
 		for name, v := range acc.jcts[g.Level] {
-			fg.MeanRT[name] = Mean(v)
+			fg.MeanRT[name] = sim.Mean(v)
 		}
 		if f := fg.MeanRT["fair"]; f > 0 {
 			fg.FSPYOverFair, fg.FSPOverFair = fg.MeanRT["fspy"]/f, fg.MeanRT["fsp"]/f
@@ -340,8 +341,8 @@ func (o *FSPYOptions) commonSlowdown(rep *FSPYReport, acc *fspyAcc, level int) e
 		if loadLevel(h.w.Load) != level {
 			continue
 		}
-		p, _ := ParsePolicy("fair", 0)
-		alone, err := AloneTimes(&Workload{Jobs: h.w.Jobs, Nodes: o.Nodes}, Config{Policy: p, Mode: allocator.Characterized, Seed: h.seed})
+		p, _ := sim.ParsePolicy("fair", 0)
+		alone, err := AloneTimes(&sim.Workload{Jobs: h.w.Jobs, Nodes: o.Nodes}, sim.Config{Policy: p, Mode: allocator.Characterized, Seed: h.seed})
 		if err != nil {
 			return err
 		}

@@ -1,4 +1,4 @@
-package sim
+package report
 
 import (
 	"bufio"
@@ -8,25 +8,26 @@ import (
 	"path/filepath"
 )
 
-// outDir writes the files of one output directory (allot sim --out and the
+// OutDir writes the files of one output directory (allot sim --out and the
 // experiments' --out) and remembers the paths of those it completed, so a
 // caller can say what it wrote even when a later file fails.
-type outDir struct {
-	dir     string
-	written []string
+type OutDir struct {
+	dir string
+	// Written holds the paths of the files completed so far.
+	Written []string
 }
 
-// makeOutDir creates dir (and its parents) if needed.
-func makeOutDir(dir string) (*outDir, error) {
+// NewOutDir creates dir (and its parents) if needed.
+func NewOutDir(dir string) (*OutDir, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	return &outDir{dir: dir}, nil
+	return &OutDir{dir: dir}, nil
 }
 
-// create writes the file name, its content produced by fill through a
+// Create writes the file name, its content produced by fill through a
 // buffer; the path is recorded only once the file is complete and closed.
-func (o *outDir) create(name string, fill func(io.Writer) error) error {
+func (o *OutDir) Create(name string, fill func(io.Writer) error) error {
 	p := filepath.Join(o.dir, name)
 	f, err := os.Create(p)
 	if err != nil {
@@ -44,6 +45,6 @@ func (o *outDir) create(name string, fill func(io.Writer) error) error {
 	if err := f.Close(); err != nil {
 		return err
 	}
-	o.written = append(o.written, p)
+	o.Written = append(o.Written, p)
 	return nil
 }

@@ -1,4 +1,4 @@
-package sim_test
+package psdsf_test
 
 import (
 	"math"
@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/allot-sched/allot/allocator"
+	"github.com/allot-sched/allot/lab/psdsf"
 	"github.com/allot-sched/allot/resources"
 	"github.com/allot-sched/allot/sim"
 	"github.com/allot-sched/allot/sorter"
@@ -27,7 +29,7 @@ const (
 )
 
 func TestPaperSetupIsTheExample(t *testing.T) {
-	s := sim.PaperTable1Setup()
+	s := psdsf.PaperTable1Setup()
 	kinds := [2]resources.Kind{resources.CPUs, resources.Mem}
 	for n := range 2 {
 		for r, k := range kinds {
@@ -73,19 +75,19 @@ func checkFeasibleAndMaximal(t *testing.T, label string, x [2][2]int) {
 	}
 }
 
-func policy(t *testing.T, name string) sim.Table1Scheduler {
+func policy(t *testing.T, name string) psdsf.Table1Scheduler {
 	t.Helper()
-	for _, sc := range sim.Table1Schedulers {
+	for _, sc := range psdsf.Table1Schedulers {
 		if sc.Name == name {
 			return sc
 		}
 	}
-	t.Fatalf("no scheduler %q in sim.Table1Schedulers", name)
-	return sim.Table1Scheduler{}
+	t.Fatalf("no scheduler %q in psdsf.Table1Schedulers", name)
+	return psdsf.Table1Scheduler{}
 }
 
 // trials runs the policy once per seed, as Table1 does (seed, seed+1, ...).
-func trials(t *testing.T, sc sim.Table1Scheduler) [][2][2]int {
+func trials(t *testing.T, sc psdsf.Table1Scheduler) [][2][2]int {
 	t.Helper()
 	n := 1
 	if sc.Random {
@@ -93,7 +95,7 @@ func trials(t *testing.T, sc sim.Table1Scheduler) [][2][2]int {
 	}
 	var xs [][2][2]int
 	for k := range n {
-		x, err := sim.PaperTable1Setup().Fill(sc.Sorter, sc.Selection, firstSeed+uint64(k))
+		x, err := psdsf.PaperTable1Setup().Fill(sc.Sorter, sc.Selection, firstSeed+uint64(k))
 		if err != nil {
 			t.Fatalf("%s seed %d: %v", sc.Name, firstSeed+k, err)
 		}
@@ -103,11 +105,11 @@ func trials(t *testing.T, sc sim.Table1Scheduler) [][2][2]int {
 }
 
 func TestTable1MatchesPaper(t *testing.T) {
-	rows, err := sim.PaperTable1Setup().Table1(paperTrials, firstSeed)
+	rows, err := psdsf.PaperTable1Setup().Table1(paperTrials, firstSeed)
 	if err != nil {
 		t.Fatal(err)
 	}
-	byName := map[string]sim.Table1Row{}
+	byName := map[string]psdsf.Table1Row{}
 	for _, r := range rows {
 		byName[r.Scheduler] = r
 	}
@@ -228,11 +230,11 @@ func TestTable1MatchesPaper(t *testing.T) {
 // allocator promises (time injected, randomness from a seeded source).
 func TestTable1SameSeedSameTable(t *testing.T) {
 	for _, seed := range []uint64{1, 7} {
-		a, err := sim.PaperTable1Setup().Table1(20, seed)
+		a, err := psdsf.PaperTable1Setup().Table1(20, seed)
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, err := sim.PaperTable1Setup().Table1(20, seed)
+		b, err := psdsf.PaperTable1Setup().Table1(20, seed)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -244,7 +246,7 @@ func TestTable1SameSeedSameTable(t *testing.T) {
 
 func TestTable1RejectsNoTrials(t *testing.T) {
 	for _, n := range []int{0, -1} {
-		if _, err := sim.PaperTable1Setup().Table1(n, 1); err == nil {
+		if _, err := psdsf.PaperTable1Setup().Table1(n, 1); err == nil {
 			t.Errorf("Table1(%d, 1) gave no error", n)
 		}
 	}
@@ -260,7 +262,7 @@ func TestTable1Policies(t *testing.T) {
 		"BF-DRF": {"drf", sorter.BestFit}, "PS-DSF": {"psdsf", sorter.Joint},
 		"rPS-DSF": {"rpsdsf", sorter.Joint}, "RRR-rPS-DSF": {"rpsdsf", sorter.RRR},
 	}
-	for _, sc := range sim.Table1Schedulers {
+	for _, sc := range psdsf.Table1Schedulers {
 		w, ok := want[sc.Name]
 		if !ok {
 			t.Errorf("unexpected scheduler %q", sc.Name)
@@ -278,11 +280,11 @@ func TestTable1Policies(t *testing.T) {
 // paper's, within its sampling noise, so a change that moved them inside
 // that tolerance would leave the README wrong and every test green.
 func TestTable1AllotFiguresSeed1(t *testing.T) {
-	rows, err := sim.PaperTable1Setup().Table1(paperTrials, firstSeed)
+	rows, err := psdsf.PaperTable1Setup().Table1(paperTrials, firstSeed)
 	if err != nil {
 		t.Fatal(err)
 	}
-	byName := map[string]sim.Table1Row{}
+	byName := map[string]psdsf.Table1Row{}
 	for _, r := range rows {
 		byName[r.Scheduler] = r
 	}
@@ -339,5 +341,51 @@ func TestTable1AllotFiguresSeed1(t *testing.T) {
 	d.Scheduler, f.Scheduler = "", ""
 	if !reflect.DeepEqual(d, f) {
 		t.Errorf("DRF and TSF rows differ:\n%+v\n%+v", d, f)
+	}
+}
+
+// The PS-DSF paper's Table 1, through the simulator: the first allocation
+// cycle of a simulation whose two frameworks have more tasks than fit
+// places exactly what the allocator's progressive filling places
+// (Table1Setup.Fill), seed for seed; and the deterministic rows give the
+// paper's totals.
+func TestTable1ThroughSimulator(t *testing.T) {
+	setup := psdsf.PaperTable1Setup()
+	nodes := []sim.Node{{ID: "s1", Total: setup.Capacities[0]}, {ID: "s2", Total: setup.Capacities[1]}}
+	jobs := []sim.Job{
+		{ID: "f1", Framework: "f1", Stages: []sim.Stage{{Groups: []sim.Group{{Tasks: 1000, Duration: 100, Demand: setup.Demands[0]}}}}},
+		{ID: "f2", Framework: "f2", Stages: []sim.Stage{{Groups: []sim.Group{{Tasks: 1000, Duration: 100, Demand: setup.Demands[1]}}}}},
+	}
+	w := &sim.Workload{Nodes: nodes, Jobs: jobs}
+	paperTotals := map[string]int{"PS-DSF": 41, "rPS-DSF": 42, "RRR-rPS-DSF": 42}
+	for _, sc := range psdsf.Table1Schedulers {
+		t.Run(sc.Name, func(t *testing.T) {
+			trials := 1
+			if sc.Random {
+				trials = 20
+			}
+			for seed := uint64(0); seed < uint64(trials); seed++ {
+				var x [2][2]int
+				obs := sim.ObserverFunc(func(e sim.Event) {
+					if e.Kind == sim.EventLaunch && e.Time == 0 {
+						x[int(e.Framework[1]-'1')][int(e.Agent[1]-'1')] += e.Tasks
+					}
+				})
+				p := sim.Policy{Name: sc.Name, Sorter: sc.Sorter, Selection: sc.Selection}
+				if _, err := sim.Run(w, sim.Config{Policy: p, Mode: allocator.Characterized, Seed: seed, Observer: obs}); err != nil {
+					t.Fatal(err)
+				}
+				want, err := setup.Fill(sc.Sorter, sc.Selection, seed)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if x != want {
+					t.Errorf("seed %d: simulator placed %v, progressive filling %v", seed, x, want)
+				}
+				if total, ok := paperTotals[sc.Name]; ok && x[0][0]+x[0][1]+x[1][0]+x[1][1] != total {
+					t.Errorf("seed %d: %v totals %d tasks, the paper %d", seed, x, x[0][0]+x[0][1]+x[1][0]+x[1][1], total)
+				}
+			}
+		})
 	}
 }

@@ -1,11 +1,13 @@
-package sim_test
+package fspy_test
 
 import (
 	"math"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/allot-sched/allot/lab/fspy"
 	"github.com/allot-sched/allot/sim"
 )
 
@@ -28,17 +30,17 @@ func TestECDF(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		in   []float64
-		want []sim.ECDFPoint
+		want []fspy.ECDFPoint
 	}{
 		{"empty", nil, nil},
-		{"ties collapse to the last", []float64{3, 1, 3, 2}, []sim.ECDFPoint{{X: 1, Y: 0.25}, {X: 2, Y: 0.5}, {X: 3, Y: 1}}},
-		{"NaN left out", []float64{math.NaN(), 5}, []sim.ECDFPoint{{X: 5, Y: 1}}},
+		{"ties collapse to the last", []float64{3, 1, 3, 2}, []fspy.ECDFPoint{{X: 1, Y: 0.25}, {X: 2, Y: 0.5}, {X: 3, Y: 1}}},
+		{"NaN left out", []float64{math.NaN(), 5}, []fspy.ECDFPoint{{X: 5, Y: 1}}},
 	} {
-		if got := sim.ECDF(tc.in); !reflect.DeepEqual(got, tc.want) {
+		if got := fspy.ECDF(tc.in); !reflect.DeepEqual(got, tc.want) {
 			t.Errorf("%s: ECDF = %v, want %v", tc.name, got, tc.want)
 		}
 	}
-	if f := sim.FractionAtMost([]float64{0.5, 1, 1.2, 3}, 1); f != 0.5 {
+	if f := fspy.FractionAtMost([]float64{0.5, 1, 1.2, 3}, 1); f != 0.5 {
 		t.Errorf("FractionAtMost = %v, want 0.5", f)
 	}
 }
@@ -46,20 +48,20 @@ func TestECDF(t *testing.T) {
 func TestFairSlowdownsPairByID(t *testing.T) {
 	fair := []sim.JobStat{{ID: "a", Arrive: 0, Finish: 10}, {ID: "b", Arrive: 5, Finish: 25}, {ID: "c", Arrive: 6, Finish: 8}}
 	// the same jobs in another order, as another policy's run lists them
-	fspy := []sim.JobStat{{ID: "c", Arrive: 6, Finish: 9}, {ID: "a", Arrive: 0, Finish: 5}, {ID: "b", Arrive: 5, Finish: 25}}
-	got, err := sim.FairSlowdowns(fspy, fair)
+	underFSPY := []sim.JobStat{{ID: "c", Arrive: 6, Finish: 9}, {ID: "a", Arrive: 0, Finish: 5}, {ID: "b", Arrive: 5, Finish: 25}}
+	got, err := fspy.FairSlowdowns(underFSPY, fair)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []sim.JobRatio{{ID: "c", Value: 1.5}, {ID: "a", Value: 0.5}, {ID: "b", Value: 1}}
+	want := []fspy.JobRatio{{ID: "c", Value: 1.5}, {ID: "a", Value: 0.5}, {ID: "b", Value: 1}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("FairSlowdowns = %v, want %v", got, want)
 	}
-	s := sim.Summarize(got)
+	s := fspy.Summarize(got)
 	if s.Jobs != 3 || s.LE1 != 2.0/3 || s.LE1p5 != 1 || s.Max != 1.5 || s.Mean != 1 || s.Below4 != 1 {
 		t.Errorf("Summarize = %+v", s)
 	}
-	if mean := sim.MeanResponse(fspy); mean != 28.0/3 { // (3 + 5 + 20) / 3
+	if mean := fspy.MeanResponse(underFSPY); mean != 28.0/3 { // (3 + 5 + 20) / 3
 		t.Errorf("MeanResponse = %v, want 28/3", mean)
 	}
 	for _, tc := range []struct {
@@ -67,10 +69,10 @@ func TestFairSlowdownsPairByID(t *testing.T) {
 		policy []sim.JobStat
 		errHas string
 	}{
-		{"fewer jobs", fspy[:2], "2 jobs against 3"},
+		{"fewer jobs", underFSPY[:2], "2 jobs against 3"},
 		{"another job", []sim.JobStat{{ID: "a"}, {ID: "b"}, {ID: "z"}}, `"z" did not run under fair`},
 	} {
-		if _, err := sim.FairSlowdowns(tc.policy, fair); err == nil || !strings.Contains(err.Error(), tc.errHas) {
+		if _, err := fspy.FairSlowdowns(tc.policy, fair); err == nil || !strings.Contains(err.Error(), tc.errHas) {
 			t.Errorf("%s: err %v, want %q", tc.name, err, tc.errHas)
 		}
 	}
@@ -80,7 +82,7 @@ func TestCommonSlowdownAgainstAloneRuns(t *testing.T) {
 	// one node with room for one task at a time: b waits for a
 	w := &sim.Workload{Name: "two", Nodes: mustCluster(t, "1xcpus=1,mem=2G"), Jobs: []sim.Job{
 		oneTask("a", 0, 10, 1024), oneTask("b", 0, 10, 1024)}}
-	alone, err := sim.AloneTimes(w, sim.Config{})
+	alone, err := fspy.AloneTimes(w, sim.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,16 +93,16 @@ func TestCommonSlowdownAgainstAloneRuns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cs, err := sim.CommonSlowdowns(r.JobStats, alone)
+	cs, err := fspy.CommonSlowdowns(r.JobStats, alone)
 	if err != nil {
 		t.Fatal(err)
 	}
-	v := sim.Values(cs)
+	v := fspy.Values(cs)
 	// one runs at once (slowdown 1), the other waits for it: 20 s over 10 s
 	if math.Min(v[0], v[1]) != 1 || math.Max(v[0], v[1]) != 2 {
 		t.Errorf("common slowdowns %v, want 1 and 2", cs)
 	}
-	if _, err := sim.CommonSlowdowns(r.JobStats, map[string]float64{"a": 10}); err == nil {
+	if _, err := fspy.CommonSlowdowns(r.JobStats, map[string]float64{"a": 10}); err == nil {
 		t.Error("a job without an alone time passed")
 	}
 }
@@ -109,12 +111,12 @@ func TestWindows(t *testing.T) {
 	nodes := mustCluster(t, "1xcpus=4,mem=2G")
 	var jobs []sim.Job
 	for i := range 500 {
-		j := oneTask("j"+strings.Repeat("x", i%3)+string(rune('A'+i%26))+itoa(i), float64(10*i), 10, 1024)
+		j := oneTask("j"+strings.Repeat("x", i%3)+string(rune('A'+i%26))+strconv.Itoa(i), float64(10*i), 10, 1024)
 		jobs = append(jobs, j)
 	}
 	jobs[160].After = jobs[140].ID // outside window 1 (jobs 150..349)
 	jobs[170].After = jobs[160].ID // inside it
-	ws, err := sim.Windows(jobs, nodes, sim.SWIMWindowJobs, sim.SWIMWindowOverlap)
+	ws, err := fspy.Windows(jobs, nodes, fspy.SWIMWindowJobs, fspy.SWIMWindowOverlap)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,18 +135,10 @@ func TestWindows(t *testing.T) {
 		t.Errorf("load %v, want 0.5", ws[0].Load)
 	}
 	for _, bad := range [][2]int{{1, 0}, {200, 200}, {200, -1}} {
-		if _, err := sim.Windows(jobs, nodes, bad[0], bad[1]); err == nil {
+		if _, err := fspy.Windows(jobs, nodes, bad[0], bad[1]); err == nil {
 			t.Errorf("Windows(%d, %d) accepted", bad[0], bad[1])
 		}
 	}
-}
-
-func itoa(i int) string {
-	s := ""
-	for ; i > 0 || s == ""; i /= 10 {
-		s = string(rune('0'+i%10)) + s
-	}
-	return s
 }
 
 func TestOfferedLoad(t *testing.T) {
@@ -157,21 +151,21 @@ func TestOfferedLoad(t *testing.T) {
 		t.Errorf("JobSize = %v", s)
 	}
 	// (10240 + 10240 + 15360) / (3 x 10 s x 2048 MB)
-	if got, want := sim.OfferedLoad(jobs, nodes), 35840.0/(30*2048); math.Abs(got-want) > 1e-12 {
+	if got, want := fspy.OfferedLoad(jobs, nodes), 35840.0/(30*2048); math.Abs(got-want) > 1e-12 {
 		t.Errorf("OfferedLoad = %v, want %v", got, want)
 	}
-	if l := sim.OfferedLoad([]sim.Job{oneTask("a", 3, 1, 1), oneTask("b", 3, 1, 1)}, nodes); !math.IsInf(l, 1) {
+	if l := fspy.OfferedLoad([]sim.Job{oneTask("a", 3, 1, 1), oneTask("b", 3, 1, 1)}, nodes); !math.IsInf(l, 1) {
 		t.Errorf("simultaneous arrivals: load %v, want +Inf", l)
 	}
 }
 
 func TestGroupByLoad(t *testing.T) {
-	var ws []sim.Window
+	var ws []fspy.Window
 	for i, l := range []float64{1.9, 0.3, 5, math.Inf(1), 1.0, 0, 0.4} {
-		ws = append(ws, sim.Window{ID: i, Load: l})
+		ws = append(ws, fspy.Window{ID: i, Load: l})
 	}
-	got := sim.GroupByLoad(ws)
-	want := []sim.LoadGroup{
+	got := fspy.GroupByLoad(ws)
+	want := []fspy.LoadGroup{
 		{Level: -2, Lo: 0.25, Hi: 0.5, Mean: 0.35, Windows: []int{1, 6}},
 		{Level: 0, Lo: 1, Hi: 2, Mean: 1.45, Windows: []int{0, 4}},
 		{Level: 2, Lo: 4, Hi: 8, Mean: 5, Windows: []int{2}},
