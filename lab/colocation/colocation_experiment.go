@@ -1,4 +1,4 @@
-package sim
+package colocation
 
 import (
 	"fmt"
@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/allot-sched/allot/allocator"
+	"github.com/allot-sched/allot/sim"
 	"github.com/allot-sched/allot/sorter"
 )
 
@@ -72,7 +73,7 @@ type ColocationReport struct {
 // ParseQueueSpec reads "A" (m = 4, n = 3), "B" (m = 3, n = 4) or a
 // composition such as "KM*4,CC*4,Q10*4,Q3*4 x3": blocks of job types in
 // order, the whole repeated xN times (default once).
-func ParseQueueSpec(spec string, containers int) ([]Job, error) {
+func ParseQueueSpec(spec string, containers int) ([]sim.Job, error) {
 	switch strings.ToUpper(strings.TrimSpace(spec)) {
 	case "A":
 		return ColocationQueue(4, 3, containers), nil
@@ -87,7 +88,7 @@ func ParseQueueSpec(spec string, containers int) ([]Job, error) {
 		}
 		body, rep = spec[:i], n
 	}
-	var jobs []Job
+	var jobs []sim.Job
 	for r := 0; r < rep; r++ {
 		for _, block := range strings.Split(body, ",") {
 			typ, count, _ := strings.Cut(strings.TrimSpace(block), "*")
@@ -130,8 +131,8 @@ func ColocationExperiment(opt ColocationOptions) (*ColocationReport, error) {
 		if err != nil {
 			return nil, err
 		}
-		w := &Workload{Name: "colocation " + q, Nodes: ColocationCluster(opt.Nodes), Jobs: jobs}
-		runs := map[string][]*Result{}
+		w := &sim.Workload{Name: "colocation " + q, Nodes: ColocationCluster(opt.Nodes), Jobs: jobs}
+		runs := map[string][]*sim.Result{}
 		acc := map[string][]float64{} // G by node composition, from RA's samples
 		for s := 1; s <= opt.Seeds; s++ {
 			if err := colocationSeed(w, opt, uint64(s), runs, acc); err != nil {
@@ -154,17 +155,17 @@ func ColocationExperiment(opt ColocationOptions) (*ColocationReport, error) {
 }
 
 // colocationSeed runs every policy on w with one seed.
-func colocationSeed(w *Workload, opt ColocationOptions, seed uint64, runs map[string][]*Result, acc map[string][]float64) error {
+func colocationSeed(w *sim.Workload, opt ColocationOptions, seed uint64, runs map[string][]*sim.Result, acc map[string][]float64) error {
 	inter := ColocationProfiles()
-	fifo, err := ParsePolicy("fifo", sorter.RRR)
+	fifo, err := sim.ParsePolicy("fifo", sorter.RRR)
 	if err != nil {
 		return err
 	}
-	bandit, err := ParsePolicy("bandit", sorter.RRR)
+	bandit, err := sim.ParsePolicy("bandit", sorter.RRR)
 	if err != nil {
 		return err
 	}
-	base := Config{Mode: allocator.Characterized, Seed: seed, Interference: inter}
+	base := sim.Config{Mode: allocator.Characterized, Seed: seed, Interference: inter}
 	random := opt.Bandit
 	random.Step = 0
 	fifoCfg := withPolicy(base, fifo, opt.Bandit, nil)
@@ -177,16 +178,16 @@ func colocationSeed(w *Workload, opt ColocationOptions, seed uint64, runs map[st
 	probed.Probe = rewardProbe(acc)
 	ra := withPolicy(base, bandit, opt.Bandit, nil)
 	ra.Interference = &probed
-	cfgs := map[string]Config{"FIFO": fifoCfg, "RA": ra, "random-in-window": withPolicy(base, bandit, random, nil)}
+	cfgs := map[string]sim.Config{"FIFO": fifoCfg, "RA": ra, "random-in-window": withPolicy(base, bandit, random, nil)}
 	for _, name := range []string{"FIFO", "RA", "random-in-window"} {
-		res, err := Run(w, cfgs[name])
+		res, err := sim.Run(w, cfgs[name])
 		if err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
 		runs[name] = append(runs[name], res)
 	}
 	warm := runs["RA"][len(runs["RA"])-1].Preferences
-	res, err := Run(w, withPolicy(base, bandit, opt.Bandit, warm))
+	res, err := sim.Run(w, withPolicy(base, bandit, opt.Bandit, warm))
 	if err != nil {
 		return fmt.Errorf("RA*: %w", err)
 	}
@@ -198,7 +199,7 @@ func colocationSeed(w *Workload, opt ColocationOptions, seed uint64, runs map[st
 }
 
 // beyondSeed runs the rows of ColocationOptions.Beyond on one seed.
-func beyondSeed(w *Workload, opt ColocationOptions, base Config, bandit Policy, runs map[string][]*Result) error {
+func beyondSeed(w *sim.Workload, opt ColocationOptions, base sim.Config, bandit sim.Policy, runs map[string][]*sim.Result) error {
 	step := opt.ProgressStep
 	if step == 0 {
 		step = 1
@@ -212,7 +213,7 @@ func beyondSeed(w *Workload, opt ColocationOptions, base Config, bandit Policy, 
 		name string
 		bc   allocator.BanditConfig
 	}{{"RA-set", set}, {"RA-progress", prog}, {"RA-progress-set", progSet}} {
-		res, err := Run(w, withPolicy(base, bandit, r.bc, nil))
+		res, err := sim.Run(w, withPolicy(base, bandit, r.bc, nil))
 		if err != nil {
 			return fmt.Errorf("%s: %w", r.name, err)
 		}
@@ -221,13 +222,13 @@ func beyondSeed(w *Workload, opt ColocationOptions, base Config, bandit Policy, 
 	return nil
 }
 
-func withPolicy(c Config, p Policy, b allocator.BanditConfig, prefs []byte) Config {
+func withPolicy(c sim.Config, p sim.Policy, b allocator.BanditConfig, prefs []byte) sim.Config {
 	c.Policy, c.Bandit, c.Preferences = p, b, prefs
 	return c
 }
 
 // colocationRows summarises the runs of one queue, paired by seed.
-func colocationRows(q string, runs map[string][]*Result) []ColocationRow {
+func colocationRows(q string, runs map[string][]*sim.Result) []ColocationRow {
 	var rows []ColocationRow
 	for _, name := range colocationPolicies {
 		if len(runs[name]) == 0 {
@@ -239,13 +240,13 @@ func colocationRows(q string, runs map[string][]*Result) []ColocationRow {
 			ch = append(ch, r.Makespan/runs["FIFO"][i].Makespan-1)
 			waits = append(waits, p99Wait(r))
 		}
-		rows = append(rows, ColocationRow{Queue: q, Policy: name, Makespan: Median(ms), SD: StdDev(ms),
-			Change: Median(ch), P99Wait: Median(waits)})
+		rows = append(rows, ColocationRow{Queue: q, Policy: name, Makespan: sim.Median(ms), SD: sim.StdDev(ms),
+			Change: sim.Median(ch), P99Wait: sim.Median(waits)})
 	}
 	return rows
 }
 
-func p99Wait(r *Result) float64 {
+func p99Wait(r *sim.Result) float64 {
 	var w []float64
 	for _, j := range r.JobStats {
 		w = append(w, j.Start-j.Arrive)

@@ -1,4 +1,4 @@
-package sim
+package colocation
 
 import (
 	"encoding/json"
@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/allot-sched/allot/allocator"
+	"github.com/allot-sched/allot/sim"
 	"github.com/allot-sched/allot/sorter"
 )
 
@@ -72,7 +73,7 @@ func ColocationDiagnose(queue string, seeds int, bc allocator.BanditConfig) (*Co
 	if err != nil {
 		return nil, err
 	}
-	w := &Workload{Name: "colocation " + queue, Nodes: ColocationCluster(16), Jobs: jobs}
+	w := &sim.Workload{Name: "colocation " + queue, Nodes: ColocationCluster(16), Jobs: jobs}
 	d := &ColocationDiagnosis{Queue: queue}
 	acc := map[string][]float64{}
 	var seedRows []SeedDiagnosis
@@ -122,13 +123,13 @@ func withStep(bc allocator.BanditConfig, step float64) allocator.BanditConfig {
 }
 
 // diagnoseSeed runs FIFO, random-in-window, RA (probed) and RA* on one seed.
-func diagnoseSeed(w *Workload, seed uint64, bc allocator.BanditConfig, acc map[string][]float64) (SeedDiagnosis, error) {
+func diagnoseSeed(w *sim.Workload, seed uint64, bc allocator.BanditConfig, acc map[string][]float64) (SeedDiagnosis, error) {
 	sd := SeedDiagnosis{Seed: seed, Makespan: map[string]float64{}}
-	fifo, err := ParsePolicy("fifo", sorter.RRR)
+	fifo, err := sim.ParsePolicy("fifo", sorter.RRR)
 	if err != nil {
 		return sd, err
 	}
-	res, err := Run(w, Config{Policy: fifo, Mode: allocator.Characterized, Seed: seed, Interference: ColocationProfiles()})
+	res, err := sim.Run(w, sim.Config{Policy: fifo, Mode: allocator.Characterized, Seed: seed, Interference: ColocationProfiles()})
 	if bc.Chunk > 1 { // FIFO with the same placement: the bandit path, window 1
 		one := withStep(bc, 0)
 		one.Window = 1
@@ -173,39 +174,39 @@ func goodnessInput(u allocator.NodeUsage) sorter.NodeUsage {
 // runBandit runs the bandit on w; probe, if set, sees every usage sample,
 // and beside, if set, counts the jobs whose first task started on a node
 // where another type ran.
-func runBandit(w *Workload, seed uint64, bc allocator.BanditConfig, prefs []byte,
-	probe func(string, []string, allocator.NodeUsage), beside *int) (*Result, error) {
-	pol, err := ParsePolicy("bandit", sorter.RRR)
+func runBandit(w *sim.Workload, seed uint64, bc allocator.BanditConfig, prefs []byte,
+	probe func(string, []string, allocator.NodeUsage), beside *int) (*sim.Result, error) {
+	pol, err := sim.ParsePolicy("bandit", sorter.RRR)
 	if err != nil {
 		return nil, err
 	}
 	inter := ColocationProfiles()
 	inter.Probe = probe
-	cfg := Config{Policy: pol, Mode: allocator.Characterized, Seed: seed, Interference: inter,
+	cfg := sim.Config{Policy: pol, Mode: allocator.Characterized, Seed: seed, Interference: inter,
 		Bandit: bc, Preferences: prefs}
 	if beside != nil {
 		cfg.Observer = besideCounter(w, beside)
 	}
-	return Run(w, cfg)
+	return sim.Run(w, cfg)
 }
 
 // besideCounter counts first launches of a job on an agent where tasks of
 // another type run at that moment.
-func besideCounter(w *Workload, n *int) Observer {
+func besideCounter(w *sim.Workload, n *int) sim.Observer {
 	typeOf := map[string]string{}
 	for _, j := range w.Jobs {
 		typeOf[j.ID] = j.Type
 	}
 	running := map[string]map[string]int{} // agent -> type -> tasks
 	started := map[string]bool{}
-	return ObserverFunc(func(ev Event) {
+	return sim.ObserverFunc(func(ev sim.Event) {
 		on := running[ev.Agent]
 		if on == nil {
 			on = map[string]int{}
 			running[ev.Agent] = on
 		}
 		t := typeOf[ev.Job]
-		if ev.Kind == EventFinish {
+		if ev.Kind == sim.EventFinish {
 			on[t] -= ev.Tasks
 			return
 		}
@@ -229,7 +230,7 @@ func rewardStats(acc map[string][]float64) []RewardStat {
 		for _, g := range gs {
 			sum += g
 		}
-		out = append(out, RewardStat{Types: k, N: len(gs), Mean: sum / float64(len(gs)), SD: StdDev(gs)})
+		out = append(out, RewardStat{Types: k, N: len(gs), Mean: sum / float64(len(gs)), SD: sim.StdDev(gs)})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Mean > out[j].Mean })
 	return out
@@ -278,7 +279,7 @@ func oraclePreferences(rs []RewardStat, beta float64) ([]byte, error) {
 // Calibrate): H(a | a') = -beta (the pair's summed duration change
 // co-located against separated), so a pair that slows both jobs less is
 // preferred. The ceiling of a reward by progress rather than by G.
-func progressOraclePreferences(m *Interference, beta float64) ([]byte, error) {
+func progressOraclePreferences(m *sim.Interference, beta float64) ([]byte, error) {
 	types := ColocationTypes
 	sep := map[string]float64{}
 	for _, t := range types {
@@ -325,7 +326,7 @@ func rewardProbe(acc map[string][]float64) func(string, []string, allocator.Node
 // oracleRuns adds the rows oracle-G and oracle-progress to runs: every
 // seed again with frozen preferences (step 0) built from the rewards RA
 // measured (acc) and from the pairs' slowdowns.
-func oracleRuns(w *Workload, opt ColocationOptions, acc map[string][]float64, runs map[string][]*Result) error {
+func oracleRuns(w *sim.Workload, opt ColocationOptions, acc map[string][]float64, runs map[string][]*sim.Result) error {
 	byG, err := oraclePreferences(rewardStats(acc), 1)
 	if err != nil {
 		return err

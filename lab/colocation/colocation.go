@@ -1,10 +1,11 @@
-package sim
+package colocation
 
 import (
 	"fmt"
 
 	"github.com/allot-sched/allot/allocator"
 	"github.com/allot-sched/allot/resources"
+	"github.com/allot-sched/allot/sim"
 	"github.com/allot-sched/allot/sorter"
 )
 
@@ -34,24 +35,24 @@ var ColocationTypes = []string{"KM", "CC", "Q10", "Q3"}
 
 type colocationStage struct {
 	work  float64
-	phase Phase
+	phase sim.Phase
 }
 
 var colocationStages = map[string][]colocationStage{
 	"KM": repeatStages(5, []colocationStage{
-		{60, Phase{CPU: 1.2}},
-		{15, Phase{CPU: 0.2, NetMBps: 20}},
+		{60, sim.Phase{CPU: 1.2}},
+		{15, sim.Phase{CPU: 0.2, NetMBps: 20}},
 	}),
-	"CC": append([]colocationStage{{100, Phase{CPU: 0.5, DiskMBps: 130, NetMBps: 20}}},
-		repeatStages(3, []colocationStage{{70, Phase{CPU: 1.0, NetMBps: 25}}})...),
+	"CC": append([]colocationStage{{100, sim.Phase{CPU: 0.5, DiskMBps: 130, NetMBps: 20}}},
+		repeatStages(3, []colocationStage{{70, sim.Phase{CPU: 1.0, NetMBps: 25}}})...),
 	"Q10": {
-		{200, Phase{CPU: 0.4, DiskMBps: 125, NetMBps: 10}},
-		{100, Phase{CPU: 0.5, DiskMBps: 40, NetMBps: 40}},
-		{50, Phase{CPU: 0.6, DiskMBps: 20, NetMBps: 10}},
+		{200, sim.Phase{CPU: 0.4, DiskMBps: 125, NetMBps: 10}},
+		{100, sim.Phase{CPU: 0.5, DiskMBps: 40, NetMBps: 40}},
+		{50, sim.Phase{CPU: 0.6, DiskMBps: 20, NetMBps: 10}},
 	},
 	"Q3": {
-		{120, Phase{CPU: 0.35, DiskMBps: 110, NetMBps: 10}},
-		{60, Phase{CPU: 0.5, DiskMBps: 30, NetMBps: 35}},
+		{120, sim.Phase{CPU: 0.35, DiskMBps: 110, NetMBps: 10}},
+		{60, sim.Phase{CPU: 0.5, DiskMBps: 30, NetMBps: 35}},
 	},
 }
 
@@ -65,16 +66,16 @@ func repeatStages(n int, s []colocationStage) []colocationStage {
 
 // ColocationNode is the paper's node: a quad-core Xeon, 16 GB, a RAID0 of
 // three HDDs (about 300 MB/s) and 1 GbE (125 MB/s).
-func ColocationNode(id string) Node {
-	return Node{ID: id, Total: resources.MustParse("cpus:4;mem:16384;disk_bw:300;net_bw:125").Scalars}
+func ColocationNode(id string) sim.Node {
+	return sim.Node{ID: id, Total: resources.MustParse("cpus:4;mem:16384;disk_bw:300;net_bw:125").Scalars}
 }
 
 // ColocationProfiles is the interference model with the four types'
 // profiles.
-func ColocationProfiles() *Interference {
-	m := &Interference{Profiles: map[string]Profile{}}
+func ColocationProfiles() *sim.Interference {
+	m := &sim.Interference{Profiles: map[string]sim.Profile{}}
 	for typ, stages := range colocationStages {
-		var p Profile
+		var p sim.Profile
 		for _, s := range stages {
 			p.Phases = append(p.Phases, s.phase)
 		}
@@ -85,10 +86,10 @@ func ColocationProfiles() *Interference {
 
 // ColocationJob is a job of type typ running containers tasks (of 1 core,
 // 1.5 GB) per stage, submitted at submit.
-func ColocationJob(id, typ string, containers int, submit float64) Job {
-	j := Job{ID: id, Framework: id, Type: typ, Submit: submit}
+func ColocationJob(id, typ string, containers int, submit float64) sim.Job {
+	j := sim.Job{ID: id, Framework: id, Type: typ, Submit: submit}
 	for _, s := range colocationStages[typ] {
-		j.Stages = append(j.Stages, Stage{Groups: []Group{{Tasks: containers, Duration: s.work,
+		j.Stages = append(j.Stages, sim.Stage{Groups: []sim.Group{{Tasks: containers, Duration: s.work,
 			Demand: resources.MustParse("cpus:1;mem:1536").Scalars}}})
 	}
 	return j
@@ -125,7 +126,7 @@ var calibrationPairs = []struct {
 // same work). A row's Ratio is co-located over separated duration minus
 // one. The last row is Fig. 4: CC's duration beside KM over beside Q10,
 // minus one (the paper: CC finishes 15 % faster with KM).
-func Calibrate(m *Interference) ([]CalibrationRow, error) {
+func Calibrate(m *sim.Interference) ([]CalibrationRow, error) {
 	var rows []CalibrationRow
 	for _, p := range calibrationPairs {
 		sepA, err := pairDurations(m, p.a, "", 4)
@@ -160,23 +161,23 @@ func Calibrate(m *Interference) ([]CalibrationRow, error) {
 
 // pairDurations runs job a (and b, if not "") with containers tasks per
 // stage each on one node and returns their durations.
-func pairDurations(m *Interference, a, b string, containers int) ([]float64, error) {
-	w := &Workload{Name: "calibration", Nodes: []Node{ColocationNode("n1")},
-		Jobs: []Job{ColocationJob("a", a, containers, 0)}}
+func pairDurations(m *sim.Interference, a, b string, containers int) ([]float64, error) {
+	w := &sim.Workload{Name: "calibration", Nodes: []sim.Node{ColocationNode("n1")},
+		Jobs: []sim.Job{ColocationJob("a", a, containers, 0)}}
 	if b != "" {
 		w.Jobs = append(w.Jobs, ColocationJob("b", b, containers, 0))
 	}
 	end := map[string]float64{}
-	obs := ObserverFunc(func(ev Event) {
-		if ev.Kind == EventFinish && ev.Time > end[ev.Job] {
+	obs := sim.ObserverFunc(func(ev sim.Event) {
+		if ev.Kind == sim.EventFinish && ev.Time > end[ev.Job] {
 			end[ev.Job] = ev.Time
 		}
 	})
-	pol, err := ParsePolicy("fifo", sorter.RRR)
+	pol, err := sim.ParsePolicy("fifo", sorter.RRR)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := Run(w, Config{Policy: pol, Mode: allocator.Characterized, Interference: m, Observer: obs}); err != nil {
+	if _, err := sim.Run(w, sim.Config{Policy: pol, Mode: allocator.Characterized, Interference: m, Observer: obs}); err != nil {
 		return nil, fmt.Errorf("calibrate %s+%s: %w", a, b, err)
 	}
 	return []float64{end["a"], end["b"]}, nil
@@ -186,8 +187,8 @@ func pairDurations(m *Interference, a, b string, containers int) ([]float64, err
 // n times, every job submitted at time 0 in that order, each running
 // containers tasks per stage (a quarter of the paper's 16 nodes' 64
 // containers is 16). Queue A is m = 4, n = 3; queue B m = 3, n = 4.
-func ColocationQueue(m, n, containers int) []Job {
-	var jobs []Job
+func ColocationQueue(m, n, containers int) []sim.Job {
+	var jobs []sim.Job
 	for r := 0; r < n; r++ {
 		for _, typ := range []string{"Q10", "KM", "Q3", "CC"} {
 			for i := 0; i < m; i++ {
@@ -199,8 +200,8 @@ func ColocationQueue(m, n, containers int) []Job {
 }
 
 // ColocationCluster is the paper's evaluation cluster of nodes nodes.
-func ColocationCluster(nodes int) []Node {
-	out := make([]Node, nodes)
+func ColocationCluster(nodes int) []sim.Node {
+	out := make([]sim.Node, nodes)
 	for i := range out {
 		out[i] = ColocationNode(fmt.Sprintf("node-%02d", i))
 	}

@@ -1,4 +1,4 @@
-package sim_test
+package colocation_test
 
 import (
 	"encoding/json"
@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/allot-sched/allot/allocator"
+	"github.com/allot-sched/allot/lab/colocation"
 	"github.com/allot-sched/allot/sim"
 	"github.com/allot-sched/allot/sorter"
 )
@@ -16,7 +17,7 @@ import (
 // TPC-H gains most beside K-Means, and CC is faster beside KM than beside
 // Q10 (Fig. 4).
 func TestCalibration(t *testing.T) {
-	rows, err := sim.Calibrate(sim.ColocationProfiles())
+	rows, err := colocation.Calibrate(colocation.ColocationProfiles())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +45,7 @@ func TestInterferenceFeedsBandit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := &sim.Workload{Name: "queue", Nodes: sim.ColocationCluster(4), Jobs: sim.ColocationQueue(2, 1, 4)}
+	w := &sim.Workload{Name: "queue", Nodes: colocation.ColocationCluster(4), Jobs: colocation.ColocationQueue(2, 1, 4)}
 	run := func(inter *sim.Interference, step float64) map[string]any {
 		t.Helper()
 		res, err := sim.Run(w, sim.Config{Policy: pol, Mode: allocator.Characterized, Seed: 3, Interference: inter,
@@ -68,13 +69,13 @@ func TestInterferenceFeedsBandit(t *testing.T) {
 		}
 		return false
 	}
-	if p := run(sim.ColocationProfiles(), 0.1); !nonzero(p) {
+	if p := run(colocation.ColocationProfiles(), 0.1); !nonzero(p) {
 		t.Errorf("with interference the bandit learned nothing: %v", p)
 	}
 	if p := run(nil, 0.1); p["h"] != nil && nonzero(p) {
 		t.Errorf("without interference (no usage samples) the bandit learned: %v", p)
 	}
-	if p := run(sim.ColocationProfiles(), 0); nonzero(p) {
+	if p := run(colocation.ColocationProfiles(), 0); nonzero(p) {
 		t.Errorf("step 0 moved the preferences: %v", p)
 	}
 }

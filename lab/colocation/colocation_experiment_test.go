@@ -1,4 +1,4 @@
-package sim_test
+package colocation_test
 
 import (
 	"encoding/json"
@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/allot-sched/allot/allocator"
+	"github.com/allot-sched/allot/lab/colocation"
 	"github.com/allot-sched/allot/sim"
 	"github.com/allot-sched/allot/sorter"
 )
@@ -27,7 +28,7 @@ func TestParseQueueSpec(t *testing.T) {
 		{"KM*2 x0", 0, "", true},
 	}
 	for _, c := range cases {
-		jobs, err := sim.ParseQueueSpec(c.spec, 16)
+		jobs, err := colocation.ParseQueueSpec(c.spec, 16)
 		if (err != nil) != c.bad {
 			t.Errorf("%q: error %v, want error %v", c.spec, err, c.bad)
 			continue
@@ -41,7 +42,7 @@ func TestParseQueueSpec(t *testing.T) {
 // TestColocationExperimentRuns: a small run has every policy's row, FIFO's
 // change is zero, and the learned matrix is a distribution per row.
 func TestColocationExperimentRuns(t *testing.T) {
-	rep, err := sim.ColocationExperiment(sim.ColocationOptions{Queues: []string{"KM*2,Q10*2 x2"}, Seeds: 2, Nodes: 4,
+	rep, err := colocation.ColocationExperiment(colocation.ColocationOptions{Queues: []string{"KM*2,Q10*2 x2"}, Seeds: 2, Nodes: 4,
 		Bandit: allocator.BanditConfig{Step: 0.1}})
 	if err != nil {
 		t.Fatal(err)
@@ -68,7 +69,7 @@ func TestColocationExperimentRuns(t *testing.T) {
 // runs FIFO as the fifo sorter (FIFO's change is zero either way).
 func TestColocationOracleRows(t *testing.T) {
 	for _, spread := range []bool{false, true} {
-		rep, err := sim.ColocationExperiment(sim.ColocationOptions{Queues: []string{"KM*2,Q10*2 x2"}, Seeds: 2, Nodes: 4,
+		rep, err := colocation.ColocationExperiment(colocation.ColocationOptions{Queues: []string{"KM*2,Q10*2 x2"}, Seeds: 2, Nodes: 4,
 			Bandit: allocator.BanditConfig{Step: 0.1}, Oracles: true, Spread: spread})
 		if err != nil {
 			t.Fatal(err)
@@ -91,7 +92,7 @@ func TestColocationOracleRows(t *testing.T) {
 // queue makes (KM beside Q10), RA applies updates and draws beside a
 // resident, and every policy has a makespan per seed.
 func TestColocationDiagnose(t *testing.T) {
-	d, err := sim.ColocationDiagnose("KM*4,Q10*4 x2", 2, allocator.BanditConfig{Step: 0.1, Chunk: 3})
+	d, err := colocation.ColocationDiagnose("KM*4,Q10*4 x2", 2, allocator.BanditConfig{Step: 0.1, Chunk: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +119,7 @@ func TestColocationDiagnose(t *testing.T) {
 // are reported, and a progress-rewarded bandit learns from the model's
 // progress samples (its preferences have updates).
 func TestColocationBeyondRows(t *testing.T) {
-	rep, err := sim.ColocationExperiment(sim.ColocationOptions{Queues: []string{"KM*2,Q10*2 x2"}, Seeds: 2, Nodes: 4,
+	rep, err := colocation.ColocationExperiment(colocation.ColocationOptions{Queues: []string{"KM*2,Q10*2 x2"}, Seeds: 2, Nodes: 4,
 		Bandit: allocator.BanditConfig{Step: 0.1}, Beyond: true})
 	if err != nil {
 		t.Fatal(err)
@@ -131,7 +132,7 @@ func TestColocationBeyondRows(t *testing.T) {
 	if !reflect.DeepEqual(names, want) {
 		t.Fatalf("rows %v, want %v", names, want)
 	}
-	jobs, err := sim.ParseQueueSpec("KM*4,Q10*4 x2", 8)
+	jobs, err := colocation.ParseQueueSpec("KM*4,Q10*4 x2", 8)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,8 +141,8 @@ func TestColocationBeyondRows(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, reward := range []allocator.Reward{allocator.RewardGoodness, allocator.RewardProgress} {
-		res, err := sim.Run(&sim.Workload{Name: "progress", Nodes: sim.ColocationCluster(4), Jobs: jobs},
-			sim.Config{Policy: pol, Mode: allocator.Characterized, Seed: 1, Interference: sim.ColocationProfiles(),
+		res, err := sim.Run(&sim.Workload{Name: "progress", Nodes: colocation.ColocationCluster(4), Jobs: jobs},
+			sim.Config{Policy: pol, Mode: allocator.Characterized, Seed: 1, Interference: colocation.ColocationProfiles(),
 				Bandit: allocator.BanditConfig{Step: 1, Chunk: 3, Reward: reward}})
 		if err != nil {
 			t.Fatal(err)
