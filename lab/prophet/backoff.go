@@ -1,10 +1,11 @@
-package sim
+package prophet
 
 import (
 	"fmt"
 	"math"
 
 	"github.com/allot-sched/allot/framework/dispatch"
+	"github.com/allot-sched/allot/sim"
 )
 
 // Task backoff, Prophet's second component (Section III-B), as the
@@ -150,5 +151,5 @@ func backoffShare(with, without []float64) float64 {
 	if len(v) == 0 {
 		return 0
 	}
-	return Median(v)
+	return sim.Median(v)
 }

@@ -1,4 +1,4 @@
-package sim
+package ispark
 
 import "github.com/allot-sched/allot/framework/elastic"
 

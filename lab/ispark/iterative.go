@@ -1,4 +1,4 @@
-package sim
+package ispark
 
 import (
 	"fmt"
@@ -204,3 +204,7 @@ func GenerateIterApps(n int, meanGap float64, mix []struct {
 	}
 	return apps, nil
 }
+
+// agentName is node i's agent id at the allocator: the same names as
+// Prophet's executor model, so the two experiments' logs read alike.
+func agentName(i int) string { return fmt.Sprintf("server-%02d", i) }

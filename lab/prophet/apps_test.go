@@ -1,16 +1,17 @@
-package sim
+package prophet
 
 import (
 	"math"
 	"reflect"
 	"testing"
 
+	"github.com/allot-sched/allot/sim"
 	"github.com/allot-sched/allot/sorter"
 )
 
-func policy(t *testing.T, name string) Policy {
+func policy(t *testing.T, name string) sim.Policy {
 	t.Helper()
-	p, err := ParsePolicy(name, sorter.RRR)
+	p, err := sim.ParsePolicy(name, sorter.RRR)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,6 +109,6 @@ func TestRunAppsPolicies(t *testing.T) {
 		if !gang && spread == 0 {
 			t.Errorf("%s: every application launched all its executors at once; the baselines place them one by one", name)
 		}
-		t.Logf("%-12s makespan %7.0f  exec p50 %6.0f  jct p50 %6.0f  overalloc %.3f  bw util %.3f", name, res.Makespan, Median(res.Exec), Median(res.JCT), res.OverallocFrac, res.BWUtil)
+		t.Logf("%-12s makespan %7.0f  exec p50 %6.0f  jct p50 %6.0f  overalloc %.3f  bw util %.3f", name, res.Makespan, sim.Median(res.Exec), sim.Median(res.JCT), res.OverallocFrac, res.BWUtil)
 	}
 }

@@ -1,8 +1,10 @@
-package sim
+package ispark
 
 import (
 	"fmt"
 	"sync"
+
+	"github.com/allot-sched/allot/sim"
 )
 
 // `allot experiment ispark`: the iSpark paper's multi-application
@@ -208,7 +210,7 @@ func evictionPoint(m float64, warm bool, dag, plain []IterResult) ISparkEviction
 	for i := range min(len(dag), len(plain)) {
 		d, p := dag[i], plain[i]
 		pt.Runs = append(pt.Runs, ISparkEvictionRun{Seed: uint64(i + 1),
-			DAGAware: hitRatio(d), Plain: hitRatio(p), DAGAwareJCT: Median(d.JCT), PlainJCT: Median(p.JCT),
+			DAGAware: hitRatio(d), Plain: hitRatio(p), DAGAwareJCT: sim.Median(d.JCT), PlainJCT: sim.Median(p.JCT),
 			DAGAwareGivers: d.Givers, PlainGivers: p.Givers, DAGAwareYoungGivers: d.YoungGivers, PlainYoungGivers: p.YoungGivers,
 			DAGAwareEmptyGivers: d.EmptyGivers, PlainEmptyGivers: p.EmptyGivers})
 	}
@@ -281,7 +283,7 @@ func iSparkRow(p string, runs, base []IterResult) ISparkRow {
 	counts := map[string]float64{}
 	for i, r := range runs {
 		row.CPUUtil += r.CPUUtil / n
-		row.JCTP50 += Median(r.JCT) / n
+		row.JCTP50 += sim.Median(r.JCT) / n
 		row.Makespan += r.Makespan / n
 		row.Recomputed += float64(r.Recomputed) / n
 		row.MovedBytes += r.MovedMB * 1e6 / n
@@ -295,14 +297,14 @@ func iSparkRow(p string, runs, base []IterResult) ISparkRow {
 		for k := range r.JCT {
 			red[k] = 1 - r.JCT[k]/base[i].JCT[k]
 		}
-		row.MakespanP50Reduction += Median(red) / n
+		row.MakespanP50Reduction += sim.Median(red) / n
 		for k, s := range r.Shapes {
 			row.AppUtil[s] += r.AppUtil[k]
 			counts[s]++
 		}
 	}
 	for s := range row.AppUtil {
-		row.AppUtil[s] = Round(row.AppUtil[s] / counts[s])
+		row.AppUtil[s] = sim.Round(row.AppUtil[s] / counts[s])
 	}
 	return row
 }
@@ -321,7 +323,7 @@ func sweep(values []float64, prefix string, got map[string][]IterResult, ref flo
 			pt.UtilGain += (r.CPUUtil - base[i].CPUUtil) / base[i].CPUUtil / n
 			pt.TaskFailures += float64(r.Failures) / max(1, float64(r.Tasks)) / n
 			if len(refRuns) > i {
-				pt.JCTRatio += Median(r.JCT) / Median(refRuns[i].JCT) / n
+				pt.JCTRatio += sim.Median(r.JCT) / sim.Median(refRuns[i].JCT) / n
 			}
 		}
 		out = append(out, pt)
@@ -332,7 +334,7 @@ func sweep(values []float64, prefix string, got map[string][]IterResult, ref flo
 func meanJCT(runs []IterResult) float64 {
 	s := 0.0
 	for _, r := range runs {
-		s += Median(r.JCT)
+		s += sim.Median(r.JCT)
 	}
 	return s / max(1, float64(len(runs)))
 }

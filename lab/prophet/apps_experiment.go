@@ -1,4 +1,4 @@
-package sim
+package prophet
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 
 	"github.com/allot-sched/allot/allocator"
 	"github.com/allot-sched/allot/profile"
+	"github.com/allot-sched/allot/sim"
 	"github.com/allot-sched/allot/sorter"
 )
 
@@ -167,7 +168,7 @@ func ProphetExperiment(o ProphetOptions) (ProphetReport, error) {
 	per := map[string][]AppResult{}
 	for _, name := range ProphetPolicies {
 		v := prophetVariant(name, o.PredError)
-		p, err := ParsePolicy(v.crit, sorter.RRR)
+		p, err := sim.ParsePolicy(v.crit, sorter.RRR)
 		if err != nil {
 			return rep, err
 		}
@@ -189,8 +190,8 @@ func ProphetExperiment(o ProphetOptions) (ProphetReport, error) {
 		jct, jctNo = append(jct, res.JCT...), append(jctNo, no.JCT...)
 		rep.Backoffs += float64(res.Backoffs) / float64(len(per["prophet"]))
 	}
-	rep.Backoff = BackoffShare{Exec: Round(backoffShare(ex, exNo)), JCT: Round(backoffShare(jct, jctNo))}
-	rep.Backoffs = Round(rep.Backoffs)
+	rep.Backoff = BackoffShare{Exec: sim.Round(backoffShare(ex, exNo)), JCT: sim.Round(backoffShare(jct, jctNo))}
+	rep.Backoffs = sim.Round(rep.Backoffs)
 	return rep, nil
 }
 
@@ -201,17 +202,17 @@ func prophetRow(name string, runs []AppResult) ProphetRow {
 	n := float64(len(runs))
 	for _, res := range runs {
 		row.Makespan += res.Makespan / n
-		row.ExecP50 += Median(res.Exec) / n
-		row.JCTP50 += Median(res.JCT) / n
+		row.ExecP50 += sim.Median(res.Exec) / n
+		row.JCTP50 += sim.Median(res.JCT) / n
 		row.OverallocFrac += res.OverallocFrac / n
 		row.BWUtil += res.BWUtil / n
 	}
 	for _, res := range runs {
 		row.MakespanSD += (res.Makespan - row.Makespan) * (res.Makespan - row.Makespan) / n
 	}
-	row.MakespanSD = Round(math.Sqrt(row.MakespanSD))
-	row.Makespan = Round(row.Makespan)
-	row.ExecP50, row.JCTP50 = Round(row.ExecP50), Round(row.JCTP50)
-	row.OverallocFrac, row.BWUtil = Round(row.OverallocFrac), Round(row.BWUtil)
+	row.MakespanSD = sim.Round(math.Sqrt(row.MakespanSD))
+	row.Makespan = sim.Round(row.Makespan)
+	row.ExecP50, row.JCTP50 = sim.Round(row.ExecP50), sim.Round(row.JCTP50)
+	row.OverallocFrac, row.BWUtil = sim.Round(row.OverallocFrac), sim.Round(row.BWUtil)
 	return row
 }

@@ -1,4 +1,4 @@
-package sim
+package prophet
 
 import (
 	"fmt"
@@ -10,6 +10,7 @@ import (
 	"github.com/allot-sched/allot/allocator"
 	"github.com/allot-sched/allot/profile"
 	"github.com/allot-sched/allot/resources"
+	"github.com/allot-sched/allot/sim"
 	"github.com/allot-sched/allot/sorter"
 )
 
@@ -79,7 +80,7 @@ type AppNode struct {
 
 // AppConfig chooses the policy and the model's knobs.
 type AppConfig struct {
-	Policy Policy
+	Policy sim.Policy
 	Seed   uint64
 	Step   time.Duration // default 1 s; also the allocation interval
 	// Degrade switches the degradation law on; Beta is its beta (>= 0).
