@@ -24,6 +24,12 @@ run() { # run BINARY OUTDIR
 	# the traces declare no applications, so under prophet and tetris-peak
 	# their jobs take the fallback path; the gangs themselves run here
 	"$a" experiment prophet --json >"$o/prophet.json"
+	# the cheapest runs that still go through each model: fspy's windows
+	# with its probes and application masters, both co-location queues with
+	# the learned and oracle rows, iSpark's every policy on a few apps
+	"$a" experiment fspy --trace-dir "$traces/swim" --progress never --json >"$o/fspy.json"
+	"$a" experiment colocation --seeds 3 --beyond --oracles --json >"$o/colocation.json"
+	"$a" experiment ispark --seeds 1 --apps 10 --json >"$o/ispark.json"
 	"$a" sim --progress never --jobs "$traces/swim/FB-2009_samples_24_times_1hr_0.tsv" --format swim --max-jobs 400 \
 		--sorter $s --mode oblivious,characterized --agent-selection rrr,bestfit,joint --json >"$o/swim2009-400.json" 2>/dev/null
 	"$a" sim --progress never --jobs "$traces/swim/FB-2009_samples_24_times_1hr_0.tsv" --format swim \
