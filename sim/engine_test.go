@@ -10,21 +10,22 @@ import (
 	"github.com/allot-sched/allot/resources"
 	"github.com/allot-sched/allot/sim"
 	"github.com/allot-sched/allot/sim/report"
+	"github.com/allot-sched/allot/sim/trace"
 	"github.com/allot-sched/allot/sorter"
 )
 
 // fixtureWorkloads are the fixtures the invariant tests run every policy on.
 func fixtureWorkloads(t *testing.T) map[string]*sim.Workload {
 	t.Helper()
-	hetero, err := sim.ParseCluster("psdsf-hetero")
+	hetero, err := trace.ParseCluster("psdsf-hetero")
 	if err != nil {
 		t.Fatal(err)
 	}
-	bw, err := sim.ParseCluster("3xcpus=8,mem=16G,disk_bw=100,net_bw=50+2xcpus=4,mem=32G,disk_bw=60")
+	bw, err := trace.ParseCluster("3xcpus=8,mem=16G,disk_bw=100,net_bw=50+2xcpus=4,mem=32G,disk_bw=60")
 	if err != nil {
 		t.Fatal(err)
 	}
-	small, err := sim.LoadJobsCSV("testdata/small_jobs.csv")
+	small, err := trace.LoadJobsCSV("trace/testdata/small_jobs.csv")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,7 +187,7 @@ func TestSameSeedSameJSON(t *testing.T) {
 }
 
 func TestLowerBoundNeverExceedsMakespan(t *testing.T) {
-	nodes, err := sim.ParseCluster("psdsf-hetero")
+	nodes, err := trace.ParseCluster("psdsf-hetero")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,7 +214,7 @@ func TestLowerBoundNeverExceedsMakespan(t *testing.T) {
 // A lone framework on an idle cluster meets the bound exactly: it is the
 // same as the critical path and, for a full wave, the fluid bound.
 func TestLowerBoundIsTightWhenItShouldBe(t *testing.T) {
-	nodes, _ := sim.ParseCluster("2xcpus=4,mem=4096")
+	nodes, _ := trace.ParseCluster("2xcpus=4,mem=4096")
 	w := &sim.Workload{Nodes: nodes, Jobs: []sim.Job{{ID: "a", Framework: "f", Stages: []sim.Stage{{Groups: []sim.Group{{Tasks: 8, Duration: 10, Demand: sim.Shape(1, 512)}}}}}}}
 	for _, m := range bothModes {
 		r, err := sim.Run(w, sim.Config{Policy: mustPolicy(t, "drf"), Mode: m})
@@ -230,7 +231,7 @@ func TestLowerBoundIsTightWhenItShouldBe(t *testing.T) {
 }
 
 func TestContentionSlowsBandwidthUsersInProportion(t *testing.T) {
-	nodes, _ := sim.ParseCluster("cpus=8,mem=8192,disk_bw=100")
+	nodes, _ := trace.ParseCluster("cpus=8,mem=8192,disk_bw=100")
 	job := func(id string, disk float64, dur float64) sim.Job {
 		return sim.Job{ID: id, Framework: id, Stages: []sim.Stage{{Groups: []sim.Group{{Tasks: 1, Duration: dur, Demand: sim.Shape(1, 512, 0, disk)}}}}}
 	}
@@ -264,7 +265,7 @@ func TestContentionSlowsBandwidthUsersInProportion(t *testing.T) {
 }
 
 func TestImpossibleJobIsReportedNotLoopedOn(t *testing.T) {
-	nodes, _ := sim.ParseCluster("2xcpus=4,mem=4096+cpus=2,mem=16G")
+	nodes, _ := trace.ParseCluster("2xcpus=4,mem=4096+cpus=2,mem=16G")
 	w := &sim.Workload{Nodes: nodes, Jobs: []sim.Job{
 		{ID: "ok", Framework: "f", Stages: []sim.Stage{{Groups: []sim.Group{{Tasks: 1, Duration: 1, Demand: sim.Shape(1, 1024)}}}}},
 		// fits no node: 4 cpus nodes have 4 GiB, the 16 GiB node 2 cpus

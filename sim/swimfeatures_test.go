@@ -8,6 +8,7 @@ import (
 
 	"github.com/allot-sched/allot/framework/predict/jobsize"
 	"github.com/allot-sched/allot/sim"
+	"github.com/allot-sched/allot/sim/trace"
 )
 
 // On SWIM jobs with cost noise, the regression over a perfect probe's
@@ -22,7 +23,7 @@ func TestSWIMFeaturesRegression(t *testing.T) {
 		b.WriteString("job" + strconv.Itoa(i) + "\t" + strconv.Itoa(i) + "\t1\t" + ftoa(in) + "\t" + ftoa(in*float64(i%5)/4) + "\t" + ftoa(in*float64(i%3)/10) + "\n")
 	}
 	for _, sigma := range []float64{0, 0.3} {
-		jobs, err := sim.ReadSWIM(strings.NewReader(b.String()), "fb.tsv", sim.TraceOptions{RateNoise: sigma, NoiseSeed: 1})
+		jobs, err := trace.ReadSWIM(strings.NewReader(b.String()), "fb.tsv", trace.TraceOptions{RateNoise: sigma, NoiseSeed: 1})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -40,7 +40,7 @@ run() { # run BINARY OUTDIR
 		--sorter drf,psdsf,fifo,capacity,tetris,rpsdsf --json >"$o/alibaba25.json"
 	"$a" sim --progress never --generate synthetic --sorter $s --mode oblivious,characterized \
 		--agent-selection rrr,bestfit,joint --json >"$o/synthetic.json" 2>/dev/null
-	"$a" sim --progress never --jobs "$root/sim/testdata/small_jobs.csv" --nodes "$root/sim/testdata/small_nodes.csv" \
+	"$a" sim --progress never --jobs "$root/sim/trace/testdata/small_jobs.csv" --nodes "$root/sim/trace/testdata/small_nodes.csv" \
 		--sorter $s --mode oblivious,characterized --agent-selection rrr,bestfit,joint --json >"$o/small.json" 2>/dev/null
 }
 echo "running $rev ..." >&2

@@ -10,6 +10,7 @@ import (
 	"github.com/allot-sched/allot/allocator"
 	"github.com/allot-sched/allot/sim"
 	"github.com/allot-sched/allot/sim/report"
+	"github.com/allot-sched/allot/sim/trace"
 	"github.com/allot-sched/allot/sorter"
 )
 
@@ -56,7 +57,7 @@ type simOptions struct {
 	maxJobs                    int
 	progress                   string
 	sizes                      sim.SizeOptions // fsp, fspy
-	whatIf                     sim.WhatIf      // --time-scale, --duration-scale, --nodes-sample, --cluster-scale
+	whatIf                     trace.WhatIf    // --time-scale, --duration-scale, --nodes-sample, --cluster-scale
 }
 
 func runSim(args []string, stdout, stderr io.Writer) error {
@@ -65,7 +66,7 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&o.jobs, "jobs", "", "workload `file` (or --generate)")
 	fs.StringVar(&o.generate, "generate", "", "instead of --jobs, generate a `workload`: psdsf-online (the paper's Pi and WordCount queues) or synthetic (100 mixed jobs); --seed seeds it")
 	fs.StringVar(&o.nodes, "nodes", "", "nodes CSV `file`")
-	fs.StringVar(&o.cluster, "cluster", "", "cluster `spec` or preset ("+strings.Join(sim.ClusterPresets(), ", ")+"); default: the format's usual cluster")
+	fs.StringVar(&o.cluster, "cluster", "", "cluster `spec` or preset ("+strings.Join(trace.ClusterPresets(), ", ")+"); default: the format's usual cluster")
 	fs.StringVar(&o.format, "format", "allot", "workload `format`: allot, swim or alibaba2017")
 	fs.StringVar(&o.sorters, "sorter", "drf", "comma-separated `sorters` to compare")
 	fs.StringVar(&o.selections, "agent-selection", "rrr", "comma-separated agent `selections`: rrr, bestfit, joint")
@@ -75,7 +76,7 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 	fs.Uint64Var(&o.seed, "seed", 1, "random `seed` (agent shuffles, random sorter)")
 	fs.DurationVar(&o.interval, "interval", time.Second, "allocation `interval` (virtual time)")
 	fs.Float64Var(&o.refuse, "refuse-seconds", allocator.DefaultRefuseSeconds, "filter `seconds` frameworks attach to declines (0: none)")
-	fs.Float64Var(&o.machineMemGB, "machine-mem-gb", sim.DefaultMachineMemMB/1024, "alibaba2017: machine memory in `GiB` that normalised memory is scaled by")
+	fs.Float64Var(&o.machineMemGB, "machine-mem-gb", trace.DefaultMachineMemMB/1024, "alibaba2017: machine memory in `GiB` that normalised memory is scaled by")
 	fs.Float64Var(&o.rateNoise, "rate-noise", 0, "swim: `sigma` of a per-job log-normal cost factor on task times, seeded by --seed (0: durations exact in bytes; 0.3 suggested for size prediction)")
 	fs.StringVar(&o.sizes.Predictor, "predictor", "oracle", "fspy: job-size `predictor` at the probe: oracle, noisy:SIGMA or regression")
 	fs.Float64Var(&o.sizes.ProbeDelay, "probe-delay", sim.DefaultProbeDelay, "fspy: `seconds` from a job's arrival to its size prediction")
@@ -133,11 +134,11 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	format, err := sim.ParseFormat(o.format)
+	format, err := trace.ParseFormat(o.format)
 	if err != nil {
 		return usagef("--format: %v", err)
 	}
-	if o.rateNoise > 0 && (format != sim.FormatSWIM || o.generate != "") {
+	if o.rateNoise > 0 && (format != trace.FormatSWIM || o.generate != "") {
 		return usagef("--rate-noise applies to --format swim only")
 	}
 	configs, err := simConfigs(o, stderr)
@@ -260,14 +261,14 @@ func splitList(s string) []string {
 
 // loadWorkload reads or generates the workload and its nodes, then
 // reshapes it with the what-if knobs (nil report when none is set).
-func loadWorkload(o simOptions, format sim.Format) (*sim.Workload, *sim.WhatIfReport, error) {
+func loadWorkload(o simOptions, format trace.Format) (*sim.Workload, *trace.WhatIfReport, error) {
 	w, err := loadNodesAndJobs(o, format)
 	if err != nil {
 		return nil, nil, err
 	}
-	var rep *sim.WhatIfReport
+	var rep *trace.WhatIfReport
 	if o.whatIf.Active() {
-		var r sim.WhatIfReport
+		var r trace.WhatIfReport
 		if w, r, err = o.whatIf.Apply(w); err != nil {
 			return nil, nil, usagef("%v", err)
 		}
@@ -276,11 +277,11 @@ func loadWorkload(o simOptions, format sim.Format) (*sim.Workload, *sim.WhatIfRe
 	return w, rep, w.Validate()
 }
 
-func loadNodesAndJobs(o simOptions, format sim.Format) (*sim.Workload, error) {
+func loadNodesAndJobs(o simOptions, format trace.Format) (*sim.Workload, error) {
 	var w *sim.Workload
 	switch o.generate {
 	case "":
-		jobs, err := sim.LoadJobs(o.jobs, format, sim.TraceOptions{
+		jobs, err := trace.LoadJobs(o.jobs, format, trace.TraceOptions{
 			MachineMemMB: o.machineMemGB * 1024, MaxJobs: o.maxJobs, RateNoise: o.rateNoise, NoiseSeed: o.seed})
 		if err != nil {
 			return nil, err
@@ -299,21 +300,21 @@ func loadNodesAndJobs(o simOptions, format sim.Format) (*sim.Workload, error) {
 	var err error
 	switch {
 	case o.nodes != "":
-		w.Nodes, err = sim.LoadNodesCSV(o.nodes)
+		w.Nodes, err = trace.LoadNodesCSV(o.nodes)
 	case o.cluster != "":
-		w.Nodes, err = sim.ParseCluster(o.cluster)
+		w.Nodes, err = trace.ParseCluster(o.cluster)
 		if err != nil {
 			err = usagef("--cluster: %v", err)
 		}
 	default:
-		spec := sim.DefaultCluster(format)
+		spec := trace.DefaultCluster(format)
 		if o.generate != "" {
 			spec = "psdsf-hetero"
 		}
 		if spec == "" {
-			return nil, usagef("give --nodes FILE or --cluster SPEC (presets: %s)", strings.Join(sim.ClusterPresets(), ", "))
+			return nil, usagef("give --nodes FILE or --cluster SPEC (presets: %s)", strings.Join(trace.ClusterPresets(), ", "))
 		}
-		w.Nodes, err = sim.ParseCluster(spec)
+		w.Nodes, err = trace.ParseCluster(spec)
 	}
 	return w, err
 }

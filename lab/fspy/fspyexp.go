@@ -10,6 +10,7 @@ import (
 	"github.com/allot-sched/allot/allocator"
 	"github.com/allot-sched/allot/framework/predict/jobsize"
 	"github.com/allot-sched/allot/sim"
+	"github.com/allot-sched/allot/sim/trace"
 	"github.com/allot-sched/allot/sorter"
 )
 
@@ -196,7 +197,7 @@ func RunFSPY(o FSPYOptions) (*FSPYReport, error) {
 	o.defaults()
 	if o.Nodes == nil {
 		var err error
-		if o.Nodes, err = sim.ParseCluster("fspy"); err != nil {
+		if o.Nodes, err = trace.ParseCluster("fspy"); err != nil {
 			return nil, err
 		}
 	}
@@ -207,7 +208,7 @@ func RunFSPY(o FSPYOptions) (*FSPYReport, error) {
 	var all []Window
 	for s := 0; s < o.Seeds; s++ {
 		seed := o.Seed + uint64(s)
-		jobs, err := sim.LoadJobs(o.Path, sim.FormatSWIM, sim.TraceOptions{RateNoise: math.Max(0, o.RateNoise), NoiseSeed: seed, SWIMScale: math.Max(0, o.Scale), AMMemMB: math.Max(0, o.AMMemMB)})
+		jobs, err := trace.LoadJobs(o.Path, trace.FormatSWIM, trace.TraceOptions{RateNoise: math.Max(0, o.RateNoise), NoiseSeed: seed, SWIMScale: math.Max(0, o.Scale), AMMemMB: math.Max(0, o.AMMemMB)})
 		if err != nil {
 			return nil, err
 		}

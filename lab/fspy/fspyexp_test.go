@@ -11,7 +11,7 @@ import (
 
 // swimTrace2009 is the first 400 jobs of SWIM's FB-2009 sample, kept
 // with the simulator's other fixtures.
-const swimTrace2009 = "../../sim/testdata/fb2009_head400.tsv"
+const swimTrace2009 = "../../sim/trace/testdata/fb2009_head400.tsv"
 
 // TestRunFSPY: the experiment on FB-2009's first 400 jobs (two windows)
 // reports every window under every policy, groups that cover them,

@@ -9,6 +9,7 @@ import (
 
 	"github.com/allot-sched/allot/lab/fspy"
 	"github.com/allot-sched/allot/sim"
+	"github.com/allot-sched/allot/sim/trace"
 )
 
 // oneTask is a job of one task of dur seconds asking 1 cpu and memMB.
@@ -19,7 +20,7 @@ func oneTask(id string, submit, dur, memMB float64) sim.Job {
 
 func mustCluster(t *testing.T, spec string) []sim.Node {
 	t.Helper()
-	n, err := sim.ParseCluster(spec)
+	n, err := trace.ParseCluster(spec)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/allot-sched/allot/sim"
 	"github.com/allot-sched/allot/sim/plot"
 	"github.com/allot-sched/allot/sim/report"
+	"github.com/allot-sched/allot/sim/trace"
 	"github.com/allot-sched/allot/sorter"
 )
 
@@ -110,7 +111,7 @@ func RunOnline(opt OnlineOptions) (*OnlineReport, error) {
 		if name == "homogeneous" {
 			preset = "psdsf-homo"
 		}
-		nodes, err := sim.ParseCluster(preset)
+		nodes, err := trace.ParseCluster(preset)
 		if err != nil {
 			return nil, err
 		}

@@ -7,6 +7,7 @@ import (
 	"github.com/allot-sched/allot/allocator"
 	"github.com/allot-sched/allot/lab/psdsf"
 	"github.com/allot-sched/allot/sim"
+	"github.com/allot-sched/allot/sim/trace"
 	"github.com/allot-sched/allot/sorter"
 )
 
@@ -41,7 +42,7 @@ func TestOnlineWorkloadFollowsThePaper(t *testing.T) {
 		}
 	}
 	w := &sim.Workload{Jobs: jobs}
-	if w.Nodes, _ = sim.ParseCluster("psdsf-hetero"); w.Validate() != nil {
+	if w.Nodes, _ = trace.ParseCluster("psdsf-hetero"); w.Validate() != nil {
 		t.Fatal(w.Validate())
 	}
 	// queues run their jobs one at a time

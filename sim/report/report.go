@@ -14,14 +14,15 @@ import (
 
 	"github.com/allot-sched/allot/sim"
 	"github.com/allot-sched/allot/sim/plot"
+	"github.com/allot-sched/allot/sim/trace"
 )
 
 // Report is the JSON document `allot sim --json` prints: one object with
 // every run, in the order they ran.
 type Report struct {
 	// WhatIf, when the workload was reshaped (WhatIf.Apply), says how.
-	WhatIf *sim.WhatIfReport `json:"what_if,omitempty"`
-	Runs   []*sim.Result     `json:"runs"`
+	WhatIf *trace.WhatIfReport `json:"what_if,omitempty"`
+	Runs   []*sim.Result       `json:"runs"`
 }
 
 // WriteJSON writes the runs as one JSON object (two-space indented, a

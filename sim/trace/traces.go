@@ -1,4 +1,4 @@
-package sim
+package trace
 
 import (
 	"bufio"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/allot-sched/allot/internal/hashrand"
 	"github.com/allot-sched/allot/resources"
+	"github.com/allot-sched/allot/sim"
 )
 
 // Format names a workload file format.
@@ -62,12 +63,6 @@ type TraceOptions struct {
 	AMMemMB float64
 }
 
-// YARNAMMemMB is a MapReduce AM's container on YARN: Hadoop 2's default
-// yarn.app.mapreduce.am.resource.mb (1536 MB) rounded up, as YARN's
-// schedulers normalize requests, to a multiple of the 1024 MB allocation
-// increment.
-const YARNAMMemMB = 2048
-
 // SWIMReplayScale is the factor SWIM's replay tool scales a trace's bytes
 // by to run it on machines machines: machines over the size of the
 // cluster the trace was sampled from (SWIM's documentation: FB-2009 600
@@ -98,8 +93,8 @@ func swimScale(opt TraceOptions, in, shuffle, out float64) (float64, float64, fl
 const DefaultMachineMemMB = 64 * 1024
 
 // ReadJobs parses r in format f.
-func ReadJobs(r io.Reader, file string, f Format, opt TraceOptions) ([]Job, error) {
-	var jobs []Job
+func ReadJobs(r io.Reader, file string, f Format, opt TraceOptions) ([]sim.Job, error) {
+	var jobs []sim.Job
 	var err error
 	switch f {
 	case FormatAllot:
@@ -118,8 +113,8 @@ func ReadJobs(r io.Reader, file string, f Format, opt TraceOptions) ([]Job, erro
 }
 
 // LoadJobs reads a jobs file in format f.
-func LoadJobs(path string, f Format, opt TraceOptions) ([]Job, error) {
-	return readFile(path, func(r io.Reader, file string) ([]Job, error) { return ReadJobs(r, file, f, opt) })
+func LoadJobs(path string, f Format, opt TraceOptions) ([]sim.Job, error) {
+	return readFile(path, func(r io.Reader, file string) ([]sim.Job, error) { return ReadJobs(r, file, f, opt) })
 }
 
 // The SWIM model. SWIM's samples give, per job, a submit time and the
@@ -168,12 +163,6 @@ const (
 	swimBlock        = 64 << 20
 	swimReduceBytes  = 256 << 20
 	swimStartup      = 5.0
-	swimMapRate      = 20e6
-	swimShuffleRate  = 10e6
-	swimOutputRate   = 20e6
-	swimMapMemMB     = 1024
-	swimReduceMemMB  = 2048
-	bytesPerMB       = 1e6
 	swimColumns      = 6
 	alibabaColumns   = 9
 	alibabaMinMemMB  = 1
@@ -186,11 +175,11 @@ const maxSWIMTasks = 1 << 24
 
 // ReadSWIM parses a SWIM workload (tab-separated, no header).
 
-func ReadSWIM(r io.Reader, file string, opt TraceOptions) ([]Job, error) {
+func ReadSWIM(r io.Reader, file string, opt TraceOptions) ([]sim.Job, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	names := []string{"job_id", "submit_s", "gap_s", "map_input_bytes", "shuffle_bytes", "reduce_output_bytes"}
-	var jobs []Job
+	var jobs []sim.Job
 	line := 0
 	for sc.Scan() {
 		line++
@@ -228,23 +217,23 @@ func ReadSWIM(r io.Reader, file string, opt TraceOptions) ([]Job, error) {
 		}
 		maps := int(math.Max(1, math.Ceil(in/swimBlock)))
 		perMap := in / float64(maps)
-		mapDur := swimStartup + perMap/swimMapRate*gm
-		j := Job{ID: id, Framework: id, Submit: v[1], Line: line,
-			MapReduce: &MapReduce{InputBytes: in, ShuffleBytes: shuffle, OutputBytes: out, MapCost: gm, ReduceCost: gr}}
+		mapDur := swimStartup + perMap/sim.SWIMMapRate*gm
+		j := sim.Job{ID: id, Framework: id, Submit: v[1], Line: line,
+			MapReduce: &sim.MapReduce{InputBytes: in, ShuffleBytes: shuffle, OutputBytes: out, MapCost: gm, ReduceCost: gr}}
 		if opt.AMMemMB > 0 {
-			j.AM, j.AMStartup = Shape(1, opt.AMMemMB, 0, 0, 0), swimStartup
+			j.AM, j.AMStartup = sim.Shape(1, opt.AMMemMB, 0, 0, 0), swimStartup
 		}
-		j.Stages = append(j.Stages, Stage{Groups: []Group{{
+		j.Stages = append(j.Stages, sim.Stage{Groups: []sim.Group{{
 			Tasks: maps, Duration: mapDur, Line: line,
-			Demand: Shape(1, swimMapMemMB, 0, perMap/bytesPerMB/mapDur, 0),
+			Demand: sim.Shape(1, sim.SWIMMapMemMB, 0, perMap/sim.BytesPerMB/mapDur, 0),
 		}}})
 		if reduces := int(math.Ceil(shuffle / swimReduceBytes)); reduces > 0 {
 			perRed, perOut := shuffle/float64(reduces), out/float64(reduces)
 			// same order of operations as without noise: bit-identical at gr = 1
-			dur := swimStartup + perRed/swimShuffleRate*gr + perOut/swimOutputRate*gr
-			j.Stages = append(j.Stages, Stage{Groups: []Group{{
+			dur := swimStartup + perRed/sim.SWIMShuffleRate*gr + perOut/sim.SWIMOutputRate*gr
+			j.Stages = append(j.Stages, sim.Stage{Groups: []sim.Group{{
 				Tasks: reduces, Duration: dur, Line: line,
-				Demand: Shape(1, swimReduceMemMB, 0, 0, perRed/bytesPerMB/dur),
+				Demand: sim.Shape(1, sim.SWIMReduceMemMB, 0, 0, perRed/sim.BytesPerMB/dur),
 			}}})
 		}
 		jobs = append(jobs, j)
@@ -286,7 +275,7 @@ func swimNoise(opt TraceOptions, id string) (gm, gr float64) {
 //
 // ReadAlibaba2017 parses jobs.csv (header ",submit_time,duration,cpu,
 // memory,job_id,task_id,instances_num,disk").
-func ReadAlibaba2017(r io.Reader, file string, opt TraceOptions) ([]Job, error) {
+func ReadAlibaba2017(r io.Reader, file string, opt TraceOptions) ([]sim.Job, error) {
 	scale := opt.MachineMemMB
 	if scale <= 0 {
 		scale = DefaultMachineMemMB
@@ -294,7 +283,7 @@ func ReadAlibaba2017(r io.Reader, file string, opt TraceOptions) ([]Job, error) 
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	names := []string{"index", "submit_time", "duration", "cpu", "memory", "job_id", "task_id", "instances_num", "disk"}
-	var jobs []Job
+	var jobs []sim.Job
 	byID := map[string]int{}
 	line := 0
 	var f []string
@@ -352,7 +341,7 @@ func ReadAlibaba2017(r io.Reader, file string, opt TraceOptions) ([]Job, error) 
 		if _, err := resources.QuantityFromFloat(mem); err != nil {
 			return nil, &InputError{File: file, Line: line, Column: names[4], Value: f[4], Msg: "memory out of range: " + err.Error()}
 		}
-		g := Group{Tasks: n, Duration: v[2], Demand: Shape(v[3], mem), Line: line}
+		g := sim.Group{Tasks: n, Duration: v[2], Demand: sim.Shape(v[3], mem), Line: line}
 		if i, ok := byID[id]; ok {
 			j := &jobs[i]
 			j.Stages[0].Groups = append(j.Stages[0].Groups, g)
@@ -363,7 +352,7 @@ func ReadAlibaba2017(r io.Reader, file string, opt TraceOptions) ([]Job, error) 
 			continue
 		}
 		byID[id] = len(jobs)
-		jobs = append(jobs, Job{ID: id, Framework: "job-" + id, Submit: v[1], Line: line, Stages: []Stage{{Groups: []Group{g}}}})
+		jobs = append(jobs, sim.Job{ID: id, Framework: "job-" + id, Submit: v[1], Line: line, Stages: []sim.Stage{{Groups: []sim.Group{g}}}})
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("%s: %w", file, err)

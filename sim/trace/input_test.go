@@ -1,4 +1,4 @@
-package sim_test
+package trace_test
 
 import (
 	"errors"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/allot-sched/allot/resources"
 	"github.com/allot-sched/allot/sim"
+	"github.com/allot-sched/allot/sim/trace"
 )
 
 func TestJobsCSVErrorsNameLineAndColumn(t *testing.T) {
@@ -38,8 +39,8 @@ func TestJobsCSVErrorsNameLineAndColumn(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := sim.ReadJobsCSV(strings.NewReader(tt.in), "jobs.csv")
-			var ie *sim.InputError
+			_, err := trace.ReadJobsCSV(strings.NewReader(tt.in), "jobs.csv")
+			var ie *trace.InputError
 			if !errors.As(err, &ie) {
 				t.Fatalf("want an InputError, got %v", err)
 			}
@@ -58,7 +59,7 @@ func TestJobsCSVStagesRunInFileOrder(t *testing.T) {
 		"1024,1,a,3,f,2,10,\n" +
 		"2048,2,b,0,g,1,5,40\n" +
 		"512,0.5,a,3,f,4,1,\n"
-	jobs, err := sim.ReadJobsCSV(strings.NewReader(in), "x.csv")
+	jobs, err := trace.ReadJobsCSV(strings.NewReader(in), "x.csv")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +75,7 @@ func TestJobsCSVStagesRunInFileOrder(t *testing.T) {
 }
 
 func TestNodesCSV(t *testing.T) {
-	nodes, err := sim.ReadNodesCSV(strings.NewReader("node_id,cpus,mem_mb,count,disk_bw\nbig,8,8192,3,100\nsmall,2,1024,,\n"), "n.csv")
+	nodes, err := trace.ReadNodesCSV(strings.NewReader("node_id,cpus,mem_mb,count,disk_bw\nbig,8,8192,3,100\nsmall,2,1024,,\n"), "n.csv")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,8 +89,8 @@ func TestNodesCSV(t *testing.T) {
 		{"node_id,cpus,mem_mb\nn,0,0\n", "cpus", "cpus or mem"},
 	}
 	for _, b := range bad {
-		_, err := sim.ReadNodesCSV(strings.NewReader(b.in), "n.csv")
-		var ie *sim.InputError
+		_, err := trace.ReadNodesCSV(strings.NewReader(b.in), "n.csv")
+		var ie *trace.InputError
 		if !errors.As(err, &ie) || ie.Column != b.column || !strings.Contains(err.Error(), b.msg) {
 			t.Errorf("%q: got %v; want column %q mentioning %q", b.in, err, b.column, b.msg)
 		}
@@ -99,7 +100,7 @@ func TestNodesCSV(t *testing.T) {
 func TestSWIMModel(t *testing.T) {
 	in := "job0\t49\t49\t740773\t2339561\t627471\n" +
 		"job1\t60\t11\t200000000\t0\t0\n"
-	jobs, err := sim.ReadSWIM(strings.NewReader(in), "fb.tsv", sim.TraceOptions{})
+	jobs, err := trace.ReadSWIM(strings.NewReader(in), "fb.tsv", trace.TraceOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,8 +120,8 @@ func TestSWIMModel(t *testing.T) {
 	if g := j.Stages[0].Groups[0]; math.Abs(g.Duration-(5+200e6/3/20e6)) > 1e-9 || g.Demand[resources.DiskBW] == 0 {
 		t.Errorf("job1 map group %+v", g)
 	}
-	_, err = sim.ReadSWIM(strings.NewReader("job0\t49\t49\tlots\t0\t0\n"), "fb.tsv", sim.TraceOptions{})
-	var ie *sim.InputError
+	_, err = trace.ReadSWIM(strings.NewReader("job0\t49\t49\tlots\t0\t0\n"), "fb.tsv", trace.TraceOptions{})
+	var ie *trace.InputError
 	if !errors.As(err, &ie) || ie.Line != 1 || ie.Column != "map_input_bytes" {
 		t.Errorf("bad SWIM row: %v", err)
 	}
@@ -131,7 +132,7 @@ func TestAlibabaModel(t *testing.T) {
 		"0,539,116.5,1.0,0.0054,1,1,283,0\n" +
 		"1,7448,73.5,0.5,0.0078,9,23,67,0\n" +
 		"2,7447,87.3,0.5,0.0078,9,24,21,0\n"
-	jobs, err := sim.ReadAlibaba2017(strings.NewReader(in), "jobs.csv", sim.TraceOptions{MachineMemMB: 65536})
+	jobs, err := trace.ReadAlibaba2017(strings.NewReader(in), "jobs.csv", trace.TraceOptions{MachineMemMB: 65536})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,28 +143,28 @@ func TestAlibabaModel(t *testing.T) {
 	if g := jobs[0].Stages[0].Groups[0]; g.Tasks != 283 || g.Demand != sim.Shape(1, 354) || g.Duration != 116.5 {
 		t.Errorf("job 1: %+v", g)
 	}
-	_, err = sim.ReadAlibaba2017(strings.NewReader(in+"3,1,2,1,1.5,4,5,6,0\n"), "jobs.csv", sim.TraceOptions{})
-	var ie *sim.InputError
+	_, err = trace.ReadAlibaba2017(strings.NewReader(in+"3,1,2,1,1.5,4,5,6,0\n"), "jobs.csv", trace.TraceOptions{})
+	var ie *trace.InputError
 	if !errors.As(err, &ie) || ie.Line != 5 || ie.Column != "memory" {
 		t.Errorf("bad Alibaba row: %v", err)
 	}
 }
 
 func TestParseCluster(t *testing.T) {
-	nodes, err := sim.ParseCluster("2xcpus=4,mem=14G+cpus=8,mem=8192,net_bw=125")
+	nodes, err := trace.ParseCluster("2xcpus=4,mem=14G+cpus=8,mem=8192,net_bw=125")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(nodes) != 3 || nodes[0].Total != sim.Shape(4, 14336) || nodes[2].Total != sim.Shape(8, 8192, 0, 0, 125) || nodes[2].ID != "t2-1" {
 		t.Fatalf("got %+v", nodes)
 	}
-	for _, preset := range sim.ClusterPresets() {
-		if _, err := sim.ParseCluster(preset); err != nil {
+	for _, preset := range trace.ClusterPresets() {
+		if _, err := trace.ParseCluster(preset); err != nil {
 			t.Errorf("preset %s: %v", preset, err)
 		}
 	}
 	for _, bad := range []string{"", "0xcpus=4", "cpus=four", "cpu=4", "2xmem", "cpus=0,mem=0"} {
-		if _, err := sim.ParseCluster(bad); err == nil {
+		if _, err := trace.ParseCluster(bad); err == nil {
 			t.Errorf("%q: want an error", bad)
 		}
 	}

@@ -1,4 +1,4 @@
-package sim_test
+package trace_test
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/allot-sched/allot/sim"
+	"github.com/allot-sched/allot/sim/trace"
 )
 
 // swimRows is n SWIM rows with the same bytes, so that without noise
@@ -20,7 +21,7 @@ func swimRows(n int) string {
 }
 
 func TestSWIMRateNoiseOffIsExact(t *testing.T) {
-	jobs, err := sim.ReadSWIM(strings.NewReader(swimRows(3)), "fb.tsv", sim.TraceOptions{NoiseSeed: 7})
+	jobs, err := trace.ReadSWIM(strings.NewReader(swimRows(3)), "fb.tsv", trace.TraceOptions{NoiseSeed: 7})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +44,7 @@ func TestSWIMRateNoiseOffIsExact(t *testing.T) {
 func TestSWIMRateNoise(t *testing.T) {
 	const n, sigma = 4000, 0.3
 	read := func(seed uint64, rows string) []sim.Job {
-		jobs, err := sim.ReadSWIM(strings.NewReader(rows), "fb.tsv", sim.TraceOptions{RateNoise: sigma, NoiseSeed: seed})
+		jobs, err := trace.ReadSWIM(strings.NewReader(rows), "fb.tsv", trace.TraceOptions{RateNoise: sigma, NoiseSeed: seed})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,10 +1,12 @@
-package sim_test
+package trace_test
 
 import (
 	"math"
 	"testing"
 
 	"github.com/allot-sched/allot/sim"
+	"github.com/allot-sched/allot/sim/trace"
+	"github.com/allot-sched/allot/sorter"
 )
 
 // The what-if knobs compose and each changes what it should: on a
@@ -12,7 +14,7 @@ import (
 // nodes are halved or the durations doubled, halves with two copies of each
 // node, and time-scale scales the arrival span while leaving the work alone.
 func TestWhatIfKnobsCompose(t *testing.T) {
-	nodes, err := sim.ParseCluster("8xcpus=16,mem=64G")
+	nodes, err := trace.ParseCluster("8xcpus=16,mem=64G")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,19 +34,19 @@ func TestWhatIfKnobsCompose(t *testing.T) {
 	baseDur := base.Jobs[0].Stages[0].Groups[0].Duration
 	tests := []struct {
 		name  string
-		knobs sim.WhatIf
+		knobs trace.WhatIf
 		nodes int
 		fluid float64 // times the base's (exact on a homogeneous cluster)
 		span  float64 // times the base's arrival span
 	}{
-		{"none", sim.WhatIf{}, 8, 1, 1},
-		{"half the nodes", sim.WhatIf{NodesSample: 0.5, Seed: 7}, 4, 2, 1},
-		{"time-scale 0.5", sim.WhatIf{TimeScale: 0.5}, 8, 1, 0.5},
-		{"time-scale 3", sim.WhatIf{TimeScale: 3}, 8, 1, 3},
-		{"duration-scale 2", sim.WhatIf{DurationScale: 2}, 8, 2, 1},
-		{"cluster-scale 2", sim.WhatIf{ClusterScale: 2}, 16, 0.5, 1},
-		{"half the nodes, twice each", sim.WhatIf{NodesSample: 0.5, ClusterScale: 2, Seed: 7}, 8, 1, 1},
-		{"everything", sim.WhatIf{TimeScale: 0.5, DurationScale: 2, NodesSample: 0.25, ClusterScale: 3, Seed: 9}, 6, 2 * 8.0 / 6, 0.5},
+		{"none", trace.WhatIf{}, 8, 1, 1},
+		{"half the nodes", trace.WhatIf{NodesSample: 0.5, Seed: 7}, 4, 2, 1},
+		{"time-scale 0.5", trace.WhatIf{TimeScale: 0.5}, 8, 1, 0.5},
+		{"time-scale 3", trace.WhatIf{TimeScale: 3}, 8, 1, 3},
+		{"duration-scale 2", trace.WhatIf{DurationScale: 2}, 8, 2, 1},
+		{"cluster-scale 2", trace.WhatIf{ClusterScale: 2}, 16, 0.5, 1},
+		{"half the nodes, twice each", trace.WhatIf{NodesSample: 0.5, ClusterScale: 2, Seed: 7}, 8, 1, 1},
+		{"everything", trace.WhatIf{TimeScale: 0.5, DurationScale: 2, NodesSample: 0.25, ClusterScale: 3, Seed: 9}, 6, 2 * 8.0 / 6, 0.5},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -81,13 +83,13 @@ func TestWhatIfKnobsCompose(t *testing.T) {
 // The node sample is seeded: the same seed keeps the same nodes, another
 // seed (almost surely) others; copies get distinct ids.
 func TestWhatIfSampleSeeded(t *testing.T) {
-	nodes, err := sim.ParseCluster("20xcpus=4,mem=8G")
+	nodes, err := trace.ParseCluster("20xcpus=4,mem=8G")
 	if err != nil {
 		t.Fatal(err)
 	}
 	w := &sim.Workload{Name: "n", Nodes: nodes}
 	ids := func(seed uint64) string {
-		out, _, err := sim.WhatIf{NodesSample: 0.3, ClusterScale: 2, Seed: seed}.Apply(w)
+		out, _, err := trace.WhatIf{NodesSample: 0.3, ClusterScale: 2, Seed: seed}.Apply(w)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -108,7 +110,7 @@ func TestWhatIfSampleSeeded(t *testing.T) {
 	if a, b := ids(1), ids(2); a == b {
 		t.Errorf("seeds 1 and 2 chose the same nodes: %s", a)
 	}
-	for _, bad := range []sim.WhatIf{{NodesSample: 1.5}, {TimeScale: -1}, {DurationScale: math.NaN()}, {ClusterScale: -2}} {
+	for _, bad := range []trace.WhatIf{{NodesSample: 1.5}, {TimeScale: -1}, {DurationScale: math.NaN()}, {ClusterScale: -2}} {
 		if _, _, err := bad.Apply(w); err == nil {
 			t.Errorf("%+v: no error", bad)
 		}
@@ -121,4 +123,13 @@ func minSubmit(w *sim.Workload) float64 {
 		m = math.Min(m, j.Submit)
 	}
 	return m
+}
+
+func mustPolicy(t testing.TB, name string) sim.Policy {
+	t.Helper()
+	p, err := sim.ParsePolicy(name, sorter.RRR)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

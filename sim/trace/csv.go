@@ -1,4 +1,4 @@
-package sim
+package trace
 
 import (
 	"encoding/csv"
@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/allot-sched/allot/resources"
+	"github.com/allot-sched/allot/sim"
 )
 
 // The generic workload format (`--format allot`), two CSV files with a
@@ -216,12 +217,12 @@ func (t *table) vector() (resources.Vector, error) {
 
 // ReadJobsCSV parses the generic jobs format from r; file names the input
 // in errors. Every malformed row is reported with its line and column.
-func ReadJobsCSV(r io.Reader, file string) ([]Job, error) {
+func ReadJobsCSV(r io.Reader, file string) ([]sim.Job, error) {
 	t, err := newTable(r, file, jobColumns, jobOptColumns)
 	if err != nil {
 		return nil, err
 	}
-	var jobs []Job
+	var jobs []sim.Job
 	byID := map[string]int{}
 	for {
 		ok, err := t.next()
@@ -261,7 +262,7 @@ func ReadJobsCSV(r io.Reader, file string) ([]Job, error) {
 		if d[resources.CPUs] == 0 && d[resources.Mem] == 0 {
 			return nil, t.errf("cpus", "a task must ask for cpus or mem (both are 0)")
 		}
-		g := Group{Tasks: tasks, Duration: dur, Demand: d, Line: t.line}
+		g := sim.Group{Tasks: tasks, Duration: dur, Demand: d, Line: t.line}
 		if i, seen := byID[id]; seen {
 			j := &jobs[i]
 			if j.Framework != fw {
@@ -270,11 +271,11 @@ func ReadJobsCSV(r io.Reader, file string) ([]Job, error) {
 			if j.Submit != submit {
 				return nil, t.errf("submit_s", "job %q was submitted at %v on line %d; rows of one job share submit_s", id, j.Submit, j.Line)
 			}
-			j.Stages = append(j.Stages, Stage{Groups: []Group{g}})
+			j.Stages = append(j.Stages, sim.Stage{Groups: []sim.Group{g}})
 			continue
 		}
 		byID[id] = len(jobs)
-		jobs = append(jobs, Job{ID: id, Framework: fw, Submit: submit, Line: t.line, Stages: []Stage{{Groups: []Group{g}}}})
+		jobs = append(jobs, sim.Job{ID: id, Framework: fw, Submit: submit, Line: t.line, Stages: []sim.Stage{{Groups: []sim.Group{g}}}})
 	}
 	if len(jobs) == 0 {
 		return nil, &InputError{File: file, Line: t.line, Msg: "no jobs after the header"}
@@ -283,12 +284,12 @@ func ReadJobsCSV(r io.Reader, file string) ([]Job, error) {
 }
 
 // ReadNodesCSV parses the generic nodes format.
-func ReadNodesCSV(r io.Reader, file string) ([]Node, error) {
+func ReadNodesCSV(r io.Reader, file string) ([]sim.Node, error) {
 	t, err := newTable(r, file, nodeColumns, nodeOptColumns)
 	if err != nil {
 		return nil, err
 	}
-	var nodes []Node
+	var nodes []sim.Node
 	seen := map[string]int{}
 	for {
 		ok, err := t.next()
@@ -325,7 +326,7 @@ func ReadNodesCSV(r io.Reader, file string) ([]Node, error) {
 				return nil, t.errf("node_id", "node %q already defined on line %d", nid, l)
 			}
 			seen[nid] = t.line
-			nodes = append(nodes, Node{ID: nid, Total: v, Line: t.line})
+			nodes = append(nodes, sim.Node{ID: nid, Total: v, Line: t.line})
 		}
 	}
 	if len(nodes) == 0 {
@@ -346,7 +347,7 @@ func readFile[T any](path string, read func(io.Reader, string) (T, error)) (T, e
 }
 
 // LoadJobsCSV reads a jobs file in the generic format.
-func LoadJobsCSV(path string) ([]Job, error) { return readFile(path, ReadJobsCSV) }
+func LoadJobsCSV(path string) ([]sim.Job, error) { return readFile(path, ReadJobsCSV) }
 
 // LoadNodesCSV reads a nodes file in the generic format.
-func LoadNodesCSV(path string) ([]Node, error) { return readFile(path, ReadNodesCSV) }
+func LoadNodesCSV(path string) ([]sim.Node, error) { return readFile(path, ReadNodesCSV) }

@@ -1,4 +1,4 @@
-package sim
+package trace
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/allot-sched/allot/resources"
+	"github.com/allot-sched/allot/sim"
 )
 
 // Cluster presets for --cluster, by name.
@@ -53,7 +54,7 @@ func DefaultCluster(f Format) string {
 // disk_bw, net_bw. mem is in MB unless suffixed G (GiB) or M; bandwidths
 // are MB/s. Example: "2xcpus=4,mem=14G+2xcpus=8,mem=8G". Nodes are named
 // t<type>-<n>.
-func ParseCluster(spec string) ([]Node, error) {
+func ParseCluster(spec string) ([]sim.Node, error) {
 	spec = strings.TrimSpace(spec)
 	if p, ok := clusterPresets[strings.ToLower(spec)]; ok {
 		spec = p
@@ -61,7 +62,7 @@ func ParseCluster(spec string) ([]Node, error) {
 	if spec == "" {
 		return nil, fmt.Errorf("empty cluster spec")
 	}
-	var nodes []Node
+	var nodes []sim.Node
 	for ti, typ := range strings.Split(spec, "+") {
 		typ = strings.TrimSpace(typ)
 		count := 1
@@ -111,7 +112,7 @@ func ParseCluster(spec string) ([]Node, error) {
 			return nil, fmt.Errorf("cluster type %d %q: a node needs cpus or mem", ti+1, typ)
 		}
 		for n := 1; n <= count; n++ {
-			nodes = append(nodes, Node{ID: fmt.Sprintf("t%d-%d", ti+1, n), Total: v})
+			nodes = append(nodes, sim.Node{ID: fmt.Sprintf("t%d-%d", ti+1, n), Total: v})
 		}
 	}
 	return nodes, nil

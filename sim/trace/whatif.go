@@ -1,10 +1,12 @@
-package sim
+package trace
 
 import (
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"strings"
+
+	"github.com/allot-sched/allot/sim"
 )
 
 // WhatIf reshapes a workload before it runs, for the question an operator
@@ -61,35 +63,35 @@ func (k WhatIf) Check() error {
 }
 
 // Apply returns a reshaped copy of w (w is not changed) and what changed.
-func (k WhatIf) Apply(w *Workload) (*Workload, WhatIfReport, error) {
+func (k WhatIf) Apply(w *sim.Workload) (*sim.Workload, WhatIfReport, error) {
 	rep := WhatIfReport{WhatIf: k, NodesBefore: len(w.Nodes), ArrivalSpanBefore: arrivalSpan(w.Jobs)}
 	if err := k.Check(); err != nil {
 		return nil, rep, err
 	}
-	out := &Workload{Name: w.Name, Jobs: k.jobs(w.Jobs), Nodes: k.nodes(w.Nodes)}
+	out := &sim.Workload{Name: w.Name, Jobs: k.jobs(w.Jobs), Nodes: k.nodes(w.Nodes)}
 	rep.NodesAfter, rep.ArrivalSpanAfter = len(out.Nodes), arrivalSpan(out.Jobs)
 	return out, rep, nil
 }
 
 // jobs copies the jobs with arrivals and durations scaled. Stages and
 // groups are copied too: the caller's workload keeps its durations.
-func (k WhatIf) jobs(in []Job) []Job {
+func (k WhatIf) jobs(in []sim.Job) []sim.Job {
 	ts, ds := orOne(k.TimeScale), orOne(k.DurationScale)
 	first := math.Inf(1)
 	for i := range in {
 		first = math.Min(first, in[i].Submit)
 	}
-	out := make([]Job, len(in))
+	out := make([]sim.Job, len(in))
 	for i, j := range in {
 		j.Submit = first + (j.Submit-first)*ts
-		stages := make([]Stage, len(j.Stages))
+		stages := make([]sim.Stage, len(j.Stages))
 		for s, st := range j.Stages {
-			groups := make([]Group, len(st.Groups))
+			groups := make([]sim.Group, len(st.Groups))
 			for g, gr := range st.Groups {
 				gr.Duration *= ds
 				groups[g] = gr
 			}
-			stages[s] = Stage{Groups: groups}
+			stages[s] = sim.Stage{Groups: groups}
 		}
 		j.Stages = stages
 		out[i] = j
@@ -98,7 +100,7 @@ func (k WhatIf) jobs(in []Job) []Job {
 }
 
 // nodes samples, then copies, the nodes; the sample keeps the nodes' order.
-func (k WhatIf) nodes(in []Node) []Node {
+func (k WhatIf) nodes(in []sim.Node) []sim.Node {
 	keep := in
 	if p := k.NodesSample; p > 0 && p < 1 && len(in) > 0 {
 		n := max(1, int(math.Round(p*float64(len(in)))))
@@ -107,7 +109,7 @@ func (k WhatIf) nodes(in []Node) []Node {
 		for _, i := range idx {
 			chosen[i] = true
 		}
-		keep = make([]Node, 0, n)
+		keep = make([]sim.Node, 0, n)
 		for i, nd := range in {
 			if chosen[i] {
 				keep = append(keep, nd)
@@ -115,7 +117,7 @@ func (k WhatIf) nodes(in []Node) []Node {
 		}
 	}
 	copies := max(1, k.ClusterScale)
-	out := make([]Node, 0, len(keep)*copies)
+	out := make([]sim.Node, 0, len(keep)*copies)
 	for _, nd := range keep {
 		out = append(out, nd)
 		for c := 2; c <= copies; c++ {
@@ -135,7 +137,7 @@ func orOne(v float64) float64 {
 }
 
 // arrivalSpan is the time from the first arrival to the last.
-func arrivalSpan(jobs []Job) float64 {
+func arrivalSpan(jobs []sim.Job) float64 {
 	if len(jobs) == 0 {
 		return 0
 	}

@@ -1,4 +1,4 @@
-package sim_test
+package trace_test
 
 import (
 	"os"
@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/allot-sched/allot/sim"
+	"github.com/allot-sched/allot/sim/trace"
 )
 
 // Fuzz targets for the simulator's file readers: a trace or cluster file
@@ -56,7 +57,7 @@ func FuzzReadJobsCSV(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, in string) {
-		jobs, err := sim.ReadJobsCSV(strings.NewReader(in), "jobs.csv")
+		jobs, err := trace.ReadJobsCSV(strings.NewReader(in), "jobs.csv")
 		if err == nil {
 			checkJobs(t, jobs)
 		}
@@ -71,7 +72,7 @@ func FuzzReadNodesCSV(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, in string) {
-		nodes, err := sim.ReadNodesCSV(strings.NewReader(in), "nodes.csv")
+		nodes, err := trace.ReadNodesCSV(strings.NewReader(in), "nodes.csv")
 		if err != nil {
 			return
 		}
@@ -89,7 +90,7 @@ func FuzzReadSWIM(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, in string) {
-		jobs, err := sim.ReadSWIM(strings.NewReader(in), "fb.tsv", sim.TraceOptions{RateNoise: 0.1, NoiseSeed: 1})
+		jobs, err := trace.ReadSWIM(strings.NewReader(in), "fb.tsv", trace.TraceOptions{RateNoise: 0.1, NoiseSeed: 1})
 		if err == nil {
 			checkJobs(t, jobs)
 		}
@@ -106,7 +107,7 @@ func FuzzReadAlibaba2017(f *testing.F) {
 	f.Add(in + "3,1,2,1,1.5,4,5,6,0\n")
 	f.Add(",submit_time,duration,cpu,memory,job_id,task_id,instances_num,disk\n0,1,1,1,1,1,1,999999999999,0\n")
 	f.Fuzz(func(t *testing.T, in string) {
-		jobs, err := sim.ReadAlibaba2017(strings.NewReader(in), "jobs.csv", sim.TraceOptions{MachineMemMB: 65536})
+		jobs, err := trace.ReadAlibaba2017(strings.NewReader(in), "jobs.csv", trace.TraceOptions{MachineMemMB: 65536})
 		if err == nil {
 			checkJobs(t, jobs)
 		}
