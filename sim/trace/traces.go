@@ -1,7 +1,6 @@
 package trace
 
 import (
-	"bufio"
 	"fmt"
 	"io"
 	"math"
@@ -173,81 +172,88 @@ const (
 // a petabyte of map input in 64 MiB blocks).
 const maxSWIMTasks = 1 << 24
 
-// ReadSWIM parses a SWIM workload (tab-separated, no header).
+// swimNames are the columns of a SWIM row.
+var swimNames = []string{"job_id", "submit_s", "gap_s", "map_input_bytes", "shuffle_bytes", "reduce_output_bytes"}
 
+// ReadSWIM parses a SWIM workload (tab-separated, no header).
 func ReadSWIM(r io.Reader, file string, opt TraceOptions) ([]sim.Job, error) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	names := []string{"job_id", "submit_s", "gap_s", "map_input_bytes", "shuffle_bytes", "reduce_output_bytes"}
+	l := newLines(r, file, '\t', true, swimNames)
 	var jobs []sim.Job
-	line := 0
-	for sc.Scan() {
-		line++
-		text := strings.TrimRight(sc.Text(), "\r")
-		if strings.TrimSpace(text) == "" || strings.HasPrefix(text, "#") {
-			continue
+	for {
+		ok, err := l.next()
+		if err != nil {
+			return nil, err
 		}
-		f := strings.Split(text, "\t")
-		if len(f) < swimColumns {
-			return nil, &InputError{File: file, Line: line, Msg: fmt.Sprintf("%d tab-separated fields; SWIM rows have %d (%s)", len(f), swimColumns, strings.Join(names, ", "))}
+		if !ok {
+			break
 		}
-		var v [swimColumns]float64
-		for c := 1; c < swimColumns; c++ {
-			x, err := strconv.ParseFloat(strings.TrimSpace(f[c]), 64)
-			if err != nil || math.IsNaN(x) || math.IsInf(x, 0) || x < 0 {
-				return nil, &InputError{File: file, Line: line, Column: names[c], Value: f[c], Msg: "want a finite number >= 0"}
-			}
-			v[c] = x
-		}
-		id := strings.TrimSpace(f[0])
-		if id == "" {
-			return nil, &InputError{File: file, Line: line, Column: names[0], Msg: "empty; want a job id"}
-		}
-		in, shuffle, out := swimScale(opt, v[3], v[4], v[5])
-		gm, gr := swimNoise(opt, id)
-		// A count past maxSWIMTasks would overflow int (1e30 bytes gives
-		// MinInt64 tasks) or stall the engine; no sampled job comes close.
-		if in/swimBlock > maxSWIMTasks || shuffle/swimReduceBytes > maxSWIMTasks {
-			col, val := names[3], f[3]
-			if !(in/swimBlock > maxSWIMTasks) {
-				col, val = names[4], f[4]
-			}
-			return nil, &InputError{File: file, Line: line, Column: col, Value: val,
-				Msg: fmt.Sprintf("derives more than %d tasks for one stage", maxSWIMTasks)}
-		}
-		maps := int(math.Max(1, math.Ceil(in/swimBlock)))
-		perMap := in / float64(maps)
-		mapDur := swimStartup + perMap/sim.SWIMMapRate*gm
-		j := sim.Job{ID: id, Framework: id, Submit: v[1], Line: line,
-			MapReduce: &sim.MapReduce{InputBytes: in, ShuffleBytes: shuffle, OutputBytes: out, MapCost: gm, ReduceCost: gr}}
-		if opt.AMMemMB > 0 {
-			j.AM, j.AMStartup = sim.Shape(1, opt.AMMemMB, 0, 0, 0), swimStartup
-		}
-		j.Stages = append(j.Stages, sim.Stage{Groups: []sim.Group{{
-			Tasks: maps, Duration: mapDur, Line: line,
-			Demand: sim.Shape(1, sim.SWIMMapMemMB, 0, perMap/sim.BytesPerMB/mapDur, 0),
-		}}})
-		if reduces := int(math.Ceil(shuffle / swimReduceBytes)); reduces > 0 {
-			perRed, perOut := shuffle/float64(reduces), out/float64(reduces)
-			// same order of operations as without noise: bit-identical at gr = 1
-			dur := swimStartup + perRed/sim.SWIMShuffleRate*gr + perOut/sim.SWIMOutputRate*gr
-			j.Stages = append(j.Stages, sim.Stage{Groups: []sim.Group{{
-				Tasks: reduces, Duration: dur, Line: line,
-				Demand: sim.Shape(1, sim.SWIMReduceMemMB, 0, 0, perRed/sim.BytesPerMB/dur),
-			}}})
+		j, err := swimJob(l, opt)
+		if err != nil {
+			return nil, err
 		}
 		jobs = append(jobs, j)
 		if opt.MaxJobs > 0 && len(jobs) >= opt.MaxJobs {
 			break
 		}
 	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%s: %w", file, err)
-	}
 	if len(jobs) == 0 {
-		return nil, &InputError{File: file, Line: line, Msg: "no jobs"}
+		return nil, &InputError{File: file, Line: l.line, Msg: "no jobs"}
 	}
 	return jobs, nil
+}
+
+// swimJob derives the job of the current SWIM row.
+func swimJob(l *lines, opt TraceOptions) (sim.Job, error) {
+	f, names, line := l.row, swimNames, l.line
+	if len(f) < swimColumns {
+		return sim.Job{}, &InputError{File: l.file, Line: line, Msg: fmt.Sprintf("%d tab-separated fields; SWIM rows have %d (%s)", len(f), swimColumns, strings.Join(names, ", "))}
+	}
+	var v [swimColumns]float64
+	for c := 1; c < swimColumns; c++ {
+		x, err := l.num(c)
+		if err != nil {
+			return sim.Job{}, err
+		}
+		v[c] = x
+	}
+	id := strings.TrimSpace(f[0])
+	if id == "" {
+		return sim.Job{}, &InputError{File: l.file, Line: line, Column: names[0], Msg: "empty; want a job id"}
+	}
+	in, shuffle, out := swimScale(opt, v[3], v[4], v[5])
+	gm, gr := swimNoise(opt, id)
+	// A count past maxSWIMTasks would overflow int (1e30 bytes gives
+	// MinInt64 tasks) or stall the engine; no sampled job comes close.
+	if in/swimBlock > maxSWIMTasks || shuffle/swimReduceBytes > maxSWIMTasks {
+		col, val := names[3], f[3]
+		if !(in/swimBlock > maxSWIMTasks) {
+			col, val = names[4], f[4]
+		}
+		return sim.Job{}, &InputError{File: l.file, Line: line, Column: col, Value: val,
+			Msg: fmt.Sprintf("derives more than %d tasks for one stage", maxSWIMTasks)}
+	}
+	maps := int(math.Max(1, math.Ceil(in/swimBlock)))
+	perMap := in / float64(maps)
+	mapDur := swimStartup + perMap/sim.SWIMMapRate*gm
+	j := sim.Job{ID: id, Framework: id, Submit: v[1], Line: line,
+		MapReduce: &sim.MapReduce{InputBytes: in, ShuffleBytes: shuffle, OutputBytes: out, MapCost: gm, ReduceCost: gr}}
+	if opt.AMMemMB > 0 {
+		j.AM, j.AMStartup = sim.Shape(1, opt.AMMemMB, 0, 0, 0), swimStartup
+	}
+	j.Stages = append(j.Stages, sim.Stage{Groups: []sim.Group{{
+		Tasks: maps, Duration: mapDur, Line: line,
+		Demand: sim.Shape(1, sim.SWIMMapMemMB, 0, perMap/sim.BytesPerMB/mapDur, 0),
+	}}})
+	if reduces := int(math.Ceil(shuffle / swimReduceBytes)); reduces > 0 {
+		perRed, perOut := shuffle/float64(reduces), out/float64(reduces)
+		// same order of operations as without noise: bit-identical at gr = 1
+		dur := swimStartup + perRed/sim.SWIMShuffleRate*gr + perOut/sim.SWIMOutputRate*gr
+		j.Stages = append(j.Stages, sim.Stage{Groups: []sim.Group{{
+			Tasks: reduces, Duration: dur, Line: line,
+			Demand: sim.Shape(1, sim.SWIMReduceMemMB, 0, 0, perRed/sim.BytesPerMB/dur),
+		}}})
+	}
+	return j, nil
 }
 
 // swimNoise returns the job's map and reduce cost factors: 1, 1 without
@@ -280,98 +286,87 @@ func ReadAlibaba2017(r io.Reader, file string, opt TraceOptions) ([]sim.Job, err
 	if scale <= 0 {
 		scale = DefaultMachineMemMB
 	}
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	names := []string{"index", "submit_time", "duration", "cpu", "memory", "job_id", "task_id", "instances_num", "disk"}
+	l := newLines(r, file, ',', false, alibabaNames)
 	var jobs []sim.Job
 	byID := map[string]int{}
-	line := 0
-	var f []string
-	for sc.Scan() {
-		line++
-		text := strings.TrimRight(sc.Text(), "\r")
-		if strings.TrimSpace(text) == "" {
+	for {
+		ok, err := l.next()
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			break
+		}
+		f := l.row
+		if l.line == 1 && len(f) > 1 && strings.TrimSpace(f[1]) == alibabaHeaderCol {
 			continue
 		}
-		f = splitComma(text, f[:0])
-		if line == 1 && len(f) > 1 && strings.TrimSpace(f[1]) == alibabaHeaderCol {
-			continue
+		id, submit, g, err := alibabaGroup(l, scale)
+		if err != nil {
+			return nil, err
 		}
-		if len(f) != alibabaColumns {
-			return nil, &InputError{File: file, Line: line, Msg: fmt.Sprintf("%d fields; want %d (%s)", len(f), alibabaColumns, strings.Join(names, ","))}
-		}
-		num := func(c int) (float64, error) {
-			x, err := strconv.ParseFloat(strings.TrimSpace(f[c]), 64)
-			if err != nil || math.IsNaN(x) || math.IsInf(x, 0) || x < 0 {
-				return 0, &InputError{File: file, Line: line, Column: names[c], Value: f[c], Msg: "want a finite number >= 0"}
-			}
-			return x, nil
-		}
-		var v [alibabaColumns]float64
-		for _, c := range []int{1, 2, 3, 4} {
-			x, err := num(c)
-			if err != nil {
-				return nil, err
-			}
-			v[c] = x
-		}
-		n, err := strconv.Atoi(strings.TrimSpace(f[7]))
-		if err != nil || n < 1 {
-			return nil, &InputError{File: file, Line: line, Column: names[7], Value: f[7], Msg: "want a whole number >= 1"}
-		}
-		if v[2] <= 0 {
-			return nil, &InputError{File: file, Line: line, Column: names[2], Value: f[2], Msg: "want a duration > 0"}
-		}
-		if v[3] <= 0 {
-			return nil, &InputError{File: file, Line: line, Column: names[3], Value: f[3], Msg: "want cpus > 0"}
-		}
-		if v[4] > 1 {
-			return nil, &InputError{File: file, Line: line, Column: names[4], Value: f[4], Msg: "memory is a fraction of a machine: want 0..1"}
-		}
-		id := strings.TrimSpace(f[5])
-		if id == "" {
-			return nil, &InputError{File: file, Line: line, Column: names[5], Msg: "empty; want a job id"}
-		}
-		mem := math.Max(alibabaMinMemMB, math.Round(v[4]*scale))
-		// Shape panics on quantities past fixed point's range (it is for
-		// sane generated values); a trace's are checked here instead.
-		if _, err := resources.QuantityFromFloat(v[3]); err != nil {
-			return nil, &InputError{File: file, Line: line, Column: names[3], Value: f[3], Msg: "cpus out of range: " + err.Error()}
-		}
-		if _, err := resources.QuantityFromFloat(mem); err != nil {
-			return nil, &InputError{File: file, Line: line, Column: names[4], Value: f[4], Msg: "memory out of range: " + err.Error()}
-		}
-		g := sim.Group{Tasks: n, Duration: v[2], Demand: sim.Shape(v[3], mem), Line: line}
 		if i, ok := byID[id]; ok {
 			j := &jobs[i]
 			j.Stages[0].Groups = append(j.Stages[0].Groups, g)
-			j.Submit = math.Min(j.Submit, v[1])
+			j.Submit = math.Min(j.Submit, submit)
 			continue
 		}
 		if opt.MaxJobs > 0 && len(jobs) >= opt.MaxJobs {
 			continue
 		}
 		byID[id] = len(jobs)
-		jobs = append(jobs, sim.Job{ID: id, Framework: "job-" + id, Submit: v[1], Line: line, Stages: []sim.Stage{{Groups: []sim.Group{g}}}})
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%s: %w", file, err)
+		jobs = append(jobs, sim.Job{ID: id, Framework: "job-" + id, Submit: submit, Line: l.line, Stages: []sim.Stage{{Groups: []sim.Group{g}}}})
 	}
 	if len(jobs) == 0 {
-		return nil, &InputError{File: file, Line: line, Msg: "no task groups"}
+		return nil, &InputError{File: file, Line: l.line, Msg: "no task groups"}
 	}
 	return jobs, nil
 }
 
-// splitComma splits a plain (unquoted) CSV line without allocating a new
-// slice per line: the Alibaba file has 31,756 rows and no quoting.
-func splitComma(s string, out []string) []string {
-	for {
-		i := strings.IndexByte(s, ',')
-		if i < 0 {
-			return append(out, s)
-		}
-		out = append(out, s[:i])
-		s = s[i+1:]
+// alibabaNames are the columns of jobs.csv.
+var alibabaNames = []string{"index", "submit_time", "duration", "cpu", "memory", "job_id", "task_id", "instances_num", "disk"}
+
+// alibabaGroup reads the task group of the current row of jobs.csv, its
+// job's id and its submit time.
+func alibabaGroup(l *lines, scale float64) (string, float64, sim.Group, error) {
+	f := l.row
+	var none sim.Group
+	if len(f) != alibabaColumns {
+		return "", 0, none, &InputError{File: l.file, Line: l.line, Msg: fmt.Sprintf("%d fields; want %d (%s)", len(f), alibabaColumns, strings.Join(alibabaNames, ","))}
 	}
+	var v [alibabaColumns]float64
+	for _, c := range []int{1, 2, 3, 4} {
+		x, err := l.num(c)
+		if err != nil {
+			return "", 0, none, err
+		}
+		v[c] = x
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(f[7]))
+	if err != nil || n < 1 {
+		return "", 0, none, l.errf(7, "want a whole number >= 1")
+	}
+	if v[2] <= 0 {
+		return "", 0, none, l.errf(2, "want a duration > 0")
+	}
+	if v[3] <= 0 {
+		return "", 0, none, l.errf(3, "want cpus > 0")
+	}
+	if v[4] > 1 {
+		return "", 0, none, l.errf(4, "memory is a fraction of a machine: want 0..1")
+	}
+	id := strings.TrimSpace(f[5])
+	if id == "" {
+		return "", 0, none, &InputError{File: l.file, Line: l.line, Column: alibabaNames[5], Msg: "empty; want a job id"}
+	}
+	mem := math.Max(alibabaMinMemMB, math.Round(v[4]*scale))
+	// Shape panics on quantities past fixed point's range (it is for
+	// sane generated values); a trace's are checked here instead.
+	if _, err := resources.QuantityFromFloat(v[3]); err != nil {
+		return "", 0, none, l.errf(3, "cpus out of range: %s", err.Error())
+	}
+	if _, err := resources.QuantityFromFloat(mem); err != nil {
+		return "", 0, none, l.errf(4, "memory out of range: %s", err.Error())
+	}
+	return id, v[1], sim.Group{Tasks: n, Duration: v[2], Demand: sim.Shape(v[3], mem), Line: l.line}, nil
 }
