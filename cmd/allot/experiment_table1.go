@@ -124,6 +124,17 @@ func cells(v []float64, n int) string {
 	return b.String()
 }
 
+// table1Part is one of the paper's four tables: what allot measured and
+// what the paper published, side by side.
+type table1Part struct {
+	title   string
+	cols    string // column header label, (n,i) or (i,r)
+	total   bool
+	allot   func(psdsf.Table1Row) []float64
+	paper   func(paperFigures) []float64
+	footers []string
+}
+
 func printTable1(w io.Writer, rows []psdsf.Table1Row, trials int, seed uint64) error {
 	ew := &errWriter{w: w}
 	s := psdsf.PaperTable1Setup()
@@ -137,15 +148,7 @@ func printTable1(w io.Writer, rows []psdsf.Table1Row, trials int, seed uint64) e
 	ew.printf("BF-DRF, PS-DSF, rPS-DSF: deterministic, one run.\n")
 	ew.printf("Left: allot, through the real allocator. Right, labelled \"paper\": the paper's published figures.\n")
 
-	type table struct {
-		title   string
-		cols    string // column header label, (n,i) or (i,r)
-		total   bool
-		allot   func(psdsf.Table1Row) []float64
-		paper   func(paperFigures) []float64
-		footers []string
-	}
-	tables := []table{
+	tables := []table1Part{
 		{
 			title: "Table 1: allocations x[n,i], tasks of framework n on server i", cols: "(n,i)", total: true,
 			allot: func(r psdsf.Table1Row) []float64 { return append(flat(r.X), r.Total) },
@@ -172,38 +175,42 @@ func printTable1(w io.Writer, rows []psdsf.Table1Row, trials int, seed uint64) e
 		},
 	}
 	for _, t := range tables {
-		n := 4
-		var head strings.Builder
-		for _, p := range []string{"1,1", "1,2", "2,1", "2,2"} {
-			fmt.Fprintf(&head, "%*s", cellWidth, "("+p+")")
-		}
-		if t.total {
-			n = 5
-			fmt.Fprintf(&head, "%*s", cellWidth, "total")
-		}
-		half := len(head.String())
-		ew.printf("\n%s\n", t.title)
-		ew.printf("%-*s%-*s  |  %s\n", nameWidth, "", half, "   allot", "   paper")
-		ew.printf("%-*s%s  | %s\n", nameWidth, "scheduler "+t.cols, head.String(), head.String())
-		for _, r := range rows {
-			p, ok := paperTable1[r.Scheduler]
-			var pv []float64
-			if ok {
-				pv = t.paper(p)
-			}
-			mark := " "
-			if p.inferred && pv != nil {
-				mark = "*"
-			}
-			ew.printf("%-*s%s  |%s%s\n", nameWidth, r.Scheduler, cells(t.allot(r), n), mark, cells(pv, n))
-		}
-		for _, f := range t.footers {
-			ew.printf("%s\n", f)
-		}
+		printTable1Part(ew, t, rows)
 	}
 	ew.printf("\n- the paper gives no figure (it reports spreads only for its RRR rows).\n")
 	ew.printf("* RRR-rPS-DSF has no line in the paper's tables; its text says RRR-rPS-DSF \"performed just\n")
 	ew.printf("  as rPS-DSF over 200 trials\", so rPS-DSF's figures are shown.\n")
 	ew.printf("Where allot differs from the paper (BF-DRF 42 vs 41; RRR averages), README.md says why.\n")
 	return ew.err
+}
+
+func printTable1Part(ew *errWriter, t table1Part, rows []psdsf.Table1Row) {
+	n := 4
+	var head strings.Builder
+	for _, p := range []string{"1,1", "1,2", "2,1", "2,2"} {
+		fmt.Fprintf(&head, "%*s", cellWidth, "("+p+")")
+	}
+	if t.total {
+		n = 5
+		fmt.Fprintf(&head, "%*s", cellWidth, "total")
+	}
+	half := len(head.String())
+	ew.printf("\n%s\n", t.title)
+	ew.printf("%-*s%-*s  |  %s\n", nameWidth, "", half, "   allot", "   paper")
+	ew.printf("%-*s%s  | %s\n", nameWidth, "scheduler "+t.cols, head.String(), head.String())
+	for _, r := range rows {
+		p, ok := paperTable1[r.Scheduler]
+		var pv []float64
+		if ok {
+			pv = t.paper(p)
+		}
+		mark := " "
+		if p.inferred && pv != nil {
+			mark = "*"
+		}
+		ew.printf("%-*s%s  |%s%s\n", nameWidth, r.Scheduler, cells(t.allot(r), n), mark, cells(pv, n))
+	}
+	for _, f := range t.footers {
+		ew.printf("%s\n", f)
+	}
 }

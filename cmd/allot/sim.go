@@ -61,6 +61,41 @@ type simOptions struct {
 }
 
 func runSim(args []string, stdout, stderr io.Writer) error {
+	o, err := parseSimFlags(args, stderr)
+	if err != nil {
+		return err
+	}
+	if err := o.check(); err != nil {
+		return err
+	}
+	showProgress, err := wantProgress(o.progress, stderr)
+	if err != nil {
+		return err
+	}
+	format, err := trace.ParseFormat(o.format)
+	if err != nil {
+		return usagef("--format: %v", err)
+	}
+	if o.rateNoise > 0 && (format != trace.FormatSWIM || o.generate != "") {
+		return usagef("--rate-noise applies to --format swim only")
+	}
+	configs, err := simConfigs(o, stderr)
+	if err != nil {
+		return err
+	}
+	w, whatIf, err := loadWorkload(o, format)
+	if err != nil {
+		return err
+	}
+	runs, wall, err := runSimConfigs(w, configs, showProgress, stderr)
+	if err != nil {
+		return err
+	}
+	return writeSimResults(o, w, whatIf, runs, wall, stdout, stderr)
+}
+
+// parseSimFlags reads the flags of `allot sim`.
+func parseSimFlags(args []string, stderr io.Writer) (simOptions, error) {
 	var o simOptions
 	fs := newFlagSet("sim", "--jobs FILE [--nodes FILE | --cluster SPEC] [flags]", simDescription, stderr)
 	fs.StringVar(&o.jobs, "jobs", "", "workload `file` (or --generate)")
@@ -88,11 +123,17 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&o.whatIf.ClusterScale, "cluster-scale", 1, "what-if: `K` copies of each node (after --nodes-sample)")
 	fs.StringVar(&o.progress, "progress", "auto", "progress bar on stderr: auto (when stderr is a terminal), always, never")
 	if err := parseFlags(fs, args); err != nil {
-		return err
+		return o, err
 	}
 	if fs.NArg() > 0 {
-		return usagef("unexpected argument %q", fs.Arg(0))
+		return o, usagef("unexpected argument %q", fs.Arg(0))
 	}
+	return o, nil
+}
+
+// check validates the flags together, and settles the ones other flags or
+// defaults complete.
+func (o *simOptions) check() error {
 	if (o.jobs == "") == (o.generate == "") {
 		return usagef("give --jobs FILE or --generate NAME (one of them)")
 	}
@@ -130,26 +171,13 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 	if o.maxJobs < 0 {
 		return usagef("--max-jobs must be >= 0, got %d", o.maxJobs)
 	}
-	showProgress, err := wantProgress(o.progress, stderr)
-	if err != nil {
-		return err
-	}
-	format, err := trace.ParseFormat(o.format)
-	if err != nil {
-		return usagef("--format: %v", err)
-	}
-	if o.rateNoise > 0 && (format != trace.FormatSWIM || o.generate != "") {
-		return usagef("--rate-noise applies to --format swim only")
-	}
-	configs, err := simConfigs(o, stderr)
-	if err != nil {
-		return err
-	}
+	return nil
+}
 
-	w, whatIf, err := loadWorkload(o, format)
-	if err != nil {
-		return err
-	}
+// runSimConfigs runs the workload under each configuration, with a
+// progress bar per run when asked; it returns the results and each run's
+// wall-clock seconds.
+func runSimConfigs(w *sim.Workload, configs []sim.Config, showProgress bool, stderr io.Writer) ([]*sim.Result, []float64, error) {
 	var runs []*sim.Result
 	var wall []float64
 	for _, cfg := range configs {
@@ -162,11 +190,16 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 		r, err := sim.Run(w, cfg)
 		bar.done()
 		if err != nil {
-			return fmt.Errorf("%s %s: %w", cfg.Policy.Label(), cfg.Mode, err)
+			return nil, nil, fmt.Errorf("%s %s: %w", cfg.Policy.Label(), cfg.Mode, err)
 		}
 		runs = append(runs, r)
 		wall = append(wall, time.Since(start).Seconds())
 	}
+	return runs, wall, nil
+}
+
+// writeSimResults writes --out's files, then the JSON or the table.
+func writeSimResults(o simOptions, w *sim.Workload, whatIf *trace.WhatIfReport, runs []*sim.Result, wall []float64, stdout, stderr io.Writer) error {
 	if o.out != "" {
 		files, err := report.WriteOutputs(o.out, w.Name, runs)
 		if err != nil {
