@@ -32,7 +32,7 @@ import (
 //     not from fspy's results): every job runs an AM of YARNAMMemMB
 //     (Hadoop 2's 1536 MB default normalized to 2048) and 1 cpu that
 //     starts in 5 s (the SWIM model's JVM start) before the job asks for
-//     tasks and is held to the job's end (am.go), and AMs may hold at
+//     tasks and is held to the job's end (sim/am.go), and AMs may hold at
 //     most DefaultAMShare (0.5, the fair scheduler's maxAMShare) of the
 //     memory, later jobs admitted in arrival order. Without AMs the
 //     simulated fair scheduler hurt small jobs far less than the paper's
@@ -48,7 +48,7 @@ import (
 //     6, fair's median response time above 40 s at RCP 6) say its
 //     cluster was loaded, so it cannot have run the tool's scaling with
 //     our per-task costs;
-//   - fspy's probes are jobs of their own (probe.go) in the paper's
+//   - fspy's probes are jobs of their own (sim/probe.go) in the paper's
 //     probing queue, FIFO within ProbeShare (default
 //     sorter.DefaultProbeShare, 0.1; the paper leaves it to
 //     configuration) and lent idle capacity beyond it; each holds one

@@ -14,7 +14,7 @@ import (
 	"github.com/allot-sched/allot/sorter"
 )
 
-// The executor-application model (Prophet, issue 10). engine.go simulates
+// The executor-application model (Prophet, issue 10). The sim engine simulates
 // tasks; this file simulates what Prophet exploits instead: an application
 // is E executors that each hold their cpus and mem from launch to the end
 // of the application's last stage, while the application's stages run
@@ -40,7 +40,7 @@ import (
 //     c / (1 + beta (D/c - 1)) in all (interference: disk seeks, incast),
 //     shared in proportion to demand, so an executor using r runs at
 //     eff/D of full speed, and at the smallest of its fractions. beta = 0
-//     is the work-conserving model of engine.go; the experiment's beta is
+//     is the work-conserving model of the sim engine; the experiment's beta is
 //     DefaultBeta = 0.3 (at twice its capacity a disk delivers 77 % of
 //     it), calibrated on the baselines' makespans (DefaultProphetWorkload),
 //     since the paper reports effective bandwidth "much lower" than the
