@@ -46,7 +46,11 @@ func TestOnlineWorkloadFollowsThePaper(t *testing.T) {
 		t.Fatal(w.Validate())
 	}
 	// queues run their jobs one at a time
-	r, err := sim.Run(w, sim.Config{Policy: mustPolicy(t, "drf"), Mode: allocator.Characterized})
+	drf, err := sim.ParsePolicy("drf", sorter.RRR)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := sim.Run(w, sim.Config{Policy: drf, Mode: allocator.Characterized})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,13 +93,4 @@ func TestOnlineReproducesThePapersFindings(t *testing.T) {
 			}
 		}
 	}
-}
-
-func mustPolicy(t testing.TB, name string) sim.Policy {
-	t.Helper()
-	p, err := sim.ParsePolicy(name, sorter.RRR)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
 }

@@ -57,7 +57,8 @@ func (e *InputError) Error() string {
 	return b.String() + ": " + e.Msg
 }
 
-// table reads a headed CSV and hands out cells by column name.
+// table reads a headed CSV and hands out cells by column name; it reads
+// as lines and bufio.Scanner do: for t.next() { ... }, then t.err().
 type table struct {
 	file   string
 	r      *csv.Reader
@@ -65,6 +66,7 @@ type table struct {
 	header []string
 	row    []string
 	line   int
+	e      error // what stopped next
 }
 
 func newTable(r io.Reader, file string, required, optional []string) (*table, error) {
@@ -113,22 +115,27 @@ func (t *table) csvErr(err error) error {
 	return fmt.Errorf("%s: %w", t.file, err)
 }
 
-// next reads a row; false at the end.
-func (t *table) next() (bool, error) {
+// next reads a row; false at the end or on an error, which err returns.
+func (t *table) next() bool {
 	row, err := t.r.Read()
 	if err == io.EOF {
-		return false, nil
+		return false
 	}
 	if err != nil {
-		return false, t.csvErr(err)
+		t.e = t.csvErr(err)
+		return false
 	}
 	t.line, _ = t.r.FieldPos(0)
 	if len(row) != len(t.header) {
-		return false, &InputError{File: t.file, Line: t.line, Msg: fmt.Sprintf("%d fields, but the header has %d", len(row), len(t.header))}
+		t.e = &InputError{File: t.file, Line: t.line, Msg: fmt.Sprintf("%d fields, but the header has %d", len(row), len(t.header))}
+		return false
 	}
 	t.row = row
-	return true, nil
+	return true
 }
+
+// err is what stopped next, nil at the end of the input.
+func (t *table) err() error { return t.e }
 
 func (t *table) has(col string) bool { _, ok := t.index[col]; return ok }
 
@@ -224,14 +231,7 @@ func ReadJobsCSV(r io.Reader, file string) ([]sim.Job, error) {
 	}
 	var jobs []sim.Job
 	byID := map[string]int{}
-	for {
-		ok, err := t.next()
-		if err != nil {
-			return nil, err
-		}
-		if !ok {
-			break
-		}
+	for t.next() {
 		id := t.str("job_id")
 		if id == "" {
 			return nil, t.errf("job_id", "empty; want a job id")
@@ -277,6 +277,9 @@ func ReadJobsCSV(r io.Reader, file string) ([]sim.Job, error) {
 		byID[id] = len(jobs)
 		jobs = append(jobs, sim.Job{ID: id, Framework: fw, Submit: submit, Line: t.line, Stages: []sim.Stage{{Groups: []sim.Group{g}}}})
 	}
+	if err := t.err(); err != nil {
+		return nil, err
+	}
 	if len(jobs) == 0 {
 		return nil, &InputError{File: file, Line: t.line, Msg: "no jobs after the header"}
 	}
@@ -291,14 +294,7 @@ func ReadNodesCSV(r io.Reader, file string) ([]sim.Node, error) {
 	}
 	var nodes []sim.Node
 	seen := map[string]int{}
-	for {
-		ok, err := t.next()
-		if err != nil {
-			return nil, err
-		}
-		if !ok {
-			break
-		}
+	for t.next() {
 		id := t.str("node_id")
 		if id == "" {
 			return nil, t.errf("node_id", "empty; want a node id")
@@ -328,6 +324,9 @@ func ReadNodesCSV(r io.Reader, file string) ([]sim.Node, error) {
 			seen[nid] = t.line
 			nodes = append(nodes, sim.Node{ID: nid, Total: v, Line: t.line})
 		}
+	}
+	if err := t.err(); err != nil {
+		return nil, err
 	}
 	if len(nodes) == 0 {
 		return nil, &InputError{File: file, Line: t.line, Msg: "no nodes after the header"}

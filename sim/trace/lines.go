@@ -10,11 +10,11 @@ import (
 )
 
 // lines reads a headerless trace of delimited fields (SWIM's TSV,
-// Alibaba's plain CSV) in the shape of table: next moves to the following
-// record, num reads a cell and errf blames one, by column, so every reader
-// reports file, line, column and value alike. Lines count from 1, a
-// trailing \r is dropped, and blank lines (and, with comments, lines that
-// start with #) are skipped.
+// Alibaba's plain CSV) in the shape of table: for l.next() { ... } moves
+// record by record and l.err says what stopped it; num reads a cell and
+// errf blames one, by column, so every reader reports file, line, column
+// and value alike. Lines count from 1, a trailing \r is dropped, and blank
+// lines (and, with comments, lines that start with #) are skipped.
 type lines struct {
 	sc       *bufio.Scanner
 	file     string
@@ -31,8 +31,9 @@ func newLines(r io.Reader, file string, sep byte, comments bool, names []string)
 	return &lines{sc: sc, file: file, names: names, sep: sep, comments: comments}
 }
 
-// next reads the next record; false at the end.
-func (l *lines) next() (bool, error) {
+// next reads the next record; false at the end or on an error, which err
+// returns.
+func (l *lines) next() bool {
 	for l.sc.Scan() {
 		l.line++
 		text := strings.TrimRight(l.sc.Text(), "\r")
@@ -40,12 +41,17 @@ func (l *lines) next() (bool, error) {
 			continue
 		}
 		l.row = split(text, l.sep, l.row[:0])
-		return true, nil
+		return true
 	}
+	return false
+}
+
+// err is what stopped next, nil at the end of the input.
+func (l *lines) err() error {
 	if err := l.sc.Err(); err != nil {
-		return false, fmt.Errorf("%s: %w", l.file, err)
+		return fmt.Errorf("%s: %w", l.file, err)
 	}
-	return false, nil
+	return nil
 }
 
 // errf blames cell c of the current record.

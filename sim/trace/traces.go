@@ -179,14 +179,7 @@ var swimNames = []string{"job_id", "submit_s", "gap_s", "map_input_bytes", "shuf
 func ReadSWIM(r io.Reader, file string, opt TraceOptions) ([]sim.Job, error) {
 	l := newLines(r, file, '\t', true, swimNames)
 	var jobs []sim.Job
-	for {
-		ok, err := l.next()
-		if err != nil {
-			return nil, err
-		}
-		if !ok {
-			break
-		}
+	for l.next() {
 		j, err := swimJob(l, opt)
 		if err != nil {
 			return nil, err
@@ -195,6 +188,9 @@ func ReadSWIM(r io.Reader, file string, opt TraceOptions) ([]sim.Job, error) {
 		if opt.MaxJobs > 0 && len(jobs) >= opt.MaxJobs {
 			break
 		}
+	}
+	if err := l.err(); err != nil {
+		return nil, err
 	}
 	if len(jobs) == 0 {
 		return nil, &InputError{File: file, Line: l.line, Msg: "no jobs"}
@@ -289,14 +285,7 @@ func ReadAlibaba2017(r io.Reader, file string, opt TraceOptions) ([]sim.Job, err
 	l := newLines(r, file, ',', false, alibabaNames)
 	var jobs []sim.Job
 	byID := map[string]int{}
-	for {
-		ok, err := l.next()
-		if err != nil {
-			return nil, err
-		}
-		if !ok {
-			break
-		}
+	for l.next() {
 		f := l.row
 		if l.line == 1 && len(f) > 1 && strings.TrimSpace(f[1]) == alibabaHeaderCol {
 			continue
@@ -316,6 +305,9 @@ func ReadAlibaba2017(r io.Reader, file string, opt TraceOptions) ([]sim.Job, err
 		}
 		byID[id] = len(jobs)
 		jobs = append(jobs, sim.Job{ID: id, Framework: "job-" + id, Submit: submit, Line: l.line, Stages: []sim.Stage{{Groups: []sim.Group{g}}}})
+	}
+	if err := l.err(); err != nil {
+		return nil, err
 	}
 	if len(jobs) == 0 {
 		return nil, &InputError{File: file, Line: l.line, Msg: "no task groups"}

@@ -24,7 +24,11 @@ func TestWhatIfKnobsCompose(t *testing.T) {
 	}
 	fluid := func(w *sim.Workload) float64 {
 		t.Helper()
-		r, err := sim.Run(w, sim.Config{Policy: mustPolicy(t, "drf"), Seed: 1})
+		drf, err := sim.ParsePolicy("drf", sorter.RRR)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := sim.Run(w, sim.Config{Policy: drf, Seed: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -123,13 +127,4 @@ func minSubmit(w *sim.Workload) float64 {
 		m = math.Min(m, j.Submit)
 	}
 	return m
-}
-
-func mustPolicy(t testing.TB, name string) sim.Policy {
-	t.Helper()
-	p, err := sim.ParsePolicy(name, sorter.RRR)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
 }
