@@ -4,7 +4,7 @@
 # work tree, runs the experiments and simulator comparisons below with each
 # (a few minutes; the whole FB-2009 day under joint selection would take 20),
 # and diffs the JSON. Exit 0 and "identical" when nothing changed.
-# Needs ../shared/data/traces beside the checkout.
+# Needs ../shared/data/traces beside the checkout, or ALLOT_TRACES=DIR.
 set -euo pipefail
 rev=${1:?usage: tools/same-outputs.sh REV}
 root=$(cd "$(dirname "$0")/.." && pwd)
