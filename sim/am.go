@@ -124,3 +124,9 @@ func (e *engine) endAM(ji int32) {
 	e.ams.held -= j.job.AM[resources.Mem].Units()
 	e.admitWaiting()
 }
+
+// YARNAMMemMB is a MapReduce AM's container on YARN: Hadoop 2's default
+// yarn.app.mapreduce.am.resource.mb (1536 MB) rounded up, as YARN's
+// schedulers normalize requests, to a multiple of the 1024 MB allocation
+// increment.
+const YARNAMMemMB = 2048

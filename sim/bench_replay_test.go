@@ -1,4 +1,4 @@
-package sim
+package sim_test
 
 import (
 	"fmt"
@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/allot-sched/allot/allocator"
+	"github.com/allot-sched/allot/sim"
+	"github.com/allot-sched/allot/sim/trace"
 	"github.com/allot-sched/allot/sorter"
 )
 
@@ -31,23 +33,23 @@ func BenchmarkSimReplay(b *testing.B) {
 	}
 	for _, name := range []string{"drf", "psdsf", "tsf", "rpsdsf", "fifo", "capacity", "tetris"} {
 		b.Run(fmt.Sprintf("trace=alibaba2017/sorter=%s", name), func(b *testing.B) {
-			jobs, err := LoadJobs(path, FormatAlibaba2017, TraceOptions{})
+			jobs, err := trace.LoadJobs(path, trace.FormatAlibaba2017, trace.TraceOptions{})
 			if err != nil {
 				b.Fatal(err)
 			}
-			nodes, err := ParseCluster("alibaba")
+			nodes, err := trace.ParseCluster("alibaba")
 			if err != nil {
 				b.Fatal(err)
 			}
-			w := &Workload{Name: "alibaba2017", Jobs: jobs, Nodes: nodes}
-			p, err := ParsePolicy(name, sorter.RRR)
+			w := &sim.Workload{Name: "alibaba2017", Jobs: jobs, Nodes: nodes}
+			p, err := sim.ParsePolicy(name, sorter.RRR)
 			if err != nil {
 				b.Fatal(err)
 			}
 			b.ResetTimer()
-			var r *Result
+			var r *sim.Result
 			for i := 0; i < b.N; i++ {
-				if r, err = Run(w, Config{Policy: p, Mode: allocator.Characterized, Seed: 1}); err != nil {
+				if r, err = sim.Run(w, sim.Config{Policy: p, Mode: allocator.Characterized, Seed: 1}); err != nil {
 					b.Fatal(err)
 				}
 			}

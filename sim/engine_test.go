@@ -9,21 +9,23 @@ import (
 	"github.com/allot-sched/allot/allocator"
 	"github.com/allot-sched/allot/resources"
 	"github.com/allot-sched/allot/sim"
+	"github.com/allot-sched/allot/sim/report"
+	"github.com/allot-sched/allot/sim/trace"
 	"github.com/allot-sched/allot/sorter"
 )
 
 // fixtureWorkloads are the fixtures the invariant tests run every policy on.
 func fixtureWorkloads(t *testing.T) map[string]*sim.Workload {
 	t.Helper()
-	hetero, err := sim.ParseCluster("psdsf-hetero")
+	hetero, err := trace.ParseCluster("psdsf-hetero")
 	if err != nil {
 		t.Fatal(err)
 	}
-	bw, err := sim.ParseCluster("3xcpus=8,mem=16G,disk_bw=100,net_bw=50+2xcpus=4,mem=32G,disk_bw=60")
+	bw, err := trace.ParseCluster("3xcpus=8,mem=16G,disk_bw=100,net_bw=50+2xcpus=4,mem=32G,disk_bw=60")
 	if err != nil {
 		t.Fatal(err)
 	}
-	small, err := sim.LoadJobsCSV("testdata/small_jobs.csv")
+	small, err := trace.LoadJobsCSV("trace/testdata/small_jobs.csv")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +175,7 @@ func TestSameSeedSameJSON(t *testing.T) {
 			}
 		}
 		var b bytes.Buffer
-		if err := sim.WriteJSON(&b, runs); err != nil {
+		if err := report.WriteJSON(&b, runs); err != nil {
 			t.Fatal(err)
 		}
 		return b.Bytes()
@@ -185,7 +187,7 @@ func TestSameSeedSameJSON(t *testing.T) {
 }
 
 func TestLowerBoundNeverExceedsMakespan(t *testing.T) {
-	nodes, err := sim.ParseCluster("psdsf-hetero")
+	nodes, err := trace.ParseCluster("psdsf-hetero")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,7 +214,7 @@ func TestLowerBoundNeverExceedsMakespan(t *testing.T) {
 // A lone framework on an idle cluster meets the bound exactly: it is the
 // same as the critical path and, for a full wave, the fluid bound.
 func TestLowerBoundIsTightWhenItShouldBe(t *testing.T) {
-	nodes, _ := sim.ParseCluster("2xcpus=4,mem=4096")
+	nodes, _ := trace.ParseCluster("2xcpus=4,mem=4096")
 	w := &sim.Workload{Nodes: nodes, Jobs: []sim.Job{{ID: "a", Framework: "f", Stages: []sim.Stage{{Groups: []sim.Group{{Tasks: 8, Duration: 10, Demand: sim.Shape(1, 512)}}}}}}}
 	for _, m := range bothModes {
 		r, err := sim.Run(w, sim.Config{Policy: mustPolicy(t, "drf"), Mode: m})
@@ -229,7 +231,7 @@ func TestLowerBoundIsTightWhenItShouldBe(t *testing.T) {
 }
 
 func TestContentionSlowsBandwidthUsersInProportion(t *testing.T) {
-	nodes, _ := sim.ParseCluster("cpus=8,mem=8192,disk_bw=100")
+	nodes, _ := trace.ParseCluster("cpus=8,mem=8192,disk_bw=100")
 	job := func(id string, disk float64, dur float64) sim.Job {
 		return sim.Job{ID: id, Framework: id, Stages: []sim.Stage{{Groups: []sim.Group{{Tasks: 1, Duration: dur, Demand: sim.Shape(1, 512, 0, disk)}}}}}
 	}
@@ -263,7 +265,7 @@ func TestContentionSlowsBandwidthUsersInProportion(t *testing.T) {
 }
 
 func TestImpossibleJobIsReportedNotLoopedOn(t *testing.T) {
-	nodes, _ := sim.ParseCluster("2xcpus=4,mem=4096+cpus=2,mem=16G")
+	nodes, _ := trace.ParseCluster("2xcpus=4,mem=4096+cpus=2,mem=16G")
 	w := &sim.Workload{Nodes: nodes, Jobs: []sim.Job{
 		{ID: "ok", Framework: "f", Stages: []sim.Stage{{Groups: []sim.Group{{Tasks: 1, Duration: 1, Demand: sim.Shape(1, 1024)}}}}},
 		// fits no node: 4 cpus nodes have 4 GiB, the 16 GiB node 2 cpus
@@ -277,51 +279,5 @@ func TestImpossibleJobIsReportedNotLoopedOn(t *testing.T) {
 		if !bytes.Contains([]byte(err.Error()), []byte(want)) {
 			t.Errorf("error %q does not mention %q", err, want)
 		}
-	}
-}
-
-// The PS-DSF paper's Table 1, through the simulator: the first allocation
-// cycle of a simulation whose two frameworks have more tasks than fit
-// places exactly what the allocator's progressive filling places
-// (Table1Setup.Fill), seed for seed; and the deterministic rows give the
-// paper's totals.
-func TestTable1ThroughSimulator(t *testing.T) {
-	setup := sim.PaperTable1Setup()
-	nodes := []sim.Node{{ID: "s1", Total: setup.Capacities[0]}, {ID: "s2", Total: setup.Capacities[1]}}
-	jobs := []sim.Job{
-		{ID: "f1", Framework: "f1", Stages: []sim.Stage{{Groups: []sim.Group{{Tasks: 1000, Duration: 100, Demand: setup.Demands[0]}}}}},
-		{ID: "f2", Framework: "f2", Stages: []sim.Stage{{Groups: []sim.Group{{Tasks: 1000, Duration: 100, Demand: setup.Demands[1]}}}}},
-	}
-	w := &sim.Workload{Nodes: nodes, Jobs: jobs}
-	paperTotals := map[string]int{"PS-DSF": 41, "rPS-DSF": 42, "RRR-rPS-DSF": 42}
-	for _, sc := range sim.Table1Schedulers {
-		t.Run(sc.Name, func(t *testing.T) {
-			trials := 1
-			if sc.Random {
-				trials = 20
-			}
-			for seed := uint64(0); seed < uint64(trials); seed++ {
-				var x [2][2]int
-				obs := sim.ObserverFunc(func(e sim.Event) {
-					if e.Kind == sim.EventLaunch && e.Time == 0 {
-						x[int(e.Framework[1]-'1')][int(e.Agent[1]-'1')] += e.Tasks
-					}
-				})
-				p := sim.Policy{Name: sc.Name, Sorter: sc.Sorter, Selection: sc.Selection}
-				if _, err := sim.Run(w, sim.Config{Policy: p, Mode: allocator.Characterized, Seed: seed, Observer: obs}); err != nil {
-					t.Fatal(err)
-				}
-				want, err := setup.Fill(sc.Sorter, sc.Selection, seed)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if x != want {
-					t.Errorf("seed %d: simulator placed %v, progressive filling %v", seed, x, want)
-				}
-				if total, ok := paperTotals[sc.Name]; ok && x[0][0]+x[0][1]+x[1][0]+x[1][1] != total {
-					t.Errorf("seed %d: %v totals %d tasks, the paper %d", seed, x, x[0][0]+x[0][1]+x[1][0]+x[1][1], total)
-				}
-			}
-		})
 	}
 }

@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"math"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -268,4 +269,34 @@ func ParsePredictor(spec string, truth jobsize.Oracle, seed uint64) (jobsize.Pre
 		return jobsize.NewNoisy(truth, sigma, seed), nil
 	}
 	return nil, fmt.Errorf("unknown predictor %q: choose oracle, noisy:SIGMA or regression", spec)
+}
+
+// JobSize is a job's size as FSPY measures it: memory x time over all its
+// tasks, MB x s (eq. 5), at full speed.
+func JobSize(j *Job) float64 {
+	var s float64
+	for _, st := range j.Stages {
+		for _, g := range st.Groups {
+			s += float64(g.Tasks) * g.Duration * g.Demand[resources.Mem].Units()
+		}
+	}
+	return s
+}
+
+// PredictionR2 is the R^2 of predicted against actual job sizes, pairing
+// by job id over the jobs in both maps (jobs never predicted do not
+// count); NaN with fewer than two pairs.
+func PredictionR2(actual, predicted map[string]float64) float64 {
+	ids := make([]string, 0, len(predicted))
+	for id := range predicted {
+		if _, ok := actual[id]; ok {
+			ids = append(ids, id)
+		}
+	}
+	sort.Strings(ids) // a fixed order: the same sums, bit for bit
+	a, p := make([]float64, len(ids)), make([]float64, len(ids))
+	for i, id := range ids {
+		a[i], p[i] = actual[id], predicted[id]
+	}
+	return jobsize.R2(a, p)
 }

@@ -1,8 +1,6 @@
 package sim
 
 import (
-	"math"
-	"reflect"
 	"testing"
 
 	"github.com/allot-sched/allot/allocator"
@@ -51,45 +49,6 @@ func TestFSPServesSmallerVirtualSizeFirst(t *testing.T) {
 		}
 	}
 }
-
-// TestFSPYRegressionOnSWIM: fspy with the regression predictor on
-// FB-2009's first jobs (rate noise 0.3, a probe error of 0.1) predicts
-// the jobs that outlive their probe, learns from every finished job, and
-// repeats exactly.
-func TestFSPYRegressionOnSWIM(t *testing.T) {
-	jobs, err := LoadJobs(swimTrace2009, FormatSWIM, TraceOptions{RateNoise: 0.3, NoiseSeed: 1, MaxJobs: 400})
-	if err != nil {
-		t.Skipf("trace: %v", err)
-	}
-	nodes, err := ParseCluster("fspy")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, _ := ParsePolicy("fspy", 0)
-	var runs [2]*Result
-	for k := range runs {
-		cfg := Config{Policy: p, Mode: allocator.Characterized, Seed: 3, Sizes: SizeOptions{Predictor: "regression", ProbeNoise: 0.1}}
-		if runs[k], err = Run(&Workload{Jobs: jobs, Nodes: nodes}, cfg); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if !reflect.DeepEqual(runs[0].JobStats, runs[1].JobStats) || !reflect.DeepEqual(runs[0].Predicted, runs[1].Predicted) {
-		t.Fatal("two runs of the same seed differ")
-	}
-	actual := map[string]float64{}
-	for i := range jobs {
-		actual[jobs[i].ID] = JobSize(&jobs[i])
-	}
-	r2 := PredictionR2(actual, runs[0].Predicted)
-	if n := len(runs[0].Predicted); n < 20 || !(r2 > 0.8) || math.IsNaN(r2) {
-		t.Fatalf("%d jobs predicted with R^2 %v; want at least 20 and R^2 > 0.8", n, r2)
-	}
-	t.Logf("%d of %d jobs predicted, R^2 %.3f", len(runs[0].Predicted), len(jobs), r2)
-}
-
-// swimTrace2009 is the first 400 jobs of SWIM's FB-2009 sample (see
-// /work/shared/data/traces/swim/LICENSE, SWIM's).
-const swimTrace2009 = "testdata/fb2009_head400.tsv"
 
 func TestParsePredictor(t *testing.T) {
 	truth := jobsize.Oracle{"j": 100}

@@ -32,7 +32,8 @@ type OnlineSpec struct {
 	Seed         uint64
 }
 
-func (s *OnlineSpec) defaults() {
+// Defaults fills the zero fields with the defaults above.
+func (s *OnlineSpec) Defaults() {
 	if s.Queues <= 0 {
 		s.Queues = 5
 	}
@@ -63,7 +64,7 @@ var (
 // wc-1, pi-2, ...) so that registration order, the allocator's last
 // tie-break, favours neither group.
 func OnlineJobs(spec OnlineSpec) []Job {
-	spec.defaults()
+	spec.Defaults()
 	rng := rand.New(rand.NewPCG(spec.Seed, 0x6f6e6c696e65))
 	var jobs []Job
 	groups := []struct {

@@ -283,7 +283,7 @@ func (e *engine) result() *Result {
 		Policy: e.cfg.Policy.Label(), Sorter: e.cfg.Policy.Sorter.Name(), Selection: e.cfg.Policy.Selection.String(),
 		Mode: e.cfg.Mode.String(), Seed: e.cfg.Seed, Jobs: len(e.jobs), Tasks: e.total64,
 		Cycles: m.cycles, Offers: m.offers, Declines: m.declines,
-		FluidBound: round(m.fluid), LowerBound: round(m.lower),
+		FluidBound: Round(m.fluid), LowerBound: Round(m.lower),
 		Utilization: map[string]float64{},
 	}
 	jcts := make([]float64, 0, len(e.jobs))
@@ -302,12 +302,12 @@ func (e *engine) result() *Result {
 		waitSum += st.Start - st.Arrive
 		last = math.Max(last, st.Finish)
 	}
-	r.Makespan = round(last)
+	r.Makespan = Round(last)
 	r.Predicted = e.sizes.predictions(e)
 	sort.Float64s(jcts)
-	r.JCTP50, r.JCTP90, r.JCTP99 = round(percentile(jcts, 50)), round(percentile(jcts, 90)), round(percentile(jcts, 99))
+	r.JCTP50, r.JCTP90, r.JCTP99 = Round(percentile(jcts, 50)), Round(percentile(jcts, 90)), Round(percentile(jcts, 99))
 	if n := float64(len(jcts)); n > 0 {
-		r.JCTMean, r.MeanWait = round(jctSum/n), round(waitSum/n)
+		r.JCTMean, r.MeanWait = Round(jctSum/n), Round(waitSum/n)
 	}
 	var total [resources.NumKinds]float64
 	s := &Series{Width: m.width, Util: make([][]float64, len(m.buckets)), Jain: make([]float64, len(m.buckets)), Frameworks: make([]int, len(m.buckets))}
@@ -330,15 +330,15 @@ func (e *engine) result() *Result {
 		if last > 0 {
 			u = total[k] / (m.capacity[k] * last)
 		}
-		r.Utilization[k.String()] = round(u)
+		r.Utilization[k.String()] = Round(u)
 	}
 	r.Series = s
 	r.Jain = 1
 	if m.jainN > 0 {
-		r.Jain, r.ShareGap = round(m.jainSum/float64(m.jainN)), round(m.gapSum/float64(m.jainN))
+		r.Jain, r.ShareGap = Round(m.jainSum/float64(m.jainN)), Round(m.gapSum/float64(m.jainN))
 	}
 	if r.LowerBound > 0 {
-		r.LowerBoundRatio = round(last / m.lower)
+		r.LowerBoundRatio = Round(last / m.lower)
 	}
 	return r
 }
@@ -352,26 +352,7 @@ func percentile(v []float64, p float64) float64 {
 	return v[max(0, min(i, len(v)-1))]
 }
 
-// median is the middle of v (the mean of the two middle values when their
-// number is even; 0 for none); v is not changed.
-func median(v []float64) float64 {
-	s := append([]float64(nil), v...)
-	sort.Float64s(s)
-	n := len(s)
-	if n == 0 {
-		return 0
-	}
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
-}
-
-// round keeps six significant decimals after the point: enough for any
-// reading, and stable text in the JSON.
-func round(x float64) float64 {
-	if math.IsNaN(x) || math.IsInf(x, 0) {
-		return 0
-	}
-	return math.Round(x*1e6) / 1e6
+// Label names a run in tables and legends: policy and mode.
+func (r *Result) Label() string {
+	return r.Policy + " " + r.Mode
 }

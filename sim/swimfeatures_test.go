@@ -2,11 +2,13 @@ package sim_test
 
 import (
 	"math"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/allot-sched/allot/framework/predict/jobsize"
 	"github.com/allot-sched/allot/sim"
+	"github.com/allot-sched/allot/sim/trace"
 )
 
 // On SWIM jobs with cost noise, the regression over a perfect probe's
@@ -18,10 +20,10 @@ func TestSWIMFeaturesRegression(t *testing.T) {
 	for i := range 400 {
 		// inputs from 1 MB to ~60 GB, shuffles and outputs in proportion
 		in := math.Exp(float64(i%97)/96*11) * 1e6
-		b.WriteString("job" + itoa(i) + "\t" + itoa(i) + "\t1\t" + ftoa(in) + "\t" + ftoa(in*float64(i%5)/4) + "\t" + ftoa(in*float64(i%3)/10) + "\n")
+		b.WriteString("job" + strconv.Itoa(i) + "\t" + strconv.Itoa(i) + "\t1\t" + ftoa(in) + "\t" + ftoa(in*float64(i%5)/4) + "\t" + ftoa(in*float64(i%3)/10) + "\n")
 	}
 	for _, sigma := range []float64{0, 0.3} {
-		jobs, err := sim.ReadSWIM(strings.NewReader(b.String()), "fb.tsv", sim.TraceOptions{RateNoise: sigma, NoiseSeed: 1})
+		jobs, err := trace.ReadSWIM(strings.NewReader(b.String()), "fb.tsv", trace.TraceOptions{RateNoise: sigma, NoiseSeed: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -70,4 +72,4 @@ func TestSWIMFeaturesRegression(t *testing.T) {
 	}
 }
 
-func ftoa(x float64) string { return itoa(int(x)) }
+func ftoa(x float64) string { return strconv.Itoa(int(x)) }

@@ -4,7 +4,7 @@
 # work tree, runs the experiments and simulator comparisons below with each
 # (a few minutes; the whole FB-2009 day under joint selection would take 20),
 # and diffs the JSON. Exit 0 and "identical" when nothing changed.
-# Needs ../shared/data/traces beside the checkout.
+# Needs ../shared/data/traces beside the checkout, or ALLOT_TRACES=DIR.
 set -euo pipefail
 rev=${1:?usage: tools/same-outputs.sh REV}
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -24,6 +24,12 @@ run() { # run BINARY OUTDIR
 	# the traces declare no applications, so under prophet and tetris-peak
 	# their jobs take the fallback path; the gangs themselves run here
 	"$a" experiment prophet --json >"$o/prophet.json"
+	# the cheapest runs that still go through each model: fspy's windows
+	# with its probes and application masters, both co-location queues with
+	# the learned and oracle rows, iSpark's every policy on a few apps
+	"$a" experiment fspy --trace-dir "$traces/swim" --progress never --json >"$o/fspy.json"
+	"$a" experiment colocation --seeds 3 --beyond --oracles --json >"$o/colocation.json"
+	"$a" experiment ispark --seeds 1 --apps 10 --json >"$o/ispark.json"
 	"$a" sim --progress never --jobs "$traces/swim/FB-2009_samples_24_times_1hr_0.tsv" --format swim --max-jobs 400 \
 		--sorter $s --mode oblivious,characterized --agent-selection rrr,bestfit,joint --json >"$o/swim2009-400.json" 2>/dev/null
 	"$a" sim --progress never --jobs "$traces/swim/FB-2009_samples_24_times_1hr_0.tsv" --format swim \
@@ -34,7 +40,7 @@ run() { # run BINARY OUTDIR
 		--sorter drf,psdsf,fifo,capacity,tetris,rpsdsf --json >"$o/alibaba25.json"
 	"$a" sim --progress never --generate synthetic --sorter $s --mode oblivious,characterized \
 		--agent-selection rrr,bestfit,joint --json >"$o/synthetic.json" 2>/dev/null
-	"$a" sim --progress never --jobs "$root/sim/testdata/small_jobs.csv" --nodes "$root/sim/testdata/small_nodes.csv" \
+	"$a" sim --progress never --jobs "$root/sim/trace/testdata/small_jobs.csv" --nodes "$root/sim/trace/testdata/small_nodes.csv" \
 		--sorter $s --mode oblivious,characterized --agent-selection rrr,bestfit,joint --json >"$o/small.json" 2>/dev/null
 }
 echo "running $rev ..." >&2

@@ -10,7 +10,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/allot-sched/allot/internal/scalebench"
+	"github.com/allot-sched/allot/lab/scalebench"
 )
 
 func init() {

@@ -10,7 +10,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/allot-sched/allot/allocator"
-	"github.com/allot-sched/allot/sim"
+	"github.com/allot-sched/allot/lab/colocation"
 )
 
 // `allot experiment colocation` runs the co-location paper's queue
@@ -74,7 +74,7 @@ func runColocation(args []string, stdout, stderr io.Writer) error {
 		}
 		return runColocationDiagnose(qs, *seeds, bc, *asJSON, stdout)
 	}
-	rep, err := sim.ColocationExperiment(sim.ColocationOptions{Queues: qs, Seeds: *seeds, Bandit: bc,
+	rep, err := colocation.ColocationExperiment(colocation.ColocationOptions{Queues: qs, Seeds: *seeds, Bandit: bc,
 		Spread: *placement == "spread", Oracles: *oracles, Beyond: *beyond, ProgressStep: *progressStep})
 	if err != nil {
 		return err
@@ -91,7 +91,7 @@ func runColocation(args []string, stdout, stderr io.Writer) error {
 	return printColocation(stdout, rep)
 }
 
-func printColocation(w io.Writer, rep *sim.ColocationReport) error {
+func printColocation(w io.Writer, rep *colocation.ColocationReport) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "queue\tpolicy\tmakespan (min)\tsd\tvs FIFO\tpaper\tp99 wait (min)")
 	for _, r := range rep.Rows {
@@ -110,9 +110,9 @@ func printColocation(w io.Writer, rep *sim.ColocationReport) error {
 }
 
 func runColocationDiagnose(qs []string, seeds int, bc allocator.BanditConfig, asJSON bool, stdout io.Writer) error {
-	var all []*sim.ColocationDiagnosis
+	var all []*colocation.ColocationDiagnosis
 	for _, q := range qs {
-		d, err := sim.ColocationDiagnose(q, seeds, bc)
+		d, err := colocation.ColocationDiagnose(q, seeds, bc)
 		if err != nil {
 			return err
 		}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/allot-sched/allot/lab/fspy"
 	"github.com/allot-sched/allot/sim"
 	"github.com/allot-sched/allot/sorter"
 )
@@ -41,7 +42,7 @@ var fspyTraces = map[string]string{
 func runFSPYExperiment(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("experiment fspy", "[--trace FB-2009|FB-2010] [--seeds N] [--json] [--out DIR]", fspyDescription, stderr)
 	var (
-		o                 sim.FSPYOptions
+		o                 fspy.FSPYOptions
 		trace, dir, out   string
 		asJSON            bool
 		progMod, policies string
@@ -83,12 +84,12 @@ func runFSPYExperiment(args []string, stdout, stderr io.Writer) error {
 		o.Progress = func(done, total int) { bar.update(sim.Progress{Done: int64(done), Total: int64(total)}) }
 		defer bar.done()
 	}
-	rep, err := sim.RunFSPY(o)
+	rep, err := fspy.RunFSPY(o)
 	if err != nil {
 		return err
 	}
 	if out != "" {
-		files, err := sim.WriteFSPYOutputs(out, rep, o.Policies)
+		files, err := fspy.WriteFSPYOutputs(out, rep, o.Policies)
 		if err != nil {
 			return err
 		}
@@ -100,12 +101,12 @@ func runFSPYExperiment(args []string, stdout, stderr io.Writer) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(rep.IssueJSON())
 	}
-	return sim.WriteFSPYTable(stdout, rep, o.Policies)
+	return fspy.WriteFSPYTable(stdout, rep, o.Policies)
 }
 
 // checkFSPYFlags validates the flags and maps their zeros (none) to the
 // negatives FSPYOptions reads as none; it returns the trace's file name.
-func checkFSPYFlags(o *sim.FSPYOptions, trace string) (string, error) {
+func checkFSPYFlags(o *fspy.FSPYOptions, trace string) (string, error) {
 	file, ok := fspyTraces[strings.ToLower(trace)]
 	switch {
 	case !ok:

@@ -13,7 +13,7 @@ import (
 // --trace FB-2009 reads, so that the experiment runs in a second.
 func fspyTraceDir(t *testing.T) string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "..", "sim", "testdata", "fb2009_head400.tsv"))
+	b, err := os.ReadFile(filepath.Join("..", "..", "sim", "trace", "testdata", "fb2009_head400.tsv"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/allot-sched/allot/sim"
+	"github.com/allot-sched/allot/lab/ispark"
 )
 
 // `allot experiment ispark` runs the iSpark paper's evaluation (Yang et
@@ -33,7 +33,7 @@ func runISparkExperiment(args []string, stdout, stderr io.Writer) error {
 			"About a minute of CPU per seed per run of 120 applications; 22 runs per seed.",
 		stderr)
 	seeds := fs.Int("seeds", 1, "seeds to average over (1..20)")
-	apps := fs.Int("apps", sim.ISparkApps, "applications per run (10..1000)")
+	apps := fs.Int("apps", ispark.ISparkApps, "applications per run (10..1000)")
 	asJSON := fs.Bool("json", false, `print {"rows":[...],"sensitivity":{"gamma":[...],"h":[...]},...}`)
 	out := fs.String("out", "", "also write ispark.json into DIR")
 	fig12 := fs.Bool("fig12-only", false, "run only Fig. 12's eviction runs (SVM, 2/4/6 GB, dependency-aware and random), with per-seed lines")
@@ -50,7 +50,7 @@ func runISparkExperiment(args []string, stdout, stderr io.Writer) error {
 	if *apps < 10 || *apps > 1000 {
 		return usagef("--apps must be between 10 and 1000, got %d", *apps)
 	}
-	rep, err := sim.ISparkExperiment(sim.ISparkOptions{Seeds: *seeds, Apps: *apps, EvictionOnly: *fig12, WarmGivers: *warm})
+	rep, err := ispark.ISparkExperiment(ispark.ISparkOptions{Seeds: *seeds, Apps: *apps, EvictionOnly: *fig12, WarmGivers: *warm})
 	if err != nil {
 		return err
 	}
@@ -74,17 +74,17 @@ func runISparkExperiment(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-func printISpark(w io.Writer, rep sim.ISparkReport) {
-	p := sim.ISparkPaper
+func printISpark(w io.Writer, rep ispark.ISparkReport) {
+	p := ispark.ISparkPaper
 	fmt.Fprintf(w, "%d applications, seeds 1..%d\n", rep.Apps, rep.Seeds)
 	fmt.Fprintf(w, "%-15s %8s %12s %9s %11s %10s %9s %8s %8s %8s\n", "policy", "cpu_util", "mkspan_p50_red", "jct_p50", "recomputed", "moved_GB", "failures", "pr_util", "gbt_util", "lda_util")
-	row := map[string]sim.ISparkRow{}
+	row := map[string]ispark.ISparkRow{}
 	for _, r := range rep.Rows {
 		row[r.Policy] = r
 		fmt.Fprintf(w, "%-15s %7.1f%% %13.1f%% %9.0f %11.0f %10.1f %8.2f%% %7.1f%% %7.1f%% %7.1f%%%s\n", r.Policy, 100*r.CPUUtil, 100*r.MakespanP50Reduction, r.JCTP50,
 			r.Recomputed, r.MovedBytes/1e9, 100*r.TaskFailures, 100*r.AppUtil["pagerank"], 100*r.AppUtil["gbt"], 100*r.AppUtil["lda"], calibrationNote(r.Calibration))
 	}
-	dyn, df, cf := row[sim.IterDynamic], row[sim.IterISpark], row[sim.IterISparkCF]
+	dyn, df, cf := row[ispark.IterDynamic], row[ispark.IterISpark], row[ispark.IterISparkCF]
 	fmt.Fprintf(w, "\nbeside the paper:\n")
 	dynCal := ""
 	if dyn.Calibrated {
@@ -96,8 +96,8 @@ func printISpark(w io.Writer, rep sim.ISparkReport) {
 		fmt.Fprintf(w, "  DF over CF, median JCT (Table II): %.1f%% shorter (paper ~%.1f%%)\n", 100*(1-df.JCTP50/cf.JCTP50), 100*p.DFoverCF)
 	}
 	fmt.Fprintf(w, "  LDA utilisation (Fig. 9a): static %.1f%%, dynamic %.1f%%, iSpark %.1f%% (paper %.1f / %.1f / %.1f%%)\n",
-		100*row[sim.IterStatic].AppUtil["lda"], 100*dyn.AppUtil["lda"], 100*df.AppUtil["lda"], 100*p.LDAStatic, 100*p.LDADynamic, 100*p.LDAISpark)
-	nc := row[sim.IterNoCache]
+		100*row[ispark.IterStatic].AppUtil["lda"], 100*dyn.AppUtil["lda"], 100*df.AppUtil["lda"], 100*p.LDAStatic, 100*p.LDADynamic, 100*p.LDAISpark)
+	nc := row[ispark.IterNoCache]
 	fmt.Fprintf(w, "  preservation (Fig. 11): iSpark %.0f partitions recomputed, jct_p50 %.0f s; without the cache manager %.0f, %.0f s\n", df.Recomputed, df.JCTP50, nc.Recomputed, nc.JCTP50)
 	for _, g := range rep.Sensitivity.Gamma {
 		fmt.Fprintf(w, "  gamma %.1f (Fig. 10a, PageRank): utilisation gain over dynamic %+.0f%% (paper %+.0f%%)\n", g.Value, 100*g.UtilGain, 100*p.GammaGain[g.Value])
@@ -109,13 +109,13 @@ func printISpark(w io.Writer, rep sim.ISparkReport) {
 }
 
 // printEviction is `--fig12-only`: Fig. 12's points with their seeds.
-func printEviction(w io.Writer, rep sim.ISparkReport) {
+func printEviction(w io.Writer, rep ispark.ISparkReport) {
 	fmt.Fprintf(w, "%d SVM applications, seeds 1..%d, Fig. 12 only\n", rep.Apps, rep.Seeds)
 	printEvictionLines(w, rep, true)
 }
 
-func printEvictionLines(w io.Writer, rep sim.ISparkReport, perSeed bool) {
-	p := sim.ISparkPaper
+func printEvictionLines(w io.Writer, rep ispark.ISparkReport, perSeed bool) {
+	p := ispark.ISparkPaper
 	for _, e := range rep.Eviction {
 		variant := ""
 		if e.WarmGivers {

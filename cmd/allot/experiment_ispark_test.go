@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/allot-sched/allot/sim"
+	"github.com/allot-sched/allot/lab/ispark"
 )
 
 func TestISparkExperimentCLI(t *testing.T) {
@@ -120,26 +120,26 @@ func TestISparkFig12OnlyCLI(t *testing.T) {
 // on its cluster CPU alone); its text row and the Fig. 8a line say so, in
 // the paper's figure, and no other row says anything.
 func TestISparkCalibratedRows(t *testing.T) {
-	var rep sim.ISparkReport
+	var rep ispark.ISparkReport
 	for _, c := range []struct {
 		policy     string
 		calibrated bool
 	}{
-		{sim.IterStatic, false},
-		{sim.IterDynamic, true},
-		{sim.IterISpark, false},
-		{sim.IterISparkCF, false},
-		{sim.IterNoCache, false},
-		{sim.IterWeigh, false},
+		{ispark.IterStatic, false},
+		{ispark.IterDynamic, true},
+		{ispark.IterISpark, false},
+		{ispark.IterISparkCF, false},
+		{ispark.IterNoCache, false},
+		{ispark.IterWeigh, false},
 	} {
-		cal := sim.ISparkCalibration(c.policy)
+		cal := ispark.ISparkCalibration(c.policy)
 		if got := cal != ""; got != c.calibrated {
 			t.Errorf("%s: calibration %q, want calibrated %v", c.policy, cal, c.calibrated)
 		}
-		rep.Rows = append(rep.Rows, sim.ISparkRow{Policy: c.policy, Calibrated: cal != "", Calibration: cal, CPUUtil: 0.3, JCTP50: 1})
+		rep.Rows = append(rep.Rows, ispark.ISparkRow{Policy: c.policy, Calibrated: cal != "", Calibration: cal, CPUUtil: 0.3, JCTP50: 1})
 	}
-	if len(rep.Rows) != len(sim.IterPolicies) {
-		t.Fatalf("the table covers %d policies, sim.IterPolicies has %d", len(rep.Rows), len(sim.IterPolicies))
+	if len(rep.Rows) != len(ispark.IterPolicies) {
+		t.Fatalf("the table covers %d policies, ispark.IterPolicies has %d", len(rep.Rows), len(ispark.IterPolicies))
 	}
 	var out bytes.Buffer
 	printISpark(&out, rep)

@@ -6,6 +6,7 @@ import (
 	"io"
 	"path/filepath"
 
+	"github.com/allot-sched/allot/lab/psdsf"
 	"github.com/allot-sched/allot/sim"
 )
 
@@ -71,7 +72,7 @@ func runPSDSFOnline(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	opt := sim.OnlineOptions{Spec: spec, Trials: trials, Seed: seed}
+	opt := psdsf.OnlineOptions{Spec: spec, Trials: trials, Seed: seed}
 	if show {
 		bar := newProgressBar(stderr, "psdsf-online")
 		opt.Progress = func(done, total int) {
@@ -79,12 +80,12 @@ func runPSDSFOnline(args []string, stdout, stderr io.Writer) error {
 		}
 		defer bar.done()
 	}
-	rep, err := sim.RunOnline(opt)
+	rep, err := psdsf.RunOnline(opt)
 	if err != nil {
 		return err
 	}
 	if out != "" {
-		files, err := sim.WriteOnlineOutputs(out, rep)
+		files, err := psdsf.WriteOnlineOutputs(out, rep)
 		if err != nil {
 			return err
 		}
@@ -95,5 +96,5 @@ func runPSDSFOnline(args []string, stdout, stderr io.Writer) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(rep)
 	}
-	return sim.WriteOnlineTable(stdout, rep)
+	return psdsf.WriteOnlineTable(stdout, rep)
 }

@@ -7,7 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/allot-sched/allot/sim"
+	"github.com/allot-sched/allot/lab/prophet"
 )
 
 // `allot experiment prophet` runs the Prophet paper's evaluation (Xu, Xu,
@@ -33,7 +33,7 @@ func runProphetExperiment(args []string, stdout, stderr io.Writer) error {
 		stderr)
 	seeds := fs.Int("seeds", 3, "seeds to average over (1..100)")
 	predErr := fs.Float64("pred-error", 0.1, "relative error of the predicted profiles, in [0, 0.9]")
-	beta := fs.Float64("beta", sim.DefaultBeta, "beta of the degradation law c/(1+beta(D/c-1)); 0 = work conserving")
+	beta := fs.Float64("beta", prophet.DefaultBeta, "beta of the degradation law c/(1+beta(D/c-1)); 0 = work conserving")
 	asJSON := fs.Bool("json", false, `print {"rows":[...],"paper":{...}}`)
 	out := fs.String("out", "", "also write prophet.json into DIR")
 	if err := parseFlags(fs, args); err != nil {
@@ -51,15 +51,15 @@ func runProphetExperiment(args []string, stdout, stderr io.Writer) error {
 	if !(*beta >= 0 && *beta <= 100) {
 		return usagef("--beta must be in [0, 100], got %v", *beta)
 	}
-	rep, err := sim.ProphetExperiment(sim.ProphetOptions{Seeds: *seeds, PredError: *predErr, Beta: *beta})
+	rep, err := prophet.ProphetExperiment(prophet.ProphetOptions{Seeds: *seeds, PredError: *predErr, Beta: *beta})
 	if err != nil {
 		return err
 	}
 	doc := struct {
-		sim.ProphetReport
-		Paper        map[string]float64 `json:"paper"`
-		PaperBackoff sim.BackoffShare   `json:"paper_backoff_share"`
-	}{rep, sim.ProphetPaper, sim.ProphetPaperBackoffShare}
+		prophet.ProphetReport
+		Paper        map[string]float64   `json:"paper"`
+		PaperBackoff prophet.BackoffShare `json:"paper_backoff_share"`
+	}{rep, prophet.ProphetPaper, prophet.ProphetPaperBackoffShare}
 	if *out != "" {
 		if err := os.MkdirAll(*out, 0o755); err != nil {
 			return err
@@ -79,11 +79,11 @@ func runProphetExperiment(args []string, stdout, stderr io.Writer) error {
 // printProphet is the text table: one row per policy with the paper's
 // makespan beside it (and a calibrated row's note), then Prophet's
 // reductions and task backoff's share beside the paper's.
-func printProphet(w io.Writer, rep sim.ProphetReport) {
+func printProphet(w io.Writer, rep prophet.ProphetReport) {
 	fmt.Fprintf(w, "%-17s %11s %8s %9s %9s %9s %8s %14s\n", "policy", "makespan_s", "sd", "exec_p50", "jct_p50", "overalloc", "bw_util", "paper_makespan")
 	for _, r := range rep.Rows {
 		paper := "-"
-		if v, ok := sim.ProphetPaper[r.Policy]; ok {
+		if v, ok := prophet.ProphetPaper[r.Policy]; ok {
 			paper = fmt.Sprintf("%.0f", v)
 		}
 		fmt.Fprintf(w, "%-17s %11.0f %8.0f %9.0f %9.0f %9.3f %8.3f %14s%s\n", r.Policy, r.Makespan, r.MakespanSD, r.ExecP50, r.JCTP50, r.OverallocFrac, r.BWUtil, paper, calibrationNote(r.Calibration))
@@ -97,5 +97,5 @@ func printProphet(w io.Writer, rep sim.ProphetReport) {
 			100*(p/base["capacity"]-1), 100*(p/base["drf"]-1), 100*(p/base["tetris-peak"]-1))
 	}
 	fmt.Fprintf(w, "task backoff's share (Fig. 11, prophet over prophet-nobackoff, paired per application): median exec reduction %.0f%%, median jct reduction %.0f%% (paper: %.0f%%, %.0f%%); %.0f backoff episodes per run (an executor flagged afresh)\n",
-		100*rep.Backoff.Exec, 100*rep.Backoff.JCT, 100*sim.ProphetPaperBackoffShare.Exec, 100*sim.ProphetPaperBackoffShare.JCT, rep.Backoffs)
+		100*rep.Backoff.Exec, 100*rep.Backoff.JCT, 100*prophet.ProphetPaperBackoffShare.Exec, 100*prophet.ProphetPaperBackoffShare.JCT, rep.Backoffs)
 }

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/allot-sched/allot/sim"
+	"github.com/allot-sched/allot/lab/prophet"
 )
 
 func TestProphetExperimentCLI(t *testing.T) {
@@ -81,20 +81,20 @@ func TestProphetCalibratedRows(t *testing.T) {
 		"drf":         "DRF/CS ratio 1.106",
 		"tetris-peak": "Tetris/CS ratio 1.538",
 	}
-	var rep sim.ProphetReport
-	for _, p := range sim.ProphetPolicies {
-		cal := sim.ProphetCalibration(p)
+	var rep prophet.ProphetReport
+	for _, p := range prophet.ProphetPolicies {
+		cal := prophet.ProphetCalibration(p)
 		if (cal != "") != prophetCalibrated[p] || !strings.Contains(cal, want[p]) {
 			t.Errorf("%s: calibration %q, want calibrated %v naming %q", p, cal, prophetCalibrated[p], want[p])
 		}
-		rep.Rows = append(rep.Rows, sim.ProphetRow{Policy: p, Calibrated: cal != "", Calibration: cal, Makespan: 1})
+		rep.Rows = append(rep.Rows, prophet.ProphetRow{Policy: p, Calibrated: cal != "", Calibration: cal, Makespan: 1})
 	}
 	var out bytes.Buffer
 	printProphet(&out, rep)
 	rows, marked := 0, 0
 	for _, line := range strings.Split(out.String(), "\n") {
 		f := strings.Fields(line)
-		if len(f) == 0 || !slices.Contains(sim.ProphetPolicies, f[0]) {
+		if len(f) == 0 || !slices.Contains(prophet.ProphetPolicies, f[0]) {
 			if strings.Contains(line, "calibrated") {
 				t.Errorf("line %q is no calibrated row but is marked", line)
 			}
@@ -110,7 +110,7 @@ func TestProphetCalibratedRows(t *testing.T) {
 			marked++
 		}
 	}
-	if rows != len(sim.ProphetPolicies) || marked != len(want) {
-		t.Errorf("%d rows, %d marked; want %d and %d:\n%s", rows, marked, len(sim.ProphetPolicies), len(want), out.String())
+	if rows != len(prophet.ProphetPolicies) || marked != len(want) {
+		t.Errorf("%d rows, %d marked; want %d and %d:\n%s", rows, marked, len(prophet.ProphetPolicies), len(want), out.String())
 	}
 }

@@ -6,7 +6,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/allot-sched/allot/sim"
+	"github.com/allot-sched/allot/lab/psdsf"
 )
 
 // `allot experiment psdsf-table1` prints the PS-DSF paper's Tables 1-4
@@ -48,7 +48,7 @@ func runPSDSFTable1(args []string, stdout, stderr io.Writer) error {
 		return usagef("--trials must be between 1 and %d, got %d", maxTable1Trials, *trials)
 	}
 
-	rows, err := sim.PaperTable1Setup().Table1(*trials, *seed)
+	rows, err := psdsf.PaperTable1Setup().Table1(*trials, *seed)
 	if err != nil {
 		return err
 	}
@@ -57,7 +57,7 @@ func runPSDSFTable1(args []string, stdout, stderr io.Writer) error {
 		// stddev, unused, unused_stddev, trials): the object is the issue's
 		// documented shape, plus the last two fields.
 		return json.NewEncoder(stdout).Encode(struct {
-			Rows []sim.Table1Row `json:"rows"`
+			Rows []psdsf.Table1Row `json:"rows"`
 		}{rows})
 	}
 	return printTable1(stdout, rows, *trials, *seed)
@@ -124,9 +124,20 @@ func cells(v []float64, n int) string {
 	return b.String()
 }
 
-func printTable1(w io.Writer, rows []sim.Table1Row, trials int, seed uint64) error {
+// table1Part is one of the paper's four tables: what allot measured and
+// what the paper published, side by side.
+type table1Part struct {
+	title   string
+	cols    string // column header label, (n,i) or (i,r)
+	total   bool
+	allot   func(psdsf.Table1Row) []float64
+	paper   func(paperFigures) []float64
+	footers []string
+}
+
+func printTable1(w io.Writer, rows []psdsf.Table1Row, trials int, seed uint64) error {
 	ew := &errWriter{w: w}
-	s := sim.PaperTable1Setup()
+	s := psdsf.PaperTable1Setup()
 	d, c := s.Demands, s.Capacities
 	ew.printf("PS-DSF paper (Shan et al. 2021), section 2: progressive filling, whole tasks only.\n")
 	ew.printf("Resources (cpus, mem). Demands per task d1=(%g,%g), d2=(%g,%g); servers c1=(%g,%g), c2=(%g,%g).\n",
@@ -137,33 +148,25 @@ func printTable1(w io.Writer, rows []sim.Table1Row, trials int, seed uint64) err
 	ew.printf("BF-DRF, PS-DSF, rPS-DSF: deterministic, one run.\n")
 	ew.printf("Left: allot, through the real allocator. Right, labelled \"paper\": the paper's published figures.\n")
 
-	type table struct {
-		title   string
-		cols    string // column header label, (n,i) or (i,r)
-		total   bool
-		allot   func(sim.Table1Row) []float64
-		paper   func(paperFigures) []float64
-		footers []string
-	}
-	tables := []table{
+	tables := []table1Part{
 		{
 			title: "Table 1: allocations x[n,i], tasks of framework n on server i", cols: "(n,i)", total: true,
-			allot: func(r sim.Table1Row) []float64 { return append(flat(r.X), r.Total) },
+			allot: func(r psdsf.Table1Row) []float64 { return append(flat(r.X), r.Total) },
 			paper: func(p paperFigures) []float64 { return append(append([]float64(nil), p.x...), p.total) },
 		},
 		{
 			title: "Table 2: sample standard deviation of x[n,i] over trials", cols: "(n,i)",
-			allot: func(r sim.Table1Row) []float64 { return flat(r.Stddev) },
+			allot: func(r psdsf.Table1Row) []float64 { return flat(r.Stddev) },
 			paper: func(p paperFigures) []float64 { return p.stddev },
 		},
 		{
 			title: "Table 3: unused capacity c[i,r] - sum_n x[n,i] d[n,r] of resource r on server i (r=1 cpus, r=2 mem)", cols: "(i,r)",
-			allot: func(r sim.Table1Row) []float64 { return flat(r.Unused) },
+			allot: func(r psdsf.Table1Row) []float64 { return flat(r.Unused) },
 			paper: func(p paperFigures) []float64 { return p.unused },
 		},
 		{
 			title: "Table 4: sample standard deviation of unused capacity over trials", cols: "(i,r)",
-			allot: func(r sim.Table1Row) []float64 { return flat(r.UnusedStddev) },
+			allot: func(r psdsf.Table1Row) []float64 { return flat(r.UnusedStddev) },
 			paper: func(p paperFigures) []float64 { return p.unusedStddev },
 			// Told so that nobody "fixes" our Table 4 to match: the unused
 			// cpus on server 1 are 100 - 5 x11 - x21, whose spread is not
@@ -172,38 +175,42 @@ func printTable1(w io.Writer, rows []sim.Table1Row, trials int, seed uint64) err
 		},
 	}
 	for _, t := range tables {
-		n := 4
-		var head strings.Builder
-		for _, p := range []string{"1,1", "1,2", "2,1", "2,2"} {
-			fmt.Fprintf(&head, "%*s", cellWidth, "("+p+")")
-		}
-		if t.total {
-			n = 5
-			fmt.Fprintf(&head, "%*s", cellWidth, "total")
-		}
-		half := len(head.String())
-		ew.printf("\n%s\n", t.title)
-		ew.printf("%-*s%-*s  |  %s\n", nameWidth, "", half, "   allot", "   paper")
-		ew.printf("%-*s%s  | %s\n", nameWidth, "scheduler "+t.cols, head.String(), head.String())
-		for _, r := range rows {
-			p, ok := paperTable1[r.Scheduler]
-			var pv []float64
-			if ok {
-				pv = t.paper(p)
-			}
-			mark := " "
-			if p.inferred && pv != nil {
-				mark = "*"
-			}
-			ew.printf("%-*s%s  |%s%s\n", nameWidth, r.Scheduler, cells(t.allot(r), n), mark, cells(pv, n))
-		}
-		for _, f := range t.footers {
-			ew.printf("%s\n", f)
-		}
+		printTable1Part(ew, t, rows)
 	}
 	ew.printf("\n- the paper gives no figure (it reports spreads only for its RRR rows).\n")
 	ew.printf("* RRR-rPS-DSF has no line in the paper's tables; its text says RRR-rPS-DSF \"performed just\n")
 	ew.printf("  as rPS-DSF over 200 trials\", so rPS-DSF's figures are shown.\n")
 	ew.printf("Where allot differs from the paper (BF-DRF 42 vs 41; RRR averages), README.md says why.\n")
 	return ew.err
+}
+
+func printTable1Part(ew *errWriter, t table1Part, rows []psdsf.Table1Row) {
+	n := 4
+	var head strings.Builder
+	for _, p := range []string{"1,1", "1,2", "2,1", "2,2"} {
+		fmt.Fprintf(&head, "%*s", cellWidth, "("+p+")")
+	}
+	if t.total {
+		n = 5
+		fmt.Fprintf(&head, "%*s", cellWidth, "total")
+	}
+	half := len(head.String())
+	ew.printf("\n%s\n", t.title)
+	ew.printf("%-*s%-*s  |  %s\n", nameWidth, "", half, "   allot", "   paper")
+	ew.printf("%-*s%s  | %s\n", nameWidth, "scheduler "+t.cols, head.String(), head.String())
+	for _, r := range rows {
+		p, ok := paperTable1[r.Scheduler]
+		var pv []float64
+		if ok {
+			pv = t.paper(p)
+		}
+		mark := " "
+		if p.inferred && pv != nil {
+			mark = "*"
+		}
+		ew.printf("%-*s%s  |%s%s\n", nameWidth, r.Scheduler, cells(t.allot(r), n), mark, cells(pv, n))
+	}
+	for _, f := range t.footers {
+		ew.printf("%s\n", f)
+	}
 }

@@ -9,6 +9,8 @@ import (
 
 	"github.com/allot-sched/allot/allocator"
 	"github.com/allot-sched/allot/sim"
+	"github.com/allot-sched/allot/sim/report"
+	"github.com/allot-sched/allot/sim/trace"
 	"github.com/allot-sched/allot/sorter"
 )
 
@@ -55,17 +57,51 @@ type simOptions struct {
 	maxJobs                    int
 	progress                   string
 	sizes                      sim.SizeOptions // fsp, fspy
-	whatIf                     sim.WhatIf      // --time-scale, --duration-scale, --nodes-sample, --cluster-scale
+	whatIf                     trace.WhatIf    // --time-scale, --duration-scale, --nodes-sample, --cluster-scale
 }
 
-// parseSimFlags parses allot sim's flags; it takes no positional arguments.
+func runSim(args []string, stdout, stderr io.Writer) error {
+	o, err := parseSimFlags(args, stderr)
+	if err != nil {
+		return err
+	}
+	if err := o.check(); err != nil {
+		return err
+	}
+	showProgress, err := wantProgress(o.progress, stderr)
+	if err != nil {
+		return err
+	}
+	format, err := trace.ParseFormat(o.format)
+	if err != nil {
+		return usagef("--format: %v", err)
+	}
+	if o.rateNoise > 0 && (format != trace.FormatSWIM || o.generate != "") {
+		return usagef("--rate-noise applies to --format swim only")
+	}
+	configs, err := simConfigs(o, stderr)
+	if err != nil {
+		return err
+	}
+	w, whatIf, err := loadWorkload(o, format)
+	if err != nil {
+		return err
+	}
+	runs, wall, err := runSimConfigs(w, configs, showProgress, stderr)
+	if err != nil {
+		return err
+	}
+	return writeSimResults(o, w, whatIf, runs, wall, stdout, stderr)
+}
+
+// parseSimFlags reads the flags of `allot sim`.
 func parseSimFlags(args []string, stderr io.Writer) (simOptions, error) {
 	var o simOptions
 	fs := newFlagSet("sim", "--jobs FILE [--nodes FILE | --cluster SPEC] [flags]", simDescription, stderr)
 	fs.StringVar(&o.jobs, "jobs", "", "workload `file` (or --generate)")
 	fs.StringVar(&o.generate, "generate", "", "instead of --jobs, generate a `workload`: psdsf-online (the paper's Pi and WordCount queues) or synthetic (100 mixed jobs); --seed seeds it")
 	fs.StringVar(&o.nodes, "nodes", "", "nodes CSV `file`")
-	fs.StringVar(&o.cluster, "cluster", "", "cluster `spec` or preset ("+strings.Join(sim.ClusterPresets(), ", ")+"); default: the format's usual cluster")
+	fs.StringVar(&o.cluster, "cluster", "", "cluster `spec` or preset ("+strings.Join(trace.ClusterPresets(), ", ")+"); default: the format's usual cluster")
 	fs.StringVar(&o.format, "format", "allot", "workload `format`: allot, swim or alibaba2017")
 	fs.StringVar(&o.sorters, "sorter", "drf", "comma-separated `sorters` to compare")
 	fs.StringVar(&o.selections, "agent-selection", "rrr", "comma-separated agent `selections`: rrr, bestfit, joint")
@@ -75,7 +111,7 @@ func parseSimFlags(args []string, stderr io.Writer) (simOptions, error) {
 	fs.Uint64Var(&o.seed, "seed", 1, "random `seed` (agent shuffles, random sorter)")
 	fs.DurationVar(&o.interval, "interval", time.Second, "allocation `interval` (virtual time)")
 	fs.Float64Var(&o.refuse, "refuse-seconds", allocator.DefaultRefuseSeconds, "filter `seconds` frameworks attach to declines (0: none)")
-	fs.Float64Var(&o.machineMemGB, "machine-mem-gb", sim.DefaultMachineMemMB/1024, "alibaba2017: machine memory in `GiB` that normalised memory is scaled by")
+	fs.Float64Var(&o.machineMemGB, "machine-mem-gb", trace.DefaultMachineMemMB/1024, "alibaba2017: machine memory in `GiB` that normalised memory is scaled by")
 	fs.Float64Var(&o.rateNoise, "rate-noise", 0, "swim: `sigma` of a per-job log-normal cost factor on task times, seeded by --seed (0: durations exact in bytes; 0.3 suggested for size prediction)")
 	fs.StringVar(&o.sizes.Predictor, "predictor", "oracle", "fspy: job-size `predictor` at the probe: oracle, noisy:SIGMA or regression")
 	fs.Float64Var(&o.sizes.ProbeDelay, "probe-delay", sim.DefaultProbeDelay, "fspy: `seconds` from a job's arrival to its size prediction")
@@ -95,9 +131,9 @@ func parseSimFlags(args []string, stderr io.Writer) (simOptions, error) {
 	return o, nil
 }
 
-// checkSimOptions rejects flag values that make no sense on their own or
-// together, and fills in the values the flags imply.
-func checkSimOptions(o *simOptions) error {
+// check validates the flags together, and settles the ones other flags or
+// defaults complete.
+func (o *simOptions) check() error {
 	if (o.jobs == "") == (o.generate == "") {
 		return usagef("give --jobs FILE or --generate NAME (one of them)")
 	}
@@ -138,44 +174,10 @@ func checkSimOptions(o *simOptions) error {
 	return nil
 }
 
-func runSim(args []string, stdout, stderr io.Writer) error {
-	o, err := parseSimFlags(args, stderr)
-	if err != nil {
-		return err
-	}
-	if err := checkSimOptions(&o); err != nil {
-		return err
-	}
-	showProgress, err := wantProgress(o.progress, stderr)
-	if err != nil {
-		return err
-	}
-	format, err := sim.ParseFormat(o.format)
-	if err != nil {
-		return usagef("--format: %v", err)
-	}
-	if o.rateNoise > 0 && (format != sim.FormatSWIM || o.generate != "") {
-		return usagef("--rate-noise applies to --format swim only")
-	}
-	configs, err := simConfigs(o, stderr)
-	if err != nil {
-		return err
-	}
-
-	w, whatIf, err := loadWorkload(o, format)
-	if err != nil {
-		return err
-	}
-	runs, wall, err := simRunAll(w, configs, showProgress, stderr)
-	if err != nil {
-		return err
-	}
-	return writeSimResults(o, w, whatIf, runs, wall, stdout, stderr)
-}
-
-// simRunAll runs the workload once per configuration and returns the
-// results with each run's wall-clock seconds.
-func simRunAll(w *sim.Workload, configs []sim.Config, showProgress bool, stderr io.Writer) ([]*sim.Result, []float64, error) {
+// runSimConfigs runs the workload under each configuration, with a
+// progress bar per run when asked; it returns the results and each run's
+// wall-clock seconds.
+func runSimConfigs(w *sim.Workload, configs []sim.Config, showProgress bool, stderr io.Writer) ([]*sim.Result, []float64, error) {
 	var runs []*sim.Result
 	var wall []float64
 	for _, cfg := range configs {
@@ -196,24 +198,24 @@ func simRunAll(w *sim.Workload, configs []sim.Config, showProgress bool, stderr 
 	return runs, wall, nil
 }
 
-// writeSimResults writes --out's files and prints the table (or --json).
-func writeSimResults(o simOptions, w *sim.Workload, whatIf *sim.WhatIfReport, runs []*sim.Result, wall []float64, stdout, stderr io.Writer) error {
+// writeSimResults writes --out's files, then the JSON or the table.
+func writeSimResults(o simOptions, w *sim.Workload, whatIf *trace.WhatIfReport, runs []*sim.Result, wall []float64, stdout, stderr io.Writer) error {
 	if o.out != "" {
-		files, err := sim.WriteOutputs(o.out, w.Name, runs)
+		files, err := report.WriteOutputs(o.out, w.Name, runs)
 		if err != nil {
 			return err
 		}
 		fmt.Fprintf(stderr, "wrote %d files to %s (open %s)\n", len(files), o.out, filepath.Join(o.out, "index.html"))
 	}
 	if o.json {
-		return sim.WriteReport(stdout, sim.Report{WhatIf: whatIf, Runs: runs})
+		return report.WriteReport(stdout, report.Report{WhatIf: whatIf, Runs: runs})
 	}
 	fmt.Fprintf(stdout, "workload %s: %d nodes\n", w.Name, len(w.Nodes))
 	if whatIf != nil {
 		fmt.Fprintf(stdout, "what-if: %s\n", whatIf)
 	}
 	fmt.Fprintln(stdout)
-	return sim.WriteTable(stdout, runs, wall)
+	return report.WriteTable(stdout, runs, wall)
 }
 
 // simConfigs is the cross product of the sorters, selections and modes.
@@ -292,14 +294,14 @@ func splitList(s string) []string {
 
 // loadWorkload reads or generates the workload and its nodes, then
 // reshapes it with the what-if knobs (nil report when none is set).
-func loadWorkload(o simOptions, format sim.Format) (*sim.Workload, *sim.WhatIfReport, error) {
+func loadWorkload(o simOptions, format trace.Format) (*sim.Workload, *trace.WhatIfReport, error) {
 	w, err := loadNodesAndJobs(o, format)
 	if err != nil {
 		return nil, nil, err
 	}
-	var rep *sim.WhatIfReport
+	var rep *trace.WhatIfReport
 	if o.whatIf.Active() {
-		var r sim.WhatIfReport
+		var r trace.WhatIfReport
 		if w, r, err = o.whatIf.Apply(w); err != nil {
 			return nil, nil, usagef("%v", err)
 		}
@@ -308,11 +310,11 @@ func loadWorkload(o simOptions, format sim.Format) (*sim.Workload, *sim.WhatIfRe
 	return w, rep, w.Validate()
 }
 
-func loadNodesAndJobs(o simOptions, format sim.Format) (*sim.Workload, error) {
+func loadNodesAndJobs(o simOptions, format trace.Format) (*sim.Workload, error) {
 	var w *sim.Workload
 	switch o.generate {
 	case "":
-		jobs, err := sim.LoadJobs(o.jobs, format, sim.TraceOptions{
+		jobs, err := trace.LoadJobs(o.jobs, format, trace.TraceOptions{
 			MachineMemMB: o.machineMemGB * 1024, MaxJobs: o.maxJobs, RateNoise: o.rateNoise, NoiseSeed: o.seed})
 		if err != nil {
 			return nil, err
@@ -331,21 +333,21 @@ func loadNodesAndJobs(o simOptions, format sim.Format) (*sim.Workload, error) {
 	var err error
 	switch {
 	case o.nodes != "":
-		w.Nodes, err = sim.LoadNodesCSV(o.nodes)
+		w.Nodes, err = trace.LoadNodesCSV(o.nodes)
 	case o.cluster != "":
-		w.Nodes, err = sim.ParseCluster(o.cluster)
+		w.Nodes, err = trace.ParseCluster(o.cluster)
 		if err != nil {
 			err = usagef("--cluster: %v", err)
 		}
 	default:
-		spec := sim.DefaultCluster(format)
+		spec := trace.DefaultCluster(format)
 		if o.generate != "" {
 			spec = "psdsf-hetero"
 		}
 		if spec == "" {
-			return nil, usagef("give --nodes FILE or --cluster SPEC (presets: %s)", strings.Join(sim.ClusterPresets(), ", "))
+			return nil, usagef("give --nodes FILE or --cluster SPEC (presets: %s)", strings.Join(trace.ClusterPresets(), ", "))
 		}
-		w.Nodes, err = sim.ParseCluster(spec)
+		w.Nodes, err = trace.ParseCluster(spec)
 	}
 	return w, err
 }

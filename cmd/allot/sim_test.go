@@ -12,8 +12,8 @@ import (
 )
 
 const (
-	simJobs  = "../../sim/testdata/small_jobs.csv"
-	simNodes = "../../sim/testdata/small_nodes.csv"
+	simJobs  = "../../sim/trace/testdata/small_jobs.csv"
+	simNodes = "../../sim/trace/testdata/small_nodes.csv"
 )
 
 func runSimCmd(t *testing.T, args ...string) (code int, stdout, stderr string) {
