@@ -6,7 +6,7 @@ import (
 	"math/rand/v2"
 )
 
-// The iterative-application model (iSpark, issue 11). lab/prophet's executor
+// The iterative-application model (iSpark). lab/prophet's executor
 // model runs a fixed stage list in every executor; iSpark needs what that
 // model leaves out: executors whose utilisation falls as iterations go by,
 // the cached partitions they hold, and a driver that can pack one

@@ -14,7 +14,7 @@ import (
 	"github.com/allot-sched/allot/sorter"
 )
 
-// The executor-application model (Prophet, issue 10). The sim engine simulates
+// The executor-application model (Prophet). The sim engine simulates
 // tasks; this file simulates what Prophet exploits instead: an application
 // is E executors that each hold their cpus and mem from launch to the end
 // of the application's last stage, while the application's stages run

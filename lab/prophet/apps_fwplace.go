@@ -10,7 +10,7 @@ import (
 )
 
 // Prophet placement in the framework under a master running another
-// sorter (issue 10's "drf in the master + Prophet in the framework";
+// sorter ("drf in the master + Prophet in the framework";
 // AppConfig.FrameworkPlace). The master decides which application is
 // served and when (drf, characterized, as the baselines run); the
 // application asks for Ask times the executors it still wants, so that
