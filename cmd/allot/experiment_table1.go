@@ -180,7 +180,7 @@ func printTable1(w io.Writer, rows []psdsf.Table1Row, trials int, seed uint64) e
 	ew.printf("\n- the paper gives no figure (it reports spreads only for its RRR rows).\n")
 	ew.printf("* RRR-rPS-DSF has no line in the paper's tables; its text says RRR-rPS-DSF \"performed just\n")
 	ew.printf("  as rPS-DSF over 200 trials\", so rPS-DSF's figures are shown.\n")
-	ew.printf("Where allot differs from the paper (BF-DRF 42 vs 41; RRR averages), README.md says why.\n")
+	ew.printf("Where allot differs from the paper (BF-DRF 42 vs 41; RRR averages), docs/psdsf.md says why.\n")
 	return ew.err
 }
 
