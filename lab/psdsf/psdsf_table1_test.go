@@ -104,65 +104,75 @@ func trials(t *testing.T, sc psdsf.Table1Scheduler) [][2][2]int {
 	return xs
 }
 
+// exactRow is what a deterministic policy (or an RRR policy that must land
+// on the same allocation in every trial) places: x and unused are checked
+// element by element, and stddev must be zero.
+type exactRow struct {
+	x      [2][2]int // x[n][i]
+	unused [2][2]int // unused[i][r]
+}
+
+// paperRow is one row of the paper's Table 1, in the paper's order.
+type paperRow struct {
+	name  string
+	total float64
+	tol   float64 // allowed |total - paper| for averaged rows
+	exact *exactRow
+}
+
+var paperTable1 = []paperRow{
+	// Averages over 200 RRR trials, so the paper's figures are samples
+	// too: a trial's total has a sample stddev of about 4.4 tasks for
+	// DRF and TSF (totals of 12, 20, 28 or 36) and 1 for RRR-PS-DSF
+	// (40 or 42), a standard error of the 200-trial mean of about 0.31
+	// and 0.07. The tolerances leave room for the paper's sampling noise
+	// and ours, but not for a policy that packs differently (DRF packing
+	// like PS-DSF would be off by 18).
+	{name: "DRF", total: 22.48, tol: 1.0},
+	{name: "TSF", total: 22.4, tol: 1.0},
+	{name: "RRR-PS-DSF", total: 41.08, tol: 0.5},
+	// BF-DRF: the paper reports 41 with x = (20,2,0,19) and unused
+	// (0,10,1,3). Best fit (choose the framework by DRF, then the
+	// server whose residual best matches its demand) gives 42 here, and
+	// so does every shape-matching distance we tried: Wang et al.'s
+	// L1 with each vector divided by its cpus, the L1 with each vector
+	// divided by its largest component (ours, sorter.BestFitDistance),
+	// cosine similarity, with ties in DRF going to either framework.
+	// The decisive step: after 17 tasks each (f1 on s1, f2 on s2) the
+	// residuals are s1=(15,13), s2=(13,15); f1's 18th task goes to s1,
+	// leaving (10,12), and that residual is now the more memory-heavy
+	// of the two, so f2's 18th task (1,5) also best-fits s1. f2 thus
+	// uses s1's spare memory before f1 exhausts s1's cpus, both
+	// servers end with one task's worth of nothing, (3,1) and (1,3).
+	// The paper's (20,2,0,19) never places f2 on s1 and strands 10
+	// units of memory there behind exhausted cpus, one task fewer.
+	{name: "BF-DRF", total: 42, exact: &exactRow{x: [2][2]int{{19, 2}, {2, 19}}, unused: [2][2]int{{3, 1}, {1, 3}}}},
+	{name: "PS-DSF", total: 41, exact: &exactRow{x: [2][2]int{{19, 0}, {2, 20}}, unused: [2][2]int{{3, 1}, {10, 0}}}},
+	{name: "rPS-DSF", total: 42, exact: &exactRow{x: [2][2]int{{19, 2}, {2, 19}}, unused: [2][2]int{{3, 1}, {1, 3}}}},
+	// The paper: "RRR-rPS-DSF performed just as rPS-DSF over 200
+	// trials". checkTrials asserts it trial by trial.
+	{name: "RRR-rPS-DSF", total: 42, exact: &exactRow{x: [2][2]int{{19, 2}, {2, 19}}, unused: [2][2]int{{3, 1}, {1, 3}}}},
+}
+
+// rowsByName indexes Table1's rows by scheduler.
+func rowsByName(rows []psdsf.Table1Row) map[string]psdsf.Table1Row {
+	byName := map[string]psdsf.Table1Row{}
+	for _, r := range rows {
+		byName[r.Scheduler] = r
+	}
+	return byName
+}
+
 func TestTable1MatchesPaper(t *testing.T) {
 	rows, err := psdsf.PaperTable1Setup().Table1(paperTrials, firstSeed)
 	if err != nil {
 		t.Fatal(err)
 	}
-	byName := map[string]psdsf.Table1Row{}
-	for _, r := range rows {
-		byName[r.Scheduler] = r
+	byName := rowsByName(rows)
+	if len(rows) != len(paperTable1) {
+		t.Errorf("Table1 returned %d rows, want %d", len(rows), len(paperTable1))
 	}
-
-	// exact rows are deterministic policies (or RRR policies that must land
-	// on the same allocation in every trial): x and unused are checked
-	// element by element, stddev must be zero.
-	type exact struct {
-		x      [2][2]int // x[n][i]
-		unused [2][2]int // unused[i][r]
-	}
-	tests := []struct {
-		name  string
-		total float64
-		tol   float64 // allowed |total - paper| for averaged rows
-		exact *exact
-	}{
-		// Averages over 200 RRR trials, so the paper's figures are samples
-		// too: a trial's total has a sample stddev of about 4.4 tasks for
-		// DRF and TSF (totals of 12, 20, 28 or 36) and 1 for RRR-PS-DSF
-		// (40 or 42), a standard error of the 200-trial mean of about 0.31
-		// and 0.07. The tolerances are the issue's; they leave room for
-		// the paper's sampling noise and ours, but not for a policy that
-		// packs differently (DRF packing like PS-DSF would be off by 18).
-		{name: "DRF", total: 22.48, tol: 1.0},
-		{name: "TSF", total: 22.4, tol: 1.0},
-		{name: "RRR-PS-DSF", total: 41.08, tol: 0.5},
-		// BF-DRF: the paper reports 41 with x = (20,2,0,19) and unused
-		// (0,10,1,3). Best fit (choose the framework by DRF, then the
-		// server whose residual best matches its demand) gives 42 here, and
-		// so does every shape-matching distance we tried: Wang et al.'s
-		// L1 with each vector divided by its cpus, the L1 with each vector
-		// divided by its largest component (ours, sorter.BestFitDistance),
-		// cosine similarity, with ties in DRF going to either framework.
-		// The decisive step: after 17 tasks each (f1 on s1, f2 on s2) the
-		// residuals are s1=(15,13), s2=(13,15); f1's 18th task goes to s1,
-		// leaving (10,12), and that residual is now the more memory-heavy
-		// of the two, so f2's 18th task (1,5) also best-fits s1. f2 thus
-		// uses s1's spare memory before f1 exhausts s1's cpus, both
-		// servers end with one task's worth of nothing, (3,1) and (1,3).
-		// The paper's (20,2,0,19) never places f2 on s1 and strands 10
-		// units of memory there behind exhausted cpus, one task fewer.
-		{name: "BF-DRF", total: 42, exact: &exact{x: [2][2]int{{19, 2}, {2, 19}}, unused: [2][2]int{{3, 1}, {1, 3}}}},
-		{name: "PS-DSF", total: 41, exact: &exact{x: [2][2]int{{19, 0}, {2, 20}}, unused: [2][2]int{{3, 1}, {10, 0}}}},
-		{name: "rPS-DSF", total: 42, exact: &exact{x: [2][2]int{{19, 2}, {2, 19}}, unused: [2][2]int{{3, 1}, {1, 3}}}},
-		// The paper: "RRR-rPS-DSF performed just as rPS-DSF over 200
-		// trials". We assert it trial by trial below.
-		{name: "RRR-rPS-DSF", total: 42, exact: &exact{x: [2][2]int{{19, 2}, {2, 19}}, unused: [2][2]int{{3, 1}, {1, 3}}}},
-	}
-	if len(rows) != len(tests) {
-		t.Errorf("Table1 returned %d rows, want %d", len(rows), len(tests))
-	}
-	for k, tc := range tests {
+	for k, tc := range paperTable1 {
 		t.Run(tc.name, func(t *testing.T) {
 			if k < len(rows) && rows[k].Scheduler != tc.name {
 				t.Errorf("row %d is %q, want %q (the paper's order)", k, rows[k].Scheduler, tc.name)
@@ -174,55 +184,66 @@ func TestTable1MatchesPaper(t *testing.T) {
 			if math.Abs(row.Total-tc.total) > tc.tol {
 				t.Errorf("total = %.4g, paper %.4g +- %.2g", row.Total, tc.total, tc.tol)
 			}
-
-			sc := policy(t, tc.name)
-			xs := trials(t, sc)
-			if row.Trials != len(xs) {
-				t.Errorf("row.Trials = %d, want %d", row.Trials, len(xs))
-			}
-			var sum [2][2]int
-			for k, x := range xs {
-				checkFeasibleAndMaximal(t, tc.name+" trial "+strconv.Itoa(k), x)
-				for n := range 2 {
-					for i := range 2 {
-						sum[n][i] += x[n][i]
-					}
-				}
-				if tc.exact != nil && x != tc.exact.x {
-					t.Errorf("trial %d (seed %d): x = %v, want %v", k, firstSeed+k, x, tc.exact.x)
-				}
-			}
-			// The row's means must be the means of the trials: Table1 and
-			// Fill agree on seeds.
-			for n := range 2 {
-				for i := range 2 {
-					if want := float64(sum[n][i]) / float64(len(xs)); math.Abs(row.X[n][i]-want) > 1e-9 {
-						t.Errorf("row.X[%d][%d] = %v, mean of trials %v", n, i, row.X[n][i], want)
-					}
-				}
-			}
-			if tc.exact == nil {
-				return
-			}
-			u := unused(tc.exact.x)
-			if u != tc.exact.unused {
-				t.Errorf("unused computed from x = %v, want %v", u, tc.exact.unused)
-			}
-			for a := range 2 {
-				for b := range 2 {
-					if row.X[a][b] != float64(tc.exact.x[a][b]) {
-						t.Errorf("row.X[%d][%d] = %v, want %d", a, b, row.X[a][b], tc.exact.x[a][b])
-					}
-					if row.Unused[a][b] != float64(tc.exact.unused[a][b]) {
-						t.Errorf("row.Unused[%d][%d] = %v, want %d", a, b, row.Unused[a][b], tc.exact.unused[a][b])
-					}
-					if row.Stddev[a][b] != 0 || row.UnusedStddev[a][b] != 0 {
-						t.Errorf("stddev[%d][%d] = %v, unused stddev %v; want 0 for an allocation that never varies",
-							a, b, row.Stddev[a][b], row.UnusedStddev[a][b])
-					}
-				}
+			checkTrials(t, tc, row)
+			if tc.exact != nil {
+				checkExactRow(t, *tc.exact, row)
 			}
 		})
+	}
+}
+
+// checkTrials reruns the row's policy trial by trial: every trial is
+// feasible and maximal (and, for an exact row, the expected allocation),
+// and the row's means are the means of the trials, so Table1 and Fill
+// agree on seeds.
+func checkTrials(t *testing.T, tc paperRow, row psdsf.Table1Row) {
+	t.Helper()
+	xs := trials(t, policy(t, tc.name))
+	if row.Trials != len(xs) {
+		t.Errorf("row.Trials = %d, want %d", row.Trials, len(xs))
+	}
+	var sum [2][2]int
+	for k, x := range xs {
+		checkFeasibleAndMaximal(t, tc.name+" trial "+strconv.Itoa(k), x)
+		for n := range 2 {
+			for i := range 2 {
+				sum[n][i] += x[n][i]
+			}
+		}
+		if tc.exact != nil && x != tc.exact.x {
+			t.Errorf("trial %d (seed %d): x = %v, want %v", k, firstSeed+k, x, tc.exact.x)
+		}
+	}
+	for n := range 2 {
+		for i := range 2 {
+			if want := float64(sum[n][i]) / float64(len(xs)); math.Abs(row.X[n][i]-want) > 1e-9 {
+				t.Errorf("row.X[%d][%d] = %v, mean of trials %v", n, i, row.X[n][i], want)
+			}
+		}
+	}
+}
+
+// checkExactRow checks a row that never varies: its unused follows from
+// its x by the paper's arithmetic, and the row reports both exactly, with
+// zero stddev.
+func checkExactRow(t *testing.T, want exactRow, row psdsf.Table1Row) {
+	t.Helper()
+	if u := unused(want.x); u != want.unused {
+		t.Errorf("unused computed from x = %v, want %v", u, want.unused)
+	}
+	for a := range 2 {
+		for b := range 2 {
+			if row.X[a][b] != float64(want.x[a][b]) {
+				t.Errorf("row.X[%d][%d] = %v, want %d", a, b, row.X[a][b], want.x[a][b])
+			}
+			if row.Unused[a][b] != float64(want.unused[a][b]) {
+				t.Errorf("row.Unused[%d][%d] = %v, want %d", a, b, row.Unused[a][b], want.unused[a][b])
+			}
+			if row.Stddev[a][b] != 0 || row.UnusedStddev[a][b] != 0 {
+				t.Errorf("stddev[%d][%d] = %v, unused stddev %v; want 0 for an allocation that never varies",
+					a, b, row.Stddev[a][b], row.UnusedStddev[a][b])
+			}
+		}
 	}
 }
 
@@ -284,10 +305,7 @@ func TestTable1AllotFiguresSeed1(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	byName := map[string]psdsf.Table1Row{}
-	for _, r := range rows {
-		byName[r.Scheduler] = r
-	}
+	byName := rowsByName(rows)
 	for _, tc := range []struct {
 		name   string
 		total  float64

@@ -40,20 +40,67 @@ var Palette = []string{"#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#
 // evenly (files stay small and open quickly).
 const maxPoints = 4000
 
+// Margins around the plot area, in pixels; the right one holds the legend.
+const left, right, top, bottom = 70.0, 190.0, 40.0, 50.0
+
 // WriteSVG writes the chart as an SVG document.
 func (c *Chart) WriteSVG(w io.Writer) error {
-	W, H := c.Width, c.Height
-	if W <= 0 {
-		W = 860
+	f := c.frame()
+	b := bufio.NewWriter(w)
+	fmt.Fprintf(b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="Helvetica,Arial,sans-serif" font-size="12">`+"\n", f.W, f.H, f.W, f.H)
+	fmt.Fprintf(b, `<rect width="%d" height="%d" fill="white"/>`+"\n", f.W, f.H)
+	fmt.Fprintf(b, `<text x="%g" y="22" font-size="15" font-weight="bold">%s</text>`+"\n", left, esc(c.Title))
+	f.writeAxes(b, c.XLabel, c.YLabel)
+	for i, l := range c.Lines {
+		f.writeLine(b, i, l, c.Step)
 	}
-	if H <= 0 {
-		H = 440
-	}
-	const left, right, top, bottom = 70.0, 190.0, 40.0, 50.0
-	pw, ph := float64(W)-left-right, float64(H)-top-bottom
+	fmt.Fprintln(b, "</svg>")
+	return b.Flush()
+}
 
-	xmin, xmax := math.Inf(1), math.Inf(-1)
-	ymin, ymax := math.Inf(1), math.Inf(-1)
+// frame is the chart's geometry: its size, the plot area inside the
+// margins, the data ranges it spans and the ticks along each axis.
+type frame struct {
+	W, H                   int
+	pw, ph                 float64
+	xmin, xmax, ymin, ymax float64
+	xt, yt                 []float64
+}
+
+// frame sizes the chart and fits its ranges to the finite points of
+// every line, unless the chart fixes the y range.
+func (c *Chart) frame() frame {
+	f := frame{W: c.Width, H: c.Height}
+	if f.W <= 0 {
+		f.W = 860
+	}
+	if f.H <= 0 {
+		f.H = 440
+	}
+	f.pw, f.ph = float64(f.W)-left-right, float64(f.H)-top-bottom
+	f.xmin, f.xmax, f.ymin, f.ymax = c.dataRange()
+	if c.YMax > c.YMin {
+		f.ymin, f.ymax = c.YMin, c.YMax
+	}
+	if f.xmax <= f.xmin {
+		f.xmax = f.xmin + 1
+	}
+	if f.ymax <= f.ymin {
+		f.ymax = f.ymin + 1
+	}
+	f.xt = ticks(f.xmin, f.xmax, 8)
+	f.yt = ticks(f.ymin, f.ymax, 6)
+	if c.YMax <= c.YMin {
+		f.ymax = math.Max(f.ymax, f.yt[len(f.yt)-1])
+	}
+	return f
+}
+
+// dataRange is the extent of the lines' finite points, widened to take
+// in zero when all values are non-negative; [0,1]x[0,1] when there are none.
+func (c *Chart) dataRange() (xmin, xmax, ymin, ymax float64) {
+	xmin, xmax = math.Inf(1), math.Inf(-1)
+	ymin, ymax = math.Inf(1), math.Inf(-1)
 	for _, l := range c.Lines {
 		for i := range l.X {
 			if i >= len(l.Y) || !finite(l.X[i]) || !finite(l.Y[i]) {
@@ -72,88 +119,80 @@ func (c *Chart) WriteSVG(w io.Writer) error {
 	if xmin >= 0 {
 		xmin = 0
 	}
-	if c.YMax > c.YMin {
-		ymin, ymax = c.YMin, c.YMax
-	}
-	if xmax <= xmin {
-		xmax = xmin + 1
-	}
-	if ymax <= ymin {
-		ymax = ymin + 1
-	}
-	xt := ticks(xmin, xmax, 8)
-	yt := ticks(ymin, ymax, 6)
-	if c.YMax <= c.YMin {
-		ymax = math.Max(ymax, yt[len(yt)-1])
-	}
-	sx := func(x float64) float64 { return left + (x-xmin)/(xmax-xmin)*pw }
-	sy := func(y float64) float64 { return top + ph - (y-ymin)/(ymax-ymin)*ph }
+	return xmin, xmax, ymin, ymax
+}
 
-	b := bufio.NewWriter(w)
-	fmt.Fprintf(b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="Helvetica,Arial,sans-serif" font-size="12">`+"\n", W, H, W, H)
-	fmt.Fprintf(b, `<rect width="%d" height="%d" fill="white"/>`+"\n", W, H)
-	fmt.Fprintf(b, `<text x="%g" y="22" font-size="15" font-weight="bold">%s</text>`+"\n", left, esc(c.Title))
-	// grid and ticks
-	for _, t := range yt {
-		if t < ymin || t > ymax {
+func (f *frame) sx(x float64) float64 { return left + (x-f.xmin)/(f.xmax-f.xmin)*f.pw }
+func (f *frame) sy(y float64) float64 { return top + f.ph - (y-f.ymin)/(f.ymax-f.ymin)*f.ph }
+
+// writeAxes draws the grid with its tick labels, the plot border and the
+// axis labels.
+func (f *frame) writeAxes(b io.Writer, xlabel, ylabel string) {
+	for _, t := range f.yt {
+		if t < f.ymin || t > f.ymax {
 			continue
 		}
-		y := sy(t)
-		fmt.Fprintf(b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#e4e4e4"/>`+"\n", left, y, left+pw, y)
+		y := f.sy(t)
+		fmt.Fprintf(b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#e4e4e4"/>`+"\n", left, y, left+f.pw, y)
 		fmt.Fprintf(b, `<text x="%.1f" y="%.1f" text-anchor="end">%s</text>`+"\n", left-6, y+4, num(t))
 	}
-	for _, t := range xt {
-		if t < xmin || t > xmax {
+	for _, t := range f.xt {
+		if t < f.xmin || t > f.xmax {
 			continue
 		}
-		x := sx(t)
-		fmt.Fprintf(b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#e4e4e4"/>`+"\n", x, top, x, top+ph)
-		fmt.Fprintf(b, `<text x="%.1f" y="%.1f" text-anchor="middle">%s</text>`+"\n", x, top+ph+16, num(t))
+		x := f.sx(t)
+		fmt.Fprintf(b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#e4e4e4"/>`+"\n", x, top, x, top+f.ph)
+		fmt.Fprintf(b, `<text x="%.1f" y="%.1f" text-anchor="middle">%s</text>`+"\n", x, top+f.ph+16, num(t))
 	}
-	fmt.Fprintf(b, `<rect x="%g" y="%g" width="%g" height="%g" fill="none" stroke="#444"/>`+"\n", left, top, pw, ph)
-	fmt.Fprintf(b, `<text x="%.1f" y="%d" text-anchor="middle">%s</text>`+"\n", left+pw/2, H-12, esc(c.XLabel))
-	fmt.Fprintf(b, `<text transform="translate(18 %.1f) rotate(-90)" text-anchor="middle">%s</text>`+"\n", top+ph/2, esc(c.YLabel))
-	// lines
-	for i, l := range c.Lines {
-		color := l.Color
-		if color == "" {
-			color = Palette[i%len(Palette)]
-		}
-		dash := ""
-		if l.Dashed {
-			dash = ` stroke-dasharray="6 4"`
-		}
-		var pts strings.Builder
-		n := min(len(l.X), len(l.Y))
-		step := 1
-		if n > maxPoints {
-			step = (n + maxPoints - 1) / maxPoints
-		}
-		prevY := math.NaN()
-		for j := 0; j < n; j += step {
-			if j+step >= n {
-				j = n - 1
-			}
-			x, y := l.X[j], l.Y[j]
-			if !finite(x) || !finite(y) {
-				continue
-			}
-			y = math.Max(ymin, math.Min(ymax, y))
-			if c.Step && !math.IsNaN(prevY) {
-				fmt.Fprintf(&pts, "%.1f,%.1f ", sx(x), sy(prevY))
-			}
-			fmt.Fprintf(&pts, "%.1f,%.1f ", sx(x), sy(y))
-			prevY = y
-		}
-		fmt.Fprintf(b, `<polyline fill="none" stroke="%s" stroke-width="1.6"%s points="%s"/>`+"\n", color, dash, strings.TrimSpace(pts.String()))
-		// legend entry
-		ly := top + 10 + float64(i)*18
-		lx := left + pw + 14
-		fmt.Fprintf(b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="%s" stroke-width="2"%s/>`+"\n", lx, ly, lx+24, ly, color, dash)
-		fmt.Fprintf(b, `<text x="%.1f" y="%.1f">%s</text>`+"\n", lx+30, ly+4, esc(l.Name))
+	fmt.Fprintf(b, `<rect x="%g" y="%g" width="%g" height="%g" fill="none" stroke="#444"/>`+"\n", left, top, f.pw, f.ph)
+	fmt.Fprintf(b, `<text x="%.1f" y="%d" text-anchor="middle">%s</text>`+"\n", left+f.pw/2, f.H-12, esc(xlabel))
+	fmt.Fprintf(b, `<text transform="translate(18 %.1f) rotate(-90)" text-anchor="middle">%s</text>`+"\n", top+f.ph/2, esc(ylabel))
+}
+
+// writeLine draws the i-th line and its legend entry.
+func (f *frame) writeLine(b io.Writer, i int, l Line, step bool) {
+	color := l.Color
+	if color == "" {
+		color = Palette[i%len(Palette)]
 	}
-	fmt.Fprintln(b, "</svg>")
-	return b.Flush()
+	dash := ""
+	if l.Dashed {
+		dash = ` stroke-dasharray="6 4"`
+	}
+	fmt.Fprintf(b, `<polyline fill="none" stroke="%s" stroke-width="1.6"%s points="%s"/>`+"\n", color, dash, f.points(l, step))
+	ly := top + 10 + float64(i)*18
+	lx := left + f.pw + 14
+	fmt.Fprintf(b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="%s" stroke-width="2"%s/>`+"\n", lx, ly, lx+24, ly, color, dash)
+	fmt.Fprintf(b, `<text x="%.1f" y="%.1f">%s</text>`+"\n", lx+30, ly+4, esc(l.Name))
+}
+
+// points is a line's polyline coordinates: finite points only, clamped
+// to the y range, thinned to maxPoints (always keeping the last), with a
+// corner before each point when drawn as steps.
+func (f *frame) points(l Line, step bool) string {
+	var pts strings.Builder
+	n := min(len(l.X), len(l.Y))
+	stride := 1
+	if n > maxPoints {
+		stride = (n + maxPoints - 1) / maxPoints
+	}
+	prevY := math.NaN()
+	for j := 0; j < n; j += stride {
+		if j+stride >= n {
+			j = n - 1
+		}
+		x, y := l.X[j], l.Y[j]
+		if !finite(x) || !finite(y) {
+			continue
+		}
+		y = math.Max(f.ymin, math.Min(f.ymax, y))
+		if step && !math.IsNaN(prevY) {
+			fmt.Fprintf(&pts, "%.1f,%.1f ", f.sx(x), f.sy(prevY))
+		}
+		fmt.Fprintf(&pts, "%.1f,%.1f ", f.sx(x), f.sy(y))
+		prevY = y
+	}
+	return strings.TrimSpace(pts.String())
 }
 
 func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
