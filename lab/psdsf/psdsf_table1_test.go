@@ -296,10 +296,10 @@ func TestTable1Policies(t *testing.T) {
 }
 
 // TestTable1AllotFiguresSeed1 pins allot's own figures for the RRR rows,
-// seed 1 and 200 trials, as README's "Figures that differ from the paper"
+// seed 1 and 200 trials, as docs/psdsf.md
 // quotes them: TestTable1MatchesPaper checks them only against the
 // paper's, within its sampling noise, so a change that moved them inside
-// that tolerance would leave the README wrong and every test green.
+// that tolerance would leave docs/psdsf.md wrong and every test green.
 func TestTable1AllotFiguresSeed1(t *testing.T) {
 	rows, err := psdsf.PaperTable1Setup().Table1(paperTrials, firstSeed)
 	if err != nil {
