@@ -217,7 +217,7 @@ type framework struct {
 	skey         float64 // key in its shape's order
 	inGlobal     bool
 	shape        int32 // shape index while in a shape set, else -1
-	// app is the application demand declared with SetAppDemand (gang.go),
+	// app is the application demand declared with the AppDemand signal (gang.go),
 	// nil if none; only the gang path serves such a framework.
 	app *profile.AppDemand
 }

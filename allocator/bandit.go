@@ -4,11 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"sort"
 	"time"
 
-	"github.com/allot-sched/allot/resources"
 	"github.com/allot-sched/allot/sorter"
 )
 
@@ -27,7 +25,7 @@ import (
 //     is already placed is no decision (there was no choice) and makes
 //     none. Each agent keeps only its most recent decision: a new draw
 //     there replaces the old one.
-//   - Every ObserveUsage of the agent credits that decision with the
+//   - Every Usage signal of the agent credits that decision with the
 //     node's goodness G (eq. 1) by the gradient-bandit update of the rows
 //     of the decision's residents (sorter.Preferences.Update), so a
 //     co-location that lasts is credited once per usage interval, as the
@@ -45,7 +43,7 @@ import (
 //   - A decision with no residents (an empty agent) teaches nothing: there
 //     was no co-location (Update is a no-op without residents).
 //
-// A framework without a job type (no SetJobType, or the empty type) is of
+// A framework without a job type (no JobType signal, or the empty type) is of
 // type "": all untyped frameworks are learned as one type.
 
 // Defaults of the bandit's parameters the paper does not give.
@@ -87,9 +85,9 @@ type BanditConfig struct {
 	// every node one container at a time.
 	Chunk int
 	// Reward says what credits a decision (beyond the paper, issue 13):
-	// RewardGoodness, the paper's G of the node's usage (ObserveUsage), or
+	// RewardGoodness, the paper's G of the node's usage (the Usage signal), or
 	// RewardProgress, the co-location's progress rate relative to solo
-	// (ObserveProgress). A model listens to its reward's observations only.
+	// (the CoProgress signal). A model listens to its reward's observations only.
 	Reward Reward
 	// ResidentSet conditions the preferences on the set of a node's
 	// resident types (one row per set, keyed "A+B") instead of pooling the
@@ -115,93 +113,6 @@ func (c BanditConfig) window() int {
 		return DefaultBanditWindow
 	}
 	return c.Window
-}
-
-// NodeUsage is one agent's measured usage over the last interval, as rates:
-// what the master derives from two successive agent reports
-// (api.RatesBetween) and the simulator from its model.
-type NodeUsage struct {
-	// CPU and IOWait are fractions of the node's CPU time, in [0, 1].
-	CPU, IOWait float64
-	// Throughputs in MB/s.
-	DiskReadMBps, DiskWriteMBps float64
-	NetRxMBps, NetTxMBps        float64
-}
-
-func (u NodeUsage) validate() error {
-	for _, v := range []float64{u.CPU, u.IOWait, u.DiskReadMBps, u.DiskWriteMBps, u.NetRxMBps, u.NetTxMBps} {
-		if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
-			return fmt.Errorf("usage %+v: every rate must be a finite number >= 0", u)
-		}
-	}
-	if u.CPU > 1 || u.IOWait > 1 {
-		return fmt.Errorf("usage %+v: cpu and iowait are fractions, at most 1", u)
-	}
-	return nil
-}
-
-// SetJobType names framework's job type (the co-location bandit learns
-// per type); "" makes it untyped. Without a bandit it changes nothing but
-// still checks the framework.
-func (a *Allocator) SetJobType(framework, typ string) error {
-	if _, err := a.framework(framework); err != nil {
-		return fmt.Errorf("set job type: %w", err)
-	}
-	if len(a.models) > 0 {
-		a.tell(event{kind: evJobType, framework: framework, jobType: typ})
-	}
-	return nil
-}
-
-// ObserveUsage reports an agent's measured usage over the interval that
-// ends now. The allocator adds the agent's advertised disk_bw and net_bw
-// (the goodness's r_max and w_max) and the frameworks holding resources
-// there, and forwards it to the models.
-func (a *Allocator) ObserveUsage(agent string, u NodeUsage) error {
-	ag, err := a.agent(agent)
-	if err != nil {
-		return fmt.Errorf("observe usage: %w", err)
-	}
-	if err := u.validate(); err != nil {
-		return fmt.Errorf("observe usage of %q: %w", agent, err)
-	}
-	if len(a.models) == 0 {
-		return nil
-	}
-	nu := &sorter.NodeUsage{CPU: u.CPU, IOWait: u.IOWait,
-		DiskReadMBps: u.DiskReadMBps, DiskWriteMBps: u.DiskWriteMBps,
-		NetRxMBps: u.NetRxMBps, NetTxMBps: u.NetTxMBps,
-		DiskBW: ag.total.Scalars[resources.DiskBW].Units(), NetBW: ag.total.Scalars[resources.NetBW].Units()}
-	holders := make([]string, 0, len(ag.holds))
-	for _, h := range ag.holds {
-		holders = append(holders, a.fws[h.fw].id)
-	}
-	a.tell(event{kind: evUsage, agent: agent, usage: nu, holders: holders})
-	return nil
-}
-
-// ObserveProgress reports the co-location's progress on an agent over the
-// interval that ends now: the mean over its tasks of each task's progress
-// rate over its type's solo rate (RewardProgress). The allocator stays
-// pure: whoever measures progress (the simulator's model; a master fed by
-// frameworks) computes the number.
-func (a *Allocator) ObserveProgress(agent string, progress float64) error {
-	ag, err := a.agent(agent)
-	if err != nil {
-		return fmt.Errorf("observe progress: %w", err)
-	}
-	if math.IsNaN(progress) || math.IsInf(progress, 0) || progress < 0 {
-		return fmt.Errorf("observe progress of %q: %v must be a finite number >= 0", agent, progress)
-	}
-	if len(a.models) == 0 {
-		return nil
-	}
-	holders := make([]string, 0, len(ag.holds))
-	for _, h := range ag.holds {
-		holders = append(holders, a.fws[h.fw].id)
-	}
-	a.tell(event{kind: evCoProgress, agent: agent, coProgress: progress, holders: holders})
-	return nil
 }
 
 // ExportPreferences returns the bandit's learned preferences and baselines

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/allot-sched/allot/allocator/policy"
 	"math"
 	"reflect"
 	"strings"
@@ -25,7 +26,7 @@ func banditFixture(t testing.TB, seed uint64, bc BanditConfig) *fixture {
 func (fx *fixture) job(id, typ string, tasks int) *fixture {
 	fx.t.Helper()
 	fx.framework(id, "").demand(id, "cpus:1;mem:100", tasks)
-	if err := fx.a.SetJobType(id, typ); err != nil {
+	if err := fx.a.Observe(policy.JobType{Framework: id, Type: typ}); err != nil {
 		fx.t.Fatal(err)
 	}
 	return fx
@@ -207,20 +208,20 @@ func TestBanditWaitWeight(t *testing.T) {
 }
 
 var (
-	usageHigh = NodeUsage{CPU: 0.9, DiskReadMBps: 50, NetTxMBps: 20}
-	usageLow  = NodeUsage{CPU: 0.2, IOWait: 0.3, DiskWriteMBps: 90}
+	usageHigh = policy.NodeUsage{CPU: 0.9, DiskReadMBps: 50, NetTxMBps: 20}
+	usageLow  = policy.NodeUsage{CPU: 0.2, IOWait: 0.3, DiskWriteMBps: 90}
 )
 
-func banditGoodness(u NodeUsage) float64 {
+func banditGoodness(u policy.NodeUsage) float64 {
 	return sorter.Goodness(sorter.NodeUsage{CPU: u.CPU, IOWait: u.IOWait, DiskReadMBps: u.DiskReadMBps,
 		DiskWriteMBps: u.DiskWriteMBps, NetRxMBps: u.NetRxMBps, NetTxMBps: u.NetTxMBps, DiskBW: 100, NetBW: 100})
 }
 
 // observe advances the clock and reports u for a1.
-func (fx *fixture) observe(u NodeUsage) {
+func (fx *fixture) observe(u policy.NodeUsage) {
 	fx.t.Helper()
 	fx.clk.Advance(10 * time.Second)
-	if err := fx.a.ObserveUsage("a1", u); err != nil {
+	if err := fx.a.Observe(policy.Usage{Agent: "a1", Rates: u}); err != nil {
 		fx.t.Fatal(err)
 	}
 }
@@ -246,7 +247,7 @@ func TestBanditCredit(t *testing.T) {
 			t.Fatalf("scope %v: an interval that began before the draw was credited: %v", scope, got)
 		}
 		ref := sorter.NewPreferences(bc.Step, scope)
-		for _, u := range []NodeUsage{usageHigh, usageLow, usageHigh} {
+		for _, u := range []policy.NodeUsage{usageHigh, usageLow, usageHigh} {
 			fx.observe(u)
 			ref.Update([]string{"A"}, []string{"B", "C"}, chosenType, banditGoodness(u))
 		}
@@ -276,7 +277,7 @@ func TestBanditStepZero(t *testing.T) {
 	h := [][]float64{{0, 1, -1}, {0.5, 0, 0}, {0, 0, 0}}
 	fx, _ := coLocate(t, 5, BanditConfig{Step: 0}, h, [2]string{"b", "B"}, [2]string{"c", "C"})
 	before := exportedH(t, fx.a)
-	for _, u := range []NodeUsage{usageHigh, usageLow, usageHigh, usageLow} {
+	for _, u := range []policy.NodeUsage{usageHigh, usageLow, usageHigh, usageLow} {
 		fx.observe(u)
 	}
 	if after := exportedH(t, fx.a); !reflect.DeepEqual(after, before) {
@@ -338,7 +339,7 @@ func TestBanditSnapshotRoundTrip(t *testing.T) {
 // allocator (RA*); a bad import changes nothing; without a bandit both fail.
 func TestBanditExportImport(t *testing.T) {
 	fx, _ := coLocate(t, 2, BanditConfig{Step: 0.5}, nil, [2]string{"b", "B"}, [2]string{"c", "C"})
-	for _, u := range []NodeUsage{usageHigh, usageLow, usageHigh, usageLow} {
+	for _, u := range []policy.NodeUsage{usageHigh, usageLow, usageHigh, usageLow} {
 		fx.observe(u)
 	}
 	exp, err := fx.a.ExportPreferences()
@@ -373,11 +374,11 @@ func TestBanditSignalErrors(t *testing.T) {
 		name string
 		err  error
 	}{
-		{"unknown framework", fx.a.SetJobType("nobody", "A")},
-		{"unknown agent", fx.a.ObserveUsage("nowhere", NodeUsage{})},
-		{"cpu above 1", fx.a.ObserveUsage("a1", NodeUsage{CPU: 1.5})},
-		{"negative rate", fx.a.ObserveUsage("a1", NodeUsage{DiskReadMBps: -1})},
-		{"NaN", fx.a.ObserveUsage("a1", NodeUsage{IOWait: math.NaN()})},
+		{"unknown framework", fx.a.Observe(policy.JobType{Framework: "nobody", Type: "A"})},
+		{"unknown agent", fx.a.Observe(policy.Usage{Agent: "nowhere", Rates: policy.NodeUsage{}})},
+		{"cpu above 1", fx.a.Observe(policy.Usage{Agent: "a1", Rates: policy.NodeUsage{CPU: 1.5}})},
+		{"negative rate", fx.a.Observe(policy.Usage{Agent: "a1", Rates: policy.NodeUsage{DiskReadMBps: -1}})},
+		{"NaN", fx.a.Observe(policy.Usage{Agent: "a1", Rates: policy.NodeUsage{IOWait: math.NaN()}})},
 	}
 	for _, b := range bad {
 		if b.err == nil {
@@ -395,10 +396,10 @@ func TestBanditSignalErrors(t *testing.T) {
 	}
 	// an allocator without a bandit takes the signals and ignores them
 	plain := newFixture(t, Config{}).agent("a1", banditAgent).framework("f", "")
-	if err := plain.a.SetJobType("f", "A"); err != nil {
+	if err := plain.a.Observe(policy.JobType{Framework: "f", Type: "A"}); err != nil {
 		t.Error(err)
 	}
-	if err := plain.a.ObserveUsage("a1", usageHigh); err != nil {
+	if err := plain.a.Observe(policy.Usage{Agent: "a1", Rates: usageHigh}); err != nil {
 		t.Error(err)
 	}
 }
@@ -447,7 +448,7 @@ func TestBanditChunk(t *testing.T) {
 func (fx *fixture) observeProgress(p float64) {
 	fx.t.Helper()
 	fx.clk.Advance(10 * time.Second)
-	if err := fx.a.ObserveProgress("a1", p); err != nil {
+	if err := fx.a.Observe(policy.CoProgress{Agent: "a1", Progress: p}); err != nil {
 		fx.t.Fatal(err)
 	}
 }
@@ -469,7 +470,7 @@ func TestBanditRewardProgress(t *testing.T) {
 		fx.observeProgress(0.4) // began before the draw: skipped
 		fx.observe(usageLow)
 		ref := sorter.NewPreferences(bc.Step, sorter.BaselinePerRow)
-		us := []NodeUsage{usageHigh, usageLow, usageHigh}
+		us := []policy.NodeUsage{usageHigh, usageLow, usageHigh}
 		for i, p := range []float64{0.5, 0.9, 0.4} {
 			fx.observeProgress(p)
 			fx.observe(us[i])
@@ -487,11 +488,11 @@ func TestBanditRewardProgress(t *testing.T) {
 		}
 	}
 	fx := banditFixture(t, 1, BanditConfig{})
-	if err := fx.a.ObserveProgress("nope", 1); err == nil {
+	if err := fx.a.Observe(policy.CoProgress{Agent: "nope", Progress: 1}); err == nil {
 		t.Error("progress of an unknown agent accepted")
 	}
 	fx.agent("a1", banditAgent)
-	if err := fx.a.ObserveProgress("a1", math.NaN()); err == nil {
+	if err := fx.a.Observe(policy.CoProgress{Agent: "a1", Progress: math.NaN()}); err == nil {
 		t.Error("NaN progress accepted")
 	}
 }
@@ -542,7 +543,7 @@ func TestBanditWholeAgentOfferDoesNotStart(t *testing.T) {
 		}
 		fx.decline(leftovers, 0)
 		fx.demand("late", "cpus:1;mem:100", 1)
-		if err := fx.a.SetJobType("late", "C"); err != nil {
+		if err := fx.a.Observe(policy.JobType{Framework: "late", Type: "C"}); err != nil {
 			t.Fatal(err)
 		}
 		if err := fx.a.Recover("run", "a1", first[0].Resources, nil); err != nil {

@@ -66,13 +66,13 @@
 //	                   placements as offers, agent orders, weighted draws
 //	gang.go            applications, not tasks (sorter.Gang: prophet,
 //	                   tetris-peak): a framework that declared an
-//	                   application demand (SetAppDemand) gets its E
+//	                   application demand (the AppDemand signal) gets its E
 //	                   executors on distinct agents in one cycle or none;
 //	                   it runs before the mode's path, which then serves
 //	                   the frameworks without one (by DRF) from what is left
 //	timeline.go        the gang criteria's model: one profile.Timeline per
 //	                   agent, applications' waits and deadlines
-//	progress.go        ObserveStageProgress: an executor's observed stage
+//	progress.go        the StageProgress signal: an executor's observed stage
 //	                   re-anchors its profile on the model's timeline
 //
 // A new placement shape is a new file beside these and a case in

@@ -2,6 +2,7 @@ package allocator
 
 import (
 	"bytes"
+	"github.com/allot-sched/allot/allocator/policy"
 	"testing"
 	"time"
 
@@ -45,7 +46,7 @@ func FuzzRestorePolicies(f *testing.F) {
 	g, clk := newGang(f, sorter.Prophet{}, 3, nil)
 	for _, fw := range []string{"f0", "f1"} {
 		_ = g.AddFramework(fw, "")
-		_ = g.SetAppDemand(fw, app(2, 2, 50))
+		_ = g.Observe(policy.AppDemand{Framework: fw, Demand: app(2, 2, 50)})
 		clk.Advance(time.Second)
 		g.Allocate()
 	}

@@ -87,53 +87,6 @@ func (p GangParams) Validate() error {
 	return nil
 }
 
-// SetAppDemand declares framework's application: E executors of cpus/mem
-// each, following d.Profile from their launch. From then on only the gang
-// path serves the framework: one gang of E executor-sized offers on
-// distinct agents, after which it gets nothing until it declares again
-// (a framework whose gang was declined declares again to ask anew). The
-// zero AppDemand withdraws the declaration (as ClearAppDemand). It needs a
-// gang criterion (prophet, tetris-peak).
-func (a *Allocator) SetAppDemand(framework string, d profile.AppDemand) error {
-	if d.Executors == 0 && d.Cpus == 0 && d.Mem == 0 && len(d.Profile.Stages) == 0 {
-		return a.ClearAppDemand(framework)
-	}
-	f, err := a.framework(framework)
-	if err != nil {
-		return fmt.Errorf("set app demand: %w", err)
-	}
-	if _, ok := a.crit.(sorter.Gang); !ok {
-		return fmt.Errorf("set app demand for %q: sorter %q does not place applications; use prophet or tetris-peak", framework, a.crit.Name())
-	}
-	if err := d.Validate(); err != nil {
-		return fmt.Errorf("set app demand for %q: %w", framework, err)
-	}
-	c := cloneDemand(d)
-	a.leaveSets(f)
-	f.app = &c
-	a.frameworkChanged(f)
-	a.tell(event{kind: evAppDemandSet, framework: framework, app: &c})
-	return nil
-}
-
-// ClearAppDemand withdraws framework's application demand: it is served by
-// its declared task demand or whole agents again, and its pending gang, if
-// any, is forgotten. Executors already placed stay on their timelines until
-// their resources are recovered.
-func (a *Allocator) ClearAppDemand(framework string) error {
-	f, err := a.framework(framework)
-	if err != nil {
-		return fmt.Errorf("clear app demand: %w", err)
-	}
-	a.leaveSets(f)
-	f.app = nil
-	a.frameworkChanged(f)
-	if len(a.models) > 0 {
-		a.tell(event{kind: evAppDemandSet, framework: framework})
-	}
-	return nil
-}
-
 // gangFirst puts the gang path in front of the path choosePath chose, and
 // the timelines model beside it.
 func (a *Allocator) gangFirst(g sorter.Gang) error {

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/allot-sched/allot/allocator/policy"
 	"time"
 
 	"github.com/allot-sched/allot/profile"
@@ -79,11 +80,11 @@ const (
 	evRecovered
 	evOffered
 	evAppDemandSet // an application demand declared or cleared (gang.go)
-	evJobType      // SetJobType (bandit.go)
-	evUsage        // ObserveUsage (bandit.go)
-	evJobSizeSet   // SetJobSize (jobsize.go, virtual.go)
-	evCoProgress   // ObserveProgress (bandit.go)
-	evProgress     // ObserveStageProgress (progress.go)
+	evJobType      // the JobType signal (bandit.go)
+	evUsage        // the Usage signal (bandit.go)
+	evJobSizeSet   // the JobSize signal (virtual.go)
+	evCoProgress   // the CoProgress signal (bandit.go)
+	evProgress     // the StageProgress signal (progress.go)
 )
 
 // event is one change as a model sees it. Fields a kind does not use are
@@ -112,9 +113,9 @@ type event struct {
 	// progress; holders as for usage).
 	coProgress float64
 	// size is the job declared (job size set).
-	size JobSize
+	size policy.JobSize
 	// progress is the stage progress reported (stage progress).
-	progress stageProgress
+	progress policy.StageProgress
 }
 
 // views is what refresh may write: the views criteria read. A model

@@ -1,6 +1,7 @@
 package allocator
 
 import (
+	"github.com/allot-sched/allot/allocator/policy"
 	"reflect"
 	"testing"
 	"time"
@@ -30,13 +31,13 @@ func TestObserveStageProgressReanchors(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			a, clk := newGang(t, sorter.Prophet{}, 1, nil)
 			_ = a.AddFramework("f", "")
-			_ = a.SetAppDemand("f", app(1, 2, 100))
+			_ = a.Observe(policy.AppDemand{Framework: "f", Demand: app(1, 2, 100)})
 			t0 := clk.T
 			if d := a.Allocate(); len(d.Offers) != 1 {
 				t.Fatalf("offers %v", d.Offers)
 			}
 			clk.Advance(tc.after)
-			if err := a.ObserveStageProgress("f", "a0", tc.stage, tc.done); err != nil {
+			if err := a.Observe(policy.StageProgress{Framework: "f", Agent: "a0", Stage: tc.stage, Done: tc.done}); err != nil {
 				t.Fatal(err)
 			}
 			tl := a.path.(*gangPath).m.agents["a0"].tl
@@ -55,11 +56,11 @@ func TestObserveStageProgressValidates(t *testing.T) {
 		stage     int
 		done      float64
 	}{{"nope", "a0", 0, 0}, {"f", "nope", 0, 0}, {"f", "a0", -1, 0}, {"f", "a0", 0, 1.5}, {"f", "a0", 0, -0.1}} {
-		if err := a.ObserveStageProgress(c.fw, c.agent, c.stage, c.done); err == nil {
+		if err := a.Observe(policy.StageProgress{Framework: c.fw, Agent: c.agent, Stage: c.stage, Done: c.done}); err == nil {
 			t.Errorf("%+v accepted", c)
 		}
 	}
-	if err := a.ObserveStageProgress("f", "a0", 0, 1); err != nil {
+	if err := a.Observe(policy.StageProgress{Framework: "f", Agent: "a0", Stage: 0, Done: 1}); err != nil {
 		t.Errorf("valid report with no executor: %v", err)
 	}
 }
@@ -67,11 +68,11 @@ func TestObserveStageProgressValidates(t *testing.T) {
 func TestStageProgressSurvivesSnapshot(t *testing.T) {
 	a, clk := newGang(t, sorter.Prophet{}, 2, nil)
 	_ = a.AddFramework("f", "")
-	_ = a.SetAppDemand("f", app(2, 2, 100))
+	_ = a.Observe(policy.AppDemand{Framework: "f", Demand: app(2, 2, 100)})
 	t0 := clk.T
 	a.Allocate()
 	clk.Advance(3 * time.Minute)
-	if err := a.ObserveStageProgress("f", "a1", 0, 0.25); err != nil {
+	if err := a.Observe(policy.StageProgress{Framework: "f", Agent: "a1", Stage: 0, Done: 0.25}); err != nil {
 		t.Fatal(err)
 	}
 	snap, err := a.SnapshotPolicies()
@@ -115,14 +116,14 @@ func TestReanchorToEpochSurvivesSnapshot(t *testing.T) {
 	}
 	a, clk := mk()
 	_ = a.AddFramework("f", "")
-	_ = a.SetAppDemand("f", app(1, 2, 100))
+	_ = a.Observe(policy.AppDemand{Framework: "f", Demand: app(1, 2, 100)})
 	clk.Advance(30 * time.Second)
 	if d := a.Allocate(); len(d.Offers) != 1 {
 		t.Fatalf("offers %v", d.Offers)
 	}
 	clk.Advance(30 * time.Second)
 	// stage 0 (one minute) all done at +60s: it started at 0, the anchor
-	if err := a.ObserveStageProgress("f", "a0", 0, 1); err != nil {
+	if err := a.Observe(policy.StageProgress{Framework: "f", Agent: "a0", Stage: 0, Done: 1}); err != nil {
 		t.Fatal(err)
 	}
 	snap, err := a.SnapshotPolicies()

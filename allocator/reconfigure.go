@@ -67,7 +67,7 @@ func (a *Allocator) Reconfigure(rc Reconfiguration) (b *Allocator, dropped []str
 		if f == nil || f.app == nil {
 			continue
 		}
-		if err := b.SetAppDemand(f.id, *f.app); err != nil {
+		if err := b.setAppDemand(f.id, *f.app); err != nil {
 			dropped = append(dropped, fmt.Sprintf("application demand of framework %q (%v)", f.id, err))
 		}
 	}

@@ -79,7 +79,7 @@ type appRec struct {
 // prepared is r's profile prepared for the timelines. Demand never changes
 // after declare made r (a new declaration makes a new appRec), so one
 // preparation serves all its executors. It is nil only for a profile that
-// fails Validate, which SetAppDemand and restore never let in.
+// fails Validate, which the AppDemand signal and restore never let in.
 func (r *appRec) prepared() *profile.Prepared {
 	if r.prep == nil {
 		r.prep, _ = profile.Prepare(&r.Demand.Profile)
@@ -225,7 +225,7 @@ func (ag *agentTL) add(x execRec, q *profile.Prepared) {
 	if q == nil {
 		var err error
 		if q, err = profile.Prepare(&x.Profile); err != nil {
-			return // an invalid profile never passes SetAppDemand or restore
+			return // an invalid profile never passes the AppDemand signal or restore
 		}
 	}
 	if ag.tl.AddPrepared(x.Key, time.Unix(0, x.anchor()), q) != nil {

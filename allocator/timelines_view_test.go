@@ -1,6 +1,7 @@
 package allocator
 
 import (
+	"github.com/allot-sched/allot/allocator/policy"
 	"testing"
 	"time"
 
@@ -29,7 +30,7 @@ func TestTimelinesAccessor(t *testing.T) {
 				}
 				return
 			}
-			if err := a.SetAppDemand("f", app(2, 2, 100)); err != nil {
+			if err := a.Observe(policy.AppDemand{Framework: "f", Demand: app(2, 2, 100)}); err != nil {
 				t.Fatal(err)
 			}
 			d := a.Allocate()

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/gob"
 	"fmt"
+	"github.com/allot-sched/allot/allocator/policy"
 	"math"
 	"slices"
 	"sort"
@@ -18,7 +19,7 @@ import (
 // which every declared job runs from the moment it is declared, so that a
 // job's remaining virtual size says when fair sharing would finish it.
 //
-//   - A job enters when its framework declares it (SetJobSize), at the
+//   - A job enters when its framework declares it (the JobSize signal), at the
 //     event's time, and leaves when its virtual size reaches zero. A job
 //     of unknown size whose real job ends (its framework is removed or
 //     declares another job) leaves with it, as the paper removes a
@@ -154,7 +155,7 @@ func (st *virtualState) sumAgents() {
 }
 
 // declare enters a framework's job, or updates it (eq. 10).
-func (m *virtualCluster) declare(fw string, s JobSize, at int64) {
+func (m *virtualCluster) declare(fw string, s policy.JobSize, at int64) {
 	size := s.Size
 	if !s.Known && size == 0 {
 		size = math.Inf(1)
@@ -189,7 +190,7 @@ func (m *virtualCluster) declare(fw string, s JobSize, at int64) {
 
 // declareProbe records framework fw as running probing job s: outside
 // the virtual cluster, FIFO by when it was first declared.
-func (m *virtualCluster) declareProbe(fw string, s JobSize, at int64) {
+func (m *virtualCluster) declareProbe(fw string, s policy.JobSize, at int64) {
 	h := m.st.Heads[fw]
 	if h != nil && h.Probe && h.Job == s.Job {
 		h.APB = s.APB

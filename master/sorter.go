@@ -3,6 +3,7 @@ package master
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/allot-sched/allot/allocator/policy"
 	"io"
 	"net/http"
 	"strings"
@@ -152,7 +153,7 @@ func (m *Master) replayWireSignalsLocked() {
 	for _, id := range sortedKeys(m.frameworks) {
 		fw := m.frameworks[id]
 		if t := jobTypeOf(&fw.info); t != "" {
-			m.allocOK("set_job_type", m.alloc.SetJobType(id, t), "framework_id", id)
+			m.allocOK("set_job_type", m.alloc.Observe(policy.JobType{Framework: id, Type: t}), "framework_id", id)
 		}
 	}
 	m.redeclareJobSizesLocked()

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	allocpolicy "github.com/allot-sched/allot/allocator/policy"
 	"math"
 	"math/rand/v2"
 	"sort"
@@ -293,7 +294,7 @@ func (r *appRun) arrive(i int) error {
 	}
 	r.want[i] = a.Executors
 	if r.gang {
-		return r.al.SetAppDemand(a.Name, profile.AppDemand{Executors: a.Executors, Cpus: a.Cpus, Mem: a.Mem, Profile: a.Predicted})
+		return r.al.Observe(allocpolicy.AppDemand{Framework: a.Name, Demand: profile.AppDemand{Executors: a.Executors, Cpus: a.Cpus, Mem: a.Mem, Profile: a.Predicted}})
 	}
 	return r.declare(i)
 }

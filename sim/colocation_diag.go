@@ -3,6 +3,7 @@ package sim
 import (
 	"encoding/json"
 	"fmt"
+	allocpolicy "github.com/allot-sched/allot/allocator/policy"
 	"math"
 	"sort"
 	"strings"
@@ -164,7 +165,7 @@ func diagnoseSeed(w *Workload, seed uint64, bc allocator.BanditConfig, acc map[s
 
 // goodnessInput is u against the paper's node's advertised bandwidths,
 // as the allocator computes G.
-func goodnessInput(u allocator.NodeUsage) sorter.NodeUsage {
+func goodnessInput(u allocpolicy.NodeUsage) sorter.NodeUsage {
 	return sorter.NodeUsage{CPU: u.CPU, IOWait: u.IOWait, DiskReadMBps: u.DiskReadMBps,
 		DiskWriteMBps: u.DiskWriteMBps, NetRxMBps: u.NetRxMBps, NetTxMBps: u.NetTxMBps,
 		DiskBW: 300, NetBW: 125}
@@ -174,7 +175,7 @@ func goodnessInput(u allocator.NodeUsage) sorter.NodeUsage {
 // and beside, if set, counts the jobs whose first task started on a node
 // where another type ran.
 func runBandit(w *Workload, seed uint64, bc allocator.BanditConfig, prefs []byte,
-	probe func(string, []string, allocator.NodeUsage), beside *int) (*Result, error) {
+	probe func(string, []string, allocpolicy.NodeUsage), beside *int) (*Result, error) {
 	pol, err := ParsePolicy("bandit", sorter.RRR)
 	if err != nil {
 		return nil, err
@@ -312,8 +313,8 @@ func progressOraclePreferences(m *Interference, beta float64) ([]byte, error) {
 
 // rewardProbe collects into acc the goodness G of every sample of a node
 // running something, by the node's composition.
-func rewardProbe(acc map[string][]float64) func(string, []string, allocator.NodeUsage) {
-	return func(_ string, types []string, u allocator.NodeUsage) {
+func rewardProbe(acc map[string][]float64) func(string, []string, allocpolicy.NodeUsage) {
+	return func(_ string, types []string, u allocpolicy.NodeUsage) {
 		if len(types) == 0 {
 			return
 		}
