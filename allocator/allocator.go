@@ -2,6 +2,7 @@ package allocator
 
 import (
 	"fmt"
+	"github.com/allot-sched/allot/allocator/policy"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -231,7 +232,7 @@ type Allocator struct {
 	minAlloc []resources.Resources
 	rng      *rand.Rand
 	clock    Clock
-	models   []model // stateful policies' state (model.go)
+	models   []policy.Model // stateful policies' state (model.go)
 
 	agents     []*agent // by index; nil once removed
 	agentByID  map[string]int32
@@ -339,7 +340,7 @@ func (a *Allocator) AddAgent(id string, info AgentInfo) error {
 	ag.view = sorter.Agent{Index: int(ag.idx), Capacity: ag.total.Scalars, Available: ag.avail.Scalars}
 	a.keysDirty = true
 	if len(a.models) > 0 {
-		a.tell(event{kind: evAgentAdded, agent: id, res: ag.total})
+		a.tell(policy.Event{Kind: policy.AgentAdded, Agent: id, Res: ag.total})
 	}
 	return nil
 }
@@ -370,7 +371,7 @@ func (a *Allocator) RemoveAgent(id string) error {
 	a.nAgents--
 	a.keysDirty = true
 	if len(a.models) > 0 {
-		a.tell(event{kind: evAgentRemoved, agent: id})
+		a.tell(policy.Event{Kind: policy.AgentRemoved, Agent: id})
 	}
 	return nil
 }
@@ -396,7 +397,7 @@ func (a *Allocator) UpdateAgent(id string, total resources.Resources) error {
 	ag.view.Capacity, ag.view.Available = ag.total.Scalars, ag.avail.Scalars
 	a.keysDirty = true
 	if len(a.models) > 0 {
-		a.tell(event{kind: evAgentUpdated, agent: id, res: ag.total})
+		a.tell(policy.Event{Kind: policy.AgentUpdated, Agent: id, Res: ag.total})
 	}
 	return nil
 }
@@ -418,7 +419,7 @@ func (a *Allocator) AddFramework(id, role string) error {
 	a.fwByID[id] = f.idx
 	a.frameworkChanged(f)
 	if len(a.models) > 0 {
-		a.tell(event{kind: evFrameworkAdded, framework: id})
+		a.tell(policy.Event{Kind: policy.FrameworkAdded, Framework: id})
 	}
 	return nil
 }
@@ -448,7 +449,7 @@ func (a *Allocator) RemoveFramework(id string) error {
 	a.fws[f.idx] = nil
 	delete(a.fwByID, id)
 	if len(a.models) > 0 {
-		a.tell(event{kind: evFrameworkRemoved, framework: id})
+		a.tell(policy.Event{Kind: policy.FrameworkRemoved, Framework: id})
 	}
 	return nil
 }
@@ -468,11 +469,11 @@ func (a *Allocator) setActive(id string, on bool) error {
 	f.active = on
 	a.frameworkChanged(f)
 	if len(a.models) > 0 {
-		kind := evFrameworkDeactivated
+		kind := policy.FrameworkDeactivated
 		if on {
-			kind = evFrameworkActivated
+			kind = policy.FrameworkActivated
 		}
-		a.tell(event{kind: kind, framework: id})
+		a.tell(policy.Event{Kind: kind, Framework: id})
 	}
 	return nil
 }
@@ -486,7 +487,7 @@ func (a *Allocator) Suppress(id string) error {
 	f.suppressed = true
 	a.frameworkChanged(f)
 	if len(a.models) > 0 {
-		a.tell(event{kind: evSuppressed, framework: id})
+		a.tell(policy.Event{Kind: policy.Suppressed, Framework: id})
 	}
 	return nil
 }
@@ -511,7 +512,7 @@ func (a *Allocator) Revive(id string) error {
 	f.filterAgents = f.filterAgents[:0]
 	a.frameworkChanged(f)
 	if len(a.models) > 0 {
-		a.tell(event{kind: evRevived, framework: id})
+		a.tell(policy.Event{Kind: policy.Revived, Framework: id})
 	}
 	return nil
 }
@@ -543,7 +544,7 @@ func (a *Allocator) SetDemand(id string, d Demand) error {
 	}
 	a.frameworkChanged(f)
 	if len(a.models) > 0 {
-		a.tell(event{kind: evDemandSet, framework: id, res: f.demand, tasks: d.Tasks})
+		a.tell(policy.Event{Kind: policy.DemandSet, Framework: id, Res: f.demand, Tasks: d.Tasks})
 	}
 	return nil
 }
@@ -567,7 +568,7 @@ func (a *Allocator) SetWeights(w map[string]float64) error {
 		}
 	}
 	if len(a.models) > 0 {
-		a.tell(event{kind: evWeightsSet})
+		a.tell(policy.Event{Kind: policy.WeightsSet})
 	}
 	return nil
 }
@@ -647,7 +648,7 @@ func (a *Allocator) Recover(fwID, agentID string, r resources.Resources, fl *Fil
 		a.noteFilterAgent(f, ag.idx)
 	}
 	if len(a.models) > 0 {
-		a.tell(event{kind: evRecovered, framework: fwID, agent: agentID, res: r})
+		a.tell(policy.Event{Kind: policy.Recovered, Framework: fwID, Agent: agentID, Res: r})
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/allot-sched/allot/allocator/policy"
 	"sort"
 	"time"
 
@@ -174,7 +175,7 @@ type banditModel struct {
 	started map[string]bool
 }
 
-var _ model = (*banditModel)(nil)
+var _ policy.Model = (*banditModel)(nil)
 
 func newBanditModel(c BanditConfig) *banditModel {
 	return &banditModel{
@@ -185,43 +186,43 @@ func newBanditModel(c BanditConfig) *banditModel {
 	}
 }
 
-func (m *banditModel) name() string { return "bandit" }
+func (m *banditModel) Name() string { return "bandit" }
 
 func (m *banditModel) typeOf(framework string) string { return m.types[framework] }
 
-func (m *banditModel) observe(e event) {
-	switch e.kind {
-	case evFrameworkAdded:
-		m.added[e.framework] = e.at
-	case evFrameworkRemoved:
-		delete(m.types, e.framework)
-		delete(m.added, e.framework)
-		delete(m.started, e.framework)
-	case evOffered:
+func (m *banditModel) Observe(e policy.Event) {
+	switch e.Kind {
+	case policy.FrameworkAdded:
+		m.added[e.Framework] = e.At
+	case policy.FrameworkRemoved:
+		delete(m.types, e.Framework)
+		delete(m.added, e.Framework)
+		delete(m.started, e.Framework)
+	case policy.Offered:
 		// Only an offer of tasks' worth starts a job. A whole-agent offer
 		// (made to a framework before its REQUEST declared a demand, e.g.
 		// an agent's leftover memory while its cpus are busy) does not: a
 		// job that declined it and declares its demand later is still
 		// queued and drawn, not served first as if placed.
-		if e.tasks > 0 {
-			m.started[e.framework] = true
+		if e.Tasks > 0 {
+			m.started[e.Framework] = true
 		}
-	case evAgentRemoved:
-		delete(m.decisions, e.agent)
-		delete(m.lastObs, e.agent)
-	case evJobType:
-		if e.jobType == "" {
-			delete(m.types, e.framework)
+	case policy.AgentRemoved:
+		delete(m.decisions, e.Agent)
+		delete(m.lastObs, e.Agent)
+	case policy.JobTypeSet:
+		if e.JobType == "" {
+			delete(m.types, e.Framework)
 		} else {
-			m.types[e.framework] = e.jobType
+			m.types[e.Framework] = e.JobType
 		}
-	case evUsage:
+	case policy.UsageObserved:
 		if m.reward == RewardGoodness {
-			m.credit(e, sorter.Goodness(*e.usage))
+			m.credit(e, sorter.Goodness(*e.Usage))
 		}
-	case evCoProgress:
+	case policy.CoProgressObserved:
 		if m.reward == RewardProgress {
-			m.credit(e, e.coProgress)
+			m.credit(e, e.CoProgress)
 		}
 	}
 }
@@ -231,15 +232,15 @@ func (m *banditModel) decide(agent string, d decision) { m.decisions[agent] = d 
 
 // credit applies the credit rules above to one observation of the
 // model's reward, whose value is reward.
-func (m *banditModel) credit(e event, reward float64) {
-	prev, seen := m.lastObs[e.agent]
-	m.lastObs[e.agent] = e.at
-	d, ok := m.decisions[e.agent]
+func (m *banditModel) credit(e policy.Event, reward float64) {
+	prev, seen := m.lastObs[e.Agent]
+	m.lastObs[e.Agent] = e.At
+	d, ok := m.decisions[e.Agent]
 	if !ok {
 		return
 	}
-	if !m.stillDecided(d, e.holders) {
-		delete(m.decisions, e.agent)
+	if !m.stillDecided(d, e.Holders) {
+		delete(m.decisions, e.Agent)
 		return
 	}
 	if !seen || prev.UnixNano() < d.At {
@@ -278,7 +279,7 @@ func (m *banditModel) stillDecided(d decision, holders []string) bool {
 }
 
 // refresh changes no view: the fill path reads the model directly.
-func (m *banditModel) refresh(time.Time, views) bool { return false }
+func (m *banditModel) Refresh(time.Time, policy.Views) bool { return false }
 
 type banditWire struct {
 	Prefs     json.RawMessage     `json:"prefs"`
@@ -289,7 +290,7 @@ type banditWire struct {
 	Started   map[string]bool     `json:"started"`
 }
 
-func (m *banditModel) snapshot() ([]byte, error) {
+func (m *banditModel) Snapshot() ([]byte, error) {
 	prefs, err := m.prefs.Snapshot()
 	if err != nil {
 		return nil, err
@@ -298,7 +299,7 @@ func (m *banditModel) snapshot() ([]byte, error) {
 	return json.Marshal(w) // maps are written with sorted keys: deterministic
 }
 
-func (m *banditModel) restore(data []byte) error {
+func (m *banditModel) Restore(data []byte) error {
 	var w banditWire
 	if err := json.Unmarshal(data, &w); err != nil {
 		return fmt.Errorf("bandit: %w", err)

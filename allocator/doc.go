@@ -86,8 +86,8 @@
 // starves. Pressure reports the starving frameworks either way.
 // Stateful policies (FSP's virtual cluster, Prophet's timelines, the
 // bandit's preferences) keep their state in models the allocator owns
-// (model.go): they observe every change, stamped with the allocator's
-// clock, refresh the criteria's views once before each cycle, and
-// snapshot and restore through SnapshotPolicies and RestorePolicies so
-// the master can replicate them. model.go states who calls what, when.
+// (policy.Model, the seam in allocator/policy; model.go): they observe
+// every change, stamped with the allocator's clock, refresh the
+// criteria's views once before each cycle, and snapshot and restore through SnapshotPolicies and RestorePolicies so
+// the master can replicate them. policy.Model states who calls what, when.
 package allocator

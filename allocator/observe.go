@@ -59,7 +59,7 @@ func (a *Allocator) setAppDemand(framework string, d profile.AppDemand) error {
 	a.leaveSets(f)
 	f.app = &c
 	a.frameworkChanged(f)
-	a.tell(event{kind: evAppDemandSet, framework: framework, app: &c})
+	a.tell(policy.Event{Kind: policy.AppDemandSet, Framework: framework, App: &c})
 	return nil
 }
 
@@ -76,7 +76,7 @@ func (a *Allocator) clearAppDemand(framework string) error {
 	f.app = nil
 	a.frameworkChanged(f)
 	if len(a.models) > 0 {
-		a.tell(event{kind: evAppDemandSet, framework: framework})
+		a.tell(policy.Event{Kind: policy.AppDemandSet, Framework: framework})
 	}
 	return nil
 }
@@ -93,7 +93,7 @@ func (a *Allocator) setJobSize(s policy.JobSize) error {
 		return fmt.Errorf("set job size for %q: %w", s.Framework, err)
 	}
 	if len(a.models) > 0 {
-		a.tell(event{kind: evJobSizeSet, framework: s.Framework, size: s})
+		a.tell(policy.Event{Kind: policy.JobSizeSet, Framework: s.Framework, Size: s})
 	}
 	return nil
 }
@@ -105,7 +105,7 @@ func (a *Allocator) setJobType(framework, typ string) error {
 		return fmt.Errorf("set job type: %w", err)
 	}
 	if len(a.models) > 0 {
-		a.tell(event{kind: evJobType, framework: framework, jobType: typ})
+		a.tell(policy.Event{Kind: policy.JobTypeSet, Framework: framework, JobType: typ})
 	}
 	return nil
 }
@@ -128,7 +128,7 @@ func (a *Allocator) observeUsage(agent string, u policy.NodeUsage) error {
 		DiskReadMBps: u.DiskReadMBps, DiskWriteMBps: u.DiskWriteMBps,
 		NetRxMBps: u.NetRxMBps, NetTxMBps: u.NetTxMBps,
 		DiskBW: ag.total.Scalars[resources.DiskBW].Units(), NetBW: ag.total.Scalars[resources.NetBW].Units()}
-	a.tell(event{kind: evUsage, agent: agent, usage: nu, holders: a.holderIDs(ag)})
+	a.tell(policy.Event{Kind: policy.UsageObserved, Agent: agent, Usage: nu, Holders: a.holderIDs(ag)})
 	return nil
 }
 
@@ -145,7 +145,7 @@ func (a *Allocator) observeCoProgress(agent string, progress float64) error {
 	if len(a.models) == 0 {
 		return nil
 	}
-	a.tell(event{kind: evCoProgress, agent: agent, coProgress: progress, holders: a.holderIDs(ag)})
+	a.tell(policy.Event{Kind: policy.CoProgressObserved, Agent: agent, CoProgress: progress, Holders: a.holderIDs(ag)})
 	return nil
 }
 
@@ -182,6 +182,6 @@ func (a *Allocator) observeStageProgress(p policy.StageProgress) error {
 	if len(a.models) == 0 {
 		return nil
 	}
-	a.tell(event{kind: evProgress, framework: framework, agent: agent, progress: p})
+	a.tell(policy.Event{Kind: policy.StageProgressObserved, Framework: framework, Agent: agent, Progress: p})
 	return nil
 }

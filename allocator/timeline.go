@@ -3,6 +3,7 @@ package allocator
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/allot-sched/allot/allocator/policy"
 	"sort"
 	"strconv"
 	"time"
@@ -17,7 +18,7 @@ import (
 // and the applications' declarations with their waits and deadlines.
 //
 // An executor's profile joins its agent's timeline when its resources are
-// offered (evOffered), anchored at the offer's time, and leaves when its
+// offered (policy.Offered), anchored at the offer's time, and leaves when its
 // cpus or its memory are recovered in full (declined, or the executor
 // ended): an executor without either cannot run. The offer, not the
 // launch, anchors it because the allocator never sees launches; the
@@ -87,26 +88,26 @@ func (r *appRec) prepared() *profile.Prepared {
 	return r.prep
 }
 
-var _ model = (*timelines)(nil)
+var _ policy.Model = (*timelines)(nil)
 
 func newTimelines(deadlineFactor float64) *timelines {
 	return &timelines{agents: map[string]*agentTL{}, apps: map[string]*appRec{}, factor: deadlineFactor}
 }
 
-func (m *timelines) name() string { return "timelines" }
+func (m *timelines) Name() string { return "timelines" }
 
 func bandwidths(r resources.Resources) (disk, net float64) {
 	return r.Scalars[resources.DiskBW].Units(), r.Scalars[resources.NetBW].Units()
 }
 
-func (m *timelines) observe(e event) {
-	if e.kind != evOffered {
+func (m *timelines) Observe(e policy.Event) {
+	if e.Kind != policy.Offered {
 		m.last, m.lastApp = "", nil
 	}
-	switch e.kind {
-	case evAgentAdded:
-		d, n := bandwidths(e.res)
-		if ag := m.agents[e.agent]; ag != nil {
+	switch e.Kind {
+	case policy.AgentAdded:
+		d, n := bandwidths(e.Res)
+		if ag := m.agents[e.Agent]; ag != nil {
 			// Known only from a restored snapshot: a new leader restores
 			// the models before agents re-register, and their running
 			// executors must stay on the timeline.
@@ -117,30 +118,30 @@ func (m *timelines) observe(e event) {
 		if err != nil { // capacity beyond profile's caps: score as none
 			tl, _ = profile.NewTimeline(0, 0)
 		}
-		m.agents[e.agent] = &agentTL{tl: tl}
-	case evAgentUpdated:
-		if ag := m.agents[e.agent]; ag != nil {
-			d, n := bandwidths(e.res)
+		m.agents[e.Agent] = &agentTL{tl: tl}
+	case policy.AgentUpdated:
+		if ag := m.agents[e.Agent]; ag != nil {
+			d, n := bandwidths(e.Res)
 			_ = ag.tl.SetCapacity(d, n) // beyond profile's caps: keep the old
 		}
-	case evAgentRemoved:
-		delete(m.agents, e.agent)
-	case evFrameworkRemoved:
-		delete(m.apps, e.framework)
+	case policy.AgentRemoved:
+		delete(m.agents, e.Agent)
+	case policy.FrameworkRemoved:
+		delete(m.apps, e.Framework)
 		for _, ag := range m.agents {
-			ag.removeWhere(func(x *execRec) bool { return x.Framework == e.framework })
+			ag.removeWhere(func(x *execRec) bool { return x.Framework == e.Framework })
 		}
-	case evAppDemandSet:
+	case policy.AppDemandSet:
 		m.declare(e)
-	case evOffered:
+	case policy.Offered:
 		m.offered(e)
-	case evRecovered:
-		if ag := m.agents[e.agent]; ag != nil {
-			ag.recover(e.framework, e.res)
+	case policy.Recovered:
+		if ag := m.agents[e.Agent]; ag != nil {
+			ag.recover(e.Framework, e.Res)
 		}
-	case evProgress:
-		if ag := m.agents[e.agent]; ag != nil {
-			ag.progress(e.framework, e.progress, e.at)
+	case policy.StageProgressObserved:
+		if ag := m.agents[e.Agent]; ag != nil {
+			ag.progress(e.Framework, e.Progress, e.At)
 		}
 	}
 }
@@ -154,21 +155,21 @@ func (m *timelines) observe(e event) {
 // experiment every application arriving after the first gangs, placed at
 // once, was (534 of 540 executors placed by deadline, seed 1): the
 // starvation guard replaced the score.
-func (m *timelines) declare(e event) {
-	if e.app == nil {
-		delete(m.apps, e.framework)
+func (m *timelines) declare(e policy.Event) {
+	if e.App == nil {
+		delete(m.apps, e.Framework)
 		return
 	}
-	r := &appRec{Demand: cloneDemand(*e.app), Arrival: e.at.UnixNano(), Pending: true}
+	r := &appRec{Demand: cloneDemand(*e.App), Arrival: e.At.UnixNano(), Pending: true}
 	if m.mean == DeadlinePending {
-		if mean := m.pendingWait(e.framework, r.Arrival); mean > 0 {
+		if mean := m.pendingWait(e.Framework, r.Arrival); mean > 0 {
 			r.Deadline = r.Arrival + int64(m.factor*mean)
 		}
 	} else if m.waitN > 0 && m.waitSum > 0 {
 		mean := float64(m.waitSum) / float64(m.waitN)
 		r.Deadline = r.Arrival + int64(m.factor*mean)
 	}
-	m.apps[e.framework] = r
+	m.apps[e.Framework] = r
 }
 
 // pendingWait is the mean time the applications other than fw still
@@ -188,32 +189,32 @@ func (m *timelines) pendingWait(fw string, now int64) float64 {
 	return sum / float64(n)
 }
 
-func (m *timelines) offered(e event) {
+func (m *timelines) offered(e policy.Event) {
 	app := m.lastApp
-	if app == nil || e.framework != m.last {
-		app = m.apps[e.framework]
-		m.last, m.lastApp = e.framework, app
+	if app == nil || e.Framework != m.last {
+		app = m.apps[e.Framework]
+		m.last, m.lastApp = e.Framework, app
 	}
-	ag := m.agents[e.agent]
+	ag := m.agents[e.Agent]
 	if app == nil || ag == nil {
 		return
 	}
 	if app.Pending {
 		app.Pending = false
-		m.waitSum += time.Duration(e.at.UnixNano() - app.Arrival)
+		m.waitSum += time.Duration(e.At.UnixNano() - app.Arrival)
 		m.waitN++
 	}
 	m.seq++
 	// framework/seq, as one allocation (a concatenation of the formatted
 	// number made two)
-	m.key = strconv.AppendUint(append(append(m.key[:0], e.framework...), '/'), m.seq, 10)
+	m.key = strconv.AppendUint(append(append(m.key[:0], e.Framework...), '/'), m.seq, 10)
 	// The executor shares the application's stages and its prepared
 	// profile rather than copying them: nothing writes either after
 	// declare (TestExecutorsShareProfile), and a copy of each for every
 	// executor was most of the model's cost per offer.
 	x := execRec{
-		Key: string(m.key), Framework: e.framework, Launch: e.at.UnixNano(),
-		Cpus: e.res.Scalars[resources.CPUs].Units(), Mem: e.res.Scalars[resources.Mem].Units(),
+		Key: string(m.key), Framework: e.Framework, Launch: e.At.UnixNano(),
+		Cpus: e.Res.Scalars[resources.CPUs].Units(), Mem: e.Res.Scalars[resources.Mem].Units(),
 		Profile: app.Demand.Profile,
 	}
 	ag.add(x, app.prepared())
@@ -292,7 +293,7 @@ func cloneDemand(d profile.AppDemand) profile.AppDemand {
 }
 
 // refresh changes no view: the gang path reads the model directly.
-func (m *timelines) refresh(time.Time, views) bool { return false }
+func (m *timelines) Refresh(time.Time, policy.Views) bool { return false }
 
 type timelinesSnap struct {
 	Agents  []agentSnap
@@ -315,7 +316,7 @@ type appSnap struct {
 
 // snapshot encodes the model as JSON, agents and applications sorted by id
 // so that equal states give equal bytes.
-func (m *timelines) snapshot() ([]byte, error) {
+func (m *timelines) Snapshot() ([]byte, error) {
 	s := timelinesSnap{WaitSum: int64(m.waitSum), WaitN: m.waitN, Seq: m.seq}
 	for id, ag := range m.agents {
 		s.Agents = append(s.Agents, agentSnap{ID: id, DiskBW: ag.tl.Capacity(profile.Disk), NetBW: ag.tl.Capacity(profile.Net), Execs: ag.execs})
@@ -330,7 +331,7 @@ func (m *timelines) snapshot() ([]byte, error) {
 
 // restore rebuilds every timeline from the snapshot's executors; on any
 // error the model is left as it was.
-func (m *timelines) restore(data []byte) error {
+func (m *timelines) Restore(data []byte) error {
 	var s timelinesSnap
 	if err := json.Unmarshal(data, &s); err != nil {
 		return fmt.Errorf("timelines snapshot: %w", err)

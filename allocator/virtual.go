@@ -100,37 +100,37 @@ func emptyVirtualState() virtualState {
 	return virtualState{Agents: map[string]float64{}, CPUs: map[string]float64{}, Heads: map[string]*vjob{}}
 }
 
-var _ model = (*virtualCluster)(nil)
+var _ policy.Model = (*virtualCluster)(nil)
 
-func (*virtualCluster) name() string { return "fsp-virtual-cluster" }
+func (*virtualCluster) Name() string { return "fsp-virtual-cluster" }
 
-func (m *virtualCluster) observe(e event) {
-	switch e.kind {
-	case evAgentAdded, evAgentUpdated:
-		mb, cpus := e.res.Scalars[resources.Mem].Units(), e.res.Scalars[resources.CPUs].Units()
-		if had, ok := m.st.Agents[e.agent]; ok && had == mb && m.st.CPUs[e.agent] == cpus {
+func (m *virtualCluster) Observe(e policy.Event) {
+	switch e.Kind {
+	case policy.AgentAdded, policy.AgentUpdated:
+		mb, cpus := e.Res.Scalars[resources.Mem].Units(), e.Res.Scalars[resources.CPUs].Units()
+		if had, ok := m.st.Agents[e.Agent]; ok && had == mb && m.st.CPUs[e.Agent] == cpus {
 			// an agent re-registering with a new leader after a
 			// restore: nothing changes, and not splitting the step
 			// keeps the virtual sizes bit for bit
 			return
 		}
-		m.advance(e.at.UnixNano())
-		m.st.Agents[e.agent], m.st.CPUs[e.agent] = mb, cpus
+		m.advance(e.At.UnixNano())
+		m.st.Agents[e.Agent], m.st.CPUs[e.Agent] = mb, cpus
 		m.agentsChanged()
-	case evAgentRemoved:
-		if _, ok := m.st.Agents[e.agent]; !ok {
+	case policy.AgentRemoved:
+		if _, ok := m.st.Agents[e.Agent]; !ok {
 			return
 		}
-		m.advance(e.at.UnixNano())
-		delete(m.st.Agents, e.agent)
-		delete(m.st.CPUs, e.agent)
+		m.advance(e.At.UnixNano())
+		delete(m.st.Agents, e.Agent)
+		delete(m.st.CPUs, e.Agent)
 		m.agentsChanged()
-	case evFrameworkRemoved:
-		m.advance(e.at.UnixNano())
-		m.detach(e.framework)
-	case evJobSizeSet:
-		m.advance(e.at.UnixNano())
-		m.declare(e.framework, e.size, e.at.UnixNano())
+	case policy.FrameworkRemoved:
+		m.advance(e.At.UnixNano())
+		m.detach(e.Framework)
+	case policy.JobSizeSet:
+		m.advance(e.At.UnixNano())
+		m.declare(e.Framework, e.Size, e.At.UnixNano())
 	}
 }
 
@@ -205,7 +205,7 @@ func (m *virtualCluster) declareProbe(fw string, s policy.JobSize, at int64) {
 // the snapshot this model was restored from (RestorePolicies): an
 // unknown-size job would otherwise hold a virtual share for good. Nothing
 // moves when every framework is known, so a restore stays bit for bit.
-func (m *virtualCluster) forgetUnknown(known func(string) bool, now time.Time) {
+func (m *virtualCluster) ForgetUnknown(known func(string) bool, now time.Time) {
 	var gone []string
 	for fw := range m.st.Heads {
 		if !known(fw) {
@@ -222,7 +222,7 @@ func (m *virtualCluster) forgetUnknown(known func(string) bool, now time.Time) {
 	}
 }
 
-var _ forgetter = (*virtualCluster)(nil)
+var _ policy.Forgetter = (*virtualCluster)(nil)
 
 // detach ends the tie between a framework and its job: an unknown-size
 // job leaves the virtual cluster with its real job; a known-size one
@@ -336,14 +336,14 @@ func (m *virtualCluster) depart() {
 
 // refresh brings the virtual cluster to the cycle's time and writes each
 // declared framework's view.
-func (m *virtualCluster) refresh(now time.Time, v views) bool {
+func (m *virtualCluster) Refresh(now time.Time, v policy.Views) bool {
 	m.advance(now.UnixNano())
 	if len(m.st.Heads) == 0 && len(m.shown) == 0 {
 		return false
 	}
 	for fw := range m.shown {
 		if _, ok := m.st.Heads[fw]; !ok {
-			if f := v.framework(fw); f != nil {
+			if f := v.Framework(fw); f != nil {
 				f.Virtual = sorter.Virtual{}
 			}
 			delete(m.shown, fw)
@@ -356,7 +356,7 @@ func (m *virtualCluster) refresh(now time.Time, v views) bool {
 			probes = append(probes, h)
 			continue
 		}
-		if f := v.framework(fw); f != nil {
+		if f := v.Framework(fw); f != nil {
 			f.Virtual = h.view(t)
 			m.shown[fw] = true
 		}
@@ -367,7 +367,7 @@ func (m *virtualCluster) refresh(now time.Time, v views) bool {
 
 // showProbes writes the probes' views: oldest first, each with the memory
 // declared by the probes up to and including it.
-func (m *virtualCluster) showProbes(probes []*vjob, t int64, v views) {
+func (m *virtualCluster) showProbes(probes []*vjob, t int64, v policy.Views) {
 	slices.SortFunc(probes, func(a, b *vjob) int {
 		if a.Since != b.Since {
 			return cmpInt64(a.Since, b.Since)
@@ -377,7 +377,7 @@ func (m *virtualCluster) showProbes(probes []*vjob, t int64, v views) {
 	var ahead float64
 	for _, h := range probes {
 		ahead += h.APB
-		if f := v.framework(h.FW); f != nil {
+		if f := v.Framework(h.FW); f != nil {
 			f.Virtual = sorter.Virtual{State: sorter.VirtualProbe, Remaining: -float64(t-h.Since) / 1e9, Ahead: ahead}
 			m.shown[h.FW] = true
 		}
@@ -421,7 +421,7 @@ type agentMem struct {
 	CPUs float64
 }
 
-func (m *virtualCluster) snapshot() ([]byte, error) {
+func (m *virtualCluster) Snapshot() ([]byte, error) {
 	s := virtualSnapshot{Started: m.st.Started, Last: m.st.Last, Seq: m.st.Seq}
 	for id, mb := range m.st.Agents {
 		s.Agents = append(s.Agents, agentMem{id, mb, m.st.CPUs[id]})
@@ -445,7 +445,7 @@ func (m *virtualCluster) snapshot() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-func (m *virtualCluster) restore(data []byte) error {
+func (m *virtualCluster) Restore(data []byte) error {
 	var s virtualSnapshot
 	if err := gob.NewDecoder(bytes.NewReader(data)).Decode(&s); err != nil {
 		return fmt.Errorf("fsp virtual cluster: %w", err)
