@@ -3,6 +3,7 @@ package allocator
 import (
 	"fmt"
 	"github.com/allot-sched/allot/allocator/policy"
+	"github.com/allot-sched/allot/allocator/policy/fsp"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -292,9 +293,7 @@ func New(cfg Config) (*Allocator, error) {
 		return nil, err
 	}
 	if f, ok := cfg.Sorter.(sorter.FSP); ok {
-		vc := newVirtualCluster()
-		vc.drf = f.DRF
-		a.addModel(vc)
+		a.addModel(fsp.New(f.DRF))
 	}
 	a.global.keyOf = func(n int32) float64 { return a.fws[n].key }
 	return a, nil

@@ -88,6 +88,7 @@
 // bandit's preferences) keep their state in models the allocator owns
 // (policy.Model, the seam in allocator/policy; model.go): they observe
 // every change, stamped with the allocator's clock, refresh the
-// criteria's views once before each cycle, and snapshot and restore through SnapshotPolicies and RestorePolicies so
-// the master can replicate them. policy.Model states who calls what, when.
+// criteria's views once before each cycle, and snapshot and restore
+// through SnapshotPolicies and RestorePolicies so the master can
+// replicate them. policy.Model states who calls what, when.
 package allocator

@@ -3,6 +3,7 @@ package allocator
 import (
 	"bytes"
 	"github.com/allot-sched/allot/allocator/policy"
+	"github.com/allot-sched/allot/allocator/policy/fsp"
 	"math"
 	"strconv"
 	"strings"
@@ -15,12 +16,12 @@ import (
 
 // fspFixture is an FSP allocator on two agents of 4096 MB (8192 MB of
 // virtual memory), with frameworks a and b registered.
-func fspFixture(t *testing.T) (*fixture, *virtualCluster) {
+func fspFixture(t *testing.T) (*fixture, *fsp.Model) {
 	t.Helper()
 	fx := newFixture(t, Config{Sorter: sorter.FSP{Oracle: true}})
 	fx.agent("n1", "cpus:8;mem:4096").agent("n2", "cpus:8;mem:4096")
 	fx.framework("a", "").framework("b", "")
-	return fx, fx.a.models[0].(*virtualCluster)
+	return fx, fx.a.models[0].(*fsp.Model)
 }
 
 func (fx *fixture) size(fw string, s policy.JobSize) {
@@ -114,7 +115,7 @@ func TestVirtualLeaveRules(t *testing.T) {
 	fx.size("a", policy.JobSize{Job: "ja", APB: 8192})
 	fx.size("b", policy.JobSize{Job: "jb", Known: true, Size: 1e9, APB: 8192})
 	fx.size("c", policy.JobSize{Job: "jc", APB: 8192})
-	if n := len(m.st.Queue); n != 3 {
+	if n := len(m.Queue()); n != 3 {
 		t.Fatalf("%d jobs in the virtual cluster, want 3", n)
 	}
 	if err := fx.a.RemoveFramework("a"); err != nil {
@@ -125,7 +126,7 @@ func TestVirtualLeaveRules(t *testing.T) {
 	}
 	fx.size("c", policy.JobSize{Job: "jc2", APB: 8192}) // c's next job: jc leaves
 	var jobs []string
-	for _, j := range m.st.Queue {
+	for _, j := range m.Queue() {
 		jobs = append(jobs, j.Job+"="+formatMB(j.VR))
 	}
 	if got := strings.Join(jobs, " "); got != "jb=4096 jc2=4096" {
@@ -215,7 +216,7 @@ func TestFSPProbingQueue(t *testing.T) {
 		if v := fx.view("p4"); v.State != sorter.VirtualProbe || v.Ahead != 8192 || v.Remaining != -7 {
 			t.Errorf("share %v: p4's view %+v, want a probe 7 s old with 8192 MB ahead", c.share, v)
 		}
-		if n := len(fx.a.models[0].(*virtualCluster).st.Queue); n != 2 {
+		if n := len(fx.a.models[0].(*fsp.Model).Queue()); n != 2 {
 			t.Errorf("share %v: %d jobs in the virtual cluster, want 2 (probes stay out)", c.share, n)
 		}
 	}
@@ -423,16 +424,16 @@ func TestRestoreForgetsRemovedFrameworks(t *testing.T) {
 		t.Fatal(err)
 	}
 	nx.a.ForgetUnknownFrameworks()
-	m := nx.a.models[0].(*virtualCluster)
-	if h := m.st.Heads["a"]; h != nil {
+	m := nx.a.models[0].(*fsp.Model)
+	if h := m.Head("a"); h != nil {
 		t.Fatalf("a's job came back with the snapshot: %+v", *h)
 	}
-	for _, j := range m.st.Queue {
+	for _, j := range m.Queue() {
 		if j.FW == "a" {
 			t.Fatalf("a's unknown-size job is still in the virtual cluster, holding %v MB", j.VR)
 		}
 	}
-	if j := m.st.Heads["b"]; j == nil || !near(j.VR, 8192) {
+	if j := m.Head("b"); j == nil || !near(j.VR, 8192) {
 		t.Fatalf("b's virtual memory after the restore: %+v, want all 8192 MB", j)
 	}
 }

@@ -1,20 +1,20 @@
-package allocator
+package fsp
 
 import (
 	"bytes"
 	"encoding/gob"
 	"fmt"
-	"github.com/allot-sched/allot/allocator/policy"
 	"math"
 	"slices"
 	"sort"
 	"time"
 
+	"github.com/allot-sched/allot/allocator/policy"
 	"github.com/allot-sched/allot/resources"
 	"github.com/allot-sched/allot/sorter"
 )
 
-// virtualCluster is FSP's virtual fair cluster (papers/fspy-size-based-
+// Model is FSP's virtual fair cluster (papers/fspy-size-based-
 // yarn.md, section III.B): a processor-sharing copy of the cluster in
 // which every declared job runs from the moment it is declared, so that a
 // job's remaining virtual size says when fair sharing would finish it.
@@ -47,7 +47,7 @@ import (
 //
 // The state is the jobs, the agents' memory and the last update time; it
 // snapshots to bytes a failover restores (the master replicates them).
-type virtualCluster struct {
+type Model struct {
 	st virtualState
 	// shown are the frameworks whose views the last refresh wrote; not
 	// state (a restored model clears the views it no longer knows).
@@ -92,19 +92,45 @@ type virtualState struct {
 	Seq       uint64
 }
 
-func newVirtualCluster() *virtualCluster {
-	return &virtualCluster{st: emptyVirtualState(), shown: map[string]bool{}}
+// New is an empty virtual cluster; drf shares cpus and memory by DRF
+// (sorter.FSP.DRF) instead of memory alone.
+func New(drf bool) *Model {
+	return &Model{st: emptyVirtualState(), shown: map[string]bool{}, drf: drf}
+}
+
+// JobState is what the virtual cluster holds of one job, for inspection.
+type JobState struct {
+	FW, Job string
+	VR      float64 // virtual resource, MB
+}
+
+// Queue is the jobs in the virtual cluster, by (APB, entry).
+func (m *Model) Queue() []JobState {
+	out := make([]JobState, len(m.st.Queue))
+	for i, j := range m.st.Queue {
+		out[i] = JobState{FW: j.FW, Job: j.Job, VR: j.VR}
+	}
+	return out
+}
+
+// Head is framework fw's current job, nil if it has none.
+func (m *Model) Head(fw string) *JobState {
+	j := m.st.Heads[fw]
+	if j == nil {
+		return nil
+	}
+	return &JobState{FW: j.FW, Job: j.Job, VR: j.VR}
 }
 
 func emptyVirtualState() virtualState {
 	return virtualState{Agents: map[string]float64{}, CPUs: map[string]float64{}, Heads: map[string]*vjob{}}
 }
 
-var _ policy.Model = (*virtualCluster)(nil)
+var _ policy.Model = (*Model)(nil)
 
-func (*virtualCluster) Name() string { return "fsp-virtual-cluster" }
+func (*Model) Name() string { return "fsp-virtual-cluster" }
 
-func (m *virtualCluster) Observe(e policy.Event) {
+func (m *Model) Observe(e policy.Event) {
 	switch e.Kind {
 	case policy.AgentAdded, policy.AgentUpdated:
 		mb, cpus := e.Res.Scalars[resources.Mem].Units(), e.Res.Scalars[resources.CPUs].Units()
@@ -134,7 +160,7 @@ func (m *virtualCluster) Observe(e policy.Event) {
 	}
 }
 
-func (m *virtualCluster) agentsChanged() {
+func (m *Model) agentsChanged() {
 	m.st.sumAgents()
 	m.vra()
 }
@@ -155,7 +181,7 @@ func (st *virtualState) sumAgents() {
 }
 
 // declare enters a framework's job, or updates it (eq. 10).
-func (m *virtualCluster) declare(fw string, s policy.JobSize, at int64) {
+func (m *Model) declare(fw string, s policy.JobSize, at int64) {
 	size := s.Size
 	if !s.Known && size == 0 {
 		size = math.Inf(1)
@@ -190,7 +216,7 @@ func (m *virtualCluster) declare(fw string, s policy.JobSize, at int64) {
 
 // declareProbe records framework fw as running probing job s: outside
 // the virtual cluster, FIFO by when it was first declared.
-func (m *virtualCluster) declareProbe(fw string, s policy.JobSize, at int64) {
+func (m *Model) declareProbe(fw string, s policy.JobSize, at int64) {
 	h := m.st.Heads[fw]
 	if h != nil && h.Probe && h.Job == s.Job {
 		h.APB = s.APB
@@ -205,7 +231,7 @@ func (m *virtualCluster) declareProbe(fw string, s policy.JobSize, at int64) {
 // the snapshot this model was restored from (RestorePolicies): an
 // unknown-size job would otherwise hold a virtual share for good. Nothing
 // moves when every framework is known, so a restore stays bit for bit.
-func (m *virtualCluster) ForgetUnknown(known func(string) bool, now time.Time) {
+func (m *Model) ForgetUnknown(known func(string) bool, now time.Time) {
 	var gone []string
 	for fw := range m.st.Heads {
 		if !known(fw) {
@@ -222,12 +248,12 @@ func (m *virtualCluster) ForgetUnknown(known func(string) bool, now time.Time) {
 	}
 }
 
-var _ policy.Forgetter = (*virtualCluster)(nil)
+var _ policy.Forgetter = (*Model)(nil)
 
 // detach ends the tie between a framework and its job: an unknown-size
 // job leaves the virtual cluster with its real job; a known-size one
 // stays until its virtual size runs out.
-func (m *virtualCluster) detach(fw string) {
+func (m *Model) detach(fw string) {
 	h := m.st.Heads[fw]
 	if h == nil {
 		return
@@ -257,12 +283,12 @@ func vjobLess(a, b *vjob) int {
 	return 0
 }
 
-func (m *virtualCluster) joinQueue(j *vjob) {
+func (m *Model) joinQueue(j *vjob) {
 	i, _ := slices.BinarySearchFunc(m.st.Queue, j, vjobLess)
 	m.st.Queue = slices.Insert(m.st.Queue, i, j)
 }
 
-func (m *virtualCluster) leaveQueue(j *vjob) {
+func (m *Model) leaveQueue(j *vjob) {
 	if i, ok := slices.BinarySearchFunc(m.st.Queue, j, vjobLess); ok {
 		m.st.Queue = slices.Delete(m.st.Queue, i, i+1)
 	}
@@ -270,7 +296,7 @@ func (m *virtualCluster) leaveQueue(j *vjob) {
 
 // vra is Algorithm 2: max-min fair memory capped at each job's APB (or,
 // in DRF mode, its DRF version, vraDRF).
-func (m *virtualCluster) vra() {
+func (m *Model) vra() {
 	if m.drf {
 		m.vraDRF()
 		return
@@ -289,7 +315,7 @@ const departEps = 1e-9
 
 // advance is VSC from the last update to t (Unix ns), stopping at every
 // departure to re-run VRA.
-func (m *virtualCluster) advance(t int64) {
+func (m *Model) advance(t int64) {
 	if !m.st.Started {
 		m.st.Started, m.st.Last = true, t
 		return
@@ -319,7 +345,7 @@ func (m *virtualCluster) advance(t int64) {
 
 // depart takes the jobs whose virtual size reached zero out of the
 // virtual cluster, at the last update's time, and re-runs VRA.
-func (m *virtualCluster) depart() {
+func (m *Model) depart() {
 	w := 0
 	for _, j := range m.st.Queue {
 		if !math.IsInf(j.Size, 1) && j.remaining() <= departEps*j.Size {
@@ -336,7 +362,7 @@ func (m *virtualCluster) depart() {
 
 // refresh brings the virtual cluster to the cycle's time and writes each
 // declared framework's view.
-func (m *virtualCluster) Refresh(now time.Time, v policy.Views) bool {
+func (m *Model) Refresh(now time.Time, v policy.Views) bool {
 	m.advance(now.UnixNano())
 	if len(m.st.Heads) == 0 && len(m.shown) == 0 {
 		return false
@@ -367,7 +393,7 @@ func (m *virtualCluster) Refresh(now time.Time, v policy.Views) bool {
 
 // showProbes writes the probes' views: oldest first, each with the memory
 // declared by the probes up to and including it.
-func (m *virtualCluster) showProbes(probes []*vjob, t int64, v policy.Views) {
+func (m *Model) showProbes(probes []*vjob, t int64, v policy.Views) {
 	slices.SortFunc(probes, func(a, b *vjob) int {
 		if a.Since != b.Since {
 			return cmpInt64(a.Since, b.Since)
@@ -421,7 +447,7 @@ type agentMem struct {
 	CPUs float64
 }
 
-func (m *virtualCluster) Snapshot() ([]byte, error) {
+func (m *Model) Snapshot() ([]byte, error) {
 	s := virtualSnapshot{Started: m.st.Started, Last: m.st.Last, Seq: m.st.Seq}
 	for id, mb := range m.st.Agents {
 		s.Agents = append(s.Agents, agentMem{id, mb, m.st.CPUs[id]})
@@ -445,7 +471,7 @@ func (m *virtualCluster) Snapshot() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-func (m *virtualCluster) Restore(data []byte) error {
+func (m *Model) Restore(data []byte) error {
 	var s virtualSnapshot
 	if err := gob.NewDecoder(bytes.NewReader(data)).Decode(&s); err != nil {
 		return fmt.Errorf("fsp virtual cluster: %w", err)
