@@ -69,7 +69,10 @@
 //	                   application demand (the AppDemand signal) gets its E
 //	                   executors on distinct agents in one cycle or none;
 //	                   it runs before the mode's path, which then serves
-//	                   the frameworks without one (by DRF) from what is left
+//	                   the frameworks without one (by DRF) from what is left;
+//	                   its parameters are gang_params.go, each shape's lazy
+//	                   heap of agents gang_heap.go, the executor scores and
+//	                   the cycle's scratch timelines gang_score.go
 //	timeline.go        the gang criteria's model: one profile.Timeline per
 //	                   agent, applications' waits and deadlines
 //	progress.go        the StageProgress signal: an executor's observed stage
