@@ -2,12 +2,12 @@ package allocator
 
 import (
 	"fmt"
-	"github.com/allot-sched/allot/allocator/policy"
-	"github.com/allot-sched/allot/allocator/policy/fsp"
 	"math"
 	"math/rand/v2"
 	"time"
 
+	"github.com/allot-sched/allot/allocator/policy"
+	"github.com/allot-sched/allot/allocator/policy/fsp"
 	"github.com/allot-sched/allot/profile"
 	"github.com/allot-sched/allot/resources"
 	"github.com/allot-sched/allot/sorter"

@@ -2,11 +2,11 @@ package allocator
 
 import (
 	"fmt"
-	"github.com/allot-sched/allot/allocator/policy"
 	"runtime"
 	"testing"
 	"time"
 
+	"github.com/allot-sched/allot/allocator/policy"
 	"github.com/allot-sched/allot/sorter"
 )
 

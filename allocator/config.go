@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/allot-sched/allot/allocator/policy/bandit"
 	"github.com/allot-sched/allot/resources"
 	"github.com/allot-sched/allot/sorter"
 )
@@ -75,8 +76,8 @@ type Config struct {
 	// characterized mode, one agent's resources in oblivious mode.
 	Trace func(Placement)
 	// Bandit holds the co-location bandit's parameters (--sorter bandit,
-	// bandit.go); other sorters ignore it.
-	Bandit BanditConfig
+	// allocator/policy/bandit); other sorters ignore it.
+	Bandit bandit.Config
 
 	// Gang parameterises the gang criteria (prophet, tetris-peak); the
 	// zero value means DefaultGangParams, the paper's.

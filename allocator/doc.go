@@ -61,7 +61,7 @@
 //	                   (Config.bruteForce)
 //	prog_bandit.go     the co-location bandit (CoLocating): jobs already
 //	                   placed first, else a draw in the queue's window
-//	                   conditioned on the agent's residents (bandit.go)
+//	                   conditioned on the agent's residents (policy/bandit)
 //	fill.go            what the paths share: candidates, recording
 //	                   placements as offers, agent orders, weighted draws
 //	gang.go            applications, not tasks (sorter.Gang: prophet,

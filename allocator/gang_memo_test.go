@@ -2,11 +2,11 @@ package allocator
 
 import (
 	"fmt"
-	"github.com/allot-sched/allot/allocator/policy"
 	"reflect"
 	"testing"
 	"time"
 
+	"github.com/allot-sched/allot/allocator/policy"
 	"github.com/allot-sched/allot/resources"
 	"github.com/allot-sched/allot/sorter"
 )

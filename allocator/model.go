@@ -4,9 +4,9 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"github.com/allot-sched/allot/allocator/policy"
 	"time"
 
+	"github.com/allot-sched/allot/allocator/policy"
 	"github.com/allot-sched/allot/sorter"
 )
 
@@ -33,6 +33,18 @@ func (v views) Agent(id string) *sorter.Agent {
 // addModel makes m part of the allocator's state from now on. New will
 // call it for the policies that need a model; tests call it directly.
 func (a *Allocator) addModel(m policy.Model) { a.models = append(a.models, m) }
+
+// Model is the policy model of that name (policy.Model.Name) among the
+// allocator's, nil if it has none: how a caller reaches a policy's own
+// operations (bandit.Of, the bandit's preference export).
+func (a *Allocator) Model(name string) policy.Model {
+	for _, m := range a.models {
+		if m.Name() == name {
+			return m
+		}
+	}
+	return nil
+}
 
 // tell forwards e, stamped with the clock, to every model. Callers check
 // len(a.models) first so that an allocator without models builds no event.

@@ -1,9 +1,10 @@
 package allocator
 
 import (
-	"github.com/allot-sched/allot/allocator/policy"
 	"math"
 	"time"
+
+	"github.com/allot-sched/allot/allocator/policy"
 )
 
 // Stage progress (beyond the Prophet paper, issue 10). Prophet's timeline

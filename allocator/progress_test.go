@@ -1,11 +1,11 @@
 package allocator
 
 import (
-	"github.com/allot-sched/allot/allocator/policy"
 	"reflect"
 	"testing"
 	"time"
 
+	"github.com/allot-sched/allot/allocator/policy"
 	"github.com/allot-sched/allot/profile"
 	"github.com/allot-sched/allot/sorter"
 )

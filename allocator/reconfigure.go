@@ -2,8 +2,8 @@ package allocator
 
 import (
 	"fmt"
-	"github.com/allot-sched/allot/allocator/policy"
 
+	"github.com/allot-sched/allot/allocator/policy"
 	"github.com/allot-sched/allot/resources"
 	"github.com/allot-sched/allot/sorter"
 )

@@ -3,11 +3,11 @@ package allocator
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/allot-sched/allot/allocator/policy"
 	"sort"
 	"strconv"
 	"time"
 
+	"github.com/allot-sched/allot/allocator/policy"
 	"github.com/allot-sched/allot/profile"
 	"github.com/allot-sched/allot/resources"
 )

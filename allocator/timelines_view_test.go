@@ -1,10 +1,10 @@
 package allocator
 
 import (
-	"github.com/allot-sched/allot/allocator/policy"
 	"testing"
 	"time"
 
+	"github.com/allot-sched/allot/allocator/policy"
 	"github.com/allot-sched/allot/profile"
 	"github.com/allot-sched/allot/sorter"
 )

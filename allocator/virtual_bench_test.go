@@ -2,9 +2,9 @@ package allocator
 
 import (
 	"fmt"
-	"github.com/allot-sched/allot/allocator/policy"
 	"testing"
 
+	"github.com/allot-sched/allot/allocator/policy"
 	"github.com/allot-sched/allot/sorter"
 )
 

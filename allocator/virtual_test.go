@@ -2,14 +2,14 @@ package allocator
 
 import (
 	"bytes"
-	"github.com/allot-sched/allot/allocator/policy"
-	"github.com/allot-sched/allot/allocator/policy/fsp"
 	"math"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/allot-sched/allot/allocator/policy"
+	"github.com/allot-sched/allot/allocator/policy/fsp"
 	"github.com/allot-sched/allot/resources"
 	"github.com/allot-sched/allot/sorter"
 )

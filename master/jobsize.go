@@ -1,13 +1,13 @@
 package master
 
 import (
-	"github.com/allot-sched/allot/allocator/policy"
 	"net/http"
 	"sort"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/allot-sched/allot/allocator/policy"
 	"github.com/allot-sched/allot/api"
 )
 

@@ -1,13 +1,13 @@
 package master
 
 import (
-	"github.com/allot-sched/allot/allocator/policy"
 	"net/http"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
 
 	"github.com/allot-sched/allot/allocator"
+	"github.com/allot-sched/allot/allocator/policy"
 	"github.com/allot-sched/allot/api"
 )
 

@@ -3,12 +3,12 @@ package master
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/allot-sched/allot/allocator/policy"
 	"io"
 	"net/http"
 	"strings"
 
 	"github.com/allot-sched/allot/allocator"
+	"github.com/allot-sched/allot/allocator/policy"
 	"github.com/allot-sched/allot/api"
 	"github.com/allot-sched/allot/auth"
 	"github.com/allot-sched/allot/sorter"

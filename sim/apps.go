@@ -2,13 +2,13 @@ package sim
 
 import (
 	"fmt"
-	allocpolicy "github.com/allot-sched/allot/allocator/policy"
 	"math"
 	"math/rand/v2"
 	"sort"
 	"time"
 
 	"github.com/allot-sched/allot/allocator"
+	allocpolicy "github.com/allot-sched/allot/allocator/policy"
 	"github.com/allot-sched/allot/profile"
 	"github.com/allot-sched/allot/resources"
 	"github.com/allot-sched/allot/sorter"

@@ -3,12 +3,13 @@ package sim
 import (
 	"encoding/json"
 	"fmt"
-	allocpolicy "github.com/allot-sched/allot/allocator/policy"
 	"math"
 	"sort"
 	"strings"
 
 	"github.com/allot-sched/allot/allocator"
+	allocpolicy "github.com/allot-sched/allot/allocator/policy"
+	"github.com/allot-sched/allot/allocator/policy/bandit"
 	"github.com/allot-sched/allot/sorter"
 )
 
@@ -68,7 +69,7 @@ type SeedDiagnosis struct {
 }
 
 // ColocationDiagnose runs the diagnostics for queue over seeds 1..seeds.
-func ColocationDiagnose(queue string, seeds int, bc allocator.BanditConfig) (*ColocationDiagnosis, error) {
+func ColocationDiagnose(queue string, seeds int, bc bandit.Config) (*ColocationDiagnosis, error) {
 	jobs, err := ParseQueueSpec(queue, 16)
 	if err != nil {
 		return nil, err
@@ -117,13 +118,13 @@ func ColocationDiagnose(queue string, seeds int, bc allocator.BanditConfig) (*Co
 	return d, nil
 }
 
-func withStep(bc allocator.BanditConfig, step float64) allocator.BanditConfig {
+func withStep(bc bandit.Config, step float64) bandit.Config {
 	bc.Step = step
 	return bc
 }
 
 // diagnoseSeed runs FIFO, random-in-window, RA (probed) and RA* on one seed.
-func diagnoseSeed(w *Workload, seed uint64, bc allocator.BanditConfig, acc map[string][]float64) (SeedDiagnosis, error) {
+func diagnoseSeed(w *Workload, seed uint64, bc bandit.Config, acc map[string][]float64) (SeedDiagnosis, error) {
 	sd := SeedDiagnosis{Seed: seed, Makespan: map[string]float64{}}
 	fifo, err := ParsePolicy("fifo", sorter.RRR)
 	if err != nil {
@@ -174,7 +175,7 @@ func goodnessInput(u allocpolicy.NodeUsage) sorter.NodeUsage {
 // runBandit runs the bandit on w; probe, if set, sees every usage sample,
 // and beside, if set, counts the jobs whose first task started on a node
 // where another type ran.
-func runBandit(w *Workload, seed uint64, bc allocator.BanditConfig, prefs []byte,
+func runBandit(w *Workload, seed uint64, bc bandit.Config, prefs []byte,
 	probe func(string, []string, allocpolicy.NodeUsage), beside *int) (*Result, error) {
 	pol, err := ParsePolicy("bandit", sorter.RRR)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/allot-sched/allot/allocator"
+	banditpolicy "github.com/allot-sched/allot/allocator/policy/bandit"
 	"github.com/allot-sched/allot/sorter"
 )
 
@@ -25,7 +26,7 @@ type ColocationOptions struct {
 	Queues []string // "A", "B" or a SPEC (ParseQueueSpec)
 	Seeds  int      // runs per queue and policy, seeds 1..Seeds
 	Nodes  int      // default 16
-	Bandit allocator.BanditConfig
+	Bandit banditpolicy.Config
 	// Spread, if set, keeps one task per agent visit and FIFO as the fifo
 	// sorter (the placement before the paper's triplets were followed).
 	// Unset (the default), the paper's placement (section 6.1) is used by
@@ -40,7 +41,7 @@ type ColocationOptions struct {
 	// Beyond adds the rows beyond the paper, each the bandit from
 	// zero: "RA-set" (goodness, one preference row per set of resident
 	// types), "RA-progress" (reward: the co-location's progress rate over
-	// solo, allocator.RewardProgress, with step ProgressStep) and
+	// solo, banditpolicy.RewardProgress, with step ProgressStep) and
 	// "RA-progress-set" (both).
 	Beyond       bool
 	ProgressStep float64 // 0 means 1
@@ -205,12 +206,12 @@ func beyondSeed(w *Workload, opt ColocationOptions, base Config, bandit Policy, 
 	}
 	set, prog := opt.Bandit, opt.Bandit
 	set.ResidentSet = true
-	prog.Reward, prog.Step = allocator.RewardProgress, step
+	prog.Reward, prog.Step = banditpolicy.RewardProgress, step
 	progSet := prog
 	progSet.ResidentSet = true
 	for _, r := range []struct {
 		name string
-		bc   allocator.BanditConfig
+		bc   banditpolicy.Config
 	}{{"RA-set", set}, {"RA-progress", prog}, {"RA-progress-set", progSet}} {
 		res, err := Run(w, withPolicy(base, bandit, r.bc, nil))
 		if err != nil {
@@ -221,7 +222,7 @@ func beyondSeed(w *Workload, opt ColocationOptions, base Config, bandit Policy, 
 	return nil
 }
 
-func withPolicy(c Config, p Policy, b allocator.BanditConfig, prefs []byte) Config {
+func withPolicy(c Config, p Policy, b banditpolicy.Config, prefs []byte) Config {
 	c.Policy, c.Bandit, c.Preferences = p, b, prefs
 	return c
 }

@@ -2,11 +2,11 @@ package sim
 
 import (
 	"fmt"
-	allocpolicy "github.com/allot-sched/allot/allocator/policy"
 	"math"
 	"strconv"
 	"strings"
 
+	allocpolicy "github.com/allot-sched/allot/allocator/policy"
 	"github.com/allot-sched/allot/framework/predict/jobsize"
 	"github.com/allot-sched/allot/internal/hashrand"
 	"github.com/allot-sched/allot/resources"

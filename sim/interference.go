@@ -1,11 +1,11 @@
 package sim
 
 import (
-	allocpolicy "github.com/allot-sched/allot/allocator/policy"
 	"math"
 	"slices"
 
-	"github.com/allot-sched/allot/allocator"
+	allocpolicy "github.com/allot-sched/allot/allocator/policy"
+	"github.com/allot-sched/allot/allocator/policy/bandit"
 	"github.com/allot-sched/allot/resources"
 )
 
@@ -39,7 +39,7 @@ import (
 //     each node's usage averaged over the interval is given to the
 //     allocator with ObserveUsage, as the master does with the rates of
 //     two successive agent reports. When the bandit learns from progress
-//     (allocator.RewardProgress), each node's progress too: the mean over
+//     (bandit.RewardProgress), each node's progress too: the mean over
 //     its tasks, weighted by time, of a task's rate over its full speed
 //     (the model's full speed is a task's rate alone on an idle node, so
 //     this is the co-located rate over the solo rate), by
@@ -86,7 +86,7 @@ type interference struct {
 	phases [][3]float64            // per group: use at full speed (cores, MB/s, MB/s)
 	// progress: per agent, the sum over its tasks of rate and the task
 	// count, instantaneous (curProg) and integrated (accProg), when the
-	// bandit learns from progress (allocator.RewardProgress)
+	// bandit learns from progress (bandit.RewardProgress)
 	progress         bool
 	curProg, accProg [][2]float64
 }
@@ -97,7 +97,7 @@ func newInterference(e *engine, m *Interference) *interference {
 	if st.every <= 0 {
 		st.every = 10
 	}
-	if e.cfg.Bandit.Reward == allocator.RewardProgress {
+	if e.cfg.Bandit.Reward == bandit.RewardProgress {
 		st.progress = true
 		st.curProg, st.accProg = make([][2]float64, len(e.agents)), make([][2]float64, len(e.agents))
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/allot-sched/allot/allocator"
+	"github.com/allot-sched/allot/allocator/policy/bandit"
 	"github.com/allot-sched/allot/sim"
 	"github.com/allot-sched/allot/sorter"
 )
@@ -48,7 +49,7 @@ func TestInterferenceFeedsBandit(t *testing.T) {
 	run := func(inter *sim.Interference, step float64) map[string]any {
 		t.Helper()
 		res, err := sim.Run(w, sim.Config{Policy: pol, Mode: allocator.Characterized, Seed: 3, Interference: inter,
-			Bandit: allocator.BanditConfig{Step: step}, Check: true})
+			Bandit: bandit.Config{Step: step}, Check: true})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/allot-sched/allot/allocator"
+	"github.com/allot-sched/allot/allocator/policy/bandit"
 	"github.com/allot-sched/allot/sim"
 )
 
@@ -109,7 +109,7 @@ func printColocation(w io.Writer, rep *sim.ColocationReport) error {
 	return tw.Flush()
 }
 
-func runColocationDiagnose(qs []string, seeds int, bc allocator.BanditConfig, asJSON bool, stdout io.Writer) error {
+func runColocationDiagnose(qs []string, seeds int, bc bandit.Config, asJSON bool, stdout io.Writer) error {
 	var all []*sim.ColocationDiagnosis
 	for _, q := range qs {
 		d, err := sim.ColocationDiagnose(q, seeds, bc)
