@@ -73,10 +73,10 @@
 //	                   its parameters are gang_params.go, each shape's lazy
 //	                   heap of agents gang_heap.go, the executor scores and
 //	                   the cycle's scratch timelines gang_score.go
-//	timeline.go        the gang criteria's model: one profile.Timeline per
-//	                   agent, applications' waits and deadlines
-//	progress.go        the StageProgress signal: an executor's observed stage
-//	                   re-anchors its profile on the model's timeline
+//	policy/prophet     the gang criteria's model: one profile.Timeline per
+//	                   agent, applications' waits and deadlines, and the
+//	                   StageProgress signal re-anchoring an executor's
+//	                   profile on its observed stage
 //
 // A new placement shape is a new file beside these and a case in
 // choosePath, not a branch inside an existing path.
@@ -94,4 +94,12 @@
 // criteria's views once before each cycle, and snapshot and restore
 // through SnapshotPolicies and RestorePolicies so the master can
 // replicate them. policy.Model states who calls what, when.
+//
+// The signals only policies read (application demand, job size, job
+// type, usage, co-location and stage progress) arrive through one entry
+// point, Observe, as a policy.Signal. Each policy is a package under
+// allocator/policy (prophet, fsp, bandit) whose model New builds for the
+// sorter that needs it; callers reach a policy's own operations through
+// Model(name) (prophet.Of, bandit.Of), and its options through
+// policy.Options. A new policy adds a package there, not methods here.
 package allocator

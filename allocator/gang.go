@@ -1,13 +1,13 @@
 package allocator
 
 import (
-	"encoding/binary"
 	"fmt"
 	"math"
 	"sort"
 	"strconv"
 	"time"
 
+	"github.com/allot-sched/allot/allocator/policy/prophet"
 	"github.com/allot-sched/allot/profile"
 	"github.com/allot-sched/allot/resources"
 	"github.com/allot-sched/allot/sorter"
@@ -23,8 +23,7 @@ func (a *Allocator) gangFirst(g sorter.Gang) error {
 	if err := params.Validate(); err != nil {
 		return fmt.Errorf("allocator: %s: %w", g.Name(), err)
 	}
-	m := newTimelines(params.DeadlineFactor)
-	m.mean = params.DeadlineMean
+	m := prophet.New(params.DeadlineFactor, params.DeadlineMean == DeadlinePending)
 	a.addModel(m)
 	a.path = &gangPath{a: a, m: m, rule: g.Rule(), p: params, next: a.path}
 	return nil
@@ -36,7 +35,7 @@ func (a *Allocator) gangFirst(g sorter.Gang) error {
 // otherwise starve behind per-task and whole-agent offers.
 type gangPath struct {
 	a    *Allocator
-	m    *timelines
+	m    *prophet.Model
 	rule sorter.GangRule
 	p    GangParams
 	next filler
@@ -44,7 +43,7 @@ type gangPath struct {
 	// per cycle
 	now time.Time
 	ags []*agent
-	tls []*agentTL
+	tls []*prophet.Agent
 	// local and lpeak are, by position in ags, the agents changed this
 	// cycle (model + this cycle's executors; nil: unchanged) and the peaks
 	// placed on them: slices, not maps, for score reads local on every
@@ -85,7 +84,7 @@ var _ filler = (*gangPath)(nil)
 // gangApp is one pending application this cycle.
 type gangApp struct {
 	f    *framework
-	rec  *appRec
+	rec  *prophet.App
 	sh   *shapeScores
 	done bool
 	// next leads towards the next application not done (nextLive): i+1
@@ -101,20 +100,6 @@ type gangShape struct {
 	e         int
 	cpus, mem float64
 	prof      string
-}
-
-// shapeKey encodes stages exactly (offsets and the bits of the peaks): a
-// key equal for equal profiles, as their text was, at a fraction of the
-// cost of formatting them, which every declaration pays.
-func shapeKey(stages []profile.Stage) string {
-	b := make([]byte, 0, 32*len(stages))
-	for _, st := range stages {
-		b = binary.LittleEndian.AppendUint64(b, uint64(st.Start))
-		b = binary.LittleEndian.AppendUint64(b, uint64(st.End))
-		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(st.DiskBW))
-		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(st.NetBW))
-	}
-	return string(b)
 }
 
 func (p *gangPath) fill() {
@@ -133,7 +118,7 @@ func (p *gangPath) collect() bool {
 		if f == nil || f.app == nil || !f.active || f.suppressed {
 			continue
 		}
-		if r := p.m.apps[f.id]; r != nil && r.Pending {
+		if r := p.m.App(f.id); r != nil && r.Pending {
 			p.apps = append(p.apps, gangApp{f: f, rec: r})
 		}
 	}
@@ -155,7 +140,7 @@ func (p *gangPath) collect() bool {
 	for _, ag := range a.agents {
 		if ag != nil {
 			p.ags = append(p.ags, ag)
-			p.tls = append(p.tls, p.m.agents[ag.id])
+			p.tls = append(p.tls, p.m.Agent(ag.id))
 		}
 	}
 	if p.shapes == nil {
@@ -180,26 +165,19 @@ func (p *gangPath) collect() bool {
 // shape on first meeting it) and among the overdue if its deadline passed.
 func (p *gangPath) group(i int) {
 	d := &p.apps[i].rec.Demand
-	if p.apps[i].rec.shape == "" {
-		p.apps[i].rec.shape = shapeKey(d.Profile.Stages)
-	}
-	k := gangShape{e: d.Executors, cpus: d.Cpus, mem: d.Mem, prof: p.apps[i].rec.shape}
+	k := gangShape{e: d.Executors, cpus: d.Cpus, mem: d.Mem, prof: p.apps[i].rec.Shape()}
 	s := p.shapes[k]
 	if s == nil {
 		s = p.newShape(d)
-		s.prep = p.apps[i].rec.prepared() // equal stages, equal preparation
+		s.prep = p.apps[i].rec.Prepared() // equal stages, equal preparation
 		s.idx = int32(len(p.shapeList))
 		p.shapes[k] = s
 		p.shapeList = append(p.shapeList, s)
 	}
-	if r := p.apps[i].rec; r.prep == nil {
-		// Applications of one shape have equal stages, to the bit
-		// (shapeKey), and so equal preparations: the model's offered
-		// takes this one instead of preparing each declaration anew
-		// (the same pointer sharing as among one declaration's
-		// executors; nothing writes a Prepared).
-		r.prep = s.prep
-	}
+	// applications of one shape have equal stages, to the bit, and so
+	// equal preparations (the same pointer sharing as among one
+	// declaration's executors)
+	p.apps[i].rec.SharePrepared(s.prep)
 	s.pending++
 	s.apps = append(s.apps, int32(i))
 	s.counted = true

@@ -3,6 +3,7 @@ package allocator
 import (
 	"strconv"
 
+	"github.com/allot-sched/allot/allocator/policy/prophet"
 	"github.com/allot-sched/allot/profile"
 	"github.com/allot-sched/allot/resources"
 	"github.com/allot-sched/allot/sorter"
@@ -36,11 +37,11 @@ func (p *gangPath) fits(s *shapeScores, ag *agent, i int) bool {
 	}
 	used := p.peaks(i)
 	for r := profile.Resource(0); r < profile.NumResources; r++ {
-		c := tl.tl.Capacity(r)
-		if pk := min(peakOf(&d.Profile, r), c); pk > 0 && used[r]+pk > c+1e-9 {
+		c := tl.TL.Capacity(r)
+		if pk := min(prophet.PeakOf(&d.Profile, r), c); pk > 0 && used[r]+pk > c+1e-9 {
 			return false
 		}
-		if c == 0 && peakOf(&d.Profile, r) > 0 {
+		if c == 0 && prophet.PeakOf(&d.Profile, r) > 0 {
 			return false
 		}
 	}
@@ -48,7 +49,7 @@ func (p *gangPath) fits(s *shapeScores, ag *agent, i int) bool {
 }
 
 func (p *gangPath) peaks(i int) [profile.NumResources]float64 {
-	used := p.tls[i].peak
+	used := p.tls[i].Peak
 	if p.local[i] != nil { // note set both
 		l := p.lpeak[i]
 		for r := range used {
@@ -71,7 +72,7 @@ func (p *gangPath) score(sh *shapeScores, ag *agent, i int) float64 {
 	if p.rule == sorter.GangProphet {
 		l := p.local[i]
 		if l == nil {
-			return p.prophetScore(sh, tl.tl)
+			return p.prophetScore(sh, tl.TL)
 		}
 		if !memoPlaced {
 			return p.prophetScore(sh, l)
@@ -81,7 +82,7 @@ func (p *gangPath) score(sh *shapeScores, ag *agent, i int) float64 {
 			return v
 		}
 		if p.memo.memoised(i) {
-			l = p.memo.timeline(i, tl.tl, p.now, p.shapePrep)
+			l = p.memo.timeline(i, tl.TL, p.now, p.shapePrep)
 		}
 		v = p.prophetScore(sh, l)
 		if slot != nil {
@@ -98,8 +99,8 @@ func (p *gangPath) score(sh *shapeScores, ag *agent, i int) float64 {
 		}
 	}
 	for r := profile.Resource(0); r < profile.NumResources; r++ {
-		if c := tl.tl.Capacity(r); c > 0 {
-			s += min(peakOf(&d.Profile, r), c) / c * (c - used[r]) / c
+		if c := tl.TL.Capacity(r); c > 0 {
+			s += min(prophet.PeakOf(&d.Profile, r), c) / c * (c - used[r]) / c
 		}
 	}
 	return -s
@@ -154,7 +155,7 @@ func (p *gangPath) note(i int, s *shapeScores) {
 	d := s.d
 	memo := p.rule == sorter.GangProphet && memoPlaced
 	if memo {
-		p.memo.placed(i, tl.tl, p.now, s.idx)
+		p.memo.placed(i, tl.TL, p.now, s.idx)
 	}
 	l := p.local[i]
 	switch {
@@ -162,18 +163,18 @@ func (p *gangPath) note(i int, s *shapeScores) {
 		// its executors live in its memo state (placedMemo.timeline);
 		// p.local[i] only marks the agent as changed this cycle
 		if l == nil {
-			p.local[i] = tl.tl
+			p.local[i] = tl.TL
 		}
 	default:
 		if l == nil {
-			l = tl.tl.Clone()
+			l = tl.TL.Clone()
 			p.local[i] = l
 		}
 		_ = l.AddPrepared(cycleKey(l.Len()), p.now, s.prep)
 	}
 	pk := p.lpeak[i]
 	for r := range pk {
-		pk[r] += tl.reserve(&d.Profile, profile.Resource(r))
+		pk[r] += tl.Reserve(&d.Profile, profile.Resource(r))
 	}
 	p.lpeak[i] = pk
 	// grant bumped the agent's version, so every shape rescores it

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/allot-sched/allot/allocator/policy"
+	"github.com/allot-sched/allot/allocator/policy/prophet"
 	"github.com/allot-sched/allot/profile"
 	"github.com/allot-sched/allot/resources"
 	"github.com/allot-sched/allot/sorter"
@@ -189,8 +190,8 @@ func TestDeadlineOverride(t *testing.T) {
 	clk.Advance(time.Second)
 	_ = a.Observe(policy.AppDemand{Framework: "late", Demand: app(1, 8, 10)})
 	// make "late" overdue but not "old": old's deadline is later
-	a.path.(*gangPath).m.apps["old"].Deadline = clk.T.Add(time.Hour).UnixNano()
-	a.path.(*gangPath).m.apps["late"].Deadline = clk.T.Add(-time.Second).UnixNano()
+	a.path.(*gangPath).m.App("old").Deadline = clk.T.Add(time.Hour).UnixNano()
+	a.path.(*gangPath).m.App("late").Deadline = clk.T.Add(-time.Second).UnixNano()
 	// the warm app's executor still holds the agent: free it
 	for _, o := range []string{"warm"} {
 		_ = a.Recover(o, "a0", resources.MustParse("cpus:8;mem:1024"), nil)
@@ -202,7 +203,7 @@ func TestDeadlineOverride(t *testing.T) {
 	if !strings.Contains(d.Offers[0].Reason.Why, "deadline passed") {
 		t.Errorf("reason %q does not name the deadline", d.Offers[0].Reason.Why)
 	}
-	if got := a.path.(*gangPath).m.apps["warm"]; got == nil || got.Pending {
+	if got := a.path.(*gangPath).m.App("warm"); got == nil || got.Pending {
 		t.Errorf("warm app record %+v", got)
 	}
 }
@@ -214,14 +215,14 @@ func TestDeadlineFromMeanWait(t *testing.T) {
 	}
 	_ = a.Observe(policy.AppDemand{Framework: "a", Demand: app(1, 1, 10)})
 	m := a.path.(*gangPath).m
-	if m.apps["a"].Deadline != 0 {
-		t.Errorf("first app has deadline %d, want none", m.apps["a"].Deadline)
+	if m.App("a").Deadline != 0 {
+		t.Errorf("first app has deadline %d, want none", m.App("a").Deadline)
 	}
 	clk.Advance(4 * time.Second)
 	a.Allocate()
 	_ = a.Observe(policy.AppDemand{Framework: "b", Demand: app(1, 1, 10)})
-	if want := clk.T.Add(12 * time.Second).UnixNano(); m.apps["b"].Deadline != want {
-		t.Errorf("deadline %d, want arrival + 3 x 4s = %d", m.apps["b"].Deadline, want)
+	if want := clk.T.Add(12 * time.Second).UnixNano(); m.App("b").Deadline != want {
+		t.Errorf("deadline %d, want arrival + 3 x 4s = %d", m.App("b").Deadline, want)
 	}
 }
 
@@ -232,7 +233,7 @@ func TestTimelineFollowsOfferAndRecover(t *testing.T) {
 	d := a.Allocate()
 	m := a.path.(*gangPath).m
 	for _, o := range d.Offers {
-		tl := m.agents[o.Agent].tl
+		tl := m.Agent(o.Agent).TL
 		if tl.Len() != 1 {
 			t.Fatalf("agent %s timeline holds %d executors after the offer", o.Agent, tl.Len())
 		}
@@ -244,10 +245,10 @@ func TestTimelineFollowsOfferAndRecover(t *testing.T) {
 	if err := a.Recover(o.Framework, o.Agent, o.Resources, nil); err != nil {
 		t.Fatal(err)
 	}
-	if n := m.agents[o.Agent].tl.Len(); n != 0 {
+	if n := m.Agent(o.Agent).TL.Len(); n != 0 {
 		t.Errorf("timeline holds %d executors after recovery", n)
 	}
-	if n := m.agents[d.Offers[1].Agent].tl.Len(); n != 1 {
+	if n := m.Agent(d.Offers[1].Agent).TL.Len(); n != 1 {
 		t.Errorf("the other agent's timeline holds %d", n)
 	}
 }
@@ -274,9 +275,10 @@ func TestTimelinesSnapshotRoundTrip(t *testing.T) {
 		t.Fatalf("snapshot differs after restore:\n%s\n%s", snap, again)
 	}
 	ma, mb := a.path.(*gangPath).m, b.path.(*gangPath).m
-	for id, ag := range ma.agents {
+	for _, id := range ma.AgentIDs() {
+		ag := ma.Agent(id)
 		for _, at := range []time.Duration{0, 30 * time.Second, 90 * time.Second} {
-			if x, y := ag.tl.At(clk.T.Add(at), profile.Disk), mb.agents[id].tl.At(clk.T.Add(at), profile.Disk); x != y {
+			if x, y := ag.TL.At(clk.T.Add(at), profile.Disk), mb.Agent(id).TL.At(clk.T.Add(at), profile.Disk); x != y {
 				t.Errorf("agent %s at +%v: disk %v, restored %v", id, at, x, y)
 			}
 		}
@@ -349,7 +351,7 @@ func TestSetAppDemandValidates(t *testing.T) {
 	if err := a.Observe(policy.AppDemand{Framework: "f", Demand: profile.AppDemand{}}); err != nil {
 		t.Fatal(err)
 	}
-	if a.path.(*gangPath).m.apps["f"] != nil {
+	if a.path.(*gangPath).m.App("f") != nil {
 		t.Error("zero demand did not clear")
 	}
 }
@@ -390,7 +392,7 @@ func TestTimelineKeptWhenRestoredAgentReregisters(t *testing.T) {
 	}
 	m := b.path.(*gangPath).m
 	for i := 0; i < 2; i++ {
-		tl := m.agents[fmt.Sprintf("a%d", i)].tl
+		tl := m.Agent(fmt.Sprintf("a%d", i)).TL
 		if tl.Len() != 1 || tl.At(clk.T.Add(30*time.Second), profile.Disk) != 230 {
 			t.Errorf("agent a%d after re-registering: %d executors, disk %v at +30 s; want 1 and 330-100",
 				i, tl.Len(), tl.At(clk.T.Add(30*time.Second), profile.Disk))
@@ -428,7 +430,7 @@ func TestDeadlineMeans(t *testing.T) {
 			clk.Advance(6*time.Second - tc.wait)
 			_ = a.AddFramework("b", "")
 			_ = a.Observe(policy.AppDemand{Framework: "b", Demand: app(1, 8, 10)})
-			r := a.path.(*gangPath).m.apps["b"]
+			r := a.path.(*gangPath).m.App("b")
 			var got time.Duration
 			if r.Deadline != 0 {
 				got = time.Duration(r.Deadline - r.Arrival)
@@ -462,7 +464,7 @@ func TestShapeKey(t *testing.T) {
 	}
 	for _, tc := range tests {
 		other := tc.edit(append([]profile.Stage(nil), base...))
-		if got := shapeKey(base) == shapeKey(other); got != tc.equal {
+		if got := shapeOf(base) == shapeOf(other); got != tc.equal {
 			t.Errorf("%s: keys equal %v, want %v", tc.name, got, tc.equal)
 		}
 	}
@@ -488,10 +490,10 @@ func TestExecutorsShareProfile(t *testing.T) {
 		t.Fatalf("offers %v", dec.Offers)
 	}
 	m := a.path.(*gangPath).m
-	rec := m.apps["f"]
+	rec := m.App("f")
 	decl := rec.Demand.Profile.Stages
 	for _, o := range dec.Offers {
-		x := m.agents[o.Agent].execs[0]
+		x := m.Agent(o.Agent).Executors()[0]
 		if &x.Profile.Stages[0] != &decl[0] {
 			t.Errorf("executor on %s has its own copy of the stages", o.Agent)
 		}
@@ -503,7 +505,7 @@ func TestExecutorsShareProfile(t *testing.T) {
 	if err := a.Recover("f", dec.Offers[1].Agent, dec.Offers[1].Resources, nil); err != nil {
 		t.Fatal(err)
 	}
-	if view, _ := a.Timelines(); len(view) == 0 {
+	if view, _ := prophet.Of(a).Timelines(); len(view) == 0 {
 		t.Fatal("no timelines in the view")
 	}
 	if _, err := a.SnapshotPolicies(); err != nil {
@@ -516,8 +518,14 @@ func TestExecutorsShareProfile(t *testing.T) {
 	}
 	// The third executor, untouched throughout, still reads its prediction:
 	// 330 - 100 during stage 0 of the first declaration.
-	third := m.agents[dec.Offers[2].Agent].tl
+	third := m.Agent(dec.Offers[2].Agent).TL
 	if got := third.At(t0.Add(30*time.Second), profile.Disk); got != 230 {
 		t.Errorf("disk available on %s during stage 0: %v, want 230", dec.Offers[2].Agent, got)
 	}
+}
+
+// shapeOf is the gang path's key of stages (prophet.App.Shape).
+func shapeOf(stages []profile.Stage) string {
+	r := prophet.App{Demand: profile.AppDemand{Profile: profile.Profile{Stages: stages}}}
+	return r.Shape()
 }

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/allot-sched/allot/allocator/policy"
+	"github.com/allot-sched/allot/allocator/policy/prophet"
 	"github.com/allot-sched/allot/profile"
 	"github.com/allot-sched/allot/resources"
 	"github.com/allot-sched/allot/sorter"
@@ -55,7 +56,7 @@ func (a *Allocator) setAppDemand(framework string, d profile.AppDemand) error {
 	if err := d.Validate(); err != nil {
 		return fmt.Errorf("set app demand for %q: %w", framework, err)
 	}
-	c := cloneDemand(d)
+	c := prophet.CloneDemand(d)
 	a.leaveSets(f)
 	f.app = &c
 	a.frameworkChanged(f)

@@ -40,7 +40,7 @@ func TestObserveStageProgressReanchors(t *testing.T) {
 			if err := a.Observe(policy.StageProgress{Framework: "f", Agent: "a0", Stage: tc.stage, Done: tc.done}); err != nil {
 				t.Fatal(err)
 			}
-			tl := a.path.(*gangPath).m.agents["a0"].tl
+			tl := a.path.(*gangPath).m.Agent("a0").TL
 			if got := tl.At(t0.Add(tc.probe), profile.Disk); got != tc.want {
 				t.Errorf("disk available at +%v = %v, want %v", tc.probe, got, tc.want)
 			}
@@ -89,13 +89,13 @@ func TestStageProgressSurvivesSnapshot(t *testing.T) {
 	ma, mb := a.path.(*gangPath).m, b.path.(*gangPath).m
 	for _, id := range []string{"a0", "a1"} {
 		for _, at := range []time.Duration{30 * time.Second, 3 * time.Minute, 210 * time.Second} {
-			if x, y := ma.agents[id].tl.At(t0.Add(at), profile.Disk), mb.agents[id].tl.At(t0.Add(at), profile.Disk); x != y {
+			if x, y := ma.Agent(id).TL.At(t0.Add(at), profile.Disk), mb.Agent(id).TL.At(t0.Add(at), profile.Disk); x != y {
 				t.Errorf("%s at +%v: %v, restored %v", id, at, x, y)
 			}
 		}
 	}
 	// a1 was re-anchored: stage 0 (disk 100) now runs until +3m45s
-	if got := mb.agents["a1"].tl.At(t0.Add(210*time.Second), profile.Disk); got != 230 {
+	if got := mb.Agent("a1").TL.At(t0.Add(210*time.Second), profile.Disk); got != 230 {
 		t.Errorf("restored a1 at +3m30s: %v, want 230", got)
 	}
 }
@@ -136,7 +136,7 @@ func TestReanchorToEpochSurvivesSnapshot(t *testing.T) {
 	}
 	probe := time.Unix(0, 0).Add(70 * time.Second) // stage 1 (disk 5) from the epoch anchor
 	for name, x := range map[string]*Allocator{"original": a, "restored": b} {
-		if got := x.path.(*gangPath).m.agents["a0"].tl.At(probe, profile.Disk); got != 325 {
+		if got := x.path.(*gangPath).m.Agent("a0").TL.At(probe, profile.Disk); got != 325 {
 			t.Errorf("%s: disk at +70s %v, want 325", name, got)
 		}
 	}

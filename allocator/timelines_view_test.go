@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/allot-sched/allot/allocator/policy"
+	"github.com/allot-sched/allot/allocator/policy/prophet"
 	"github.com/allot-sched/allot/profile"
 	"github.com/allot-sched/allot/sorter"
 )
@@ -25,7 +26,7 @@ func TestTimelinesAccessor(t *testing.T) {
 			a, clk := newGang(t, c.crit, 3, nil)
 			_ = a.AddFramework("f", "")
 			if !c.wantModel {
-				if tls, ok := a.Timelines(); ok || tls != nil {
+				if tls, ok := prophet.Of(a).Timelines(); ok || tls != nil {
 					t.Fatalf("Timelines() = %v, %v; want nil, false", tls, ok)
 				}
 				return
@@ -34,7 +35,7 @@ func TestTimelinesAccessor(t *testing.T) {
 				t.Fatal(err)
 			}
 			d := a.Allocate()
-			tls, ok := a.Timelines()
+			tls, ok := prophet.Of(a).Timelines()
 			if !ok || len(tls) != 3 {
 				t.Fatalf("Timelines() gave %d agents, %v; want 3, true", len(tls), ok)
 			}
@@ -65,7 +66,7 @@ func TestTimelinesAccessor(t *testing.T) {
 					x.Profile.Stages[0].DiskBW = 0
 				}
 			}
-			again, _ := a.Timelines()
+			again, _ := prophet.Of(a).Timelines()
 			for _, at := range again {
 				if placed[at.Agent] {
 					if at.Timeline.Len() != 1 || at.Executors[0].Profile.Stages[0].DiskBW != 100 {

@@ -92,39 +92,29 @@ func (v *Values) bad(key, s, want string) error {
 
 // Float is key as a number.
 func (v *Values) Float(key string, def float64) (float64, error) {
-	s, ok := v.get(key)
-	if !ok {
-		return def, nil
-	}
-	x, err := strconv.ParseFloat(s, 64)
-	if err != nil {
-		return def, v.bad(key, s, "a number")
-	}
-	return x, nil
+	return parse(v, key, def, func(s string) (float64, error) { return strconv.ParseFloat(s, 64) }, "a number")
 }
 
 // Int is key as an integer.
 func (v *Values) Int(key string, def int) (int, error) {
-	s, ok := v.get(key)
-	if !ok {
-		return def, nil
-	}
-	x, err := strconv.Atoi(s)
-	if err != nil {
-		return def, v.bad(key, s, "an integer")
-	}
-	return x, nil
+	return parse(v, key, def, strconv.Atoi, "an integer")
 }
 
 // Duration is key as a duration (time.ParseDuration).
 func (v *Values) Duration(key string, def time.Duration) (time.Duration, error) {
+	return parse(v, key, def, time.ParseDuration, "a duration such as 10m")
+}
+
+// parse is key converted by conv, def when it is not set; a value conv
+// refuses is an error saying what was wanted.
+func parse[T any](v *Values, key string, def T, conv func(string) (T, error), want string) (T, error) {
 	s, ok := v.get(key)
 	if !ok {
 		return def, nil
 	}
-	x, err := time.ParseDuration(s)
+	x, err := conv(s)
 	if err != nil {
-		return def, v.bad(key, s, "a duration such as 10m")
+		return def, v.bad(key, s, want)
 	}
 	return x, nil
 }

@@ -84,7 +84,7 @@ type Config struct {
 	// progressive filling every other path uses), which spreads a job over
 	// every node one container at a time.
 	Chunk int
-	// Reward says what credits a Decision (beyond the paper, issue 13):
+	// Reward says what credits a Decision (beyond the paper):
 	// RewardGoodness, the paper's G of the node's usage (the Usage signal), or
 	// RewardProgress, the co-location's progress rate relative to solo
 	// (the CoProgress signal). A model listens to its reward's observations only.
@@ -158,7 +158,7 @@ type Decision struct {
 	Window []string `json:"window"` // distinct window types
 }
 
-// Model is the co-location bandit's model (model.go).
+// Model is the co-location bandit's policy.Model.
 type Model struct {
 	prefs     *sorter.Preferences
 	types     map[string]string    // framework -> job type

@@ -1,4 +1,4 @@
-package allocator
+package prophet
 
 import (
 	"math"
@@ -7,7 +7,7 @@ import (
 	"github.com/allot-sched/allot/allocator/policy"
 )
 
-// Stage progress (beyond the Prophet paper, issue 10). Prophet's timeline
+// Stage progress (beyond the Prophet paper). Prophet's timeline
 // anchors an executor's predicted profile at its offer and never moves it;
 // an executor slowed by contention then runs its real stages late, and
 // after its predicted end the timeline shows as free the bandwidth it
@@ -19,7 +19,7 @@ import (
 
 // progress re-anchors fw's oldest executor on the agent; it reports
 // whether the timeline changed.
-func (ag *agentTL) progress(fw string, p policy.StageProgress, at time.Time) bool {
+func (ag *Agent) progress(fw string, p policy.StageProgress, at time.Time) bool {
 	for i := range ag.execs {
 		x := &ag.execs[i]
 		if x.Framework != fw {
@@ -35,7 +35,7 @@ func (ag *agentTL) progress(fw string, p policy.StageProgress, at time.Time) boo
 		if anchor == x.anchor() {
 			return false
 		}
-		if ag.tl.Reanchor(x.Key, p.Stage, time.Unix(0, started)) != nil {
+		if ag.TL.Reanchor(x.Key, p.Stage, time.Unix(0, started)) != nil {
 			return false
 		}
 		x.Anchor, x.Anchored = anchor, true
@@ -46,7 +46,7 @@ func (ag *agentTL) progress(fw string, p policy.StageProgress, at time.Time) boo
 
 // anchor is the time x's profile is anchored at: its launch until a
 // progress report moved it.
-func (x *execRec) anchor() int64 {
+func (x *Executor) anchor() int64 {
 	if x.Anchored {
 		return x.Anchor
 	}
