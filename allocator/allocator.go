@@ -4,149 +4,14 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"strings"
 	"time"
 
+	"github.com/allot-sched/allot/allocator/policy"
+	"github.com/allot-sched/allot/allocator/policy/fsp"
 	"github.com/allot-sched/allot/profile"
 	"github.com/allot-sched/allot/resources"
 	"github.com/allot-sched/allot/sorter"
 )
-
-// Mode says whether the allocator knows frameworks' per-task demands.
-type Mode int
-
-const (
-	// Oblivious: demands are unknown; a selected framework is offered all
-	// unallocated resources of the agent (Mesos "coarse-grained").
-	Oblivious Mode = iota
-	// Characterized: frameworks declare per-task demand vectors and the
-	// allocator hands out one task's worth at a time (progressive filling).
-	Characterized
-)
-
-func (m Mode) String() string {
-	if m == Characterized {
-		return "characterized"
-	}
-	return "oblivious"
-}
-
-// ParseMode reads "oblivious" or "characterized".
-func ParseMode(s string) (Mode, error) {
-	switch strings.ToLower(strings.TrimSpace(s)) {
-	case "oblivious", "coarse", "coarse-grained":
-		return Oblivious, nil
-	case "characterized", "characterised", "fine", "fine-grained":
-		return Characterized, nil
-	}
-	return 0, fmt.Errorf("unknown mode %q: choose oblivious or characterized", s)
-}
-
-// Clock tells the allocator the time; the master passes the wall clock and
-// the simulator its virtual clock.
-type Clock interface{ Now() time.Time }
-
-// ManualClock is a Clock that moves only when told (tests, simulator).
-type ManualClock struct{ T time.Time }
-
-func (c *ManualClock) Now() time.Time { return c.T }
-
-// Advance moves the clock forward by d.
-func (c *ManualClock) Advance(d time.Duration) { c.T = c.T.Add(d) }
-
-// DefaultRefuseSeconds is Mesos's refuse_seconds when a decline carries
-// filters without a value.
-const DefaultRefuseSeconds = 5.0
-
-// DefaultMinAllocatable is Mesos's default --min_allocatable_resources:
-// an agent is offered only if it has at least 0.01 cpus or 32 MB of memory.
-func DefaultMinAllocatable() []resources.Resources {
-	return []resources.Resources{resources.MustParse("cpus:0.01"), resources.MustParse("mem:32")}
-}
-
-// Config chooses the policy. The zero value plus a Clock is DRF, RRR,
-// oblivious, one-second interval, Mesos's min allocatable, seed 0.
-type Config struct {
-	Sorter             sorter.Criterion // default DRF
-	AgentSelection     sorter.AgentSelection
-	Mode               Mode
-	AllocationInterval time.Duration         // default 1s; the shortest filter lifetime
-	MinAllocatable     []resources.Resources // offer an agent only if it holds one of these; nil = default
-	Seed               uint64
-	Clock              Clock // required
-	// Trace, if set, is called for every placement: one task's worth in
-	// characterized mode, one agent's resources in oblivious mode.
-	Trace func(Placement)
-	// Bandit holds the co-location bandit's parameters (--sorter bandit,
-	// bandit.go); other sorters ignore it.
-	Bandit BanditConfig
-
-	// Gang parameterises the gang criteria (prophet, tetris-peak); the
-	// zero value means DefaultGangParams, the paper's.
-	Gang *GangParams
-
-	// Reclaim turns on inverse offers (reclaim.go): a framework above its
-	// fair share while others starve is asked to give resources back.
-	// Off by default, so offers and everything else stay as they were.
-	Reclaim bool
-
-	// bruteForce turns off the fast paths (joint selection per shape,
-	// per-capacity-class orders) and scores every pair; tests compare.
-	bruteForce bool
-}
-
-// Offer is one decision of a cycle: resources of one agent for one framework.
-type Offer struct {
-	Framework string
-	Agent     string
-	Resources resources.Resources
-	// Tasks is the number of tasks' worth in the offer (characterized mode);
-	// zero for whole-agent offers.
-	Tasks  int
-	Reason Reason
-}
-
-// Reason says why an offer went where it went.
-type Reason struct {
-	Criterion string
-	Selection sorter.AgentSelection
-	Mode      Mode
-	// Score is the criterion's value for the framework when it was picked
-	// (for the first task's worth of a characterized offer); lower won.
-	Score float64
-	// Why says, for a gang placement (gang.go), which rule chose the
-	// application: "candidate half (3rd of 7 waiting)" or "deadline passed
-	// 12s ago". Empty for every other path.
-	Why string
-}
-
-func (r Reason) String() string {
-	if r.Why != "" {
-		return fmt.Sprintf("%s/%s/%s: %s, score %.6g", r.Criterion, r.Selection, r.Mode, r.Why, r.Score)
-	}
-	return fmt.Sprintf("%s/%s/%s: lowest score %.6g", r.Criterion, r.Selection, r.Mode, r.Score)
-}
-
-// Placement is one step of a cycle, reported to Config.Trace.
-type Placement struct {
-	Framework, Agent string
-	FrameworkIndex   int
-	AgentIndex       int
-	Resources        resources.Resources
-	Score            float64
-}
-
-// Filter is what a decline asks for. RefuseSeconds <= 0 installs none.
-type Filter struct{ RefuseSeconds float64 }
-
-// Demand is a framework's declared per-task demand in characterized mode.
-type Demand struct {
-	Task resources.Resources // d_n (scalars; ports are not demanded)
-	// Tasks is how many more tasks' worth the framework wants now; a
-	// negative value means unlimited. Each task's worth allocated counts
-	// one down; the framework re-declares as its backlog changes.
-	Tasks int
-}
 
 type agent struct {
 	id      string
@@ -217,7 +82,7 @@ type framework struct {
 	skey         float64 // key in its shape's order
 	inGlobal     bool
 	shape        int32 // shape index while in a shape set, else -1
-	// app is the application demand declared with SetAppDemand (gang.go),
+	// app is the application demand declared with the AppDemand signal (gang.go),
 	// nil if none; only the gang path serves such a framework.
 	app *profile.AppDemand
 }
@@ -231,7 +96,7 @@ type Allocator struct {
 	minAlloc []resources.Resources
 	rng      *rand.Rand
 	clock    Clock
-	models   []model // stateful policies' state (model.go)
+	models   []policy.Model // stateful policies' state (model.go)
 
 	agents     []*agent // by index; nil once removed
 	agentByID  map[string]int32
@@ -291,9 +156,7 @@ func New(cfg Config) (*Allocator, error) {
 		return nil, err
 	}
 	if f, ok := cfg.Sorter.(sorter.FSP); ok {
-		vc := newVirtualCluster()
-		vc.drf = f.DRF
-		a.addModel(vc)
+		a.addModel(fsp.New(f.DRF))
 	}
 	a.global.keyOf = func(n int32) float64 { return a.fws[n].key }
 	return a, nil
@@ -339,7 +202,7 @@ func (a *Allocator) AddAgent(id string, info AgentInfo) error {
 	ag.view = sorter.Agent{Index: int(ag.idx), Capacity: ag.total.Scalars, Available: ag.avail.Scalars}
 	a.keysDirty = true
 	if len(a.models) > 0 {
-		a.tell(event{kind: evAgentAdded, agent: id, res: ag.total})
+		a.tell(policy.Event{Kind: policy.AgentAdded, Agent: id, Res: ag.total})
 	}
 	return nil
 }
@@ -370,7 +233,7 @@ func (a *Allocator) RemoveAgent(id string) error {
 	a.nAgents--
 	a.keysDirty = true
 	if len(a.models) > 0 {
-		a.tell(event{kind: evAgentRemoved, agent: id})
+		a.tell(policy.Event{Kind: policy.AgentRemoved, Agent: id})
 	}
 	return nil
 }
@@ -396,7 +259,7 @@ func (a *Allocator) UpdateAgent(id string, total resources.Resources) error {
 	ag.view.Capacity, ag.view.Available = ag.total.Scalars, ag.avail.Scalars
 	a.keysDirty = true
 	if len(a.models) > 0 {
-		a.tell(event{kind: evAgentUpdated, agent: id, res: ag.total})
+		a.tell(policy.Event{Kind: policy.AgentUpdated, Agent: id, Res: ag.total})
 	}
 	return nil
 }
@@ -418,7 +281,7 @@ func (a *Allocator) AddFramework(id, role string) error {
 	a.fwByID[id] = f.idx
 	a.frameworkChanged(f)
 	if len(a.models) > 0 {
-		a.tell(event{kind: evFrameworkAdded, framework: id})
+		a.tell(policy.Event{Kind: policy.FrameworkAdded, Framework: id})
 	}
 	return nil
 }
@@ -448,7 +311,7 @@ func (a *Allocator) RemoveFramework(id string) error {
 	a.fws[f.idx] = nil
 	delete(a.fwByID, id)
 	if len(a.models) > 0 {
-		a.tell(event{kind: evFrameworkRemoved, framework: id})
+		a.tell(policy.Event{Kind: policy.FrameworkRemoved, Framework: id})
 	}
 	return nil
 }
@@ -468,11 +331,11 @@ func (a *Allocator) setActive(id string, on bool) error {
 	f.active = on
 	a.frameworkChanged(f)
 	if len(a.models) > 0 {
-		kind := evFrameworkDeactivated
+		kind := policy.FrameworkDeactivated
 		if on {
-			kind = evFrameworkActivated
+			kind = policy.FrameworkActivated
 		}
-		a.tell(event{kind: kind, framework: id})
+		a.tell(policy.Event{Kind: kind, Framework: id})
 	}
 	return nil
 }
@@ -486,7 +349,7 @@ func (a *Allocator) Suppress(id string) error {
 	f.suppressed = true
 	a.frameworkChanged(f)
 	if len(a.models) > 0 {
-		a.tell(event{kind: evSuppressed, framework: id})
+		a.tell(policy.Event{Kind: policy.Suppressed, Framework: id})
 	}
 	return nil
 }
@@ -511,7 +374,7 @@ func (a *Allocator) Revive(id string) error {
 	f.filterAgents = f.filterAgents[:0]
 	a.frameworkChanged(f)
 	if len(a.models) > 0 {
-		a.tell(event{kind: evRevived, framework: id})
+		a.tell(policy.Event{Kind: policy.Revived, Framework: id})
 	}
 	return nil
 }
@@ -543,7 +406,7 @@ func (a *Allocator) SetDemand(id string, d Demand) error {
 	}
 	a.frameworkChanged(f)
 	if len(a.models) > 0 {
-		a.tell(event{kind: evDemandSet, framework: id, res: f.demand, tasks: d.Tasks})
+		a.tell(policy.Event{Kind: policy.DemandSet, Framework: id, Res: f.demand, Tasks: d.Tasks})
 	}
 	return nil
 }
@@ -567,7 +430,7 @@ func (a *Allocator) SetWeights(w map[string]float64) error {
 		}
 	}
 	if len(a.models) > 0 {
-		a.tell(event{kind: evWeightsSet})
+		a.tell(policy.Event{Kind: policy.WeightsSet})
 	}
 	return nil
 }
@@ -647,7 +510,7 @@ func (a *Allocator) Recover(fwID, agentID string, r resources.Resources, fl *Fil
 		a.noteFilterAgent(f, ag.idx)
 	}
 	if len(a.models) > 0 {
-		a.tell(event{kind: evRecovered, framework: fwID, agent: agentID, res: r})
+		a.tell(policy.Event{Kind: policy.Recovered, Framework: fwID, Agent: agentID, Res: r})
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/allot-sched/allot/allocator/policy"
 	"github.com/allot-sched/allot/sorter"
 )
 
@@ -51,7 +52,7 @@ func banditBenchAllocator(b *testing.B, agents, frameworks int, crit string) *Al
 		if err := a.SetDemand(id, Demand{Task: benchDemands[n%len(benchDemands)], Tasks: 100}); err != nil {
 			b.Fatal(err)
 		}
-		if err := a.SetJobType(id, fmt.Sprintf("type-%d", n%4)); err != nil {
+		if err := a.Observe(policy.JobType{Framework: id, Type: fmt.Sprintf("type-%d", n%4)}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -10,13 +10,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/allot-sched/allot/allocator/policy"
+	"github.com/allot-sched/allot/allocator/policy/bandit"
 	"github.com/allot-sched/allot/resources"
 	"github.com/allot-sched/allot/sorter"
 )
 
 const banditAgent = "cpus:2;mem:4096;disk_bw:100;net_bw:100"
 
-func banditFixture(t testing.TB, seed uint64, bc BanditConfig) *fixture {
+func banditFixture(t testing.TB, seed uint64, bc bandit.Config) *fixture {
 	t.Helper()
 	return newFixture(t, Config{Sorter: sorter.Bandit{}, Mode: Characterized, Seed: seed, Bandit: bc})
 }
@@ -25,7 +27,7 @@ func banditFixture(t testing.TB, seed uint64, bc BanditConfig) *fixture {
 func (fx *fixture) job(id, typ string, tasks int) *fixture {
 	fx.t.Helper()
 	fx.framework(id, "").demand(id, "cpus:1;mem:100", tasks)
-	if err := fx.a.SetJobType(id, typ); err != nil {
+	if err := fx.a.Observe(policy.JobType{Framework: id, Type: typ}); err != nil {
 		fx.t.Fatal(err)
 	}
 	return fx
@@ -41,7 +43,7 @@ func importH(t testing.TB, a *Allocator, types []string, h [][]float64) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := a.ImportPreferences(b); err != nil {
+	if err := bandit.Of(a).ImportPreferences(b); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -49,7 +51,7 @@ func importH(t testing.TB, a *Allocator, types []string, h [][]float64) {
 // exportedH returns the learned matrix by type names.
 func exportedH(t testing.TB, a *Allocator) map[string]map[string]float64 {
 	t.Helper()
-	b, err := a.ExportPreferences()
+	b, err := bandit.Of(a).ExportPreferences()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +75,7 @@ func exportedH(t testing.TB, a *Allocator) map[string]map[string]float64 {
 // coLocate places a job of type A on a 2-cpu agent, then queues the given
 // jobs and runs the cycle that draws beside A; it returns the framework
 // that got the agent's last cpu.
-func coLocate(t testing.TB, seed uint64, bc BanditConfig, h [][]float64, queue ...[2]string) (*fixture, string) {
+func coLocate(t testing.TB, seed uint64, bc bandit.Config, h [][]float64, queue ...[2]string) (*fixture, string) {
 	t.Helper()
 	fx := banditFixture(t, seed, bc).agent("a1", banditAgent).job("run", "A", 1)
 	if h != nil {
@@ -101,12 +103,12 @@ func TestBanditDrawFollowsPreferences(t *testing.T) {
 	const n = 1500
 	got := 0
 	for seed := uint64(0); seed < n; seed++ {
-		_, f := coLocate(t, seed, BanditConfig{Step: 0.1, WaitScale: -1}, h, [2]string{"b", "B"}, [2]string{"c", "C"})
+		_, f := coLocate(t, seed, bandit.Config{Step: 0.1, WaitScale: -1}, h, [2]string{"b", "B"}, [2]string{"c", "C"})
 		if f == "b" {
 			got++
 		}
 		if seed < 20 { // same seed, same draw
-			if _, again := coLocate(t, seed, BanditConfig{Step: 0.1, WaitScale: -1}, h, [2]string{"b", "B"}, [2]string{"c", "C"}); again != f {
+			if _, again := coLocate(t, seed, bandit.Config{Step: 0.1, WaitScale: -1}, h, [2]string{"b", "B"}, [2]string{"c", "C"}); again != f {
 				t.Fatalf("seed %d drew %s, then %s", seed, f, again)
 			}
 		}
@@ -118,7 +120,7 @@ func TestBanditDrawFollowsPreferences(t *testing.T) {
 	// the row is the resident's: the same matrix read as C's row is uniform
 	got = 0
 	for seed := uint64(0); seed < 400; seed++ {
-		if _, f := coLocate(t, seed, BanditConfig{WaitScale: -1}, nil, [2]string{"b", "B"}, [2]string{"c", "C"}); f == "b" {
+		if _, f := coLocate(t, seed, bandit.Config{WaitScale: -1}, nil, [2]string{"b", "B"}, [2]string{"c", "C"}); f == "b" {
 			got++
 		}
 	}
@@ -133,7 +135,7 @@ func TestBanditDrawFollowsPreferences(t *testing.T) {
 func TestBanditPlacedFirst(t *testing.T) {
 	for seed := uint64(0); seed < 20; seed++ {
 		for _, betweenStages := range []bool{false, true} {
-			fx := banditFixture(t, seed, BanditConfig{Step: 0.1}).agent("a1", "cpus:3;mem:4096")
+			fx := banditFixture(t, seed, bandit.Config{Step: 0.1}).agent("a1", "cpus:3;mem:4096")
 			fx.job("early", "B", 0).job("placed", "A", 1)
 			out := fx.cycle()
 			if len(out) != 1 || out[0].Framework != "placed" {
@@ -162,17 +164,17 @@ func TestBanditPlacedFirst(t *testing.T) {
 func TestBanditWindow(t *testing.T) {
 	h := [][]float64{{0, 0, 50}, {0, 0, 0}, {0, 0, 0}}
 	for seed := uint64(0); seed < 50; seed++ {
-		_, f := coLocate(t, seed, BanditConfig{Window: 1}, h, [2]string{"b", "B"}, [2]string{"c", "C"})
+		_, f := coLocate(t, seed, bandit.Config{Window: 1}, h, [2]string{"b", "B"}, [2]string{"c", "C"})
 		if f != "b" {
 			t.Fatalf("seed %d: window 1 drew %s, want b (the first queued)", seed, f)
 		}
-		_, f = coLocate(t, seed, BanditConfig{Window: 2}, h, [2]string{"b", "B"}, [2]string{"c", "C"})
+		_, f = coLocate(t, seed, bandit.Config{Window: 2}, h, [2]string{"b", "B"}, [2]string{"c", "C"})
 		if f != "c" {
 			t.Fatalf("seed %d: window 2 drew %s, want c (H(C|A) = 50)", seed, f)
 		}
 	}
 	// a job too large for the agent does not take a place in the window
-	fx := banditFixture(t, 3, BanditConfig{Window: 1}).agent("a1", banditAgent).job("run", "A", 1)
+	fx := banditFixture(t, 3, bandit.Config{Window: 1}).agent("a1", banditAgent).job("run", "A", 1)
 	importH(t, fx.a, []string{"A", "B", "C"}, h)
 	fx.cycle()
 	fx.framework("big", "").demand("big", "cpus:2;mem:100", 1)
@@ -187,7 +189,7 @@ func TestBanditWaitWeight(t *testing.T) {
 	freq := func(scale time.Duration) float64 {
 		got := 0
 		for seed := uint64(0); seed < 1200; seed++ {
-			fx := banditFixture(t, seed, BanditConfig{WaitScale: scale}).agent("a1", banditAgent).job("run", "A", 1)
+			fx := banditFixture(t, seed, bandit.Config{WaitScale: scale}).agent("a1", banditAgent).job("run", "A", 1)
 			fx.cycle()
 			fx.job("old", "B", 1)
 			fx.clk.Advance(10 * time.Minute)
@@ -207,20 +209,20 @@ func TestBanditWaitWeight(t *testing.T) {
 }
 
 var (
-	usageHigh = NodeUsage{CPU: 0.9, DiskReadMBps: 50, NetTxMBps: 20}
-	usageLow  = NodeUsage{CPU: 0.2, IOWait: 0.3, DiskWriteMBps: 90}
+	usageHigh = policy.NodeUsage{CPU: 0.9, DiskReadMBps: 50, NetTxMBps: 20}
+	usageLow  = policy.NodeUsage{CPU: 0.2, IOWait: 0.3, DiskWriteMBps: 90}
 )
 
-func banditGoodness(u NodeUsage) float64 {
+func banditGoodness(u policy.NodeUsage) float64 {
 	return sorter.Goodness(sorter.NodeUsage{CPU: u.CPU, IOWait: u.IOWait, DiskReadMBps: u.DiskReadMBps,
 		DiskWriteMBps: u.DiskWriteMBps, NetRxMBps: u.NetRxMBps, NetTxMBps: u.NetTxMBps, DiskBW: 100, NetBW: 100})
 }
 
 // observe advances the clock and reports u for a1.
-func (fx *fixture) observe(u NodeUsage) {
+func (fx *fixture) observe(u policy.NodeUsage) {
 	fx.t.Helper()
 	fx.clk.Advance(10 * time.Second)
-	if err := fx.a.ObserveUsage("a1", u); err != nil {
+	if err := fx.a.Observe(policy.Usage{Agent: "a1", Rates: u}); err != nil {
 		fx.t.Fatal(err)
 	}
 }
@@ -231,7 +233,7 @@ func (fx *fixture) observe(u NodeUsage) {
 // retired when the co-location it made ends.
 func TestBanditCredit(t *testing.T) {
 	for _, scope := range []sorter.BaselineScope{sorter.BaselinePerRow, sorter.BaselineGlobal} {
-		bc := BanditConfig{Step: 0.5, Scope: scope, WaitScale: -1}
+		bc := bandit.Config{Step: 0.5, Scope: scope, WaitScale: -1}
 		fx := banditFixture(t, 7, bc).agent("a1", banditAgent).job("run", "A", 1)
 		fx.cycle()
 		fx.observe(usageHigh) // before the decision: sets the interval start only
@@ -246,7 +248,7 @@ func TestBanditCredit(t *testing.T) {
 			t.Fatalf("scope %v: an interval that began before the draw was credited: %v", scope, got)
 		}
 		ref := sorter.NewPreferences(bc.Step, scope)
-		for _, u := range []NodeUsage{usageHigh, usageLow, usageHigh} {
+		for _, u := range []policy.NodeUsage{usageHigh, usageLow, usageHigh} {
 			fx.observe(u)
 			ref.Update([]string{"A"}, []string{"B", "C"}, chosenType, banditGoodness(u))
 		}
@@ -274,9 +276,9 @@ func TestBanditCredit(t *testing.T) {
 // TestBanditStepZero: with step size 0 the preferences never move.
 func TestBanditStepZero(t *testing.T) {
 	h := [][]float64{{0, 1, -1}, {0.5, 0, 0}, {0, 0, 0}}
-	fx, _ := coLocate(t, 5, BanditConfig{Step: 0}, h, [2]string{"b", "B"}, [2]string{"c", "C"})
+	fx, _ := coLocate(t, 5, bandit.Config{Step: 0}, h, [2]string{"b", "B"}, [2]string{"c", "C"})
 	before := exportedH(t, fx.a)
-	for _, u := range []NodeUsage{usageHigh, usageLow, usageHigh, usageLow} {
+	for _, u := range []policy.NodeUsage{usageHigh, usageLow, usageHigh, usageLow} {
 		fx.observe(u)
 	}
 	if after := exportedH(t, fx.a); !reflect.DeepEqual(after, before) {
@@ -287,7 +289,7 @@ func TestBanditStepZero(t *testing.T) {
 // TestBanditSnapshotRoundTrip: the model's snapshot restores into a fresh
 // allocator of the same policy, which then learns exactly as the original.
 func TestBanditSnapshotRoundTrip(t *testing.T) {
-	bc := BanditConfig{Step: 0.3, WaitScale: -1}
+	bc := bandit.Config{Step: 0.3, WaitScale: -1}
 	fx, _ := coLocate(t, 11, bc, nil, [2]string{"b", "B"}, [2]string{"c", "C"})
 	fx.observe(usageHigh)
 	fx.observe(usageLow)
@@ -337,29 +339,29 @@ func TestBanditSnapshotRoundTrip(t *testing.T) {
 // TestBanditExportImport: exported preferences warm-start another
 // allocator (RA*); a bad import changes nothing; without a bandit both fail.
 func TestBanditExportImport(t *testing.T) {
-	fx, _ := coLocate(t, 2, BanditConfig{Step: 0.5}, nil, [2]string{"b", "B"}, [2]string{"c", "C"})
-	for _, u := range []NodeUsage{usageHigh, usageLow, usageHigh, usageLow} {
+	fx, _ := coLocate(t, 2, bandit.Config{Step: 0.5}, nil, [2]string{"b", "B"}, [2]string{"c", "C"})
+	for _, u := range []policy.NodeUsage{usageHigh, usageLow, usageHigh, usageLow} {
 		fx.observe(u)
 	}
-	exp, err := fx.a.ExportPreferences()
+	exp, err := bandit.Of(fx.a).ExportPreferences()
 	if err != nil {
 		t.Fatal(err)
 	}
-	fy := banditFixture(t, 2, BanditConfig{Step: 0.5})
-	if err := fy.a.ImportPreferences(exp); err != nil {
+	fy := banditFixture(t, 2, bandit.Config{Step: 0.5})
+	if err := bandit.Of(fy.a).ImportPreferences(exp); err != nil {
 		t.Fatal(err)
 	}
 	if a, b := exportedH(t, fx.a), exportedH(t, fy.a); !reflect.DeepEqual(a, b) || len(a) == 0 {
 		t.Fatalf("imported %v, exported %v", b, a)
 	}
-	if err := fy.a.ImportPreferences([]byte(`{"version":1,"types":["A"],"h":[]}`)); err == nil {
+	if err := bandit.Of(fy.a).ImportPreferences([]byte(`{"version":1,"types":["A"],"h":[]}`)); err == nil {
 		t.Fatal("importing a malformed matrix succeeded")
 	}
 	plain := newFixture(t, Config{})
-	if _, err := plain.a.ExportPreferences(); err == nil {
+	if _, err := bandit.Of(plain.a).ExportPreferences(); err == nil {
 		t.Fatal("export without a bandit succeeded")
 	}
-	if err := plain.a.ImportPreferences(exp); err == nil {
+	if err := bandit.Of(plain.a).ImportPreferences(exp); err == nil {
 		t.Fatal("import without a bandit succeeded")
 	}
 }
@@ -368,16 +370,16 @@ func TestBanditExportImport(t *testing.T) {
 // carry rates that mean something; the bandit needs characterized mode and
 // rrr selection.
 func TestBanditSignalErrors(t *testing.T) {
-	fx := banditFixture(t, 1, BanditConfig{}).agent("a1", banditAgent).job("f", "A", 1)
+	fx := banditFixture(t, 1, bandit.Config{}).agent("a1", banditAgent).job("f", "A", 1)
 	bad := []struct {
 		name string
 		err  error
 	}{
-		{"unknown framework", fx.a.SetJobType("nobody", "A")},
-		{"unknown agent", fx.a.ObserveUsage("nowhere", NodeUsage{})},
-		{"cpu above 1", fx.a.ObserveUsage("a1", NodeUsage{CPU: 1.5})},
-		{"negative rate", fx.a.ObserveUsage("a1", NodeUsage{DiskReadMBps: -1})},
-		{"NaN", fx.a.ObserveUsage("a1", NodeUsage{IOWait: math.NaN()})},
+		{"unknown framework", fx.a.Observe(policy.JobType{Framework: "nobody", Type: "A"})},
+		{"unknown agent", fx.a.Observe(policy.Usage{Agent: "nowhere", Rates: policy.NodeUsage{}})},
+		{"cpu above 1", fx.a.Observe(policy.Usage{Agent: "a1", Rates: policy.NodeUsage{CPU: 1.5}})},
+		{"negative rate", fx.a.Observe(policy.Usage{Agent: "a1", Rates: policy.NodeUsage{DiskReadMBps: -1}})},
+		{"NaN", fx.a.Observe(policy.Usage{Agent: "a1", Rates: policy.NodeUsage{IOWait: math.NaN()}})},
 	}
 	for _, b := range bad {
 		if b.err == nil {
@@ -395,10 +397,10 @@ func TestBanditSignalErrors(t *testing.T) {
 	}
 	// an allocator without a bandit takes the signals and ignores them
 	plain := newFixture(t, Config{}).agent("a1", banditAgent).framework("f", "")
-	if err := plain.a.SetJobType("f", "A"); err != nil {
+	if err := plain.a.Observe(policy.JobType{Framework: "f", Type: "A"}); err != nil {
 		t.Error(err)
 	}
-	if err := plain.a.ObserveUsage("a1", usageHigh); err != nil {
+	if err := plain.a.Observe(policy.Usage{Agent: "a1", Rates: usageHigh}); err != nil {
 		t.Error(err)
 	}
 }
@@ -421,7 +423,7 @@ func TestBanditChunk(t *testing.T) {
 	}
 	for i, c := range cases {
 		for seed := uint64(0); seed < 10; seed++ {
-			fx := banditFixture(t, seed, BanditConfig{Chunk: c.chunk})
+			fx := banditFixture(t, seed, bandit.Config{Chunk: c.chunk})
 			for j, res := range c.agents {
 				fx.agent(fmt.Sprintf("a%d", j+1), res)
 			}
@@ -447,17 +449,17 @@ func TestBanditChunk(t *testing.T) {
 func (fx *fixture) observeProgress(p float64) {
 	fx.t.Helper()
 	fx.clk.Advance(10 * time.Second)
-	if err := fx.a.ObserveProgress("a1", p); err != nil {
+	if err := fx.a.Observe(policy.CoProgress{Agent: "a1", Progress: p}); err != nil {
 		fx.t.Fatal(err)
 	}
 }
 
-// TestBanditRewardProgress: with RewardProgress the decision is credited
+// TestBanditRewardProgress: with bandit.RewardProgress the decision is credited
 // by ObserveProgress's value (by the same rules as usage), and usage
 // credits nothing; with the default reward, progress credits nothing.
 func TestBanditRewardProgress(t *testing.T) {
-	for _, reward := range []Reward{RewardGoodness, RewardProgress} {
-		bc := BanditConfig{Step: 0.5, WaitScale: -1, Reward: reward}
+	for _, reward := range []bandit.Reward{bandit.RewardGoodness, bandit.RewardProgress} {
+		bc := bandit.Config{Step: 0.5, WaitScale: -1, Reward: reward}
 		fx := banditFixture(t, 7, bc).agent("a1", banditAgent).job("run", "A", 1)
 		fx.cycle()
 		fx.observeProgress(1)
@@ -469,11 +471,11 @@ func TestBanditRewardProgress(t *testing.T) {
 		fx.observeProgress(0.4) // began before the draw: skipped
 		fx.observe(usageLow)
 		ref := sorter.NewPreferences(bc.Step, sorter.BaselinePerRow)
-		us := []NodeUsage{usageHigh, usageLow, usageHigh}
+		us := []policy.NodeUsage{usageHigh, usageLow, usageHigh}
 		for i, p := range []float64{0.5, 0.9, 0.4} {
 			fx.observeProgress(p)
 			fx.observe(us[i])
-			if reward == RewardProgress {
+			if reward == bandit.RewardProgress {
 				ref.Update([]string{"A"}, []string{"B", "C"}, chosenType, p)
 			} else {
 				ref.Update([]string{"A"}, []string{"B", "C"}, chosenType, banditGoodness(us[i]))
@@ -486,12 +488,12 @@ func TestBanditRewardProgress(t *testing.T) {
 			}
 		}
 	}
-	fx := banditFixture(t, 1, BanditConfig{})
-	if err := fx.a.ObserveProgress("nope", 1); err == nil {
+	fx := banditFixture(t, 1, bandit.Config{})
+	if err := fx.a.Observe(policy.CoProgress{Agent: "nope", Progress: 1}); err == nil {
 		t.Error("progress of an unknown agent accepted")
 	}
 	fx.agent("a1", banditAgent)
-	if err := fx.a.ObserveProgress("a1", math.NaN()); err == nil {
+	if err := fx.a.Observe(policy.CoProgress{Agent: "a1", Progress: math.NaN()}); err == nil {
 		t.Error("NaN progress accepted")
 	}
 }
@@ -500,7 +502,7 @@ func TestBanditRewardProgress(t *testing.T) {
 // B reads, and the update moves, the one row "A+B", not A's or B's.
 func TestBanditResidentSet(t *testing.T) {
 	for _, set := range []bool{false, true} {
-		bc := BanditConfig{Step: 0.5, WaitScale: -1, ResidentSet: set}
+		bc := bandit.Config{Step: 0.5, WaitScale: -1, ResidentSet: set}
 		fx := banditFixture(t, 3, bc).agent("a1", "cpus:3;mem:4096").job("ra", "A", 1).job("rb", "B", 1)
 		fx.cycle()
 		fx.observe(usageHigh)
@@ -527,7 +529,7 @@ func TestBanditResidentSet(t *testing.T) {
 // happened to every job that registered while the cpus were busy.)
 func TestBanditWholeAgentOfferDoesNotStart(t *testing.T) {
 	for seed := uint64(0); seed < 10; seed++ {
-		fx := banditFixture(t, seed, BanditConfig{Window: 1, WaitScale: -1}).agent("a1", "cpus:1;mem:4096").job("run", "A", 1)
+		fx := banditFixture(t, seed, bandit.Config{Window: 1, WaitScale: -1}).agent("a1", "cpus:1;mem:4096").job("run", "A", 1)
 		first := fx.cycle()
 		fx.job("early", "B", 1)
 		fx.framework("late", "")
@@ -542,7 +544,7 @@ func TestBanditWholeAgentOfferDoesNotStart(t *testing.T) {
 		}
 		fx.decline(leftovers, 0)
 		fx.demand("late", "cpus:1;mem:100", 1)
-		if err := fx.a.SetJobType("late", "C"); err != nil {
+		if err := fx.a.Observe(policy.JobType{Framework: "late", Type: "C"}); err != nil {
 			t.Fatal(err)
 		}
 		if err := fx.a.Recover("run", "a1", first[0].Resources, nil); err != nil {

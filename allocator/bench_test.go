@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/allot-sched/allot/allocator/policy"
 	"github.com/allot-sched/allot/resources"
 	"github.com/allot-sched/allot/sorter"
 )
@@ -161,7 +162,7 @@ func benchGangCycle(b *testing.B, agent resources.Resources, agents, apps int, c
 		}
 		d := app(4, 2, float64(20+40*(n%6)))
 		d.Mem = 512
-		if err := a.SetAppDemand(fmt.Sprintf("app-%d", n), d); err != nil {
+		if err := a.Observe(policy.AppDemand{Framework: fmt.Sprintf("app-%d", n), Demand: d}); err != nil {
 			b.Fatal(err)
 		}
 	}

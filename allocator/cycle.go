@@ -1,6 +1,10 @@
 package allocator
 
-import "time"
+import (
+	"time"
+
+	"github.com/allot-sched/allot/allocator/policy"
+)
 
 // Allocate runs one allocation cycle at the clock's current time and
 // returns its decisions: the offers it makes (at most one per framework
@@ -24,7 +28,7 @@ func (a *Allocator) Allocate() Decisions {
 	if len(a.models) > 0 {
 		for i := range a.out {
 			o := &a.out[i]
-			a.tell(event{kind: evOffered, framework: o.Framework, agent: o.Agent, res: o.Resources, tasks: o.Tasks})
+			a.tell(policy.Event{Kind: policy.Offered, Framework: o.Framework, Agent: o.Agent, Res: o.Resources, Tasks: o.Tasks})
 		}
 	}
 	d := Decisions{Offers: a.out}

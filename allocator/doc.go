@@ -61,19 +61,22 @@
 //	                   (Config.bruteForce)
 //	prog_bandit.go     the co-location bandit (CoLocating): jobs already
 //	                   placed first, else a draw in the queue's window
-//	                   conditioned on the agent's residents (bandit.go)
+//	                   conditioned on the agent's residents (policy/bandit)
 //	fill.go            what the paths share: candidates, recording
 //	                   placements as offers, agent orders, weighted draws
 //	gang.go            applications, not tasks (sorter.Gang: prophet,
 //	                   tetris-peak): a framework that declared an
-//	                   application demand (SetAppDemand) gets its E
+//	                   application demand (the AppDemand signal) gets its E
 //	                   executors on distinct agents in one cycle or none;
 //	                   it runs before the mode's path, which then serves
-//	                   the frameworks without one (by DRF) from what is left
-//	timeline.go        the gang criteria's model: one profile.Timeline per
-//	                   agent, applications' waits and deadlines
-//	progress.go        ObserveStageProgress: an executor's observed stage
-//	                   re-anchors its profile on the model's timeline
+//	                   the frameworks without one (by DRF) from what is left;
+//	                   its parameters are gang_params.go, each shape's lazy
+//	                   heap of agents gang_heap.go, the executor scores and
+//	                   the cycle's scratch timelines gang_score.go
+//	policy/prophet     the gang criteria's model: one profile.Timeline per
+//	                   agent, applications' waits and deadlines, and the
+//	                   StageProgress signal re-anchoring an executor's
+//	                   profile on its observed stage
 //
 // A new placement shape is a new file beside these and a case in
 // choosePath, not a branch inside an existing path.
@@ -86,8 +89,17 @@
 // starves. Pressure reports the starving frameworks either way.
 // Stateful policies (FSP's virtual cluster, Prophet's timelines, the
 // bandit's preferences) keep their state in models the allocator owns
-// (model.go): they observe every change, stamped with the allocator's
-// clock, refresh the criteria's views once before each cycle, and
-// snapshot and restore through SnapshotPolicies and RestorePolicies so
-// the master can replicate them. model.go states who calls what, when.
+// (policy.Model, the seam in allocator/policy; model.go): they observe
+// every change, stamped with the allocator's clock, refresh the
+// criteria's views once before each cycle, and snapshot and restore
+// through SnapshotPolicies and RestorePolicies so the master can
+// replicate them. policy.Model states who calls what, when.
+//
+// The signals only policies read (application demand, job size, job
+// type, usage, co-location and stage progress) arrive through one entry
+// point, Observe, as a policy.Signal. Each policy is a package under
+// allocator/policy (prophet, fsp, bandit) whose model New builds for the
+// sorter that needs it; callers reach a policy's own operations through
+// Model(name) (prophet.Of, bandit.Of), and its options through
+// policy.Options. A new policy adds a package there, not methods here.
 package allocator

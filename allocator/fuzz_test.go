@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/allot-sched/allot/allocator/policy"
+	"github.com/allot-sched/allot/allocator/policy/bandit"
 	"github.com/allot-sched/allot/sorter"
 )
 
@@ -13,7 +15,7 @@ import (
 // and the FSP virtual cluster (gob).
 var policyKinds = []func(tb testing.TB) *Allocator{
 	func(tb testing.TB) *Allocator {
-		return banditFixture(tb, 1, BanditConfig{Step: 0.3, WaitScale: -1}).a
+		return banditFixture(tb, 1, bandit.Config{Step: 0.3, WaitScale: -1}).a
 	},
 	func(tb testing.TB) *Allocator { a, _ := newGang(tb, sorter.Prophet{}, 2, nil); return a },
 	func(tb testing.TB) *Allocator { return newFixture(tb, Config{Sorter: sorter.FSP{Oracle: true}}).a },
@@ -36,7 +38,7 @@ func FuzzRestorePolicies(f *testing.F) {
 	}
 	// states with content: the co-locating bandit after a few
 	// observations, timelines after allocating apps
-	fx, _ := coLocate(f, 11, BanditConfig{Step: 0.3, WaitScale: -1}, nil, [2]string{"b", "B"}, [2]string{"c", "C"})
+	fx, _ := coLocate(f, 11, bandit.Config{Step: 0.3, WaitScale: -1}, nil, [2]string{"b", "B"}, [2]string{"c", "C"})
 	fx.observe(usageHigh)
 	fx.observe(usageLow)
 	if snap, err := fx.a.SnapshotPolicies(); err == nil {
@@ -45,7 +47,7 @@ func FuzzRestorePolicies(f *testing.F) {
 	g, clk := newGang(f, sorter.Prophet{}, 3, nil)
 	for _, fw := range []string{"f0", "f1"} {
 		_ = g.AddFramework(fw, "")
-		_ = g.SetAppDemand(fw, app(2, 2, 50))
+		_ = g.Observe(policy.AppDemand{Framework: fw, Demand: app(2, 2, 50)})
 		clk.Advance(time.Second)
 		g.Allocate()
 	}

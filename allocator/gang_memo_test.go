@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/allot-sched/allot/allocator/policy"
 	"github.com/allot-sched/allot/resources"
 	"github.com/allot-sched/allot/sorter"
 )
@@ -30,7 +31,7 @@ func idleFill(t *testing.T, agents, apps, cycles int) ([]Decisions, int, int) {
 	declare := func(n int) {
 		d := app(4, 2, float64(20+40*(n%6)))
 		d.Mem = 512
-		if err := a.SetAppDemand(fmt.Sprintf("app-%03d", n), d); err != nil {
+		if err := a.Observe(policy.AppDemand{Framework: fmt.Sprintf("app-%03d", n), Demand: d}); err != nil {
 			t.Fatal(err)
 		}
 	}

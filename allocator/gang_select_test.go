@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/allot-sched/allot/allocator/policy"
 	"github.com/allot-sched/allot/profile"
 	"github.com/allot-sched/allot/resources"
 	"github.com/allot-sched/allot/sorter"
@@ -38,7 +39,7 @@ func gangScript(t *testing.T, crit string, seed uint64) []Decisions {
 			{Start: 0, End: time.Duration(10+n%4*20) * time.Second, DiskBW: float64(10 + 60*(n%5)), NetBW: 20},
 			{Start: 2 * time.Minute, End: 3 * time.Minute, DiskBW: 5, NetBW: float64(30 + 40*(n%3))},
 		}}}
-		if err := a.SetAppDemand(fmt.Sprintf("app-%02d", n), d); err != nil {
+		if err := a.Observe(policy.AppDemand{Framework: fmt.Sprintf("app-%02d", n), Demand: d}); err != nil {
 			t.Fatal(err)
 		}
 	}

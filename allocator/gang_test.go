@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/allot-sched/allot/allocator/policy"
+	"github.com/allot-sched/allot/allocator/policy/prophet"
 	"github.com/allot-sched/allot/profile"
 	"github.com/allot-sched/allot/resources"
 	"github.com/allot-sched/allot/sorter"
@@ -78,7 +80,7 @@ func TestGangPlacement(t *testing.T) {
 			if err := a.AddFramework("app", ""); err != nil {
 				t.Fatal(err)
 			}
-			if err := a.SetAppDemand("app", app(tc.e, 4, 100)); err != nil {
+			if err := a.Observe(policy.AppDemand{Framework: "app", Demand: app(tc.e, 4, 100)}); err != nil {
 				t.Fatal(err)
 			}
 			got := offersOf(a.Allocate(), "app")
@@ -116,10 +118,10 @@ func TestProphetAvoidsOverAllocation(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := a.SetAppDemand("x", app(1, 1, 300)); err != nil {
+	if err := a.Observe(policy.AppDemand{Framework: "x", Demand: app(1, 1, 300)}); err != nil {
 		t.Fatal(err)
 	}
-	if err := a.SetAppDemand("y", app(1, 1, 300)); err != nil {
+	if err := a.Observe(policy.AppDemand{Framework: "y", Demand: app(1, 1, 300)}); err != nil {
 		t.Fatal(err)
 	}
 	// one cycle: y is scored against x's executor placed earlier in it
@@ -142,11 +144,11 @@ func TestCandidateHalf(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := a.SetAppDemand("old", bad); err != nil {
+	if err := a.Observe(policy.AppDemand{Framework: "old", Demand: bad}); err != nil {
 		t.Fatal(err)
 	}
 	clk.Advance(time.Second)
-	if err := a.SetAppDemand("new", good); err != nil {
+	if err := a.Observe(policy.AppDemand{Framework: "new", Demand: good}); err != nil {
 		t.Fatal(err)
 	}
 	d := a.Allocate()
@@ -160,9 +162,9 @@ func TestCandidateHalf(t *testing.T) {
 	for _, fw := range []string{"old", "new"} {
 		_ = a2.AddFramework(fw, "")
 	}
-	_ = a2.SetAppDemand("old", bad)
+	_ = a2.Observe(policy.AppDemand{Framework: "old", Demand: bad})
 	clk2.Advance(time.Second)
-	_ = a2.SetAppDemand("new", good)
+	_ = a2.Observe(policy.AppDemand{Framework: "new", Demand: good})
 	if d := a2.Allocate(); len(d.Offers) != 1 || d.Offers[0].Framework != "new" {
 		t.Fatalf("fraction 1: offers %v, want the better-scored new app", d.Offers)
 	}
@@ -175,21 +177,21 @@ func TestDeadlineOverride(t *testing.T) {
 	a, clk := newGang(t, sorter.Prophet{}, 1, &p)
 	for _, fw := range []string{"warm", "old", "late"} {
 		_ = a.AddFramework(fw, "")
-		_ = a.SetAppDemand(fw, app(1, 8, 10))
+		_ = a.Observe(policy.AppDemand{Framework: fw, Demand: app(1, 8, 10)})
 	}
 	// warm waits 10s, so the mean wait is 10s and deadlines are 30s
-	_ = a.SetAppDemand("warm", app(1, 8, 10))
+	_ = a.Observe(policy.AppDemand{Framework: "warm", Demand: app(1, 8, 10)})
 	clk.Advance(10 * time.Second)
 	if d := a.Allocate(); len(d.Offers) != 1 {
 		t.Fatalf("warm-up: %v", d.Offers)
 	}
 	// old and late declare again after warm's wait, so they have deadlines
-	_ = a.SetAppDemand("old", app(1, 8, 10))
+	_ = a.Observe(policy.AppDemand{Framework: "old", Demand: app(1, 8, 10)})
 	clk.Advance(time.Second)
-	_ = a.SetAppDemand("late", app(1, 8, 10))
+	_ = a.Observe(policy.AppDemand{Framework: "late", Demand: app(1, 8, 10)})
 	// make "late" overdue but not "old": old's deadline is later
-	a.path.(*gangPath).m.apps["old"].Deadline = clk.T.Add(time.Hour).UnixNano()
-	a.path.(*gangPath).m.apps["late"].Deadline = clk.T.Add(-time.Second).UnixNano()
+	a.path.(*gangPath).m.App("old").Deadline = clk.T.Add(time.Hour).UnixNano()
+	a.path.(*gangPath).m.App("late").Deadline = clk.T.Add(-time.Second).UnixNano()
 	// the warm app's executor still holds the agent: free it
 	for _, o := range []string{"warm"} {
 		_ = a.Recover(o, "a0", resources.MustParse("cpus:8;mem:1024"), nil)
@@ -201,7 +203,7 @@ func TestDeadlineOverride(t *testing.T) {
 	if !strings.Contains(d.Offers[0].Reason.Why, "deadline passed") {
 		t.Errorf("reason %q does not name the deadline", d.Offers[0].Reason.Why)
 	}
-	if got := a.path.(*gangPath).m.apps["warm"]; got == nil || got.Pending {
+	if got := a.path.(*gangPath).m.App("warm"); got == nil || got.Pending {
 		t.Errorf("warm app record %+v", got)
 	}
 }
@@ -211,27 +213,27 @@ func TestDeadlineFromMeanWait(t *testing.T) {
 	for _, fw := range []string{"a", "b"} {
 		_ = a.AddFramework(fw, "")
 	}
-	_ = a.SetAppDemand("a", app(1, 1, 10))
+	_ = a.Observe(policy.AppDemand{Framework: "a", Demand: app(1, 1, 10)})
 	m := a.path.(*gangPath).m
-	if m.apps["a"].Deadline != 0 {
-		t.Errorf("first app has deadline %d, want none", m.apps["a"].Deadline)
+	if m.App("a").Deadline != 0 {
+		t.Errorf("first app has deadline %d, want none", m.App("a").Deadline)
 	}
 	clk.Advance(4 * time.Second)
 	a.Allocate()
-	_ = a.SetAppDemand("b", app(1, 1, 10))
-	if want := clk.T.Add(12 * time.Second).UnixNano(); m.apps["b"].Deadline != want {
-		t.Errorf("deadline %d, want arrival + 3 x 4s = %d", m.apps["b"].Deadline, want)
+	_ = a.Observe(policy.AppDemand{Framework: "b", Demand: app(1, 1, 10)})
+	if want := clk.T.Add(12 * time.Second).UnixNano(); m.App("b").Deadline != want {
+		t.Errorf("deadline %d, want arrival + 3 x 4s = %d", m.App("b").Deadline, want)
 	}
 }
 
 func TestTimelineFollowsOfferAndRecover(t *testing.T) {
 	a, clk := newGang(t, sorter.Prophet{}, 2, nil)
 	_ = a.AddFramework("f", "")
-	_ = a.SetAppDemand("f", app(2, 2, 100))
+	_ = a.Observe(policy.AppDemand{Framework: "f", Demand: app(2, 2, 100)})
 	d := a.Allocate()
 	m := a.path.(*gangPath).m
 	for _, o := range d.Offers {
-		tl := m.agents[o.Agent].tl
+		tl := m.Agent(o.Agent).TL
 		if tl.Len() != 1 {
 			t.Fatalf("agent %s timeline holds %d executors after the offer", o.Agent, tl.Len())
 		}
@@ -243,10 +245,10 @@ func TestTimelineFollowsOfferAndRecover(t *testing.T) {
 	if err := a.Recover(o.Framework, o.Agent, o.Resources, nil); err != nil {
 		t.Fatal(err)
 	}
-	if n := m.agents[o.Agent].tl.Len(); n != 0 {
+	if n := m.Agent(o.Agent).TL.Len(); n != 0 {
 		t.Errorf("timeline holds %d executors after recovery", n)
 	}
-	if n := m.agents[d.Offers[1].Agent].tl.Len(); n != 1 {
+	if n := m.Agent(d.Offers[1].Agent).TL.Len(); n != 1 {
 		t.Errorf("the other agent's timeline holds %d", n)
 	}
 }
@@ -256,7 +258,7 @@ func TestTimelinesSnapshotRoundTrip(t *testing.T) {
 	for i := 0; i < 3; i++ {
 		fw := fmt.Sprintf("f%d", i)
 		_ = a.AddFramework(fw, "")
-		_ = a.SetAppDemand(fw, app(2, 2, float64(50*(i+1))))
+		_ = a.Observe(policy.AppDemand{Framework: fw, Demand: app(2, 2, float64(50*(i+1)))})
 		clk.Advance(time.Second)
 		a.Allocate()
 	}
@@ -273,9 +275,10 @@ func TestTimelinesSnapshotRoundTrip(t *testing.T) {
 		t.Fatalf("snapshot differs after restore:\n%s\n%s", snap, again)
 	}
 	ma, mb := a.path.(*gangPath).m, b.path.(*gangPath).m
-	for id, ag := range ma.agents {
+	for _, id := range ma.AgentIDs() {
+		ag := ma.Agent(id)
 		for _, at := range []time.Duration{0, 30 * time.Second, 90 * time.Second} {
-			if x, y := ag.tl.At(clk.T.Add(at), profile.Disk), mb.agents[id].tl.At(clk.T.Add(at), profile.Disk); x != y {
+			if x, y := ag.TL.At(clk.T.Add(at), profile.Disk), mb.Agent(id).TL.At(clk.T.Add(at), profile.Disk); x != y {
 				t.Errorf("agent %s at +%v: disk %v, restored %v", id, at, x, y)
 			}
 		}
@@ -296,7 +299,7 @@ func TestGangDeterministic(t *testing.T) {
 			for i := 0; i < 20; i++ {
 				fw := fmt.Sprintf("f%d", i)
 				_ = a.AddFramework(fw, "")
-				_ = a.SetAppDemand(fw, app(1+i%4, float64(1+i%3), float64(20*(i%5))))
+				_ = a.Observe(policy.AppDemand{Framework: fw, Demand: app(1+i%4, float64(1+i%3), float64(20*(i%5)))})
 				clk.Advance(time.Second)
 				for _, o := range a.Allocate().Offers {
 					log = append(log, fmt.Sprint(o.Framework, o.Agent, o.Reason))
@@ -317,7 +320,7 @@ func TestGangThenDRF(t *testing.T) {
 	a, _ := newGang(t, sorter.Prophet{}, 2, nil)
 	_ = a.AddFramework("app", "")
 	_ = a.AddFramework("plain", "")
-	_ = a.SetAppDemand("app", app(2, 8, 10))
+	_ = a.Observe(policy.AppDemand{Framework: "app", Demand: app(2, 8, 10)})
 	d := a.Allocate()
 	if n := len(offersOf(d, "app")); n != 2 {
 		t.Fatalf("app got %d executors", n)
@@ -333,22 +336,22 @@ func TestSetAppDemandValidates(t *testing.T) {
 	a, _ := newGang(t, sorter.Prophet{}, 1, nil)
 	_ = a.AddFramework("f", "")
 	bad := app(0, 1, 1)
-	if err := a.SetAppDemand("f", bad); err == nil || !strings.Contains(err.Error(), "executors") {
+	if err := a.Observe(policy.AppDemand{Framework: "f", Demand: bad}); err == nil || !strings.Contains(err.Error(), "executors") {
 		t.Errorf("E=0: %v", err)
 	}
-	if err := a.SetAppDemand("nope", app(1, 1, 1)); err == nil {
+	if err := a.Observe(policy.AppDemand{Framework: "nope", Demand: app(1, 1, 1)}); err == nil {
 		t.Error("unknown framework accepted")
 	}
 	drf, _ := New(Config{Clock: &ManualClock{}})
 	_ = drf.AddFramework("f", "")
-	if err := drf.SetAppDemand("f", app(1, 1, 1)); err == nil {
+	if err := drf.Observe(policy.AppDemand{Framework: "f", Demand: app(1, 1, 1)}); err == nil {
 		t.Error("drf accepted an app demand")
 	}
-	_ = a.SetAppDemand("f", app(1, 1, 1))
-	if err := a.SetAppDemand("f", profile.AppDemand{}); err != nil {
+	_ = a.Observe(policy.AppDemand{Framework: "f", Demand: app(1, 1, 1)})
+	if err := a.Observe(policy.AppDemand{Framework: "f", Demand: profile.AppDemand{}}); err != nil {
 		t.Fatal(err)
 	}
-	if a.path.(*gangPath).m.apps["f"] != nil {
+	if a.path.(*gangPath).m.App("f") != nil {
 		t.Error("zero demand did not clear")
 	}
 }
@@ -359,8 +362,8 @@ func TestTetrisPeakReservesPeaks(t *testing.T) {
 	a, _ := newGang(t, sorter.TetrisPeak{}, 1, nil)
 	_ = a.AddFramework("x", "")
 	_ = a.AddFramework("y", "")
-	_ = a.SetAppDemand("x", app(1, 1, 200))
-	_ = a.SetAppDemand("y", app(1, 1, 200))
+	_ = a.Observe(policy.AppDemand{Framework: "x", Demand: app(1, 1, 200)})
+	_ = a.Observe(policy.AppDemand{Framework: "y", Demand: app(1, 1, 200)})
 	d := a.Allocate()
 	if len(d.Offers) != 1 {
 		t.Fatalf("offers %v: want one (330 MB/s cannot hold two 200 MB/s peaks)", d.Offers)
@@ -372,7 +375,7 @@ func TestTetrisPeakReservesPeaks(t *testing.T) {
 func TestTimelineKeptWhenRestoredAgentReregisters(t *testing.T) {
 	a, clk := newGang(t, sorter.Prophet{}, 2, nil)
 	_ = a.AddFramework("f", "")
-	_ = a.SetAppDemand("f", app(2, 2, 100))
+	_ = a.Observe(policy.AppDemand{Framework: "f", Demand: app(2, 2, 100)})
 	a.Allocate()
 	snap, err := a.SnapshotPolicies()
 	if err != nil {
@@ -389,7 +392,7 @@ func TestTimelineKeptWhenRestoredAgentReregisters(t *testing.T) {
 	}
 	m := b.path.(*gangPath).m
 	for i := 0; i < 2; i++ {
-		tl := m.agents[fmt.Sprintf("a%d", i)].tl
+		tl := m.Agent(fmt.Sprintf("a%d", i)).TL
 		if tl.Len() != 1 || tl.At(clk.T.Add(30*time.Second), profile.Disk) != 230 {
 			t.Errorf("agent a%d after re-registering: %d executors, disk %v at +30 s; want 1 and 330-100",
 				i, tl.Len(), tl.At(clk.T.Add(30*time.Second), profile.Disk))
@@ -418,16 +421,16 @@ func TestDeadlineMeans(t *testing.T) {
 			for _, fw := range []string{"a", "c"} {
 				_ = a.AddFramework(fw, "")
 			}
-			_ = a.SetAppDemand("a", app(1, 8, 10))
-			_ = a.SetAppDemand("c", app(1, 8, 10)) // cannot fit beside a
+			_ = a.Observe(policy.AppDemand{Framework: "a", Demand: app(1, 8, 10)})
+			_ = a.Observe(policy.AppDemand{Framework: "c", Demand: app(1, 8, 10)}) // cannot fit beside a
 			clk.Advance(tc.wait)
 			if d := a.Allocate(); len(d.Offers) != 1 || d.Offers[0].Framework != "a" {
 				t.Fatalf("offers %v", d.Offers)
 			}
 			clk.Advance(6*time.Second - tc.wait)
 			_ = a.AddFramework("b", "")
-			_ = a.SetAppDemand("b", app(1, 8, 10))
-			r := a.path.(*gangPath).m.apps["b"]
+			_ = a.Observe(policy.AppDemand{Framework: "b", Demand: app(1, 8, 10)})
+			r := a.path.(*gangPath).m.App("b")
 			var got time.Duration
 			if r.Deadline != 0 {
 				got = time.Duration(r.Deadline - r.Arrival)
@@ -461,7 +464,7 @@ func TestShapeKey(t *testing.T) {
 	}
 	for _, tc := range tests {
 		other := tc.edit(append([]profile.Stage(nil), base...))
-		if got := shapeKey(base) == shapeKey(other); got != tc.equal {
+		if got := shapeOf(base) == shapeOf(other); got != tc.equal {
 			t.Errorf("%s: keys equal %v, want %v", tc.name, got, tc.equal)
 		}
 	}
@@ -477,7 +480,7 @@ func TestExecutorsShareProfile(t *testing.T) {
 	_ = a.AddFramework("f", "")
 	d := app(3, 2, 100)
 	want := append([]profile.Stage(nil), d.Profile.Stages...)
-	if err := a.SetAppDemand("f", d); err != nil {
+	if err := a.Observe(policy.AppDemand{Framework: "f", Demand: d}); err != nil {
 		t.Fatal(err)
 	}
 	d.Profile.Stages[0].DiskBW = 300 // the caller's copy, not the model's
@@ -487,36 +490,42 @@ func TestExecutorsShareProfile(t *testing.T) {
 		t.Fatalf("offers %v", dec.Offers)
 	}
 	m := a.path.(*gangPath).m
-	rec := m.apps["f"]
+	rec := m.App("f")
 	decl := rec.Demand.Profile.Stages
 	for _, o := range dec.Offers {
-		x := m.agents[o.Agent].execs[0]
+		x := m.Agent(o.Agent).Executors()[0]
 		if &x.Profile.Stages[0] != &decl[0] {
 			t.Errorf("executor on %s has its own copy of the stages", o.Agent)
 		}
 	}
 	clk.Advance(90 * time.Second)
-	if err := a.ObserveStageProgress("f", dec.Offers[0].Agent, 0, 0.5); err != nil {
+	if err := a.Observe(policy.StageProgress{Framework: "f", Agent: dec.Offers[0].Agent, Stage: 0, Done: 0.5}); err != nil {
 		t.Fatal(err)
 	}
 	if err := a.Recover("f", dec.Offers[1].Agent, dec.Offers[1].Resources, nil); err != nil {
 		t.Fatal(err)
 	}
-	if view, _ := a.Timelines(); len(view) == 0 {
+	if view, _ := prophet.Of(a).Timelines(); len(view) == 0 {
 		t.Fatal("no timelines in the view")
 	}
 	if _, err := a.SnapshotPolicies(); err != nil {
 		t.Fatal(err)
 	}
-	_ = a.SetAppDemand("f", app(1, 2, 200)) // a new declaration, a new record
+	_ = a.Observe(policy.AppDemand{Framework: "f", Demand: app(1, 2, 200)}) // a new declaration, a new record
 	a.Allocate()
 	if !reflect.DeepEqual(decl, want) {
 		t.Errorf("declared stages now %+v, were %+v", decl, want)
 	}
 	// The third executor, untouched throughout, still reads its prediction:
 	// 330 - 100 during stage 0 of the first declaration.
-	third := m.agents[dec.Offers[2].Agent].tl
+	third := m.Agent(dec.Offers[2].Agent).TL
 	if got := third.At(t0.Add(30*time.Second), profile.Disk); got != 230 {
 		t.Errorf("disk available on %s during stage 0: %v, want 230", dec.Offers[2].Agent, got)
 	}
+}
+
+// shapeOf is the gang path's key of stages (prophet.App.Shape).
+func shapeOf(stages []profile.Stage) string {
+	r := prophet.App{Demand: profile.AppDemand{Profile: profile.Profile{Stages: stages}}}
+	return r.Shape()
 }

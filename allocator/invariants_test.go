@@ -21,6 +21,14 @@ func checkInvariants(t testing.TB, a *Allocator) {
 }
 
 func invariants(a *Allocator) error {
+	if err := setInvariants(a); err != nil {
+		return err
+	}
+	return holdingInvariants(a)
+}
+
+// setInvariants checks the framework sets: membership and order.
+func setInvariants(a *Allocator) error {
 	checkSet := func(name string, s *orderedSet, member func(*framework) bool) error {
 		seen := map[int32]bool{}
 		for i, n := range s.items {
@@ -75,6 +83,12 @@ func invariants(a *Allocator) error {
 			}
 		}
 	}
+	return nil
+}
+
+// holdingInvariants checks the agents' holdings against the frameworks'
+// allocations, task counts and filters.
+func holdingInvariants(a *Allocator) error {
 	allocs := map[int32]resources.Resources{}
 	tasks := map[int32]int64{}
 	filters := map[int32]int{}

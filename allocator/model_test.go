@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/allot-sched/allot/allocator/policy"
 	"github.com/allot-sched/allot/resources"
 	"github.com/allot-sched/allot/sorter"
 )
@@ -26,35 +27,35 @@ type countModel struct {
 }
 
 type countState struct {
-	Counts    map[eventKind]int
+	Counts    map[policy.EventKind]int
 	Refreshes int
 }
 
-var _ model = (*countModel)(nil)
+var _ policy.Model = (*countModel)(nil)
 
 func newCountModel(id string) *countModel {
-	return &countModel{id: id, State: countState{Counts: map[eventKind]int{}}}
+	return &countModel{id: id, State: countState{Counts: map[policy.EventKind]int{}}}
 }
 
-func (m *countModel) name() string { return m.id }
+func (m *countModel) Name() string { return m.id }
 
-func (m *countModel) observe(e event) {
-	m.State.Counts[e.kind]++
-	m.times = append(m.times, e.at)
-	if e.kind == evOffered {
+func (m *countModel) Observe(e policy.Event) {
+	m.State.Counts[e.Kind]++
+	m.times = append(m.times, e.At)
+	if e.Kind == policy.Offered {
 		m.seq = append(m.seq, "offer")
 	}
 }
 
-func (m *countModel) refresh(now time.Time, v views) bool {
+func (m *countModel) Refresh(now time.Time, v policy.Views) bool {
 	m.State.Refreshes++
 	m.seq = append(m.seq, "refresh@"+now.Format(time.RFC3339))
 	return m.changed
 }
 
-func (m *countModel) snapshot() ([]byte, error) { return json.Marshal(m.State) }
+func (m *countModel) Snapshot() ([]byte, error) { return json.Marshal(m.State) }
 
-func (m *countModel) restore(data []byte) error {
+func (m *countModel) Restore(data []byte) error {
 	if m.failNext {
 		m.failNext = false
 		return errors.New("refused")
@@ -117,9 +118,9 @@ func TestModelObservesEvents(t *testing.T) {
 	step("remove framework", a.RemoveFramework("f1"))
 	step("remove agent", a.RemoveAgent("a1"))
 
-	wantCounts := map[eventKind]int{evAgentAdded: 1, evAgentUpdated: 1, evFrameworkAdded: 1, evFrameworkDeactivated: 1,
-		evFrameworkActivated: 1, evSuppressed: 1, evRevived: 1, evDemandSet: 1, evWeightsSet: 1, evOffered: 1,
-		evRecovered: 1, evFrameworkRemoved: 1, evAgentRemoved: 1}
+	wantCounts := map[policy.EventKind]int{policy.AgentAdded: 1, policy.AgentUpdated: 1, policy.FrameworkAdded: 1, policy.FrameworkDeactivated: 1,
+		policy.FrameworkActivated: 1, policy.Suppressed: 1, policy.Revived: 1, policy.DemandSet: 1, policy.WeightsSet: 1, policy.Offered: 1,
+		policy.Recovered: 1, policy.FrameworkRemoved: 1, policy.AgentRemoved: 1}
 	if !reflect.DeepEqual(m.State.Counts, wantCounts) {
 		t.Fatalf("counts %v, want %v", m.State.Counts, wantCounts)
 	}

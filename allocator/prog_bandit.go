@@ -1,7 +1,10 @@
 package allocator
 
 import (
+	"sort"
+
 	"fmt"
+	"github.com/allot-sched/allot/allocator/policy/bandit"
 	"math"
 	"slices"
 	"strings"
@@ -25,17 +28,17 @@ import (
 //     the agent and do not refuse it: a type is drawn with the pooled
 //     softmax over the rows of the agent's resident types
 //     (sorter.Preferences.Policy) times the wait weight of that type's
-//     first candidate (BanditConfig.WaitScale), renormalised, with a
+//     first candidate (bandit.Config.WaitScale), renormalised, with a
 //     uniform number from the allocator's seeded source; that first
 //     candidate of the drawn type is placed, the draw recorded as the
-//     agent's decision (bandit.go) and the job counts as placed from then
+//     agent's decision (policy/bandit) and the job counts as placed from then
 //     on.
 //
 // Frameworks without a declared demand are served by the whole-agent path
 // in FIFO order, as the sets are kept in queue order (rank byKey{FIFO}).
 type progBandit struct {
 	a      *Allocator
-	m      *banditModel
+	m      *bandit.Model
 	window int
 	// per cycle: the frameworks that want tasks, placed and queued, each
 	// in queue order
@@ -58,9 +61,9 @@ func (a *Allocator) chooseBanditPath(crit sorter.CoLocating) error {
 		return fmt.Errorf("allocator: sorter %q draws the job for each agent itself; use rrr agent selection, not %v", crit.Name(), a.cfg.AgentSelection)
 	}
 	a.rank = byKey{sorter.FIFO{}} // the sets are the queue, in order
-	m := newBanditModel(a.cfg.Bandit)
+	m := bandit.New(a.cfg.Bandit)
 	a.addModel(m)
-	p := &progBandit{a: a, m: m, window: a.cfg.Bandit.window()}
+	p := &progBandit{a: a, m: m, window: a.cfg.Bandit.WindowOrDefault()}
 	a.path = characterized{a: a, tasks: p, wholeAgents: a.wholeAgentPath(crit)}
 	return nil
 }
@@ -97,7 +100,7 @@ func (p *progBandit) collect() {
 	p.placed, p.queued = p.placed[:0], p.queued[:0]
 	for _, s := range a.active {
 		for _, n := range s.set.items {
-			if f := a.fws[n]; f.alloc.Scalars != (resources.Vector{}) || p.m.started[f.id] {
+			if f := a.fws[n]; f.alloc.Scalars != (resources.Vector{}) || p.m.Started(f.id) {
 				p.placed = append(p.placed, n)
 			} else {
 				p.queued = append(p.queued, n)
@@ -156,19 +159,19 @@ func (p *progBandit) draw(ag *agent) candidate {
 		}
 		if f := a.fws[n]; f != nil && f.shape >= 0 && p.fits(f, ag) {
 			p.cand = append(p.cand, f)
-			p.types = append(p.types, p.m.typeOf(f.id))
+			p.types = append(p.types, p.m.TypeOf(f.id))
 		}
 	}
 	if len(p.cand) == 0 {
 		return candidate{}
 	}
-	p.res = p.m.residentTypes(a, ag, p.res)
+	p.res = a.residentTypes(p.m, ag, p.res)
 	rows, setRows := p.res, []string(nil)
 	if a.cfg.Bandit.ResidentSet && len(p.res) > 0 {
 		setRows = []string{strings.Join(p.res, "+")} // sorted: one key per set
 		rows = setRows
 	}
-	types, probs := p.m.prefs.Policy(rows, p.types)
+	types, probs := p.m.Prefs().Policy(rows, p.types)
 	now := a.clock.Now()
 	sum := 0.0
 	for i, t := range types {
@@ -180,7 +183,7 @@ func (p *progBandit) draw(ag *agent) candidate {
 	}
 	i := sorter.Draw(probs, a.rng.Float64())
 	f := p.firstOfType(types[i])
-	p.m.decide(ag.id, decision{At: now.UnixNano(), Framework: f.id, Type: types[i],
+	p.m.Decide(ag.id, bandit.Decision{At: now.UnixNano(), Framework: f.id, Type: types[i],
 		Residents: slices.Clone(p.res), Rows: setRows, Window: types})
 	p.queued = slices.DeleteFunc(p.queued, func(n int32) bool { return n == f.idx })
 	at, _ := slices.BinarySearch(p.placed, f.idx)
@@ -205,11 +208,32 @@ func (p *progBandit) waitWeight(f *framework, now time.Time) float64 {
 		return 1
 	}
 	if scale == 0 {
-		scale = DefaultBanditWaitScale
+		scale = bandit.DefaultWaitScale
 	}
-	added, ok := p.m.added[f.id]
+	added, ok := p.m.Added(f.id)
 	if !ok || now.Before(added) {
 		return 1
 	}
 	return 1 + math.Max(0, float64(now.Sub(added))/float64(scale))
+}
+
+// residentTypes returns the distinct job types holding resources on ag,
+// sorted (so that the pooled logits sum in one order on every replica).
+func (a *Allocator) residentTypes(m *bandit.Model, ag *agent, buf []string) []string {
+	buf = buf[:0]
+	for _, h := range ag.holds {
+		t := m.TypeOf(a.fws[h.fw].id)
+		dup := false
+		for _, s := range buf {
+			if s == t {
+				dup = true
+				break
+			}
+		}
+		if !dup {
+			buf = append(buf, t)
+		}
+	}
+	sort.Strings(buf)
+	return buf
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/allot-sched/allot/allocator/policy"
 	"github.com/allot-sched/allot/profile"
 	"github.com/allot-sched/allot/sorter"
 )
@@ -30,16 +31,16 @@ func TestObserveStageProgressReanchors(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			a, clk := newGang(t, sorter.Prophet{}, 1, nil)
 			_ = a.AddFramework("f", "")
-			_ = a.SetAppDemand("f", app(1, 2, 100))
+			_ = a.Observe(policy.AppDemand{Framework: "f", Demand: app(1, 2, 100)})
 			t0 := clk.T
 			if d := a.Allocate(); len(d.Offers) != 1 {
 				t.Fatalf("offers %v", d.Offers)
 			}
 			clk.Advance(tc.after)
-			if err := a.ObserveStageProgress("f", "a0", tc.stage, tc.done); err != nil {
+			if err := a.Observe(policy.StageProgress{Framework: "f", Agent: "a0", Stage: tc.stage, Done: tc.done}); err != nil {
 				t.Fatal(err)
 			}
-			tl := a.path.(*gangPath).m.agents["a0"].tl
+			tl := a.path.(*gangPath).m.Agent("a0").TL
 			if got := tl.At(t0.Add(tc.probe), profile.Disk); got != tc.want {
 				t.Errorf("disk available at +%v = %v, want %v", tc.probe, got, tc.want)
 			}
@@ -55,11 +56,11 @@ func TestObserveStageProgressValidates(t *testing.T) {
 		stage     int
 		done      float64
 	}{{"nope", "a0", 0, 0}, {"f", "nope", 0, 0}, {"f", "a0", -1, 0}, {"f", "a0", 0, 1.5}, {"f", "a0", 0, -0.1}} {
-		if err := a.ObserveStageProgress(c.fw, c.agent, c.stage, c.done); err == nil {
+		if err := a.Observe(policy.StageProgress{Framework: c.fw, Agent: c.agent, Stage: c.stage, Done: c.done}); err == nil {
 			t.Errorf("%+v accepted", c)
 		}
 	}
-	if err := a.ObserveStageProgress("f", "a0", 0, 1); err != nil {
+	if err := a.Observe(policy.StageProgress{Framework: "f", Agent: "a0", Stage: 0, Done: 1}); err != nil {
 		t.Errorf("valid report with no executor: %v", err)
 	}
 }
@@ -67,11 +68,11 @@ func TestObserveStageProgressValidates(t *testing.T) {
 func TestStageProgressSurvivesSnapshot(t *testing.T) {
 	a, clk := newGang(t, sorter.Prophet{}, 2, nil)
 	_ = a.AddFramework("f", "")
-	_ = a.SetAppDemand("f", app(2, 2, 100))
+	_ = a.Observe(policy.AppDemand{Framework: "f", Demand: app(2, 2, 100)})
 	t0 := clk.T
 	a.Allocate()
 	clk.Advance(3 * time.Minute)
-	if err := a.ObserveStageProgress("f", "a1", 0, 0.25); err != nil {
+	if err := a.Observe(policy.StageProgress{Framework: "f", Agent: "a1", Stage: 0, Done: 0.25}); err != nil {
 		t.Fatal(err)
 	}
 	snap, err := a.SnapshotPolicies()
@@ -88,13 +89,13 @@ func TestStageProgressSurvivesSnapshot(t *testing.T) {
 	ma, mb := a.path.(*gangPath).m, b.path.(*gangPath).m
 	for _, id := range []string{"a0", "a1"} {
 		for _, at := range []time.Duration{30 * time.Second, 3 * time.Minute, 210 * time.Second} {
-			if x, y := ma.agents[id].tl.At(t0.Add(at), profile.Disk), mb.agents[id].tl.At(t0.Add(at), profile.Disk); x != y {
+			if x, y := ma.Agent(id).TL.At(t0.Add(at), profile.Disk), mb.Agent(id).TL.At(t0.Add(at), profile.Disk); x != y {
 				t.Errorf("%s at +%v: %v, restored %v", id, at, x, y)
 			}
 		}
 	}
 	// a1 was re-anchored: stage 0 (disk 100) now runs until +3m45s
-	if got := mb.agents["a1"].tl.At(t0.Add(210*time.Second), profile.Disk); got != 230 {
+	if got := mb.Agent("a1").TL.At(t0.Add(210*time.Second), profile.Disk); got != 230 {
 		t.Errorf("restored a1 at +3m30s: %v, want 230", got)
 	}
 }
@@ -115,14 +116,14 @@ func TestReanchorToEpochSurvivesSnapshot(t *testing.T) {
 	}
 	a, clk := mk()
 	_ = a.AddFramework("f", "")
-	_ = a.SetAppDemand("f", app(1, 2, 100))
+	_ = a.Observe(policy.AppDemand{Framework: "f", Demand: app(1, 2, 100)})
 	clk.Advance(30 * time.Second)
 	if d := a.Allocate(); len(d.Offers) != 1 {
 		t.Fatalf("offers %v", d.Offers)
 	}
 	clk.Advance(30 * time.Second)
 	// stage 0 (one minute) all done at +60s: it started at 0, the anchor
-	if err := a.ObserveStageProgress("f", "a0", 0, 1); err != nil {
+	if err := a.Observe(policy.StageProgress{Framework: "f", Agent: "a0", Stage: 0, Done: 1}); err != nil {
 		t.Fatal(err)
 	}
 	snap, err := a.SnapshotPolicies()
@@ -135,7 +136,7 @@ func TestReanchorToEpochSurvivesSnapshot(t *testing.T) {
 	}
 	probe := time.Unix(0, 0).Add(70 * time.Second) // stage 1 (disk 5) from the epoch anchor
 	for name, x := range map[string]*Allocator{"original": a, "restored": b} {
-		if got := x.path.(*gangPath).m.agents["a0"].tl.At(probe, profile.Disk); got != 325 {
+		if got := x.path.(*gangPath).m.Agent("a0").TL.At(probe, profile.Disk); got != 325 {
 			t.Errorf("%s: disk at +70s %v, want 325", name, got)
 		}
 	}

@@ -18,15 +18,27 @@ func invs(d Decisions) []string {
 	return out
 }
 
+// reclaimCase is one TestReclaim row: the events, then who starves and
+// which inverse offers the cycle asks for.
+type reclaimCase struct {
+	name     string
+	cfg      Config
+	setup    func(fx *fixture)
+	starving []string
+	inverse  []string
+}
+
 func TestReclaim(t *testing.T) {
+	cases := append(reclaimWhoStarves(t), reclaimWhoGives(t)...)
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) { runReclaimCase(t, tc) })
+	}
+}
+
+// reclaimWhoStarves are the rows about which frameworks starve.
+func reclaimWhoStarves(t *testing.T) []reclaimCase {
 	const task = "cpus:1;mem:1024"
-	cases := []struct {
-		name     string
-		cfg      Config
-		setup    func(fx *fixture)
-		starving []string
-		inverse  []string
-	}{
+	return []reclaimCase{
 		{name: "f1 holds the agent, f2 arrives with a demand: f1 gives one task's worth",
 			cfg: Config{Mode: Characterized, Reclaim: true},
 			setup: func(fx *fixture) {
@@ -82,6 +94,13 @@ func TestReclaim(t *testing.T) {
 				fx.cycle()
 				fx.framework("f2", "").demand("f2", task, 0)
 			}},
+	}
+}
+
+// reclaimWhoGives are the rows about which holder gives back what.
+func reclaimWhoGives(t *testing.T) []reclaimCase {
+	const task = "cpus:1;mem:1024"
+	return []reclaimCase{
 		{name: "the smallest give-back wins: part of the task is free on a2",
 			cfg: Config{Mode: Characterized, Reclaim: true},
 			setup: func(fx *fixture) {
@@ -146,31 +165,32 @@ func TestReclaim(t *testing.T) {
 			},
 			starving: []string{"f2"}, inverse: []string{"f1@a1 cpus:1;mem:1024"}},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			fx := newFixture(t, tc.cfg)
-			tc.setup(fx)
-			d := fx.a.Allocate()
-			checkInvariants(t, fx.a)
-			var starving []string
-			for _, s := range fx.a.Pressure() {
-				starving = append(starving, s.Framework)
-				if s.Share >= s.FairShare || !strings.Contains(s.Reason, s.Framework+" wants") {
-					t.Errorf("starving %+v: share not below fair or no reason", s)
-				}
-			}
-			if !reflect.DeepEqual(starving, tc.starving) {
-				t.Errorf("starving %v, want %v", starving, tc.starving)
-			}
-			if got := invs(d); !reflect.DeepEqual(got, tc.inverse) {
-				t.Errorf("inverse offers %v, want %v", got, tc.inverse)
-			}
-			for _, io := range d.InverseOffers {
-				if !strings.Contains(io.Reason, "waits at share") {
-					t.Errorf("inverse offer without a reason: %+v", io)
-				}
-			}
-		})
+}
+
+// runReclaimCase runs one row's cycle and checks its pressure and inverse
+// offers.
+func runReclaimCase(t *testing.T, tc reclaimCase) {
+	fx := newFixture(t, tc.cfg)
+	tc.setup(fx)
+	d := fx.a.Allocate()
+	checkInvariants(t, fx.a)
+	var starving []string
+	for _, s := range fx.a.Pressure() {
+		starving = append(starving, s.Framework)
+		if s.Share >= s.FairShare || !strings.Contains(s.Reason, s.Framework+" wants") {
+			t.Errorf("starving %+v: share not below fair or no reason", s)
+		}
+	}
+	if !reflect.DeepEqual(starving, tc.starving) {
+		t.Errorf("starving %v, want %v", starving, tc.starving)
+	}
+	if got := invs(d); !reflect.DeepEqual(got, tc.inverse) {
+		t.Errorf("inverse offers %v, want %v", got, tc.inverse)
+	}
+	for _, io := range d.InverseOffers {
+		if !strings.Contains(io.Reason, "waits at share") {
+			t.Errorf("inverse offer without a reason: %+v", io)
+		}
 	}
 }
 

@@ -3,6 +3,7 @@ package allocator
 import (
 	"fmt"
 
+	"github.com/allot-sched/allot/allocator/policy"
 	"github.com/allot-sched/allot/resources"
 	"github.com/allot-sched/allot/sorter"
 )
@@ -67,7 +68,7 @@ func (a *Allocator) Reconfigure(rc Reconfiguration) (b *Allocator, dropped []str
 		if f == nil || f.app == nil {
 			continue
 		}
-		if err := b.SetAppDemand(f.id, *f.app); err != nil {
+		if err := b.setAppDemand(f.id, *f.app); err != nil {
 			dropped = append(dropped, fmt.Sprintf("application demand of framework %q (%v)", f.id, err))
 		}
 	}
@@ -141,29 +142,29 @@ func (a *Allocator) replayAgents(b *Allocator, fwMap map[int32]int32) error {
 // carryModels gives each of b's policy models the state of a's model of the
 // same name, and says which of a's models have no counterpart in b.
 func (a *Allocator) carryModels(b *Allocator) (dropped []string) {
-	byName := map[string]model{}
+	byName := map[string]policy.Model{}
 	for _, m := range a.models {
-		byName[m.name()] = m
+		byName[m.Name()] = m
 	}
 	kept := map[string]bool{}
 	for _, m := range b.models {
-		old, ok := byName[m.name()]
+		old, ok := byName[m.Name()]
 		if !ok {
 			continue
 		}
-		data, err := old.snapshot()
+		data, err := old.Snapshot()
 		if err == nil {
-			err = m.restore(data)
+			err = m.Restore(data)
 		}
 		if err != nil {
-			dropped = append(dropped, fmt.Sprintf("policy state %s (%v)", m.name(), err))
+			dropped = append(dropped, fmt.Sprintf("policy state %s (%v)", m.Name(), err))
 			continue
 		}
-		kept[m.name()] = true
+		kept[m.Name()] = true
 	}
 	for _, m := range a.models {
-		if !kept[m.name()] {
-			dropped = append(dropped, "policy state "+m.name()+" (the new sorter has no use for it)")
+		if !kept[m.Name()] {
+			dropped = append(dropped, "policy state "+m.Name()+" (the new sorter has no use for it)")
 		}
 	}
 	return dropped

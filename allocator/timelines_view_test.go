@@ -4,6 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/allot-sched/allot/allocator/policy"
+	"github.com/allot-sched/allot/allocator/policy/prophet"
 	"github.com/allot-sched/allot/profile"
 	"github.com/allot-sched/allot/sorter"
 )
@@ -24,16 +26,16 @@ func TestTimelinesAccessor(t *testing.T) {
 			a, clk := newGang(t, c.crit, 3, nil)
 			_ = a.AddFramework("f", "")
 			if !c.wantModel {
-				if tls, ok := a.Timelines(); ok || tls != nil {
+				if tls, ok := prophet.Of(a).Timelines(); ok || tls != nil {
 					t.Fatalf("Timelines() = %v, %v; want nil, false", tls, ok)
 				}
 				return
 			}
-			if err := a.SetAppDemand("f", app(2, 2, 100)); err != nil {
+			if err := a.Observe(policy.AppDemand{Framework: "f", Demand: app(2, 2, 100)}); err != nil {
 				t.Fatal(err)
 			}
 			d := a.Allocate()
-			tls, ok := a.Timelines()
+			tls, ok := prophet.Of(a).Timelines()
 			if !ok || len(tls) != 3 {
 				t.Fatalf("Timelines() gave %d agents, %v; want 3, true", len(tls), ok)
 			}
@@ -64,7 +66,7 @@ func TestTimelinesAccessor(t *testing.T) {
 					x.Profile.Stages[0].DiskBW = 0
 				}
 			}
-			again, _ := a.Timelines()
+			again, _ := prophet.Of(a).Timelines()
 			for _, at := range again {
 				if placed[at.Agent] {
 					if at.Timeline.Len() != 1 || at.Executors[0].Profile.Stages[0].DiskBW != 100 {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/allot-sched/allot/allocator/policy"
 	"github.com/allot-sched/allot/sorter"
 )
 
@@ -20,11 +21,11 @@ func BenchmarkFSPCycle(b *testing.B) {
 				a, clk := benchAllocator(b, 10000, frameworks, crit, sorter.RRR, Oblivious)
 				if crit == "fspy" {
 					for i := 0; i < frameworks; i++ {
-						s := JobSize{Job: "j", APB: float64(1024 * (1 + i%16))}
+						s := policy.JobSize{Job: "j", APB: float64(1024 * (1 + i%16))}
 						if i%3 != 0 {
 							s.Known, s.Size = true, float64(1+i%97)*4e6
 						}
-						if err := a.SetJobSize(fmt.Sprintf("framework-%d", i), s); err != nil {
+						if err := a.Observe(sizeOf(fmt.Sprintf("framework-%d", i), s)); err != nil {
 							b.Fatal(err)
 						}
 					}

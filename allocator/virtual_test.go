@@ -8,23 +8,25 @@ import (
 	"testing"
 	"time"
 
+	"github.com/allot-sched/allot/allocator/policy"
+	"github.com/allot-sched/allot/allocator/policy/fsp"
 	"github.com/allot-sched/allot/resources"
 	"github.com/allot-sched/allot/sorter"
 )
 
 // fspFixture is an FSP allocator on two agents of 4096 MB (8192 MB of
 // virtual memory), with frameworks a and b registered.
-func fspFixture(t *testing.T) (*fixture, *virtualCluster) {
+func fspFixture(t *testing.T) (*fixture, *fsp.Model) {
 	t.Helper()
 	fx := newFixture(t, Config{Sorter: sorter.FSP{Oracle: true}})
 	fx.agent("n1", "cpus:8;mem:4096").agent("n2", "cpus:8;mem:4096")
 	fx.framework("a", "").framework("b", "")
-	return fx, fx.a.models[0].(*virtualCluster)
+	return fx, fx.a.models[0].(*fsp.Model)
 }
 
-func (fx *fixture) size(fw string, s JobSize) {
+func (fx *fixture) size(fw string, s policy.JobSize) {
 	fx.t.Helper()
-	if err := fx.a.SetJobSize(fw, s); err != nil {
+	if err := fx.a.Observe(sizeOf(fw, s)); err != nil {
 		fx.t.Fatal(err)
 	}
 }
@@ -43,8 +45,8 @@ func near(x, y float64) bool { return math.Abs(x-y) <= 1e-6*math.Max(1, math.Abs
 // 100 + 179200/7168 = 125 s.
 func TestVirtualClusterByHand(t *testing.T) {
 	fx, _ := fspFixture(t)
-	fx.size("a", JobSize{Job: "ja", Known: true, Size: 204800, APB: 2048})
-	fx.size("b", JobSize{Job: "jb", Known: true, Size: 691200, APB: 8192, AM: 1024})
+	fx.size("a", policy.JobSize{Job: "ja", Known: true, Size: 204800, APB: 2048})
+	fx.size("b", policy.JobSize{Job: "jb", Known: true, Size: 691200, APB: 8192, AM: 1024})
 	steps := []struct {
 		at           float64
 		a, b         sorter.Virtual
@@ -79,8 +81,8 @@ func TestUnknownToKnownEq10(t *testing.T) {
 	fx, _ := fspFixture(t)
 	start := fx.clk.Now()
 	const sInit = 1e7
-	fx.size("a", JobSize{Job: "ja", Size: sInit, APB: 4096})
-	fx.size("b", JobSize{Job: "jb", APB: 4096}) // infinite initial size
+	fx.size("a", policy.JobSize{Job: "ja", Size: sInit, APB: 4096})
+	fx.size("b", policy.JobSize{Job: "jb", APB: 4096}) // infinite initial size
 	fx.clk.T = start.Add(20 * time.Second)
 	fx.cycle()
 	vsCur := fx.view("a").Remaining // 1e7 - 4096 x 20
@@ -91,13 +93,13 @@ func TestUnknownToKnownEq10(t *testing.T) {
 		t.Fatalf("b, of infinite initial size: %+v", v)
 	}
 	const sPred = 200000
-	fx.size("a", JobSize{Job: "ja", Known: true, Size: sPred, APB: 4096})
+	fx.size("a", policy.JobSize{Job: "ja", Known: true, Size: sPred, APB: 4096})
 	fx.cycle()
 	if v, want := fx.view("a"), sPred-(sInit-vsCur); v.State != sorter.VirtualKnown || !near(v.Remaining, want) {
 		t.Fatalf("a after the prediction: %+v, want known with %v left", v, want)
 	}
 	// a prediction below the work already done: the job leaves at once
-	fx.size("b", JobSize{Job: "jb", Known: true, Size: 1000, APB: 4096})
+	fx.size("b", policy.JobSize{Job: "jb", Known: true, Size: 1000, APB: 4096})
 	fx.clk.Advance(3 * time.Second)
 	fx.cycle()
 	if v := fx.view("b"); v.State != sorter.VirtualDone || !near(v.Remaining, -3) {
@@ -110,10 +112,10 @@ func TestUnknownToKnownEq10(t *testing.T) {
 func TestVirtualLeaveRules(t *testing.T) {
 	fx, m := fspFixture(t)
 	fx.framework("c", "")
-	fx.size("a", JobSize{Job: "ja", APB: 8192})
-	fx.size("b", JobSize{Job: "jb", Known: true, Size: 1e9, APB: 8192})
-	fx.size("c", JobSize{Job: "jc", APB: 8192})
-	if n := len(m.st.Queue); n != 3 {
+	fx.size("a", policy.JobSize{Job: "ja", APB: 8192})
+	fx.size("b", policy.JobSize{Job: "jb", Known: true, Size: 1e9, APB: 8192})
+	fx.size("c", policy.JobSize{Job: "jc", APB: 8192})
+	if n := len(m.Queue()); n != 3 {
 		t.Fatalf("%d jobs in the virtual cluster, want 3", n)
 	}
 	if err := fx.a.RemoveFramework("a"); err != nil {
@@ -122,9 +124,9 @@ func TestVirtualLeaveRules(t *testing.T) {
 	if err := fx.a.RemoveFramework("b"); err != nil {
 		t.Fatal(err)
 	}
-	fx.size("c", JobSize{Job: "jc2", APB: 8192}) // c's next job: jc leaves
+	fx.size("c", policy.JobSize{Job: "jc2", APB: 8192}) // c's next job: jc leaves
 	var jobs []string
-	for _, j := range m.st.Queue {
+	for _, j := range m.Queue() {
 		jobs = append(jobs, j.Job+"="+formatMB(j.VR))
 	}
 	if got := strings.Join(jobs, " "); got != "jb=4096 jc2=4096" {
@@ -147,12 +149,12 @@ func TestFSPOrdering(t *testing.T) {
 	start := fx.clk.Now()
 	// late and later run out virtually (at 5 s and 10 s); big and small
 	// have 1e9 and 1e8 MB s left
-	fx.size("late", JobSize{Job: "l", Known: true, Size: 5 * 1024, APB: 1024})
-	fx.size("later", JobSize{Job: "l2", Known: true, Size: 10 * 1024, APB: 1024})
-	fx.size("big", JobSize{Job: "b", Known: true, Size: 1e9, APB: 1024})
-	fx.size("small", JobSize{Job: "s", Known: true, Size: 1e8, APB: 1024})
-	fx.size("owed", JobSize{Job: "o", APB: 1024})
-	fx.size("fairFull", JobSize{Job: "f", APB: 512})
+	fx.size("late", policy.JobSize{Job: "l", Known: true, Size: 5 * 1024, APB: 1024})
+	fx.size("later", policy.JobSize{Job: "l2", Known: true, Size: 10 * 1024, APB: 1024})
+	fx.size("big", policy.JobSize{Job: "b", Known: true, Size: 1e9, APB: 1024})
+	fx.size("small", policy.JobSize{Job: "s", Known: true, Size: 1e8, APB: 1024})
+	fx.size("owed", policy.JobSize{Job: "o", APB: 1024})
+	fx.size("fairFull", policy.JobSize{Job: "f", APB: 512})
 	// fairFull already holds more than its virtual 512 MB
 	if err := fx.a.AddAgent("n2", AgentInfo{Total: resources.MustParse("cpus:4;mem:1024"), Used: map[string]resources.Resources{"fairFull": resources.MustParse("cpus:1;mem:1024")}}); err != nil {
 		t.Fatal(err)
@@ -191,14 +193,14 @@ func TestFSPProbingQueue(t *testing.T) {
 			fx.framework(fw, "")
 		}
 		start := fx.clk.Now()
-		fx.size("small", JobSize{Job: "s", Known: true, Size: 1e8, APB: 1024})
+		fx.size("small", policy.JobSize{Job: "s", Known: true, Size: 1e8, APB: 1024})
 		for i, p := range []string{"p1", "p2", "p3", "p4"} {
 			fx.clk.T = start.Add(time.Duration(i) * time.Second)
-			fx.size(p, JobSize{Job: "probe-" + p, Probe: true, APB: 2048})
+			fx.size(p, policy.JobSize{Job: "probe-" + p, Probe: true, APB: 2048})
 		}
 		// owed is a fair-queue job holding more than its share once it is
 		// offered n1: keep it out of the first tier by its holdings
-		fx.size("owed", JobSize{Job: "o", APB: 1024})
+		fx.size("owed", policy.JobSize{Job: "o", APB: 1024})
 		if err := fx.a.AddAgent("n2", AgentInfo{Total: resources.MustParse("cpus:4;mem:2048"), Used: map[string]resources.Resources{"owed": resources.MustParse("cpus:1;mem:2048")}}); err != nil {
 			t.Fatal(err)
 		}
@@ -214,7 +216,7 @@ func TestFSPProbingQueue(t *testing.T) {
 		if v := fx.view("p4"); v.State != sorter.VirtualProbe || v.Ahead != 8192 || v.Remaining != -7 {
 			t.Errorf("share %v: p4's view %+v, want a probe 7 s old with 8192 MB ahead", c.share, v)
 		}
-		if n := len(fx.a.models[0].(*virtualCluster).st.Queue); n != 2 {
+		if n := len(fx.a.models[0].(*fsp.Model).Queue()); n != 2 {
 			t.Errorf("share %v: %d jobs in the virtual cluster, want 2 (probes stay out)", c.share, n)
 		}
 	}
@@ -231,15 +233,15 @@ func fspScript(t *testing.T, fx *fixture, steps int) {
 		fx.demand(fw, "cpus:1;mem:1024", 3)
 		known := i%3 != 0
 		size := float64(1+i%5) * 30000
-		fx.size(fw, JobSize{Job: "j" + fw, Known: known, Size: map[bool]float64{true: size}[known], APB: float64(1024 * (1 + i%4)), AM: 256})
+		fx.size(fw, policy.JobSize{Job: "j" + fw, Known: known, Size: map[bool]float64{true: size}[known], APB: float64(1024 * (1 + i%4)), AM: 256})
 		if i%3 == 0 && i > 2 {
-			fx.size(fw, JobSize{Job: "j" + fw, Known: true, Size: size / 2, APB: 2048})
+			fx.size(fw, policy.JobSize{Job: "j" + fw, Known: true, Size: size / 2, APB: 2048})
 		}
 		if i%5 == 2 {
 			p := "probe" + strconv.Itoa(i)
 			fx.framework(p, "")
 			fx.demand(p, "cpus:1;mem:1024", 1)
-			fx.size(p, JobSize{Job: "p" + fw, Probe: true, APB: 1024})
+			fx.size(p, policy.JobSize{Job: "p" + fw, Probe: true, APB: 1024})
 		}
 		out := fx.cycle()
 		if i%2 == 1 {
@@ -344,30 +346,30 @@ func TestVirtualDeterminism(t *testing.T) {
 func TestSetJobSizeValidates(t *testing.T) {
 	fx, _ := fspFixture(t)
 	cases := []struct {
-		s    JobSize
+		s    policy.JobSize
 		want string
 	}{
-		{JobSize{Size: 1, Known: true, APB: 1}, "no name"},
-		{JobSize{Job: "j", Size: math.NaN(), APB: 1}, "size"},
-		{JobSize{Job: "j", Size: -1, APB: 1}, "size"},
-		{JobSize{Job: "j", Size: math.Inf(1), Known: true, APB: 1}, "size"},
-		{JobSize{Job: "j", Known: true, APB: 1}, "known size must be > 0"},
-		{JobSize{Job: "j", Size: 1, APB: 0}, "apb"},
-		{JobSize{Job: "j", Size: 1, APB: math.Inf(1)}, "apb"},
-		{JobSize{Job: "j", Size: 1, APB: 100, AM: 100}, "am"},
-		{JobSize{Job: "j", Size: 1, APB: 100, AM: -1}, "am"},
+		{policy.JobSize{Size: 1, Known: true, APB: 1}, "no name"},
+		{policy.JobSize{Job: "j", Size: math.NaN(), APB: 1}, "size"},
+		{policy.JobSize{Job: "j", Size: -1, APB: 1}, "size"},
+		{policy.JobSize{Job: "j", Size: math.Inf(1), Known: true, APB: 1}, "size"},
+		{policy.JobSize{Job: "j", Known: true, APB: 1}, "known size must be > 0"},
+		{policy.JobSize{Job: "j", Size: 1, APB: 0}, "apb"},
+		{policy.JobSize{Job: "j", Size: 1, APB: math.Inf(1)}, "apb"},
+		{policy.JobSize{Job: "j", Size: 1, APB: 100, AM: 100}, "am"},
+		{policy.JobSize{Job: "j", Size: 1, APB: 100, AM: -1}, "am"},
 	}
 	for _, c := range cases {
-		if err := fx.a.SetJobSize("a", c.s); err == nil || !strings.Contains(err.Error(), c.want) {
+		if err := fx.a.Observe(sizeOf("a", c.s)); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("SetJobSize(%+v) = %v, want an error about %q", c.s, err, c.want)
 		}
 	}
-	if err := fx.a.SetJobSize("nobody", JobSize{Job: "j", APB: 1}); err == nil {
+	if err := fx.a.Observe(sizeOf("nobody", policy.JobSize{Job: "j", APB: 1})); err == nil {
 		t.Error("declaring a job for an unknown framework succeeded")
 	}
 	drf := newFixture(t, Config{})
 	drf.framework("a", "")
-	if err := drf.a.SetJobSize("a", JobSize{Job: "j", Known: true, Size: 5, APB: 1}); err != nil {
+	if err := drf.a.Observe(sizeOf("a", policy.JobSize{Job: "j", Known: true, Size: 5, APB: 1})); err != nil {
 		t.Errorf("drf refused a valid job size: %v", err)
 	}
 }
@@ -388,9 +390,9 @@ func TestVRADRF(t *testing.T) {
 		fx := newFixture(t, Config{Sorter: sorter.FSP{DRF: c.drf}})
 		fx.agent("n1", "cpus:8;mem:4096").agent("n2", "cpus:8;mem:4096")
 		fx.framework("a", "").framework("b", "").framework("c", "")
-		fx.size("a", JobSize{Job: "a", Known: true, Size: 1e6, APB: 2048, APBCPUs: 16})
-		fx.size("b", JobSize{Job: "b", Known: true, Size: 1e6, APB: 8192, APBCPUs: 8})
-		fx.size("c", JobSize{Job: "c", Known: true, Size: 1e6, APB: 1024, AM: 256})
+		fx.size("a", policy.JobSize{Job: "a", Known: true, Size: 1e6, APB: 2048, APBCPUs: 16})
+		fx.size("b", policy.JobSize{Job: "b", Known: true, Size: 1e6, APB: 8192, APBCPUs: 8})
+		fx.size("c", policy.JobSize{Job: "c", Known: true, Size: 1e6, APB: 1024, AM: 256})
 		fx.cycle()
 		for fw, want := range map[string]float64{"a": c.a, "b": c.b, "c": c.c} {
 			if got := fx.view(fw).Resource; !near(got, want) {
@@ -408,8 +410,8 @@ func TestVRADRF(t *testing.T) {
 // job back for good: b gets the whole virtual cluster.
 func TestRestoreForgetsRemovedFrameworks(t *testing.T) {
 	fx, _ := fspFixture(t)
-	fx.size("a", JobSize{Job: "a1", Known: false, APB: 8192})
-	fx.size("b", JobSize{Job: "b1", Known: true, Size: 1e9, APB: 8192})
+	fx.size("a", policy.JobSize{Job: "a1", Known: false, APB: 8192})
+	fx.size("b", policy.JobSize{Job: "b1", Known: true, Size: 1e9, APB: 8192})
 	fx.cycle()
 	snap, err := fx.a.SnapshotPolicies()
 	if err != nil {
@@ -422,16 +424,22 @@ func TestRestoreForgetsRemovedFrameworks(t *testing.T) {
 		t.Fatal(err)
 	}
 	nx.a.ForgetUnknownFrameworks()
-	m := nx.a.models[0].(*virtualCluster)
-	if h := m.st.Heads["a"]; h != nil {
+	m := nx.a.models[0].(*fsp.Model)
+	if h := m.Head("a"); h != nil {
 		t.Fatalf("a's job came back with the snapshot: %+v", *h)
 	}
-	for _, j := range m.st.Queue {
+	for _, j := range m.Queue() {
 		if j.FW == "a" {
 			t.Fatalf("a's unknown-size job is still in the virtual cluster, holding %v MB", j.VR)
 		}
 	}
-	if j := m.st.Heads["b"]; j == nil || !near(j.VR, 8192) {
+	if j := m.Head("b"); j == nil || !near(j.VR, 8192) {
 		t.Fatalf("b's virtual memory after the restore: %+v, want all 8192 MB", j)
 	}
+}
+
+// sizeOf is s declared by framework fw.
+func sizeOf(fw string, s policy.JobSize) policy.JobSize {
+	s.Framework = fw
+	return s
 }

@@ -88,33 +88,20 @@ func AppDemandResource(m *AppDemand) (mesos.Resource, error) {
 // other resources, in order, for the per-task demand. It decodes but does
 // not validate (use AppDemand.ToProfile). Errors say what is wrong, for a 400.
 func SplitAppDemand(list []mesos.Resource) (*AppDemand, []mesos.Resource, error) {
-	var (
-		found *AppDemand
-		rest  []mesos.Resource
-	)
-	for i := range list {
-		res := &list[i]
-		if res.Name != AppDemandResourceName {
-			rest = append(rest, *res)
-			continue
-		}
-		if found != nil {
-			return nil, nil, fmt.Errorf("resource %q appears more than once", AppDemandResourceName)
-		}
+	return splitPseudo(list, AppDemandResourceName, func(res *mesos.Resource) (*AppDemand, error) {
 		m, err := decodeAppDemand(res)
 		if err != nil {
-			return nil, nil, fmt.Errorf("resource %q: %v", AppDemandResourceName, err)
+			return nil, fmt.Errorf("resource %q: %v", AppDemandResourceName, err)
 		}
-		found = m
-	}
-	return found, rest, nil
+		return m, nil
+	})
 }
 
 func decodeAppDemand(res *mesos.Resource) (*AppDemand, error) {
-	if res.GetType() != mesos.SET {
-		return nil, fmt.Errorf("must be of type SET, not %v", res.GetType())
+	items, err := setItems(res)
+	if err != nil {
+		return nil, err
 	}
-	items := res.GetSet().GetItem()
 	if len(items) != 1 {
 		return nil, fmt.Errorf("must hold exactly one item (a base64 AppDemand), not %d", len(items))
 	}

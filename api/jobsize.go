@@ -229,34 +229,22 @@ func JobSizeResource(m *JobSize) mesos.Resource {
 // REQUEST's resources: the validated declaration (nil when there is none)
 // and the other resources, in order. Errors name the resource and the key.
 func SplitJobSize(list []mesos.Resource) (*JobSize, []mesos.Resource, error) {
-	var (
-		found *JobSize
-		rest  []mesos.Resource
-	)
-	for i := range list {
-		res := &list[i]
-		if res.Name != JobSizeResourceName {
-			rest = append(rest, *res)
-			continue
-		}
-		if found != nil {
-			return nil, nil, fmt.Errorf("resource %q appears more than once", JobSizeResourceName)
-		}
+	return splitPseudo(list, JobSizeResourceName, func(res *mesos.Resource) (*JobSize, error) {
 		m, err := decodeJobSize(res)
 		if err != nil {
-			return nil, nil, fmt.Errorf("resource %s: %w", JobSizeResourceName, err)
+			return nil, fmt.Errorf("resource %s: %w", JobSizeResourceName, err)
 		}
-		found = m
-	}
-	return found, rest, nil
+		return m, nil
+	})
 }
 
 func decodeJobSize(res *mesos.Resource) (*JobSize, error) {
-	if res.GetType() != mesos.SET {
-		return nil, fmt.Errorf("must be of type SET, not %v", res.GetType())
+	items, err := setItems(res)
+	if err != nil {
+		return nil, err
 	}
 	vals := map[string]string{}
-	for _, it := range res.GetSet().GetItem() {
+	for _, it := range items {
 		k, v, ok := strings.Cut(it, "=")
 		if !ok {
 			return nil, fmt.Errorf("item %q is not key=value", it)

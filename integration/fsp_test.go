@@ -132,7 +132,7 @@ func (c *mcluster) addAgentID() string {
 
 // virtualServed is the virtual work (MB x s) master i's FSP virtual
 // cluster has done for job, as of its last update (0 if it does not say).
-// The model's state is gob (allocator/virtual.go's virtualSnapshot); gob
+// The model's state is gob (allocator/policy/fsp/virtual.go's virtualSnapshot); gob
 // matches fields by name, so these are the fields read of it.
 func virtualServed(c *mcluster, i int, job string) float64 {
 	v := c.policyView(i)

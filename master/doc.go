@@ -42,7 +42,7 @@
 //	               rates, the allot.job_type FrameworkInfo label)
 //	jobsize.go     job sizes for fsp/fspy: the allot.job_* FrameworkInfo
 //	               labels (SUBSCRIBE, UPDATE_FRAMEWORK) and the allot.job
-//	               REQUEST pseudo-resource -> SetJobSize, 400 naming the
+//	               REQUEST pseudo-resource -> the JobSize signal, 400 naming the
 //	               key, replicated in the framework record and declared
 //	               again by a new leader after the virtual cluster's restore
 //	agentproto.go  the agent protocol: registration, updates, agent loss

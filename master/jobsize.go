@@ -7,7 +7,7 @@ import (
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/allot-sched/allot/allocator"
+	"github.com/allot-sched/allot/allocator/policy"
 	"github.com/allot-sched/allot/api"
 )
 
@@ -15,7 +15,7 @@ import (
 // its head job through FrameworkInfo labels or a REQUEST (api/jobsize.go
 // has the keys); the master validates the declaration, answering 400
 // with the key at fault before anything changes, and gives it to
-// allocator.SetJobSize.
+// allocator.Observe.
 //
 // Which declaration counts. The latest one, from either source. Labels
 // declare when they differ from the labels the master held for the
@@ -75,15 +75,15 @@ func (m *Master) declareJobSizeLocked(fw *framework, js *api.JobSize) error {
 	if js.Job == "" {
 		js.Job = fw.id
 	}
-	if err := m.alloc.SetJobSize(fw.id, allocJobSize(js)); err != nil {
+	if err := m.alloc.Observe(allocJobSize(fw.id, js)); err != nil {
 		return api.Errorf(http.StatusBadRequest, "job size: %v", err)
 	}
 	fw.jobSize = js
 	return nil
 }
 
-func allocJobSize(js *api.JobSize) allocator.JobSize {
-	return allocator.JobSize{Job: js.GetJob(), Known: js.IsKnown(), Size: js.GetSizeMbS(), APB: js.GetApbMb(), AM: js.GetAmMb(),
+func allocJobSize(id string, js *api.JobSize) policy.JobSize {
+	return policy.JobSize{Framework: id, Job: js.GetJob(), Known: js.IsKnown(), Size: js.GetSizeMbS(), APB: js.GetApbMb(), AM: js.GetAmMb(),
 		APBCPUs: js.GetApbCpus(), Probe: js.IsProbe()}
 }
 
@@ -101,7 +101,7 @@ func (m *Master) redeclareJobSizesLocked() {
 	sort.Strings(ids)
 	for _, id := range ids {
 		fw := m.frameworks[id]
-		m.allocOK("set_job_size", m.alloc.SetJobSize(id, allocJobSize(fw.jobSize)), "framework_id", id)
+		m.allocOK("set_job_size", m.alloc.Observe(allocJobSize(id, fw.jobSize)), "framework_id", id)
 	}
 }
 

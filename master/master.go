@@ -22,6 +22,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/allot-sched/allot/allocator"
+	"github.com/allot-sched/allot/allocator/policy/bandit"
 	"github.com/allot-sched/allot/api"
 	"github.com/allot-sched/allot/auth"
 	"github.com/allot-sched/allot/internal/limits"
@@ -46,7 +47,7 @@ type Config struct {
 	AgentPingTimeout   time.Duration // how long a disconnected agent may stay away
 	Weights            map[string]float64
 	// Bandit holds the co-location bandit's parameters (--sorter bandit).
-	Bandit allocator.BanditConfig
+	Bandit bandit.Config
 	// PolicySyncInterval is how often, at most, the leader replicates its
 	// policy models' state (policy.go); 0: DefaultPolicySyncInterval,
 	// negative: never.

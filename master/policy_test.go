@@ -11,7 +11,7 @@ import (
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
-	"github.com/allot-sched/allot/allocator"
+	"github.com/allot-sched/allot/allocator/policy/bandit"
 	"github.com/allot-sched/allot/api"
 )
 
@@ -76,7 +76,7 @@ func TestPolicyStateSurvivesReelection(t *testing.T) {
 		t.Run(c.sorter, func(t *testing.T) {
 			h := newHarness(t, func(cfg *Config) {
 				cfg.Sorter, cfg.Mode = c.sorter, "characterized"
-				cfg.Bandit = allocator.BanditConfig{Step: 1, WaitScale: -1}
+				cfg.Bandit = bandit.Config{Step: 1, WaitScale: -1}
 			})
 			fresh := h.policies()
 			if proposed, err := h.m.syncPolicies(); err != nil || proposed {
@@ -150,7 +150,7 @@ func TestPolicyRestoreFailureStartsFresh(t *testing.T) {
 func TestPolicyView(t *testing.T) {
 	h := newHarness(t, func(cfg *Config) {
 		cfg.Sorter, cfg.Mode = "bandit", "characterized"
-		cfg.Bandit = allocator.BanditConfig{Step: 1, WaitScale: -1}
+		cfg.Bandit = bandit.Config{Step: 1, WaitScale: -1}
 	})
 	learnBandit(h)
 	get := func() PolicyView {

@@ -7,6 +7,7 @@ import (
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
 
 	"github.com/allot-sched/allot/allocator"
+	"github.com/allot-sched/allot/allocator/policy"
 	"github.com/allot-sched/allot/api"
 	"github.com/allot-sched/allot/api/operator"
 )
@@ -15,7 +16,7 @@ import (
 // (DESIGN.md, "the seam"). Today that is REQUEST (a framework's per-task
 // demand), the refuse filters of DECLINE and ACCEPT, agents' usage reports
 // (turned into rates, shown in /state and given to the allocator with
-// ObserveUsage) and the job type FrameworkInfo label (SetJobType).
+// the Usage signal) and the job type FrameworkInfo label (the JobType signal).
 
 // requestLocked declares the framework's per-task demand (characterized
 // mode): the first request's resources are the task vector; its quantity
@@ -24,7 +25,7 @@ import (
 //
 // The first request may also carry an application demand (api.AppDemand,
 // Prophet's executors and stage profile) as the pseudo-resource
-// api.AppDemandResourceName; it goes to the allocator's SetAppDemand and
+// api.AppDemandResourceName; it goes to the allocator as an AppDemand signal and
 // into the framework's registry record, so a new leader has it too. A
 // request with an application demand and no other resources declares no
 // per-task demand.
@@ -84,7 +85,7 @@ func (m *Master) appDemandLocked(fw *framework, app *api.AppDemand) error {
 	if err != nil {
 		return api.Errorf(http.StatusBadRequest, "REQUEST: %s: %v", api.AppDemandResourceName, err)
 	}
-	if err := m.alloc.SetAppDemand(fw.id, pd); err != nil {
+	if err := m.alloc.Observe(policy.AppDemand{Framework: fw.id, Demand: pd}); err != nil {
 		return api.Errorf(http.StatusBadRequest, "REQUEST: %s: %v", api.AppDemandResourceName, err)
 	}
 	fw.app = app
@@ -103,7 +104,7 @@ func (m *Master) restoreAppDemandLocked(fw *framework, app *api.AppDemand) {
 	}
 	pd, err := app.ToProfile()
 	if err == nil {
-		err = m.alloc.SetAppDemand(fw.id, pd)
+		err = m.alloc.Observe(policy.AppDemand{Framework: fw.id, Demand: pd})
 	}
 	if m.allocOK("set_app_demand", err, "framework_id", fw.id) {
 		fw.app = app
@@ -136,8 +137,8 @@ func (m *Master) usageLocked(a *agentState, u *api.Usage) {
 	if !r.CPUMeasured || !a.inAlloc {
 		return
 	}
-	m.allocOK("observe_usage", m.alloc.ObserveUsage(id, allocator.NodeUsage{CPU: r.CPU, IOWait: r.IOWait,
-		DiskReadMBps: r.DiskReadMBps, DiskWriteMBps: r.DiskWriteMBps, NetRxMBps: r.NetRxMBps, NetTxMBps: r.NetTxMBps}),
+	m.allocOK("observe_usage", m.alloc.Observe(policy.Usage{Agent: id, Rates: policy.NodeUsage{CPU: r.CPU, IOWait: r.IOWait,
+		DiskReadMBps: r.DiskReadMBps, DiskWriteMBps: r.DiskWriteMBps, NetRxMBps: r.NetRxMBps, NetTxMBps: r.NetTxMBps}}),
 		"agent_id", id)
 }
 
@@ -169,7 +170,7 @@ const JobTypeLabel = "allot.job_type"
 // at SUBSCRIBE, UPDATE_FRAMEWORK and when a new leader rebuilds. Caller
 // holds m.mu.
 func (m *Master) jobTypeLocked(fw *framework) {
-	m.allocOK("set_job_type", m.alloc.SetJobType(fw.id, jobTypeOf(&fw.info)), "framework_id", fw.id)
+	m.allocOK("set_job_type", m.alloc.Observe(policy.JobType{Framework: fw.id, Type: jobTypeOf(&fw.info)}), "framework_id", fw.id)
 }
 
 // jobTypeOf reads the JobTypeLabel (the last one, if repeated).

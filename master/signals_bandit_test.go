@@ -9,7 +9,7 @@ import (
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
 
-	"github.com/allot-sched/allot/allocator"
+	"github.com/allot-sched/allot/allocator/policy/bandit"
 	"github.com/allot-sched/allot/api"
 	"github.com/allot-sched/allot/sorter"
 )
@@ -44,7 +44,7 @@ func (h *harness) typedFramework(name, typ string, tasks float64) *fakeFramework
 func TestUsageReachesAllocatorAsRates(t *testing.T) {
 	h := newHarness(t, func(c *Config) {
 		c.Sorter, c.Mode = "bandit", "characterized"
-		c.Bandit = allocator.BanditConfig{Step: 1, WaitScale: -1}
+		c.Bandit = bandit.Config{Step: 1, WaitScale: -1}
 	})
 	agent, _ := h.agent("cpus:2;mem:4096;disk_bw:100;net_bw:100")
 	var reports []*api.Usage
@@ -114,7 +114,7 @@ func TestUsageReachesAllocatorAsRates(t *testing.T) {
 func (h *harness) exportedRow(r string) map[string]float64 {
 	h.t.Helper()
 	h.m.mu.Lock()
-	exp, err := h.m.alloc.ExportPreferences()
+	exp, err := bandit.Of(h.m.alloc).ExportPreferences()
 	h.m.mu.Unlock()
 	if err != nil {
 		h.t.Fatal(err)

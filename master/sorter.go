@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/allot-sched/allot/allocator"
+	"github.com/allot-sched/allot/allocator/policy"
 	"github.com/allot-sched/allot/api"
 	"github.com/allot-sched/allot/auth"
 	"github.com/allot-sched/allot/sorter"
@@ -152,7 +153,7 @@ func (m *Master) replayWireSignalsLocked() {
 	for _, id := range sortedKeys(m.frameworks) {
 		fw := m.frameworks[id]
 		if t := jobTypeOf(&fw.info); t != "" {
-			m.allocOK("set_job_type", m.alloc.SetJobType(id, t), "framework_id", id)
+			m.allocOK("set_job_type", m.alloc.Observe(policy.JobType{Framework: id, Type: t}), "framework_id", id)
 		}
 	}
 	m.redeclareJobSizesLocked()

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 
+	"github.com/allot-sched/allot/allocator/policy/prophet"
 	"github.com/allot-sched/allot/api"
 	"github.com/allot-sched/allot/auth"
 	"github.com/allot-sched/allot/profile"
@@ -35,7 +36,7 @@ func (m *Master) handleTimelines(w http.ResponseWriter, r *http.Request) {
 func (m *Master) timelinesLocked(agent string) api.Timelines {
 	now := m.clock.Now()
 	doc := api.Timelines{AtUnixNano: now.UnixNano(), Sorter: m.sorterName(), Agents: []api.AgentTimeline{}}
-	tls, ok := m.alloc.Timelines()
+	tls, ok := prophet.Of(m.alloc).Timelines()
 	doc.Modelled = ok
 	if ok {
 		for _, at := range tls {

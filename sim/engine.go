@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"github.com/allot-sched/allot/allocator/policy/bandit"
 	"math"
 	"time"
 
@@ -89,7 +90,7 @@ type Config struct {
 	// Bandit holds the co-location bandit's parameters (sorter bandit), and
 	// Preferences, if set, its preferences at the start (exported by an
 	// earlier run: the paper's RA*, a warm start).
-	Bandit      allocator.BanditConfig
+	Bandit      bandit.Config
 	Preferences []byte
 }
 
@@ -309,7 +310,7 @@ func Run(w *Workload, cfg Config) (*Result, error) {
 		return nil, err
 	}
 	if cfg.Preferences != nil {
-		if err := al.ImportPreferences(cfg.Preferences); err != nil {
+		if err := bandit.Of(al).ImportPreferences(cfg.Preferences); err != nil {
 			return nil, err
 		}
 	}
@@ -321,7 +322,7 @@ func Run(w *Workload, cfg Config) (*Result, error) {
 		return nil, err
 	}
 	res := e.result()
-	res.Preferences, _ = al.ExportPreferences() // nil unless the sorter is bandit
+	res.Preferences, _ = bandit.Of(al).ExportPreferences() // nil unless the sorter is bandit
 	return res, nil
 }
 

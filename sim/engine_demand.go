@@ -2,6 +2,7 @@ package sim
 
 import (
 	"github.com/allot-sched/allot/allocator"
+	allocpolicy "github.com/allot-sched/allot/allocator/policy"
 	"github.com/allot-sched/allot/resources"
 )
 
@@ -23,7 +24,7 @@ func (e *engine) arrive(ji int32) {
 		f.want = -1
 	}
 	if j.job.Type != "" {
-		must(e.al.SetJobType(f.id, j.job.Type))
+		must(e.al.Observe(allocpolicy.JobType{Framework: f.id, Type: j.job.Type}))
 	}
 	if f.active++; f.active == 1 {
 		f.activeAt = len(e.activeFws)

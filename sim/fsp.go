@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/allot-sched/allot/allocator"
+	allocpolicy "github.com/allot-sched/allot/allocator/policy"
 	"github.com/allot-sched/allot/framework/predict/jobsize"
 	"github.com/allot-sched/allot/internal/hashrand"
 	"github.com/allot-sched/allot/resources"
@@ -185,7 +185,7 @@ func (s *sizer) finished(e *engine, ji int32) {
 func (s *sizer) declare(e *engine, fw int, ji int32) {
 	s.head[fw] = ji
 	j := e.jobs[ji].job
-	d := allocator.JobSize{Job: j.ID, AM: j.AM[resources.Mem].Units()}
+	d := allocpolicy.JobSize{Framework: e.fws[fw].id, Job: j.ID, AM: j.AM[resources.Mem].Units()}
 	if p := s.predicted[ji]; !math.IsNaN(p) {
 		d.Known, d.Size = true, p
 		d.APB, d.APBCPUs = s.apb(j, false)
@@ -194,7 +194,7 @@ func (s *sizer) declare(e *engine, fw int, ji int32) {
 	}
 	d.APB += d.AM
 	d.APBCPUs += j.AM[resources.CPUs].Units()
-	must(e.al.SetJobSize(e.fws[fw].id, d))
+	must(e.al.Observe(d))
 	e.markDirty()
 }
 

@@ -4,7 +4,8 @@ import (
 	"math"
 	"slices"
 
-	"github.com/allot-sched/allot/allocator"
+	allocpolicy "github.com/allot-sched/allot/allocator/policy"
+	"github.com/allot-sched/allot/allocator/policy/bandit"
 	"github.com/allot-sched/allot/resources"
 )
 
@@ -38,7 +39,7 @@ import (
 //     each node's usage averaged over the interval is given to the
 //     allocator with ObserveUsage, as the master does with the rates of
 //     two successive agent reports. When the bandit learns from progress
-//     (allocator.RewardProgress), each node's progress too: the mean over
+//     (bandit.RewardProgress), each node's progress too: the mean over
 //     its tasks, weighted by time, of a task's rate over its full speed
 //     (the model's full speed is a task's rate alone on an idle node, so
 //     this is the co-located rate over the solo rate), by
@@ -56,7 +57,7 @@ type Interference struct {
 	// Probe, if set, sees every sample as it is given to the allocator,
 	// with the distinct job types running on the node (sorted): the
 	// diagnostics of colocation_diag.go measure the reward with it.
-	Probe func(agent string, types []string, u allocator.NodeUsage)
+	Probe func(agent string, types []string, u allocpolicy.NodeUsage)
 }
 
 // Profile is a job type's usage per task, one phase per stage.
@@ -78,25 +79,25 @@ const (
 type interference struct {
 	m      *Interference
 	every  float64
-	cur    []allocator.NodeUsage // per agent, instantaneous
-	acc    []allocator.NodeUsage // per agent, integrated since the last sample
-	last   float64               // time of the last sample
-	queued bool                  // a sample event is in the queue
-	phases [][3]float64          // per group: use at full speed (cores, MB/s, MB/s)
+	cur    []allocpolicy.NodeUsage // per agent, instantaneous
+	acc    []allocpolicy.NodeUsage // per agent, integrated since the last sample
+	last   float64                 // time of the last sample
+	queued bool                    // a sample event is in the queue
+	phases [][3]float64            // per group: use at full speed (cores, MB/s, MB/s)
 	// progress: per agent, the sum over its tasks of rate and the task
 	// count, instantaneous (curProg) and integrated (accProg), when the
-	// bandit learns from progress (allocator.RewardProgress)
+	// bandit learns from progress (bandit.RewardProgress)
 	progress         bool
 	curProg, accProg [][2]float64
 }
 
 func newInterference(e *engine, m *Interference) *interference {
 	st := &interference{m: m, every: m.SampleEvery,
-		cur: make([]allocator.NodeUsage, len(e.agents)), acc: make([]allocator.NodeUsage, len(e.agents))}
+		cur: make([]allocpolicy.NodeUsage, len(e.agents)), acc: make([]allocpolicy.NodeUsage, len(e.agents))}
 	if st.every <= 0 {
 		st.every = 10
 	}
-	if e.cfg.Bandit.Reward == allocator.RewardProgress {
+	if e.cfg.Bandit.Reward == bandit.RewardProgress {
 		st.progress = true
 		st.curProg, st.accProg = make([][2]float64, len(e.agents)), make([][2]float64, len(e.agents))
 	}
@@ -172,8 +173,8 @@ func (st *interference) rerate(e *engine, ai int32) {
 
 // nodeUsage is what an agent would measure with used (at actual rates)
 // and demand (at full speed) against caps.
-func nodeUsage(used, demand, caps [3]float64) allocator.NodeUsage {
-	u := allocator.NodeUsage{DiskReadMBps: used[resDisk], NetRxMBps: used[resNet]}
+func nodeUsage(used, demand, caps [3]float64) allocpolicy.NodeUsage {
+	u := allocpolicy.NodeUsage{DiskReadMBps: used[resDisk], NetRxMBps: used[resNet]}
 	if caps[resCPU] > 0 {
 		u.CPU = math.Min(1, used[resCPU]/caps[resCPU])
 	}
@@ -221,21 +222,21 @@ func (st *interference) sample(e *engine) {
 		e.clock.T = e.at(e.now)
 		for i := range st.acc {
 			a := st.acc[i]
-			u := allocator.NodeUsage{CPU: math.Min(1, a.CPU/dt), IOWait: math.Min(1, a.IOWait/dt),
+			u := allocpolicy.NodeUsage{CPU: math.Min(1, a.CPU/dt), IOWait: math.Min(1, a.IOWait/dt),
 				DiskReadMBps: a.DiskReadMBps / dt, NetRxMBps: a.NetRxMBps / dt}
-			must(e.al.ObserveUsage(e.agents[i].id, u))
+			must(e.al.Observe(allocpolicy.Usage{Agent: e.agents[i].id, Rates: u}))
 			if st.m.Probe != nil {
 				st.m.Probe(e.agents[i].id, st.typesOn(e, i), u)
 			}
 			if st.progress && st.accProg[i][1] > 0 {
 				// the mean task's rate over its full speed: the model's
 				// full speed is a task's solo rate
-				must(e.al.ObserveProgress(e.agents[i].id, st.accProg[i][0]/st.accProg[i][1]))
+				must(e.al.Observe(allocpolicy.CoProgress{Agent: e.agents[i].id, Progress: st.accProg[i][0] / st.accProg[i][1]}))
 			}
 			if st.progress {
 				st.accProg[i] = [2]float64{}
 			}
-			st.acc[i] = allocator.NodeUsage{}
+			st.acc[i] = allocpolicy.NodeUsage{}
 		}
 	}
 	st.last = e.now

@@ -1,7 +1,7 @@
 package sim
 
 import (
-	"github.com/allot-sched/allot/allocator"
+	allocpolicy "github.com/allot-sched/allot/allocator/policy"
 	"github.com/allot-sched/allot/sorter"
 )
 
@@ -81,7 +81,7 @@ func (s *sizer) linkProbes(e *engine) {
 func (s *sizer) declareProbe(e *engine, ji int32) {
 	fw := e.jobs[ji].fw
 	s.head[fw] = ji
-	must(e.al.SetJobSize(e.fws[fw].id, allocator.JobSize{Job: e.jobs[ji].job.ID, Probe: true, APB: ProbeMemMB}))
+	must(e.al.Observe(allocpolicy.JobSize{Framework: e.fws[fw].id, Job: e.jobs[ji].job.ID, Probe: true, APB: ProbeMemMB}))
 	e.markDirty()
 }
 

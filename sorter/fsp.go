@@ -31,7 +31,7 @@ const (
 )
 
 // Virtual is the view of a framework's head job in FSP's virtual fair
-// cluster. The allocator's virtual cluster model (allocator/virtual.go)
+// cluster. The allocator's virtual cluster model (allocator/policy/fsp/virtual.go)
 // fills it at each cycle's refresh; nothing else writes it.
 type Virtual struct {
 	State VirtualState
@@ -98,7 +98,7 @@ type Virtual struct {
 // DefaultProbeShare, negative for none (every probe borrows).
 //
 // Beyond the paper, DRF shares the virtual cluster's cpus and memory by
-// DRF over each job's APB vector (allocator/vra_drf.go) instead of memory
+// DRF over each job's APB vector (allocator/policy/fsp/vra_drf.go) instead of memory
 // alone, and Finish orders the size-based queue by projected virtual
 // finish time, Remaining / Rate seconds from now, instead of remaining
 // virtual size: FSP's own rule (serve the job fair sharing would finish

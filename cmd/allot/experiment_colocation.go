@@ -3,13 +3,13 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/allot-sched/allot/allocator/policy/bandit"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
 
-	"github.com/allot-sched/allot/allocator"
 	"github.com/allot-sched/allot/lab/colocation"
 )
 
@@ -109,7 +109,7 @@ func printColocation(w io.Writer, rep *colocation.ColocationReport) error {
 	return tw.Flush()
 }
 
-func runColocationDiagnose(qs []string, seeds int, bc allocator.BanditConfig, asJSON bool, stdout io.Writer) error {
+func runColocationDiagnose(qs []string, seeds int, bc bandit.Config, asJSON bool, stdout io.Writer) error {
 	var all []*colocation.ColocationDiagnosis
 	for _, q := range qs {
 		d, err := colocation.ColocationDiagnose(q, seeds, bc)

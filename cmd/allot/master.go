@@ -16,10 +16,10 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/allot-sched/allot/allocator"
+	"github.com/allot-sched/allot/allocator/policy"
+	"github.com/allot-sched/allot/allocator/policy/bandit"
 	"github.com/allot-sched/allot/auth"
 	"github.com/allot-sched/allot/master"
-	"github.com/allot-sched/allot/sorter"
 )
 
 func init() {
@@ -44,36 +44,45 @@ type masterFlags struct {
 	limits                                                      limitFlags
 }
 
-// banditFlags are the co-location bandit's parameters (--sorter bandit).
+// banditFlags are the policies' options (--policy-opt policy.key=value),
+// of which the co-location bandit's are the only ones today, and the
+// deprecated --bandit-* flags that set them.
 type banditFlags struct {
-	step      float64
-	window    int
-	baseline  string
-	waitScale time.Duration
-	chunk     int
+	opts policy.Options
+	warn io.Writer // where a deprecated flag's warning goes; nil: stderr
 }
+
+// deprecatedBanditFlags are the --bandit-KEY flags, kept as aliases of
+// --policy-opt bandit.KEY=VALUE so that scripts keep working.
+var deprecatedBanditFlags = []string{"step", "window", "baseline", "wait-scale", "chunk"}
 
 func addBanditFlags(fs *flag.FlagSet, f *banditFlags) {
-	fs.Float64Var(&f.step, "bandit-step", sorter.DefaultBanditStep, "--sorter bandit: step size gamma of the preference update (0: no learning, random in the window)")
-	fs.IntVar(&f.window, "bandit-window", allocator.DefaultBanditWindow, "--sorter bandit: the next job is drawn among the first `n` queued jobs that fit")
-	fs.StringVar(&f.baseline, "bandit-baseline", "row", "--sorter bandit: baseline of the update, row (mean goodness of the running type's row) or global (the paper's)")
-	fs.DurationVar(&f.waitScale, "bandit-wait-scale", allocator.DefaultBanditWaitScale, "--sorter bandit: a queued job's odds are multiplied by 1 + wait/`duration` against starvation (negative: off)")
-	fs.IntVar(&f.chunk, "bandit-chunk", 0, "--sorter bandit: place up to `n` tasks of a job per agent visit (3: the paper's triplets; 0 or 1: one task per visit)")
+	help := "a policy's option as `policy.key=value`; repeat for more. The co-location bandit's (--sorter bandit):"
+	for _, o := range bandit.Options {
+		help += "\n  bandit." + o.Key + ": " + o.Help
+	}
+	fs.Var(&f.opts, "policy-opt", help)
+	for _, key := range deprecatedBanditFlags {
+		name, key := "bandit-"+key, key
+		fs.Func(name, "deprecated: use --policy-opt bandit."+key+"=VALUE", func(v string) error {
+			w := f.warn
+			if w == nil {
+				w = os.Stderr
+			}
+			fmt.Fprintf(w, "allot: --%s is deprecated; use --policy-opt bandit.%s=%s\n", name, key, v)
+			return f.opts.Set("bandit." + key + "=" + v)
+		})
+	}
 }
 
-// config checks the flags and returns the allocator's BanditConfig.
-func (f banditFlags) config() (allocator.BanditConfig, error) {
-	c := allocator.BanditConfig{Step: f.step, Window: f.window, WaitScale: f.waitScale, Chunk: f.chunk}
-	if f.step < 0 || f.window < 1 || f.chunk < 0 {
-		return c, usagef("--bandit-step must be >= 0, --bandit-window >= 1 and --bandit-chunk >= 0")
+// config checks the policies' options and returns the bandit's.
+func (f *banditFlags) config() (bandit.Config, error) {
+	if err := f.opts.CheckPolicies(bandit.Name); err != nil {
+		return bandit.Config{}, usagef("--policy-opt: %v", err)
 	}
-	switch f.baseline {
-	case "row":
-		c.Scope = sorter.BaselinePerRow
-	case "global":
-		c.Scope = sorter.BaselineGlobal
-	default:
-		return c, usagef("--bandit-baseline: want row or global, got %q", f.baseline)
+	c, err := bandit.ParseOptions(f.opts.For(bandit.Name))
+	if err != nil {
+		return c, usagef("--policy-opt: %v", err)
 	}
 	return c, nil
 }

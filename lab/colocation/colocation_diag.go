@@ -3,6 +3,8 @@ package colocation
 import (
 	"encoding/json"
 	"fmt"
+	allocpolicy "github.com/allot-sched/allot/allocator/policy"
+	"github.com/allot-sched/allot/allocator/policy/bandit"
 	"math"
 	"sort"
 	"strings"
@@ -68,7 +70,7 @@ type SeedDiagnosis struct {
 }
 
 // ColocationDiagnose runs the diagnostics for queue over seeds 1..seeds.
-func ColocationDiagnose(queue string, seeds int, bc allocator.BanditConfig) (*ColocationDiagnosis, error) {
+func ColocationDiagnose(queue string, seeds int, bc bandit.Config) (*ColocationDiagnosis, error) {
 	jobs, err := ParseQueueSpec(queue, 16)
 	if err != nil {
 		return nil, err
@@ -117,13 +119,13 @@ func ColocationDiagnose(queue string, seeds int, bc allocator.BanditConfig) (*Co
 	return d, nil
 }
 
-func withStep(bc allocator.BanditConfig, step float64) allocator.BanditConfig {
+func withStep(bc bandit.Config, step float64) bandit.Config {
 	bc.Step = step
 	return bc
 }
 
 // diagnoseSeed runs FIFO, random-in-window, RA (probed) and RA* on one seed.
-func diagnoseSeed(w *sim.Workload, seed uint64, bc allocator.BanditConfig, acc map[string][]float64) (SeedDiagnosis, error) {
+func diagnoseSeed(w *sim.Workload, seed uint64, bc bandit.Config, acc map[string][]float64) (SeedDiagnosis, error) {
 	sd := SeedDiagnosis{Seed: seed, Makespan: map[string]float64{}}
 	fifo, err := sim.ParsePolicy("fifo", sorter.RRR)
 	if err != nil {
@@ -165,7 +167,7 @@ func diagnoseSeed(w *sim.Workload, seed uint64, bc allocator.BanditConfig, acc m
 
 // goodnessInput is u against the paper's node's advertised bandwidths,
 // as the allocator computes G.
-func goodnessInput(u allocator.NodeUsage) sorter.NodeUsage {
+func goodnessInput(u allocpolicy.NodeUsage) sorter.NodeUsage {
 	return sorter.NodeUsage{CPU: u.CPU, IOWait: u.IOWait, DiskReadMBps: u.DiskReadMBps,
 		DiskWriteMBps: u.DiskWriteMBps, NetRxMBps: u.NetRxMBps, NetTxMBps: u.NetTxMBps,
 		DiskBW: 300, NetBW: 125}
@@ -174,8 +176,8 @@ func goodnessInput(u allocator.NodeUsage) sorter.NodeUsage {
 // runBandit runs the bandit on w; probe, if set, sees every usage sample,
 // and beside, if set, counts the jobs whose first task started on a node
 // where another type ran.
-func runBandit(w *sim.Workload, seed uint64, bc allocator.BanditConfig, prefs []byte,
-	probe func(string, []string, allocator.NodeUsage), beside *int) (*sim.Result, error) {
+func runBandit(w *sim.Workload, seed uint64, bc bandit.Config, prefs []byte,
+	probe func(string, []string, allocpolicy.NodeUsage), beside *int) (*sim.Result, error) {
 	pol, err := sim.ParsePolicy("bandit", sorter.RRR)
 	if err != nil {
 		return nil, err
@@ -313,8 +315,8 @@ func progressOraclePreferences(m *sim.Interference, beta float64) ([]byte, error
 
 // rewardProbe collects into acc the goodness G of every sample of a node
 // running something, by the node's composition.
-func rewardProbe(acc map[string][]float64) func(string, []string, allocator.NodeUsage) {
-	return func(_ string, types []string, u allocator.NodeUsage) {
+func rewardProbe(acc map[string][]float64) func(string, []string, allocpolicy.NodeUsage) {
+	return func(_ string, types []string, u allocpolicy.NodeUsage) {
 		if len(types) == 0 {
 			return
 		}

@@ -2,6 +2,7 @@ package colocation
 
 import (
 	"fmt"
+	banditpolicy "github.com/allot-sched/allot/allocator/policy/bandit"
 	"math"
 	"sort"
 	"strconv"
@@ -26,7 +27,7 @@ type ColocationOptions struct {
 	Queues []string // "A", "B" or a SPEC (ParseQueueSpec)
 	Seeds  int      // runs per queue and policy, seeds 1..Seeds
 	Nodes  int      // default 16
-	Bandit allocator.BanditConfig
+	Bandit banditpolicy.Config
 	// Spread, if set, keeps one task per agent visit and FIFO as the fifo
 	// sorter (the placement before the paper's triplets were followed).
 	// Unset (the default), the paper's placement (section 6.1) is used by
@@ -41,7 +42,7 @@ type ColocationOptions struct {
 	// Beyond adds the rows beyond the paper, each the bandit from
 	// zero: "RA-set" (goodness, one preference row per set of resident
 	// types), "RA-progress" (reward: the co-location's progress rate over
-	// solo, allocator.RewardProgress, with step ProgressStep) and
+	// solo, banditpolicy.RewardProgress, with step ProgressStep) and
 	// "RA-progress-set" (both).
 	Beyond       bool
 	ProgressStep float64 // 0 means 1
@@ -206,12 +207,12 @@ func beyondSeed(w *sim.Workload, opt ColocationOptions, base sim.Config, bandit 
 	}
 	set, prog := opt.Bandit, opt.Bandit
 	set.ResidentSet = true
-	prog.Reward, prog.Step = allocator.RewardProgress, step
+	prog.Reward, prog.Step = banditpolicy.RewardProgress, step
 	progSet := prog
 	progSet.ResidentSet = true
 	for _, r := range []struct {
 		name string
-		bc   allocator.BanditConfig
+		bc   banditpolicy.Config
 	}{{"RA-set", set}, {"RA-progress", prog}, {"RA-progress-set", progSet}} {
 		res, err := sim.Run(w, withPolicy(base, bandit, r.bc, nil))
 		if err != nil {
@@ -222,7 +223,7 @@ func beyondSeed(w *sim.Workload, opt ColocationOptions, base sim.Config, bandit 
 	return nil
 }
 
-func withPolicy(c sim.Config, p sim.Policy, b allocator.BanditConfig, prefs []byte) sim.Config {
+func withPolicy(c sim.Config, p sim.Policy, b banditpolicy.Config, prefs []byte) sim.Config {
 	c.Policy, c.Bandit, c.Preferences = p, b, prefs
 	return c
 }

@@ -2,6 +2,7 @@ package colocation_test
 
 import (
 	"encoding/json"
+	"github.com/allot-sched/allot/allocator/policy/bandit"
 	"math"
 	"reflect"
 	"testing"
@@ -43,7 +44,7 @@ func TestParseQueueSpec(t *testing.T) {
 // change is zero, and the learned matrix is a distribution per row.
 func TestColocationExperimentRuns(t *testing.T) {
 	rep, err := colocation.ColocationExperiment(colocation.ColocationOptions{Queues: []string{"KM*2,Q10*2 x2"}, Seeds: 2, Nodes: 4,
-		Bandit: allocator.BanditConfig{Step: 0.1}})
+		Bandit: bandit.Config{Step: 0.1}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +71,7 @@ func TestColocationExperimentRuns(t *testing.T) {
 func TestColocationOracleRows(t *testing.T) {
 	for _, spread := range []bool{false, true} {
 		rep, err := colocation.ColocationExperiment(colocation.ColocationOptions{Queues: []string{"KM*2,Q10*2 x2"}, Seeds: 2, Nodes: 4,
-			Bandit: allocator.BanditConfig{Step: 0.1}, Oracles: true, Spread: spread})
+			Bandit: bandit.Config{Step: 0.1}, Oracles: true, Spread: spread})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -92,7 +93,7 @@ func TestColocationOracleRows(t *testing.T) {
 // queue makes (KM beside Q10), RA applies updates and draws beside a
 // resident, and every policy has a makespan per seed.
 func TestColocationDiagnose(t *testing.T) {
-	d, err := colocation.ColocationDiagnose("KM*4,Q10*4 x2", 2, allocator.BanditConfig{Step: 0.1, Chunk: 3})
+	d, err := colocation.ColocationDiagnose("KM*4,Q10*4 x2", 2, bandit.Config{Step: 0.1, Chunk: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +121,7 @@ func TestColocationDiagnose(t *testing.T) {
 // progress samples (its preferences have updates).
 func TestColocationBeyondRows(t *testing.T) {
 	rep, err := colocation.ColocationExperiment(colocation.ColocationOptions{Queues: []string{"KM*2,Q10*2 x2"}, Seeds: 2, Nodes: 4,
-		Bandit: allocator.BanditConfig{Step: 0.1}, Beyond: true})
+		Bandit: bandit.Config{Step: 0.1}, Beyond: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,10 +141,10 @@ func TestColocationBeyondRows(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, reward := range []allocator.Reward{allocator.RewardGoodness, allocator.RewardProgress} {
+	for _, reward := range []bandit.Reward{bandit.RewardGoodness, bandit.RewardProgress} {
 		res, err := sim.Run(&sim.Workload{Name: "progress", Nodes: colocation.ColocationCluster(4), Jobs: jobs},
 			sim.Config{Policy: pol, Mode: allocator.Characterized, Seed: 1, Interference: colocation.ColocationProfiles(),
-				Bandit: allocator.BanditConfig{Step: 1, Chunk: 3, Reward: reward}})
+				Bandit: bandit.Config{Step: 1, Chunk: 3, Reward: reward}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -155,7 +156,7 @@ func TestColocationBeyondRows(t *testing.T) {
 			t.Fatal(err)
 		}
 		// progress is a rate in (0, 1]; goodness is at least e
-		if p.AllN == 0 || (reward == allocator.RewardProgress) != (p.AllMean <= 1) {
+		if p.AllN == 0 || (reward == bandit.RewardProgress) != (p.AllMean <= 1) {
 			t.Fatalf("reward %v: %d updates with mean reward %v", reward, p.AllN, p.AllMean)
 		}
 	}

@@ -2,6 +2,7 @@ package colocation_test
 
 import (
 	"encoding/json"
+	"github.com/allot-sched/allot/allocator/policy/bandit"
 	"math"
 	"testing"
 
@@ -49,7 +50,7 @@ func TestInterferenceFeedsBandit(t *testing.T) {
 	run := func(inter *sim.Interference, step float64) map[string]any {
 		t.Helper()
 		res, err := sim.Run(w, sim.Config{Policy: pol, Mode: allocator.Characterized, Seed: 3, Interference: inter,
-			Bandit: allocator.BanditConfig{Step: step}, Check: true})
+			Bandit: bandit.Config{Step: step}, Check: true})
 		if err != nil {
 			t.Fatal(err)
 		}

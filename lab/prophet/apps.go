@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/allot-sched/allot/allocator"
+	allocpolicy "github.com/allot-sched/allot/allocator/policy"
 	"github.com/allot-sched/allot/profile"
 	"github.com/allot-sched/allot/resources"
 	"github.com/allot-sched/allot/sim"
@@ -294,7 +295,7 @@ func (r *appRun) arrive(i int) error {
 	}
 	r.want[i] = a.Executors
 	if r.gang {
-		return r.al.SetAppDemand(a.Name, profile.AppDemand{Executors: a.Executors, Cpus: a.Cpus, Mem: a.Mem, Profile: a.Predicted})
+		return r.al.Observe(allocpolicy.AppDemand{Framework: a.Name, Demand: profile.AppDemand{Executors: a.Executors, Cpus: a.Cpus, Mem: a.Mem, Profile: a.Predicted}})
 	}
 	return r.declare(i)
 }

@@ -1,11 +1,15 @@
 package prophet
 
-import "fmt"
+import (
+	"fmt"
+
+	allocpolicy "github.com/allot-sched/allot/allocator/policy"
+)
 
 // Stage progress reports (beyond the paper; AppConfig.Progress): every
 // Progress steps, and whenever an executor enters a stage, the simulator
 // tells the allocator where each running executor of a gang-placed
-// application is (allocator.ObserveStageProgress: stage and fraction of
+// application is (allocator.Observe with a StageProgress: stage and fraction of
 // its work done), as agents or drivers could report through the master.
 // The timeline model re-anchors the executor's predicted profile on it,
 // so a stage slowed by contention no longer shows as over on the
@@ -29,7 +33,7 @@ func (r *appRun) reportProgress() error {
 		if st.Work > 0 {
 			done = min(max(1-x.left/st.Work, 0), 1)
 		}
-		if err := r.al.ObserveStageProgress(r.apps[x.app].Name, agentName(x.agent), x.stage, done); err != nil {
+		if err := r.al.Observe(allocpolicy.StageProgress{Framework: r.apps[x.app].Name, Agent: agentName(x.agent), Stage: x.stage, Done: done}); err != nil {
 			return fmt.Errorf("sim: stage progress: %w", err)
 		}
 		if p := r.apps[x.app].Predicted.Stages; x.stage < len(p) {

@@ -1,4 +1,4 @@
-package allocator
+package prophet
 
 import (
 	"sort"
@@ -8,9 +8,9 @@ import (
 )
 
 // AgentTimeline is one agent's availability timeline as the gang criteria
-// (prophet, tetris-peak) see it, copied out of the allocator: the master
-// publishes it in the operator API, so that a framework can score its own
-// placement against the same prediction (issue 10, item 5).
+// (prophet, tetris-peak) see it, copied out of the model: the master publishes it in the operator API,
+// so that a framework can score its own placement against the same
+// prediction.
 type AgentTimeline struct {
 	Agent string
 	// Timeline is an independent clone: the caller may read or change it
@@ -31,21 +31,15 @@ type TimelineExecutor struct {
 
 // Timelines returns a copy of every agent's availability timeline, sorted
 // by agent id, and true; or nil and false when the criterion keeps no
-// timelines (every sorter but the gang criteria). Read-only: nothing in the
-// allocator changes.
-func (a *Allocator) Timelines() ([]AgentTimeline, bool) {
-	var m *timelines
-	for _, x := range a.models {
-		if t, ok := x.(*timelines); ok {
-			m = t
-		}
-	}
+// timelines (m is nil: every sorter but the gang criteria). Read-only:
+// nothing in the model changes.
+func (m *Model) Timelines() ([]AgentTimeline, bool) {
 	if m == nil {
 		return nil, false
 	}
 	out := make([]AgentTimeline, 0, len(m.agents))
 	for id, ag := range m.agents {
-		at := AgentTimeline{Agent: id, Timeline: ag.tl.Clone(), Executors: make([]TimelineExecutor, len(ag.execs))}
+		at := AgentTimeline{Agent: id, Timeline: ag.TL.Clone(), Executors: make([]TimelineExecutor, len(ag.execs))}
 		for i, x := range ag.execs {
 			at.Executors[i] = TimelineExecutor{Framework: x.Framework, Launch: time.Unix(0, x.Launch),
 				Profile: profile.Profile{Stages: append([]profile.Stage(nil), x.Profile.Stages...)}}

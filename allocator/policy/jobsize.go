@@ -1,16 +1,18 @@
-package allocator
+package policy
 
 import (
 	"fmt"
 	"math"
 )
 
-// JobSize is what a framework declares about its head job for size-based
-// policies (FSP, FSPY): the job's size in MB x s (memory times time over
+// JobSize declares Framework's head job to the size-based policies (FSP,
+// FSPY): the job's size in MB x s (memory times time over
 // all its tasks, the paper's eq. 5), whether that size is known (or
 // predicted) or only an initial guess, its average parallelism bound and
 // the memory of its application master.
 type JobSize struct {
+	// Framework is the framework declaring; not part of the job.
+	Framework string
 	// Job names the job. Declaring a different name starts a new job for
 	// the framework (a framework running several jobs declares its head
 	// job); the same name updates the job, as when a prediction arrives
@@ -60,25 +62,6 @@ func (s JobSize) Validate() error {
 		return fmt.Errorf("job size of %q: apb cpus %v, want a finite number >= 0", s.Job, s.APBCPUs)
 	case !finite(s.AM) || s.AM < 0 || s.AM >= s.APB:
 		return fmt.Errorf("job size of %q: am %v MB, want a finite number >= 0 and below the apb (%v)", s.Job, s.AM, s.APB)
-	}
-	return nil
-}
-
-// SetJobSize declares framework id's head job to the size-based policies.
-// The declaration takes effect at the allocator's clock now: the job
-// enters FSP's virtual fair cluster (or, for the same job name, gets its
-// new size by the paper's eq. 10). Policies that use no job sizes ignore
-// valid declarations; invalid ones are refused whatever the policy, so a
-// framework learns of its mistake before switching sorters.
-func (a *Allocator) SetJobSize(id string, s JobSize) error {
-	if _, err := a.framework(id); err != nil {
-		return fmt.Errorf("set job size: %w", err)
-	}
-	if err := s.Validate(); err != nil {
-		return fmt.Errorf("set job size for %q: %w", id, err)
-	}
-	if len(a.models) > 0 {
-		a.tell(event{kind: evJobSizeSet, framework: id, size: s})
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-package allocator
+package fsp
 
 import (
 	"bytes"
@@ -9,16 +9,17 @@ import (
 	"sort"
 	"time"
 
+	"github.com/allot-sched/allot/allocator/policy"
 	"github.com/allot-sched/allot/resources"
 	"github.com/allot-sched/allot/sorter"
 )
 
-// virtualCluster is FSP's virtual fair cluster (papers/fspy-size-based-
+// Model is FSP's virtual fair cluster (papers/fspy-size-based-
 // yarn.md, section III.B): a processor-sharing copy of the cluster in
 // which every declared job runs from the moment it is declared, so that a
 // job's remaining virtual size says when fair sharing would finish it.
 //
-//   - A job enters when its framework declares it (SetJobSize), at the
+//   - A job enters when its framework declares it (the JobSize signal), at the
 //     event's time, and leaves when its virtual size reaches zero. A job
 //     of unknown size whose real job ends (its framework is removed or
 //     declares another job) leaves with it, as the paper removes a
@@ -46,7 +47,7 @@ import (
 //
 // The state is the jobs, the agents' memory and the last update time; it
 // snapshots to bytes a failover restores (the master replicates them).
-type virtualCluster struct {
+type Model struct {
 	st virtualState
 	// shown are the frameworks whose views the last refresh wrote; not
 	// state (a restored model clears the views it no longer knows).
@@ -91,49 +92,75 @@ type virtualState struct {
 	Seq       uint64
 }
 
-func newVirtualCluster() *virtualCluster {
-	return &virtualCluster{st: emptyVirtualState(), shown: map[string]bool{}}
+// New is an empty virtual cluster; drf shares cpus and memory by DRF
+// (sorter.FSP.DRF) instead of memory alone.
+func New(drf bool) *Model {
+	return &Model{st: emptyVirtualState(), shown: map[string]bool{}, drf: drf}
+}
+
+// JobState is what the virtual cluster holds of one job, for inspection.
+type JobState struct {
+	FW, Job string
+	VR      float64 // virtual resource, MB
+}
+
+// Queue is the jobs in the virtual cluster, by (APB, entry).
+func (m *Model) Queue() []JobState {
+	out := make([]JobState, len(m.st.Queue))
+	for i, j := range m.st.Queue {
+		out[i] = JobState{FW: j.FW, Job: j.Job, VR: j.VR}
+	}
+	return out
+}
+
+// Head is framework fw's current job, nil if it has none.
+func (m *Model) Head(fw string) *JobState {
+	j := m.st.Heads[fw]
+	if j == nil {
+		return nil
+	}
+	return &JobState{FW: j.FW, Job: j.Job, VR: j.VR}
 }
 
 func emptyVirtualState() virtualState {
 	return virtualState{Agents: map[string]float64{}, CPUs: map[string]float64{}, Heads: map[string]*vjob{}}
 }
 
-var _ model = (*virtualCluster)(nil)
+var _ policy.Model = (*Model)(nil)
 
-func (*virtualCluster) name() string { return "fsp-virtual-cluster" }
+func (*Model) Name() string { return "fsp-virtual-cluster" }
 
-func (m *virtualCluster) observe(e event) {
-	switch e.kind {
-	case evAgentAdded, evAgentUpdated:
-		mb, cpus := e.res.Scalars[resources.Mem].Units(), e.res.Scalars[resources.CPUs].Units()
-		if had, ok := m.st.Agents[e.agent]; ok && had == mb && m.st.CPUs[e.agent] == cpus {
+func (m *Model) Observe(e policy.Event) {
+	switch e.Kind {
+	case policy.AgentAdded, policy.AgentUpdated:
+		mb, cpus := e.Res.Scalars[resources.Mem].Units(), e.Res.Scalars[resources.CPUs].Units()
+		if had, ok := m.st.Agents[e.Agent]; ok && had == mb && m.st.CPUs[e.Agent] == cpus {
 			// an agent re-registering with a new leader after a
 			// restore: nothing changes, and not splitting the step
 			// keeps the virtual sizes bit for bit
 			return
 		}
-		m.advance(e.at.UnixNano())
-		m.st.Agents[e.agent], m.st.CPUs[e.agent] = mb, cpus
+		m.advance(e.At.UnixNano())
+		m.st.Agents[e.Agent], m.st.CPUs[e.Agent] = mb, cpus
 		m.agentsChanged()
-	case evAgentRemoved:
-		if _, ok := m.st.Agents[e.agent]; !ok {
+	case policy.AgentRemoved:
+		if _, ok := m.st.Agents[e.Agent]; !ok {
 			return
 		}
-		m.advance(e.at.UnixNano())
-		delete(m.st.Agents, e.agent)
-		delete(m.st.CPUs, e.agent)
+		m.advance(e.At.UnixNano())
+		delete(m.st.Agents, e.Agent)
+		delete(m.st.CPUs, e.Agent)
 		m.agentsChanged()
-	case evFrameworkRemoved:
-		m.advance(e.at.UnixNano())
-		m.detach(e.framework)
-	case evJobSizeSet:
-		m.advance(e.at.UnixNano())
-		m.declare(e.framework, e.size, e.at.UnixNano())
+	case policy.FrameworkRemoved:
+		m.advance(e.At.UnixNano())
+		m.detach(e.Framework)
+	case policy.JobSizeSet:
+		m.advance(e.At.UnixNano())
+		m.declare(e.Framework, e.Size, e.At.UnixNano())
 	}
 }
 
-func (m *virtualCluster) agentsChanged() {
+func (m *Model) agentsChanged() {
 	m.st.sumAgents()
 	m.vra()
 }
@@ -154,7 +181,7 @@ func (st *virtualState) sumAgents() {
 }
 
 // declare enters a framework's job, or updates it (eq. 10).
-func (m *virtualCluster) declare(fw string, s JobSize, at int64) {
+func (m *Model) declare(fw string, s policy.JobSize, at int64) {
 	size := s.Size
 	if !s.Known && size == 0 {
 		size = math.Inf(1)
@@ -189,7 +216,7 @@ func (m *virtualCluster) declare(fw string, s JobSize, at int64) {
 
 // declareProbe records framework fw as running probing job s: outside
 // the virtual cluster, FIFO by when it was first declared.
-func (m *virtualCluster) declareProbe(fw string, s JobSize, at int64) {
+func (m *Model) declareProbe(fw string, s policy.JobSize, at int64) {
 	h := m.st.Heads[fw]
 	if h != nil && h.Probe && h.Job == s.Job {
 		h.APB = s.APB
@@ -204,7 +231,7 @@ func (m *virtualCluster) declareProbe(fw string, s JobSize, at int64) {
 // the snapshot this model was restored from (RestorePolicies): an
 // unknown-size job would otherwise hold a virtual share for good. Nothing
 // moves when every framework is known, so a restore stays bit for bit.
-func (m *virtualCluster) forgetUnknown(known func(string) bool, now time.Time) {
+func (m *Model) ForgetUnknown(known func(string) bool, now time.Time) {
 	var gone []string
 	for fw := range m.st.Heads {
 		if !known(fw) {
@@ -221,12 +248,12 @@ func (m *virtualCluster) forgetUnknown(known func(string) bool, now time.Time) {
 	}
 }
 
-var _ forgetter = (*virtualCluster)(nil)
+var _ policy.Forgetter = (*Model)(nil)
 
 // detach ends the tie between a framework and its job: an unknown-size
 // job leaves the virtual cluster with its real job; a known-size one
 // stays until its virtual size runs out.
-func (m *virtualCluster) detach(fw string) {
+func (m *Model) detach(fw string) {
 	h := m.st.Heads[fw]
 	if h == nil {
 		return
@@ -256,12 +283,12 @@ func vjobLess(a, b *vjob) int {
 	return 0
 }
 
-func (m *virtualCluster) joinQueue(j *vjob) {
+func (m *Model) joinQueue(j *vjob) {
 	i, _ := slices.BinarySearchFunc(m.st.Queue, j, vjobLess)
 	m.st.Queue = slices.Insert(m.st.Queue, i, j)
 }
 
-func (m *virtualCluster) leaveQueue(j *vjob) {
+func (m *Model) leaveQueue(j *vjob) {
 	if i, ok := slices.BinarySearchFunc(m.st.Queue, j, vjobLess); ok {
 		m.st.Queue = slices.Delete(m.st.Queue, i, i+1)
 	}
@@ -269,7 +296,7 @@ func (m *virtualCluster) leaveQueue(j *vjob) {
 
 // vra is Algorithm 2: max-min fair memory capped at each job's APB (or,
 // in DRF mode, its DRF version, vraDRF).
-func (m *virtualCluster) vra() {
+func (m *Model) vra() {
 	if m.drf {
 		m.vraDRF()
 		return
@@ -288,7 +315,7 @@ const departEps = 1e-9
 
 // advance is VSC from the last update to t (Unix ns), stopping at every
 // departure to re-run VRA.
-func (m *virtualCluster) advance(t int64) {
+func (m *Model) advance(t int64) {
 	if !m.st.Started {
 		m.st.Started, m.st.Last = true, t
 		return
@@ -318,7 +345,7 @@ func (m *virtualCluster) advance(t int64) {
 
 // depart takes the jobs whose virtual size reached zero out of the
 // virtual cluster, at the last update's time, and re-runs VRA.
-func (m *virtualCluster) depart() {
+func (m *Model) depart() {
 	w := 0
 	for _, j := range m.st.Queue {
 		if !math.IsInf(j.Size, 1) && j.remaining() <= departEps*j.Size {
@@ -335,14 +362,14 @@ func (m *virtualCluster) depart() {
 
 // refresh brings the virtual cluster to the cycle's time and writes each
 // declared framework's view.
-func (m *virtualCluster) refresh(now time.Time, v views) bool {
+func (m *Model) Refresh(now time.Time, v policy.Views) bool {
 	m.advance(now.UnixNano())
 	if len(m.st.Heads) == 0 && len(m.shown) == 0 {
 		return false
 	}
 	for fw := range m.shown {
 		if _, ok := m.st.Heads[fw]; !ok {
-			if f := v.framework(fw); f != nil {
+			if f := v.Framework(fw); f != nil {
 				f.Virtual = sorter.Virtual{}
 			}
 			delete(m.shown, fw)
@@ -355,7 +382,7 @@ func (m *virtualCluster) refresh(now time.Time, v views) bool {
 			probes = append(probes, h)
 			continue
 		}
-		if f := v.framework(fw); f != nil {
+		if f := v.Framework(fw); f != nil {
 			f.Virtual = h.view(t)
 			m.shown[fw] = true
 		}
@@ -366,7 +393,7 @@ func (m *virtualCluster) refresh(now time.Time, v views) bool {
 
 // showProbes writes the probes' views: oldest first, each with the memory
 // declared by the probes up to and including it.
-func (m *virtualCluster) showProbes(probes []*vjob, t int64, v views) {
+func (m *Model) showProbes(probes []*vjob, t int64, v policy.Views) {
 	slices.SortFunc(probes, func(a, b *vjob) int {
 		if a.Since != b.Since {
 			return cmpInt64(a.Since, b.Since)
@@ -376,7 +403,7 @@ func (m *virtualCluster) showProbes(probes []*vjob, t int64, v views) {
 	var ahead float64
 	for _, h := range probes {
 		ahead += h.APB
-		if f := v.framework(h.FW); f != nil {
+		if f := v.Framework(h.FW); f != nil {
 			f.Virtual = sorter.Virtual{State: sorter.VirtualProbe, Remaining: -float64(t-h.Since) / 1e9, Ahead: ahead}
 			m.shown[h.FW] = true
 		}
@@ -420,7 +447,7 @@ type agentMem struct {
 	CPUs float64
 }
 
-func (m *virtualCluster) snapshot() ([]byte, error) {
+func (m *Model) Snapshot() ([]byte, error) {
 	s := virtualSnapshot{Started: m.st.Started, Last: m.st.Last, Seq: m.st.Seq}
 	for id, mb := range m.st.Agents {
 		s.Agents = append(s.Agents, agentMem{id, mb, m.st.CPUs[id]})
@@ -444,7 +471,7 @@ func (m *virtualCluster) snapshot() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-func (m *virtualCluster) restore(data []byte) error {
+func (m *Model) Restore(data []byte) error {
 	var s virtualSnapshot
 	if err := gob.NewDecoder(bytes.NewReader(data)).Decode(&s); err != nil {
 		return fmt.Errorf("fsp virtual cluster: %w", err)

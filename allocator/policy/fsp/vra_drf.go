@@ -1,4 +1,4 @@
-package allocator
+package fsp
 
 import "math"
 
@@ -13,7 +13,7 @@ import "math"
 // no cpus is sized by memory alone. Its virtual resource VR is then
 // x_j x APB MB, and VSC goes on in memory as before: the job's virtual
 // size shrinks at VR - AM.
-func (m *virtualCluster) vraDRF() {
+func (m *Model) vraDRF() {
 	q, mem, cpus := m.st.Queue, m.st.Total, m.st.TotalCPUs
 	dom := func(j *vjob) float64 {
 		d := j.APB / math.Max(mem, 1e-9)

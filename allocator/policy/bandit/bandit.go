@@ -1,73 +1,71 @@
-package allocator
+package bandit
 
 import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
-	"sort"
 	"time"
 
-	"github.com/allot-sched/allot/resources"
+	"github.com/allot-sched/allot/allocator/policy"
 	"github.com/allot-sched/allot/sorter"
 )
 
 // The co-location bandit's state (--sorter bandit; Thamsen et al.,
 // shared/papers/colocation-gradient-bandits.md): the preference matrix
 // H(a | a') (sorter.Preferences), the job type of each framework, and per
-// agent the last decision drawn there, which the node's measured usage
-// then credits. The fill path that draws is prog_bandit.go.
+// agent the last Decision drawn there, which the node's measured usage
+// then credits. The fill path that draws is allocator/prog_bandit.go.
 //
 // Credit assignment, where the paper says only "the goodness per
 // combination of co-located jobs" is computed periodically:
 //
-//   - A decision is a draw from the window on an agent (prog_bandit.go):
+//   - A Decision is a draw from the window on an agent (allocator/prog_bandit.go):
 //     the resident types it was conditioned on, the window's types, the
 //     drawn type and framework, and when. Placing more tasks of a job that
-//     is already placed is no decision (there was no choice) and makes
-//     none. Each agent keeps only its most recent decision: a new draw
+//     is already placed is no Decision (there was no choice) and makes
+//     none. Each agent keeps only its most recent Decision: a new draw
 //     there replaces the old one.
-//   - Every ObserveUsage of the agent credits that decision with the
+//   - Every Usage signal of the agent credits that Decision with the
 //     node's goodness G (eq. 1) by the gradient-bandit update of the rows
-//     of the decision's residents (sorter.Preferences.Update), so a
+//     of the Decision's residents (sorter.Preferences.Update), so a
 //     co-location that lasts is credited once per usage interval, as the
 //     paper's periodic updates are; longer co-locations weigh more.
-//   - Only intervals that began after the decision count: the first
+//   - Only intervals that began after the Decision count: the first
 //     observation of an agent, and one whose previous observation came
-//     before the decision, measure (partly) the node without the job and
+//     before the Decision, measure (partly) the node without the job and
 //     are skipped, not credited.
 //   - Only while the co-location is the one decided: the set of job types
-//     holding resources on the agent must be exactly the decision's
+//     holding resources on the agent must be exactly the Decision's
 //     residents plus the drawn type, and the drawn framework must still
 //     hold there. Otherwise (the job was declined or finished, a resident
-//     left, another type joined) the decision is retired and the agent's
+//     left, another type joined) the Decision is retired and the agent's
 //     usage credits nothing until the next draw there.
-//   - A decision with no residents (an empty agent) teaches nothing: there
+//   - A Decision with no residents (an empty agent) teaches nothing: there
 //     was no co-location (Update is a no-op without residents).
 //
-// A framework without a job type (no SetJobType, or the empty type) is of
+// A framework without a job type (no JobType signal, or the empty type) is of
 // type "": all untyped frameworks are learned as one type.
 
 // Defaults of the bandit's parameters the paper does not give.
 const (
-	// DefaultBanditWindow is n, how many of the first queued jobs that fit
+	// DefaultWindow is n, how many of the first queued jobs that fit
 	// are candidates. The paper gives no value; 8 is two blocks of queue A
 	// (m = 4), so the window usually holds at least two types.
-	DefaultBanditWindow = 8
-	// DefaultBanditWaitScale is the wait weight's scale: a job that has
+	DefaultWindow = 8
+	// DefaultWaitScale is the wait weight's scale: a job that has
 	// waited this long has twice the odds it had on arrival.
-	DefaultBanditWaitScale = 10 * time.Minute
+	DefaultWaitScale = 10 * time.Minute
 )
 
-// BanditConfig holds the co-location bandit's parameters.
-type BanditConfig struct {
+// Config holds the co-location bandit's parameters.
+type Config struct {
 	// Step is gamma, the step size, used as given: 0 freezes the
 	// preferences, so the draw is random in the window (the control that
 	// tells learning from reordering). Flags default to
 	// sorter.DefaultBanditStep.
 	Step float64
 	// Window is n, the number of the first queued jobs that fit among
-	// which the next job is drawn; 0 means DefaultBanditWindow.
+	// which the next job is drawn; 0 means DefaultWindow.
 	Window int
 	// Scope is the baseline G-bar the update subtracts (per row by
 	// default; sorter.BaselineGlobal is the paper's letter).
@@ -76,7 +74,7 @@ type BanditConfig struct {
 	// section 4.3): a candidate's softmax probability is multiplied by
 	// 1 + wait/WaitScale, wait being the time since its framework
 	// registered, and the products renormalised. 0 means
-	// DefaultBanditWaitScale; negative turns the weight off.
+	// DefaultWaitScale; negative turns the weight off.
 	WaitScale time.Duration
 	// Chunk is how many tasks of a job one visit places on an agent, as
 	// long as they fit and the job wants them: the paper's placement
@@ -86,10 +84,10 @@ type BanditConfig struct {
 	// progressive filling every other path uses), which spreads a job over
 	// every node one container at a time.
 	Chunk int
-	// Reward says what credits a decision (beyond the paper, issue 13):
-	// RewardGoodness, the paper's G of the node's usage (ObserveUsage), or
+	// Reward says what credits a Decision (beyond the paper):
+	// RewardGoodness, the paper's G of the node's usage (the Usage signal), or
 	// RewardProgress, the co-location's progress rate relative to solo
-	// (ObserveProgress). A model listens to its reward's observations only.
+	// (the CoProgress signal). A model listens to its reward's observations only.
 	Reward Reward
 	// ResidentSet conditions the preferences on the set of a node's
 	// resident types (one row per set, keyed "A+B") instead of pooling the
@@ -110,105 +108,18 @@ const (
 	RewardProgress
 )
 
-func (c BanditConfig) window() int {
+// WindowOrDefault is the window, DefaultWindow when unset.
+func (c Config) WindowOrDefault() int {
 	if c.Window <= 0 {
-		return DefaultBanditWindow
+		return DefaultWindow
 	}
 	return c.Window
 }
 
-// NodeUsage is one agent's measured usage over the last interval, as rates:
-// what the master derives from two successive agent reports
-// (api.RatesBetween) and the simulator from its model.
-type NodeUsage struct {
-	// CPU and IOWait are fractions of the node's CPU time, in [0, 1].
-	CPU, IOWait float64
-	// Throughputs in MB/s.
-	DiskReadMBps, DiskWriteMBps float64
-	NetRxMBps, NetTxMBps        float64
-}
-
-func (u NodeUsage) validate() error {
-	for _, v := range []float64{u.CPU, u.IOWait, u.DiskReadMBps, u.DiskWriteMBps, u.NetRxMBps, u.NetTxMBps} {
-		if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
-			return fmt.Errorf("usage %+v: every rate must be a finite number >= 0", u)
-		}
-	}
-	if u.CPU > 1 || u.IOWait > 1 {
-		return fmt.Errorf("usage %+v: cpu and iowait are fractions, at most 1", u)
-	}
-	return nil
-}
-
-// SetJobType names framework's job type (the co-location bandit learns
-// per type); "" makes it untyped. Without a bandit it changes nothing but
-// still checks the framework.
-func (a *Allocator) SetJobType(framework, typ string) error {
-	if _, err := a.framework(framework); err != nil {
-		return fmt.Errorf("set job type: %w", err)
-	}
-	if len(a.models) > 0 {
-		a.tell(event{kind: evJobType, framework: framework, jobType: typ})
-	}
-	return nil
-}
-
-// ObserveUsage reports an agent's measured usage over the interval that
-// ends now. The allocator adds the agent's advertised disk_bw and net_bw
-// (the goodness's r_max and w_max) and the frameworks holding resources
-// there, and forwards it to the models.
-func (a *Allocator) ObserveUsage(agent string, u NodeUsage) error {
-	ag, err := a.agent(agent)
-	if err != nil {
-		return fmt.Errorf("observe usage: %w", err)
-	}
-	if err := u.validate(); err != nil {
-		return fmt.Errorf("observe usage of %q: %w", agent, err)
-	}
-	if len(a.models) == 0 {
-		return nil
-	}
-	nu := &sorter.NodeUsage{CPU: u.CPU, IOWait: u.IOWait,
-		DiskReadMBps: u.DiskReadMBps, DiskWriteMBps: u.DiskWriteMBps,
-		NetRxMBps: u.NetRxMBps, NetTxMBps: u.NetTxMBps,
-		DiskBW: ag.total.Scalars[resources.DiskBW].Units(), NetBW: ag.total.Scalars[resources.NetBW].Units()}
-	holders := make([]string, 0, len(ag.holds))
-	for _, h := range ag.holds {
-		holders = append(holders, a.fws[h.fw].id)
-	}
-	a.tell(event{kind: evUsage, agent: agent, usage: nu, holders: holders})
-	return nil
-}
-
-// ObserveProgress reports the co-location's progress on an agent over the
-// interval that ends now: the mean over its tasks of each task's progress
-// rate over its type's solo rate (RewardProgress). The allocator stays
-// pure: whoever measures progress (the simulator's model; a master fed by
-// frameworks) computes the number.
-func (a *Allocator) ObserveProgress(agent string, progress float64) error {
-	ag, err := a.agent(agent)
-	if err != nil {
-		return fmt.Errorf("observe progress: %w", err)
-	}
-	if math.IsNaN(progress) || math.IsInf(progress, 0) || progress < 0 {
-		return fmt.Errorf("observe progress of %q: %v must be a finite number >= 0", agent, progress)
-	}
-	if len(a.models) == 0 {
-		return nil
-	}
-	holders := make([]string, 0, len(ag.holds))
-	for _, h := range ag.holds {
-		holders = append(holders, a.fws[h.fw].id)
-	}
-	a.tell(event{kind: evCoProgress, agent: agent, coProgress: progress, holders: holders})
-	return nil
-}
-
 // ExportPreferences returns the bandit's learned preferences and baselines
 // (sorter.Preferences.Snapshot, JSON) for a warm start elsewhere (the
-// paper's RA*). It fails when the allocator runs no bandit.
-func (a *Allocator) ExportPreferences() ([]byte, error) {
-	m := a.bandit()
+// paper's RA*). It fails when there is no bandit (m is nil: Of found none).
+func (m *Model) ExportPreferences() ([]byte, error) {
 	if m == nil {
 		return nil, errors.New("export preferences: the allocator runs no bandit (--sorter bandit)")
 	}
@@ -218,117 +129,131 @@ func (a *Allocator) ExportPreferences() ([]byte, error) {
 // ImportPreferences replaces the bandit's preferences and baselines with
 // exported ones, keeping its step size, scope, job types and decisions.
 // On error nothing changes.
-func (a *Allocator) ImportPreferences(b []byte) error {
-	m := a.bandit()
+func (m *Model) ImportPreferences(b []byte) error {
 	if m == nil {
 		return errors.New("import preferences: the allocator runs no bandit (--sorter bandit)")
 	}
 	return m.prefs.Restore(b)
 }
 
-func (a *Allocator) bandit() *banditModel {
-	for _, m := range a.models {
-		if b, ok := m.(*banditModel); ok {
-			return b
-		}
-	}
-	return nil
+// Of is the bandit model among an allocator's models, nil if it runs none.
+func Of(a interface {
+	Model(name string) policy.Model
+}) *Model {
+	m, _ := a.Model(Name).(*Model)
+	return m
 }
 
-// decision is one draw on an agent; see the credit rules above.
-type decision struct {
+// Decision is one draw on an agent; see the credit rules above.
+type Decision struct {
 	At        int64    `json:"at_unix_nano"`
 	Framework string   `json:"framework"`
 	Type      string   `json:"type"`
 	Residents []string `json:"residents"` // distinct resident types
 	// Rows are the preference rows the draw used and the update moves:
-	// the residents, or their set's one key (BanditConfig.ResidentSet).
+	// the residents, or their set's one key (Config.ResidentSet).
 	// Empty without ResidentSet (and in older snapshots): then the
 	// residents, each its own row.
 	Rows   []string `json:"rows,omitempty"`
 	Window []string `json:"window"` // distinct window types
 }
 
-// banditModel is the co-location bandit's model (model.go).
-type banditModel struct {
+// Model is the co-location bandit's policy.Model.
+type Model struct {
 	prefs     *sorter.Preferences
 	types     map[string]string    // framework -> job type
 	added     map[string]time.Time // framework -> registration, for the wait weight
-	decisions map[string]decision  // agent -> its most recent draw
+	decisions map[string]Decision  // agent -> its most recent draw
 	reward    Reward
 	lastObs   map[string]time.Time // agent -> its last usage observation
 	// started holds the frameworks offered tasks since they registered:
 	// a job between two stages holds nothing but has started, and is
-	// served first when it wants more (prog_bandit.go), not drawn again.
+	// served first when it wants more (allocator/prog_bandit.go), not drawn again.
 	started map[string]bool
 }
 
-var _ model = (*banditModel)(nil)
+var _ policy.Model = (*Model)(nil)
 
-func newBanditModel(c BanditConfig) *banditModel {
-	return &banditModel{
+func New(c Config) *Model {
+	return &Model{
 		prefs: sorter.NewPreferences(c.Step, c.Scope), reward: c.Reward,
 		types: map[string]string{}, added: map[string]time.Time{},
-		decisions: map[string]decision{}, lastObs: map[string]time.Time{},
+		decisions: map[string]Decision{}, lastObs: map[string]time.Time{},
 		started: map[string]bool{},
 	}
 }
 
-func (m *banditModel) name() string { return "bandit" }
+// Name is the model's record name in a policy snapshot.
+const Name = "bandit"
 
-func (m *banditModel) typeOf(framework string) string { return m.types[framework] }
+func (m *Model) Name() string { return Name }
 
-func (m *banditModel) observe(e event) {
-	switch e.kind {
-	case evFrameworkAdded:
-		m.added[e.framework] = e.at
-	case evFrameworkRemoved:
-		delete(m.types, e.framework)
-		delete(m.added, e.framework)
-		delete(m.started, e.framework)
-	case evOffered:
+// TypeOf is framework's job type ("" if untyped).
+func (m *Model) TypeOf(framework string) string { return m.types[framework] }
+
+// Started says whether framework has been offered a task's worth yet.
+func (m *Model) Started(framework string) bool { return m.started[framework] }
+
+// Added is when framework registered, for the wait weight.
+func (m *Model) Added(framework string) (time.Time, bool) {
+	t, ok := m.added[framework]
+	return t, ok
+}
+
+// Prefs is the preference matrix the draw reads.
+func (m *Model) Prefs() *sorter.Preferences { return m.prefs }
+
+func (m *Model) Observe(e policy.Event) {
+	switch e.Kind {
+	case policy.FrameworkAdded:
+		m.added[e.Framework] = e.At
+	case policy.FrameworkRemoved:
+		delete(m.types, e.Framework)
+		delete(m.added, e.Framework)
+		delete(m.started, e.Framework)
+	case policy.Offered:
 		// Only an offer of tasks' worth starts a job. A whole-agent offer
 		// (made to a framework before its REQUEST declared a demand, e.g.
 		// an agent's leftover memory while its cpus are busy) does not: a
 		// job that declined it and declares its demand later is still
 		// queued and drawn, not served first as if placed.
-		if e.tasks > 0 {
-			m.started[e.framework] = true
+		if e.Tasks > 0 {
+			m.started[e.Framework] = true
 		}
-	case evAgentRemoved:
-		delete(m.decisions, e.agent)
-		delete(m.lastObs, e.agent)
-	case evJobType:
-		if e.jobType == "" {
-			delete(m.types, e.framework)
+	case policy.AgentRemoved:
+		delete(m.decisions, e.Agent)
+		delete(m.lastObs, e.Agent)
+	case policy.JobTypeSet:
+		if e.JobType == "" {
+			delete(m.types, e.Framework)
 		} else {
-			m.types[e.framework] = e.jobType
+			m.types[e.Framework] = e.JobType
 		}
-	case evUsage:
+	case policy.UsageObserved:
 		if m.reward == RewardGoodness {
-			m.credit(e, sorter.Goodness(*e.usage))
+			m.credit(e, sorter.Goodness(*e.Usage))
 		}
-	case evCoProgress:
+	case policy.CoProgressObserved:
 		if m.reward == RewardProgress {
-			m.credit(e, e.coProgress)
+			m.credit(e, e.CoProgress)
 		}
 	}
 }
 
-// decide records a draw on agent (called by the fill path during a cycle).
-func (m *banditModel) decide(agent string, d decision) { m.decisions[agent] = d }
+// Decide records a draw on agent (called by the fill path during a cycle).
+func (m *Model) Decide(agent string, d Decision) { m.decisions[agent] = d }
 
 // credit applies the credit rules above to one observation of the
 // model's reward, whose value is reward.
-func (m *banditModel) credit(e event, reward float64) {
-	prev, seen := m.lastObs[e.agent]
-	m.lastObs[e.agent] = e.at
-	d, ok := m.decisions[e.agent]
+func (m *Model) credit(e policy.Event, reward float64) {
+	prev, seen := m.lastObs[e.Agent]
+	m.lastObs[e.Agent] = e.At
+	d, ok := m.decisions[e.Agent]
 	if !ok {
 		return
 	}
-	if !m.stillDecided(d, e.holders) {
-		delete(m.decisions, e.agent)
+	if !m.stillDecided(d, e.Holders) {
+		delete(m.decisions, e.Agent)
 		return
 	}
 	if !seen || prev.UnixNano() < d.At {
@@ -344,7 +269,7 @@ func (m *banditModel) credit(e event, reward float64) {
 // stillDecided reports whether the agent still runs the co-location d
 // made: d's framework holds there and the holders' types are exactly d's
 // residents plus d's type.
-func (m *banditModel) stillDecided(d decision, holders []string) bool {
+func (m *Model) stillDecided(d Decision, holders []string) bool {
 	want := map[string]bool{d.Type: true}
 	for _, r := range d.Residents {
 		want[r] = true
@@ -353,7 +278,7 @@ func (m *banditModel) stillDecided(d decision, holders []string) bool {
 	chosen := false
 	for _, f := range holders {
 		chosen = chosen || f == d.Framework
-		have[m.typeOf(f)] = true
+		have[m.TypeOf(f)] = true
 	}
 	if !chosen || len(have) != len(want) {
 		return false
@@ -367,18 +292,18 @@ func (m *banditModel) stillDecided(d decision, holders []string) bool {
 }
 
 // refresh changes no view: the fill path reads the model directly.
-func (m *banditModel) refresh(time.Time, views) bool { return false }
+func (m *Model) Refresh(time.Time, policy.Views) bool { return false }
 
 type banditWire struct {
 	Prefs     json.RawMessage     `json:"prefs"`
 	Types     map[string]string   `json:"types"`
 	Added     map[string]int64    `json:"added_unix_nano"`
-	Decisions map[string]decision `json:"decisions"`
+	Decisions map[string]Decision `json:"decisions"`
 	LastObs   map[string]int64    `json:"last_obs_unix_nano"`
 	Started   map[string]bool     `json:"started"`
 }
 
-func (m *banditModel) snapshot() ([]byte, error) {
+func (m *Model) Snapshot() ([]byte, error) {
 	prefs, err := m.prefs.Snapshot()
 	if err != nil {
 		return nil, err
@@ -387,7 +312,7 @@ func (m *banditModel) snapshot() ([]byte, error) {
 	return json.Marshal(w) // maps are written with sorted keys: deterministic
 }
 
-func (m *banditModel) restore(data []byte) error {
+func (m *Model) Restore(data []byte) error {
 	var w banditWire
 	if err := json.Unmarshal(data, &w); err != nil {
 		return fmt.Errorf("bandit: %w", err)
@@ -426,25 +351,4 @@ func orEmpty[V any](m map[string]V) map[string]V {
 		return map[string]V{}
 	}
 	return m
-}
-
-// residentTypes returns the distinct job types holding resources on ag,
-// sorted (so that the pooled logits sum in one order on every replica).
-func (m *banditModel) residentTypes(a *Allocator, ag *agent, buf []string) []string {
-	buf = buf[:0]
-	for _, h := range ag.holds {
-		t := m.typeOf(a.fws[h.fw].id)
-		dup := false
-		for _, s := range buf {
-			if s == t {
-				dup = true
-				break
-			}
-		}
-		if !dup {
-			buf = append(buf, t)
-		}
-	}
-	sort.Strings(buf)
-	return buf
 }
