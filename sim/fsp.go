@@ -15,7 +15,7 @@ import (
 )
 
 // Job sizes for the size-based policies (fsp, fspy): the simulator's jobs
-// declare them through allocator.SetJobSize exactly as a master would
+// declare them as policy.JobSize signals exactly as a master would
 // after reading a framework's labels.
 //
 //   - fsp (sorter.FSP{Oracle: true}): at arrival every job declares its

@@ -37,13 +37,13 @@ import (
 //     outstanding as iowait).
 //   - Samples. Every SampleEvery seconds of virtual time while jobs remain,
 //     each node's usage averaged over the interval is given to the
-//     allocator with ObserveUsage, as the master does with the rates of
+//     allocator as a policy.Usage signal, as the master does with the rates of
 //     two successive agent reports. When the bandit learns from progress
 //     (bandit.RewardProgress), each node's progress too: the mean over
 //     its tasks, weighted by time, of a task's rate over its full speed
 //     (the model's full speed is a task's rate alone on an idle node, so
 //     this is the co-located rate over the solo rate), by
-//     ObserveProgress.
+//     a policy.CoProgress signal.
 //
 // Calibration: the profiles of ColocationProfiles are set from the paper's
 // pairwise measurements only (Tables 2-3, Fig. 4), never from its queue

@@ -64,7 +64,7 @@ type Result struct {
 	Series   *Series   `json:"-"`
 	JobStats []JobStat `json:"-"`
 	// Preferences are the co-location bandit's learned preferences at the
-	// end of the run (allocator.ExportPreferences); nil for other sorters.
+	// end of the run (the bandit model's ExportPreferences); nil for other sorters.
 	Preferences []byte `json:"-"`
 }
 

@@ -25,7 +25,7 @@ import (
 //
 //   - An application arrives at its framework, which registers and
 //     declares its executors: with a gang criterion (prophet, tetris-peak)
-//     through SetAppDemand, with its predicted profile, exactly as the
+//     through a policy.AppDemand signal, with its predicted profile, exactly as the
 //     master will once REQUEST carries api.AppDemand; with any other
 //     criterion (the baselines, which place containers one at a time as
 //     YARN's schedulers do) through SetDemand, one task's worth per
