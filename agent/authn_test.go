@@ -2,13 +2,11 @@ package agent
 
 import (
 	"bytes"
-	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/rs/zerolog"
 
@@ -20,19 +18,8 @@ import (
 // of another executor, another framework, an earlier container or another
 // agent is refused.
 func TestExecutorTokens(t *testing.T) {
-	a, err := New(Config{Masters: []string{"127.0.0.1:1"}, Listen: "127.0.0.1:0", WorkDir: t.TempDir(),
+	a := startedAgent(t, Config{Masters: []string{"127.0.0.1:1"}, Listen: "127.0.0.1:0", WorkDir: t.TempDir(),
 		Resources: "cpus:1;mem:128;disk:100", Log: zerolog.Nop(), AuthenticateExecutors: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := a.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		a.Stop(ctx)
-	}()
 	// Two executors of framework f, as if launched.
 	a.mu.Lock()
 	for _, id := range []string{"e1", "e2"} {

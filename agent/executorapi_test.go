@@ -2,31 +2,18 @@ package agent
 
 import (
 	"bytes"
-	"context"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/rs/zerolog"
 )
 
 // The executor API answers bad calls with 4xx naming the problem.
 func TestExecutorAPIRejectsBadCalls(t *testing.T) {
-	a, err := New(Config{Masters: []string{"127.0.0.1:1"}, Listen: "127.0.0.1:0", WorkDir: t.TempDir(),
+	a := startedAgent(t, Config{Masters: []string{"127.0.0.1:1"}, Listen: "127.0.0.1:0", WorkDir: t.TempDir(),
 		Resources: "cpus:1;mem:128;disk:100", Log: zerolog.Nop()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := a.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		a.Stop(ctx)
-	}()
 	tests := []struct {
 		name, method, ctype, body string
 		code                      int

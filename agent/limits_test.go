@@ -2,7 +2,6 @@ package agent
 
 import (
 	"bufio"
-	"context"
 	"fmt"
 	"io"
 	"net"
@@ -46,20 +45,9 @@ func TestExecutorBodyCap(t *testing.T) {
 // answered 408, an idle keep-alive is closed, and a connection over the
 // per-host cap is closed at accept.
 func TestAgentListenerBounds(t *testing.T) {
-	a, err := New(Config{Masters: []string{"127.0.0.1:1"}, Listen: "127.0.0.1:0", WorkDir: t.TempDir(),
+	a := startedAgent(t, Config{Masters: []string{"127.0.0.1:1"}, Listen: "127.0.0.1:0", WorkDir: t.TempDir(),
 		Resources: "cpus:1;mem:128;disk:100", Log: zerolog.Nop(),
 		HTTP: reqlimits.Server{BodyTimeout: 100 * time.Millisecond, IdleTimeout: 100 * time.Millisecond, MaxConnsPerHost: 2}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := a.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		a.Stop(ctx)
-	}()
 	dial := func() (net.Conn, *bufio.Reader) {
 		c, err := net.Dial("tcp", a.Addr())
 		if err != nil {

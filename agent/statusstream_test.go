@@ -2,11 +2,9 @@ package agent
 
 import (
 	"bytes"
-	"context"
 	"io"
 	"net/http"
 	"testing"
-	"time"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	exec1 "github.com/mesos/mesos-go/api/v1/lib/executor"
@@ -20,19 +18,8 @@ import (
 // (a RUNNING whose acknowledgement an agent restart lost) or as an UPDATE:
 // the task stays FINISHED and nothing more goes to the master.
 func TestUpdatesAfterTerminalDropped(t *testing.T) {
-	a, err := New(Config{Masters: []string{"127.0.0.1:1"}, Listen: "127.0.0.1:0", WorkDir: t.TempDir(),
+	a := startedAgent(t, Config{Masters: []string{"127.0.0.1:1"}, Listen: "127.0.0.1:0", WorkDir: t.TempDir(),
 		Resources: "cpus:1;mem:128;disk:100", Log: zerolog.Nop()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := a.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		a.Stop(ctx)
-	}()
 	status := func(st mesos.TaskState, uuid string) mesos.TaskStatus {
 		return mesos.TaskStatus{TaskID: mesos.TaskID{Value: "t"}, State: st.Enum(), UUID: []byte(uuid), Source: mesos.SOURCE_EXECUTOR.Enum()}
 	}
@@ -133,19 +120,8 @@ func TestRegisterReportsStreamState(t *testing.T) {
 // queued for it (and never sent) is sent that task's launch; one it
 // reports, or one already sent, is not sent again.
 func TestLostLaunchSentOnResubscribe(t *testing.T) {
-	a, err := New(Config{Masters: []string{"127.0.0.1:1"}, Listen: "127.0.0.1:0", WorkDir: t.TempDir(),
+	a := startedAgent(t, Config{Masters: []string{"127.0.0.1:1"}, Listen: "127.0.0.1:0", WorkDir: t.TempDir(),
 		Resources: "cpus:1;mem:128;disk:100", Log: zerolog.Nop()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := a.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		a.Stop(ctx)
-	}()
 	cases := []struct {
 		name       string
 		launched   bool

@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"context"
 	"io"
 	"net/http"
 	"strings"
@@ -21,19 +20,8 @@ func TestTLSAgentPlaintextOnlyForExecutors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := New(Config{Masters: []string{"127.0.0.1:1"}, Listen: "127.0.0.1:0", WorkDir: t.TempDir(),
+	a := startedAgent(t, Config{Masters: []string{"127.0.0.1:1"}, Listen: "127.0.0.1:0", WorkDir: t.TempDir(),
 		Resources: "cpus:1;mem:128;disk:100", Log: zerolog.Nop(), TLS: f})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := a.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		a.Stop(ctx)
-	}()
 	verify, _ := tlsconf.ClientFor(f.CA)
 	secure := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: verify}}
 	plain := &http.Client{Timeout: 5 * time.Second}
