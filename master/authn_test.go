@@ -2,7 +2,6 @@ package master
 
 import (
 	"bytes"
-	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -265,19 +264,8 @@ func TestForwardKeepsAuthorization(t *testing.T) {
 // On a running master: 401 comes at once (before the body is read or a
 // stream opened), /health stays open, and the right credential gets in.
 func TestAuthnOverHTTP(t *testing.T) {
-	m, err := New(Config{Listen: "127.0.0.1:0", WorkDir: t.TempDir(), AllocationInterval: 50 * time.Millisecond, Log: zerolog.Nop(),
+	m := startMasterWith(t, Config{Listen: "127.0.0.1:0", WorkDir: t.TempDir(), AllocationInterval: 50 * time.Millisecond, Log: zerolog.Nop(),
 		Authn: Authn{Credentials: testCredentials(t), Frameworks: true, HTTPReadOnly: true}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := m.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		m.Stop(ctx)
-	})
 	cli := &http.Client{Timeout: 5 * time.Second}
 	tests := []struct {
 		method, path, user, pass string

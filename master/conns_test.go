@@ -2,7 +2,6 @@ package master
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -22,20 +21,8 @@ import (
 // startBoundedMaster is startMaster with the listener's bounds set.
 func startBoundedMaster(t *testing.T, s limits.Server) *Master {
 	t.Helper()
-	m, err := New(Config{Listen: "127.0.0.1:0", WorkDir: t.TempDir(), AllocationInterval: 50 * time.Millisecond,
+	return startMasterWith(t, Config{Listen: "127.0.0.1:0", WorkDir: t.TempDir(), AllocationInterval: 50 * time.Millisecond,
 		HeartbeatInterval: 20 * time.Millisecond, Log: zerolog.Nop(), HTTP: s})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := m.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		m.Stop(ctx)
-	})
-	return m
 }
 
 // rawConn dials the master with a generous deadline: tests wait on what

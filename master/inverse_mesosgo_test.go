@@ -85,18 +85,7 @@ func (s *mesosGoSched) waitFor(t *testing.T, what string, match func(*scheduler.
 // receives the inverse offer, declines it with a filter, and the master
 // drops it.
 func TestInverseOffersWithMesosGo(t *testing.T) {
-	m, err := New(Config{Listen: "127.0.0.1:0", WorkDir: t.TempDir(), AllocationInterval: 50 * time.Millisecond, Log: zerolog.Nop(), Reclaim: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := m.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		m.Stop(ctx)
-	})
+	m := startMasterWith(t, Config{Listen: "127.0.0.1:0", WorkDir: t.TempDir(), AllocationInterval: 50 * time.Millisecond, Log: zerolog.Nop(), Reclaim: true})
 	waitUntil(t, "leadership", m.leader.Load)
 	agentStream := newFakeStream(t, api.Protobuf)
 	agentID, err := m.admitAgent(&api.AgentCall{Type: api.AgentCallType_REGISTER,

@@ -181,18 +181,7 @@ func (c *skipClock) skip(d time.Duration) { c.off.Add(int64(d)) }
 // subscription order (a b c) nor by declared size (c b a).
 func TestJobSizeLabelsOrderOffersWithMesosGo(t *testing.T) {
 	clock := &skipClock{}
-	m, err := New(Config{Listen: "127.0.0.1:0", WorkDir: t.TempDir(), AllocationInterval: 20 * time.Millisecond, Log: zerolog.Nop(), Sorter: "fspy", Clock: clock})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := m.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		m.Stop(ctx)
-	})
+	m := startMasterWith(t, Config{Listen: "127.0.0.1:0", WorkDir: t.TempDir(), AllocationInterval: 20 * time.Millisecond, Log: zerolog.Nop(), Sorter: "fspy", Clock: clock})
 	waitUntil(t, "leadership", m.leader.Load)
 	agent := func() string {
 		id, err := m.admitAgent(&api.AgentCall{Type: api.AgentCallType_REGISTER,
@@ -236,7 +225,7 @@ func TestJobSizeLabelsOrderOffersWithMesosGo(t *testing.T) {
 	// master keeps c's stream and serves the others.)
 	bad := known("c2", 1, 4096)
 	bad.AmMb = 8192
-	err = c.declare(bad)
+	err := c.declare(bad)
 	if !apierrors.CodeMalformedRequest.Matches(err) || !strings.Contains(err.Error(), "label "+api.JobAMLabel+": ") {
 		t.Fatalf("UPDATE_FRAMEWORK with am above apb through mesos-go: %v, want a 400 naming %s", err, api.JobAMLabel)
 	}

@@ -19,7 +19,13 @@ import (
 // dir, stopped at cleanup.
 func startMaster(t *testing.T) *Master {
 	t.Helper()
-	m, err := New(Config{Listen: "127.0.0.1:0", WorkDir: t.TempDir(), AllocationInterval: 50 * time.Millisecond, Log: zerolog.Nop()})
+	return startMasterWith(t, Config{Listen: "127.0.0.1:0", WorkDir: t.TempDir(), AllocationInterval: 50 * time.Millisecond, Log: zerolog.Nop()})
+}
+
+// startMasterWith starts a master from cfg and stops it when the test ends.
+func startMasterWith(t *testing.T, cfg Config) *Master {
+	t.Helper()
+	m, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

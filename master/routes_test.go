@@ -2,7 +2,6 @@ package master
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"go/ast"
@@ -27,19 +26,7 @@ import (
 // cleanup.
 func startAuthnMaster(t *testing.T, authn Authn) *Master {
 	t.Helper()
-	m, err := New(Config{Listen: "127.0.0.1:0", WorkDir: t.TempDir(), AllocationInterval: 50 * time.Millisecond, Log: zerolog.Nop(), Authn: authn})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := m.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		m.Stop(ctx)
-	})
-	return m
+	return startMasterWith(t, Config{Listen: "127.0.0.1:0", WorkDir: t.TempDir(), AllocationInterval: 50 * time.Millisecond, Log: zerolog.Nop(), Authn: authn})
 }
 
 // do sends method path with body as user ("" sends no credential) and
