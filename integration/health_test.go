@@ -100,7 +100,7 @@ func TestHealthChecks(t *testing.T) {
 // (healthy=false, REASON_TASK_HEALTH_CHECK_STATUS_UPDATED).
 func healthCommandCheckKills(t *testing.T, c *cluster) {
 	fw := subscribe(t, c.MasterAddr, mesos.FrameworkInfo{Name: "health-cmd"})
-	o := fw.takeOffer(t, "")
+	o := fw.takeOfferFits(t, 1, 256) // more than its tasks and executors need
 	ti := cmdTask("sick", o, "touch ok && sleep 60", 0.1, 32)
 	ti.HealthCheck = quickCheck(shellCheck(`test -f "$MESOS_SANDBOX/ok"`))
 	// A check may run before the task has made its file (a loaded
@@ -151,7 +151,7 @@ func healthHTTPAndTCPPass(t *testing.T, c *cluster) {
 	httpPort := uint32(srv.Listener.Addr().(*net.TCPAddr).Port)
 	tcpPort := uint32(tcpSrv.Addr().(*net.TCPAddr).Port)
 	fw := subscribe(t, c.MasterAddr, mesos.FrameworkInfo{Name: "health-net"})
-	o := fw.takeOffer(t, "")
+	o := fw.takeOfferFits(t, 1, 256) // more than its tasks and executors need
 	web := cmdTask("web", o, "sleep 60", 0.1, 32)
 	path := "/health"
 	web.HealthCheck = quickCheck(mesos.HealthCheck{Type: mesos.HealthCheck_HTTP, HTTP: &mesos.HealthCheck_HTTPCheckInfo{Port: httpPort, Path: &path}})
@@ -190,7 +190,7 @@ func healthHTTPAndTCPPass(t *testing.T, c *cluster) {
 // task: each is reported for its own task, and the failing one is killed.
 func healthTaskGroup(t *testing.T, c *cluster) {
 	fw := subscribe(t, c.MasterAddr, mesos.FrameworkInfo{Name: "health-group"})
-	o := fw.takeOffer(t, "")
+	o := fw.takeOfferFits(t, 1, 256) // more than its tasks and executors need
 	ex := mesos.ExecutorInfo{ExecutorID: mesos.ExecutorID{Value: "hg"}, Type: mesos.ExecutorInfo_DEFAULT,
 		Resources: []mesos.Resource{scalar("cpus", 0.1), scalar("mem", 32)}}
 	bad, good := cmdTask("g-bad", o, "sleep 60", 0.1, 32), cmdTask("g-good", o, "sleep 60", 0.1, 32)
@@ -217,7 +217,7 @@ func healthTaskGroup(t *testing.T, c *cluster) {
 // REASON_TASK_INVALID, the reason in the message.
 func healthInvalidCheck(t *testing.T, c *cluster) {
 	fw := subscribe(t, c.MasterAddr, mesos.FrameworkInfo{Name: "health-bad"})
-	o := fw.takeOffer(t, "")
+	o := fw.takeOfferFits(t, 1, 256) // more than its tasks and executors need
 	ti := cmdTask("noport", o, "sleep 60", 0.1, 32)
 	ti.HealthCheck = &mesos.HealthCheck{Type: mesos.HealthCheck_HTTP, HTTP: &mesos.HealthCheck_HTTPCheckInfo{}}
 	if err := fw.call(launch(o, ti)); err != nil {

@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"sync"
 	"testing"
@@ -239,6 +240,39 @@ func (s *sched) takeOffer(t testing.TB, agentID string) mesos.Offer {
 		return false
 	})
 	return got
+}
+
+// takeOfferFits waits for an offer holding at least cpus and mem and takes
+// it. A framework that follows another on the same cluster may first be
+// offered only what the other one's outstanding offer left over; the rest
+// comes once that framework is gone.
+func (s *sched) takeOfferFits(t testing.TB, cpus, mem float64) mesos.Offer {
+	t.Helper()
+	var got mesos.Offer
+	testcluster.WaitFor(t, 20*time.Second, fmt.Sprintf("an offer of at least cpus:%g;mem:%g", cpus, mem), func() bool {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		for i, o := range s.offers {
+			if offered(o, "cpus") >= cpus && offered(o, "mem") >= mem {
+				got = o
+				s.offers = append(s.offers[:i], s.offers[i+1:]...)
+				return true
+			}
+		}
+		return false
+	})
+	return got
+}
+
+// offered is the amount of the scalar resource name in o.
+func offered(o mesos.Offer, name string) float64 {
+	n := 0.0
+	for _, r := range o.Resources {
+		if r.Name == name && r.Scalar != nil {
+			n += r.Scalar.Value
+		}
+	}
+	return n
 }
 
 // states returns the states seen for a task, in order.
