@@ -292,10 +292,19 @@ func TestTLSRaftFailover(t *testing.T) {
 	})
 	planner.add(1)
 	cl.Wake()
-	testcluster.WaitFor(t, 40*time.Second, "a second task launched through the new leader", func() bool {
+	launched := func() bool {
 		_, running := e.counts(t, https[lead], fw)
 		return planner.running() == 2 && running == 2
-	})
+	}
+	for deadline := time.Now().Add(40 * time.Second); !launched(); time.Sleep(testcluster.PollInterval) {
+		if time.Now().After(deadline) {
+			// What the new leader holds for the framework says why no
+			// offer led to a launch: not connected, not active, offers
+			// outstanding, or a decline filter in force.
+			t.Fatalf("timed out after 40s waiting for a second task launched through the new leader; its /state of the framework:\n%s",
+				frameworkState(t, e, https[lead], fw))
+		}
+	}
 	t.Logf("leader %s killed (-9); %s leads; framework %s kept its id and task", https[old], https[lead], fw)
 	if cl.ID() != fw {
 		t.Errorf("framework id changed over the failover: %s -> %s", fw, cl.ID())
@@ -400,4 +409,21 @@ func runCLI(t testing.TB, args ...string) (string, error, time.Duration) {
 	start := time.Now()
 	out, err := cmd.CombinedOutput()
 	return string(out), err, time.Since(start)
+}
+
+// frameworkState is the framework's record in addr's /state, as JSON, for
+// a failure message.
+func frameworkState(t *testing.T, e *tlsEnv, addr, fw string) string {
+	var st operator.State
+	if err := json.Unmarshal(e.get(t, addr, "/state"), &st); err != nil {
+		return err.Error()
+	}
+	for _, f := range st.Frameworks {
+		if f.ID == fw {
+			f.Tasks, f.CompletedTasks = nil, nil
+			b, _ := json.Marshal(f)
+			return string(b)
+		}
+	}
+	return "(not listed)"
 }
