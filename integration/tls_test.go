@@ -134,10 +134,23 @@ func (p *tlsPlanner) Offers(offers []mesos.Offer) []fsched.Launch {
 	return out
 }
 
+// Update records a task's state. A launch that never ran (its ACCEPT
+// failed when a failover voided the offer, reported as TASK_ERROR by the
+// client library; or LOST or DROPPED by a master) is wanted again, as a
+// framework relaunches it: without that, a launch racing the leader change
+// used up the planner's want and the test waited for a task nobody asked
+// for any more.
 func (p *tlsPlanner) Update(st mesos.TaskStatus) {
 	p.mu.Lock()
+	defer p.mu.Unlock()
+	prev, known := p.states[st.TaskID.Value]
 	p.states[st.TaskID.Value] = st.GetState()
-	p.mu.Unlock()
+	switch st.GetState() {
+	case mesos.TASK_ERROR, mesos.TASK_LOST, mesos.TASK_DROPPED:
+		if known && !taskstate.IsTerminal(prev) && prev != mesos.TASK_RUNNING {
+			p.want++
+		}
+	}
 }
 
 func (p *tlsPlanner) Wants() bool { p.mu.Lock(); defer p.mu.Unlock(); return p.want > 0 }

@@ -2,6 +2,7 @@ package testcluster
 
 import (
 	"net"
+	"sync"
 	"testing"
 	"time"
 )
@@ -31,15 +32,32 @@ func WaitEvery(t testing.TB, timeout, interval time.Duration, what string, cond 
 }
 
 // FreePort returns a loopback address (127.0.0.1:port) whose port was
-// free a moment ago. Another process may take it before the caller
-// listens; tests accept that small race for the simplicity of passing
-// addresses on command lines.
+// free a moment ago and that no earlier call in this process returned:
+// the kernel may hand a just-closed ephemeral port out again, and two
+// masters of one test given the same port fail at start ("listed twice").
+// Another process may still take the port before the caller listens;
+// tests accept that race for the simplicity of passing addresses on
+// command lines.
 func FreePort(t testing.TB) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	handedOut.Lock()
+	defer handedOut.Unlock()
+	for {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr := l.Addr().String()
+		l.Close()
+		if !handedOut.ports[addr] {
+			handedOut.ports[addr] = true
+			return addr
+		}
 	}
-	defer l.Close()
-	return l.Addr().String()
 }
+
+// handedOut is every address FreePort has returned in this process.
+var handedOut = struct {
+	sync.Mutex
+	ports map[string]bool
+}{ports: map[string]bool{}}
