@@ -2,6 +2,9 @@ package integration
 
 import (
 	"fmt"
+	"io"
+	"net/http"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -59,6 +62,18 @@ func greedy(t *testing.T, s *sched, prefix string, cpus, mem float64, stop chan 
 	}
 }
 
+// taskHistory lists every state each task of s went through, for a
+// failure message.
+func taskHistory(s *sched) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var b strings.Builder
+	for _, u := range s.updates {
+		fmt.Fprintf(&b, "%s=%s(%s %s) ", u.TaskID.Value, u.GetState(), u.GetReason(), u.GetMessage())
+	}
+	return b.String()
+}
+
 func running(s *sched) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -77,16 +92,22 @@ func running(s *sched) int {
 
 // Two frameworks with different per-task demand vectors, declared with
 // REQUEST, share two agents in characterized mode as the sorter says: DRF
-// equalises dominant shares (6 tasks each), FIFO serves the first framework
-// until no task of the second fits (8 and 0).
+// equalises dominant shares (3 tasks each per agent, 6 each in all), FIFO
+// serves the first framework until no task of the second fits (4 and 0 per
+// agent). The agents join one at a time, each once the first has settled:
+// with both in one cycle, DRF's progressive filling can pin each framework
+// to its own agent (4 and 4: equal dominant shares, but a cpu-heavy agent
+// and a mem-heavy one left with what neither can use), the placement
+// artefact of DRF across machines that PS-DSF was designed to remove, and
+// which of the two outcomes a run got would depend on whether the agents
+// registered within one allocation interval.
 func TestDemandVectorsShareBySorter(t *testing.T) {
 	tests := []struct {
-		sorter string
-		wantA  int
-		wantB  int
+		sorter       string
+		wantA, wantB int // per agent
 	}{
-		{"drf", 6, 6},
-		{"fifo", 8, 0},
+		{"drf", 3, 3},
+		{"fifo", 4, 0},
 	}
 	for _, tc := range tests {
 		t.Run(tc.sorter, func(t *testing.T) {
@@ -105,11 +126,29 @@ func TestDemandVectorsShareBySorter(t *testing.T) {
 			go greedy(t, a, "a", 1, 256, stop, &wg)
 			go greedy(t, b, "b", 0.25, 1024, stop, &wg)
 			defer func() { close(stop); wg.Wait() }()
-			c.AddAgent("cpus:4;mem:4096;disk:1000")
-			c.AddAgent("cpus:4;mem:4096;disk:1000")
-			testcluster.WaitFor(t, 60*time.Second, fmt.Sprintf("%d and %d running tasks", tc.wantA, tc.wantB), func() bool {
-				return running(a) == tc.wantA && running(b) == tc.wantB
-			})
+			for n := 1; n <= 2; n++ {
+				c.AddAgent("cpus:4;mem:4096;disk:1000")
+				waitShare(t, c, a, b, n*tc.wantA, n*tc.wantB)
+			}
 		})
+	}
+}
+
+// waitShare waits until a and b run wantA and wantB tasks, and on timeout
+// says what they ran and what the master held.
+func waitShare(t *testing.T, c *cluster, a, b *sched, wantA, wantB int) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for running(a) != wantA || running(b) != wantB {
+		if time.Now().After(deadline) {
+			var body []byte
+			if raw, err := http.Get("http://" + c.MasterAddr + "/state"); err == nil {
+				body, _ = io.ReadAll(raw.Body)
+				raw.Body.Close()
+			}
+			t.Fatalf("timed out waiting for %d and %d running tasks: have %d and %d\na: %s\nb: %s\nmaster /state: %s",
+				wantA, wantB, running(a), running(b), taskHistory(a), taskHistory(b), body)
+		}
+		time.Sleep(testcluster.PollInterval)
 	}
 }
