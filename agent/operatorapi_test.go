@@ -129,7 +129,9 @@ func TestAgentOperatorCalls(t *testing.T) {
 				return len(fi) == 1 && fi[0].Path == "/frameworks/f/executors/e/runs/latest/stdout" && fi[0].GetSize_() == 6
 			}},
 		{magent.Call{Type: magent.Call_READ_FILE, ReadFile: &magent.Call_ReadFile{Path: "/frameworks/f/executors/e/runs/latest/stdout", Offset: 1, Length: &length}},
-			func(r *magent.Response) bool { return r.GetReadFile().Size_ == 6 && string(r.GetReadFile().Data) == "ell" }},
+			func(r *magent.Response) bool {
+				return r.GetReadFile().Size_ == 6 && string(r.GetReadFile().Data) == "ell"
+			}},
 		{magent.Call{Type: magent.Call_READ_FILE, ReadFile: &magent.Call_ReadFile{Path: "/frameworks/f/executors/e/runs/latest/stdout", Offset: 9}},
 			func(r *magent.Response) bool { return r.GetReadFile().Size_ == 6 && len(r.GetReadFile().Data) == 0 }},
 	}
