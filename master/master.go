@@ -26,6 +26,7 @@ import (
 	"github.com/allot-sched/allot/api"
 	"github.com/allot-sched/allot/auth"
 	"github.com/allot-sched/allot/internal/limits"
+	"github.com/allot-sched/allot/internal/loglevel"
 	"github.com/allot-sched/allot/internal/tlsconf"
 	"github.com/allot-sched/allot/master/registry"
 	"github.com/allot-sched/allot/sorter"
@@ -77,6 +78,9 @@ type Config struct {
 	Log            zerolog.Logger
 	// Flags is what GET_FLAGS reports (name -> value as given).
 	Flags map[string]string
+	// LogLevel is the verbosity GET_LOGGING_LEVEL and SET_LOGGING_LEVEL
+	// read and change (internal/loglevel); nil: one that is recorded only.
+	LogLevel *loglevel.Control
 	// Clock is the master's and the allocator's time; nil: the wall clock.
 	Clock Clock
 	// Reclaim turns on inverse offers (allocator.Config.Reclaim and
@@ -251,6 +255,9 @@ func New(cfg Config) (*Master, error) {
 	}
 	if err := os.MkdirAll(cfg.WorkDir, 0o755); err != nil {
 		return nil, err
+	}
+	if cfg.LogLevel == nil {
+		cfg.LogLevel = loglevel.Recorded()
 	}
 	m := &Master{
 		cfg: cfg, log: cfg.Log, clock: cfg.Clock, start: cfg.Clock.Now(),
