@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"testing"
+	"time"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	mmaster "github.com/mesos/mesos-go/api/v1/lib/master"
@@ -64,9 +65,9 @@ func TestMasterOperatorReadCalls(t *testing.T) {
 
 // The operator event stream reports an agent's and a framework's life:
 // AGENT_ADDED, FRAMEWORK_ADDED, FRAMEWORK_REMOVED after TEARDOWN, and
-// AGENT_REMOVED when the agent is removed.
+// AGENT_REMOVED when the agent is removed; HEARTBEAT keeps coming.
 func TestOperatorEventsOfLifecycle(t *testing.T) {
-	h := newAuthzHarness(t, `{"permissive": true}`)
+	h := newAuthzHarness(t, `{"permissive": true}`, func(c *Config) { c.HeartbeatInterval = 20 * time.Millisecond })
 	code, body, s := h.openStream("/api/v1", "", []byte(`{"type":"SUBSCRIBE"}`))
 	if s == nil {
 		t.Fatalf("operator SUBSCRIBE: %d %q", code, body)
@@ -101,4 +102,5 @@ func TestOperatorEventsOfLifecycle(t *testing.T) {
 	if ev := next(mmaster.Event_AGENT_REMOVED); ev.AgentRemoved.AgentID.Value != agentID {
 		t.Fatalf("AGENT_REMOVED %+v, want %s", ev.AgentRemoved, agentID)
 	}
+	next(mmaster.Event_HEARTBEAT)
 }
