@@ -79,7 +79,8 @@ type Config struct {
 	// Flags is what GET_FLAGS reports (name -> value as given).
 	Flags map[string]string
 	// LogLevel is the verbosity GET_LOGGING_LEVEL and SET_LOGGING_LEVEL
-	// read and change (internal/loglevel); nil: one that is recorded only.
+	// read and change (internal/loglevel); nil: one that is recorded only,
+	// shared by every such master of the process.
 	LogLevel *loglevel.Control
 	// Clock is the master's and the allocator's time; nil: the wall clock.
 	Clock Clock
@@ -255,9 +256,6 @@ func New(cfg Config) (*Master, error) {
 	}
 	if err := os.MkdirAll(cfg.WorkDir, 0o755); err != nil {
 		return nil, err
-	}
-	if cfg.LogLevel == nil {
-		cfg.LogLevel = loglevel.Recorded()
 	}
 	m := &Master{
 		cfg: cfg, log: cfg.Log, clock: cfg.Clock, start: cfg.Clock.Now(),

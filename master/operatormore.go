@@ -8,6 +8,7 @@ import (
 
 	"github.com/allot-sched/allot/api"
 	"github.com/allot-sched/allot/auth"
+	"github.com/allot-sched/allot/internal/loglevel"
 )
 
 // The operator calls that need the request itself, or no master state:
@@ -20,7 +21,7 @@ func (m *Master) operatorRequestCall(r *http.Request, call *mmaster.Call) (resp 
 	switch call.Type {
 	case mmaster.Call_GET_LOGGING_LEVEL:
 		return &mmaster.Response{Type: mmaster.Response_GET_LOGGING_LEVEL,
-			GetLoggingLevel: &mmaster.Response_GetLoggingLevel{Level: m.cfg.LogLevel.Level()}}, true, nil
+			GetLoggingLevel: &mmaster.Response_GetLoggingLevel{Level: m.logLevel().Level()}}, true, nil
 	case mmaster.Call_SET_LOGGING_LEVEL:
 		return nil, true, m.setLoggingLevel(auth.SubjectFrom(r.Context()), call.SetLoggingLevel)
 	case mmaster.Call_LIST_FILES, mmaster.Call_READ_FILE:
@@ -31,6 +32,19 @@ func (m *Master) operatorRequestCall(r *http.Request, call *mmaster.Call) (resp 
 		return &mmaster.Response{Type: mmaster.Response_GET_OPERATIONS, GetOperations: &mmaster.Response_GetOperations{}}, true, nil
 	}
 	return nil, false, nil
+}
+
+// embeddedLevel is the level of the masters built without
+// Config.LogLevel (tests, programs that embed a master): recorded, and no
+// logger changed, as the process's global level is not theirs to move.
+var embeddedLevel = loglevel.Recorded()
+
+// logLevel is the master's verbosity control.
+func (m *Master) logLevel() *loglevel.Control {
+	if m.cfg.LogLevel != nil {
+		return m.cfg.LogLevel
+	}
+	return embeddedLevel
 }
 
 // setLoggingLevel applies SET_LOGGING_LEVEL: set_log_level authorizes it,
@@ -46,7 +60,7 @@ func (m *Master) setLoggingLevel(who auth.Subject, c *mmaster.Call_SetLoggingLev
 	if err := m.authorize(who, auth.SetLogLevel, "", false); err != nil {
 		return err
 	}
-	m.cfg.LogLevel.Set(c.Level, d)
+	m.logLevel().Set(c.Level, d)
 	m.log.Info().Uint32("level", c.Level).Dur("duration", d).Str("principal", who.Principal).Msg("logging level set")
 	return nil
 }
