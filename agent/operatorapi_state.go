@@ -192,8 +192,9 @@ func (a *Agent) listSandbox(who auth.Subject, path string) ([]mesos.FileInfo, er
 	if err != nil {
 		return nil, fileErrorf(http.StatusNotFound, "no such file in the sandbox: %s", path)
 	}
+	names := ownerNames{}
 	if !st.IsDir() {
-		return []mesos.FileInfo{fileInfo(path, st)}, nil
+		return []mesos.FileInfo{names.fileInfo(path, st)}, nil
 	}
 	entries, err := os.ReadDir(real)
 	if err != nil {
@@ -202,7 +203,7 @@ func (a *Agent) listSandbox(who auth.Subject, path string) ([]mesos.FileInfo, er
 	out := make([]mesos.FileInfo, 0, len(entries))
 	for _, e := range entries {
 		if st, err := e.Info(); err == nil {
-			out = append(out, fileInfo(path+"/"+e.Name(), st))
+			out = append(out, names.fileInfo(path+"/"+e.Name(), st))
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
@@ -216,20 +217,37 @@ func trimSlash(p string) string {
 	return p
 }
 
+// ownerNames caches, for one listing, the user and group names of the ids
+// met: a sandbox directory's entries mostly share one owner.
+type ownerNames map[string]string
+
+// name is id's name (user or group), else the id itself.
+func (n ownerNames) name(kind, id string) string {
+	key := kind + id
+	if v, ok := n[key]; ok {
+		return v
+	}
+	v := id
+	if kind == "u" {
+		if u, err := user.LookupId(id); err == nil {
+			v = u.Username
+		}
+	} else if g, err := user.LookupGroupId(id); err == nil {
+		v = g.Name
+	}
+	n[key] = v
+	return v
+}
+
 // fileInfo is st as Mesos's FileInfo: mode is the raw st_mode, uid and gid
 // the owner's names where they resolve.
-func fileInfo(path string, st os.FileInfo) mesos.FileInfo {
+func (n ownerNames) fileInfo(path string, st os.FileInfo) mesos.FileInfo {
 	size := uint64(st.Size())
 	fi := mesos.FileInfo{Path: path, Size_: &size, Mtime: &mesos.TimeInfo{Nanoseconds: st.ModTime().UnixNano()}}
 	if sys, ok := st.Sys().(*syscall.Stat_t); ok {
 		nlink, mode := int32(sys.Nlink), uint32(sys.Mode)
-		uid, gid := strconv.Itoa(int(sys.Uid)), strconv.Itoa(int(sys.Gid))
-		if u, err := user.LookupId(uid); err == nil {
-			uid = u.Username
-		}
-		if g, err := user.LookupGroupId(gid); err == nil {
-			gid = g.Name
-		}
+		uid := n.name("u", strconv.Itoa(int(sys.Uid)))
+		gid := n.name("g", strconv.Itoa(int(sys.Gid)))
 		fi.Nlink, fi.Mode, fi.UID, fi.GID = &nlink, &mode, &uid, &gid
 	}
 	return fi

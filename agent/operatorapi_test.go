@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"reflect"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -126,7 +127,8 @@ func TestAgentOperatorCalls(t *testing.T) {
 		{magent.Call{Type: magent.Call_LIST_FILES, ListFiles: &magent.Call_ListFiles{Path: "/frameworks/f/executors/e/runs/latest"}},
 			func(r *magent.Response) bool {
 				fi := r.GetListFiles().FileInfos
-				return len(fi) == 1 && fi[0].Path == "/frameworks/f/executors/e/runs/latest/stdout" && fi[0].GetSize_() == 6
+				return len(fi) == 1 && fi[0].Path == "/frameworks/f/executors/e/runs/latest/stdout" && fi[0].GetSize_() == 6 &&
+					fi[0].GetMode()&syscall.S_IFMT == syscall.S_IFREG && fi[0].GetUID() != "" && fi[0].GetMtime() != nil
 			}},
 		{magent.Call{Type: magent.Call_READ_FILE, ReadFile: &magent.Call_ReadFile{Path: "/frameworks/f/executors/e/runs/latest/stdout", Offset: 1, Length: &length}},
 			func(r *magent.Response) bool {
