@@ -18,11 +18,13 @@ import (
 	"time"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 
 	"github.com/allot-sched/allot/api"
 	"github.com/allot-sched/allot/auth"
 	reqlimits "github.com/allot-sched/allot/internal/limits"
+	"github.com/allot-sched/allot/internal/loglevel"
 	"github.com/allot-sched/allot/internal/tlsconf"
 	"github.com/allot-sched/allot/resources"
 )
@@ -103,7 +105,14 @@ type Config struct {
 	// HTTP bounds the listener: header, body and idle timeouts, connection
 	// caps and the body bytes read at once (--http-* flags; limits.go).
 	HTTP reqlimits.Server
-	Log  zerolog.Logger
+	// Flags is what the operator API's GET_FLAGS reports (name -> value as
+	// given); Version is what GET_VERSION reports.
+	Flags   map[string]string
+	Version string
+	// LogLevel is the verbosity GET_LOGGING_LEVEL and SET_LOGGING_LEVEL
+	// read and change (internal/loglevel); nil: one that is recorded only.
+	LogLevel *loglevel.Control
+	Log      zerolog.Logger
 }
 
 // Agent is one running agent.
@@ -142,6 +151,9 @@ type Agent struct {
 	diskChecks        int
 
 	execTokens *auth.ExecutorSigner // nil: executor authentication off (authn.go)
+
+	started time.Time            // for slave/uptime_secs (mesosmetrics.go)
+	metrics *prometheus.Registry // /metrics (mesosmetrics.go)
 }
 
 // New builds the agent; Start runs it.
@@ -207,6 +219,11 @@ func New(cfg Config) (*Agent, error) {
 		diskDu:     want.disk,
 		execTokens: signer,
 	}
+	a.started = a.clock().Now()
+	if a.cfg.LogLevel == nil {
+		a.cfg.LogLevel = loglevel.Recorded()
+	}
+	a.metrics = a.newMetricsRegistry()
 	if cfg.DiskWatchInterval <= 0 {
 		a.cfg.DiskWatchInterval = 15 * time.Second
 	}

@@ -84,6 +84,11 @@ func (a *Agent) routes() []route {
 		{"/files/browse", routeReadOnly, a.handleFilesBrowse},
 		{"/files/read", routeReadOnly, a.handleFilesRead},
 		{"/files/download", routeReadOnly, a.handleFilesDownload},
+		{"/metrics/snapshot", routeReadOnly, a.handleMetricsSnapshot},
+		{"/metrics", routeReadOnly, a.handlePrometheus},
+		// The operator API (operatorapi.go): Mesos's agent serves it in
+		// its read-write realm.
+		{"/api/v1", routeReadWrite, a.handleOperatorAPI},
 	}
 	if a.cfg.Pprof {
 		// Profiles cost CPU and heap dumps show memory: off unless asked

@@ -55,6 +55,7 @@ const (
 	AccessSandboxes    Action = "access_sandboxes"    // object: the executor's user
 	UpdateSorter       Action = "update_sorter"       // no object: the allocation policy
 	ManageRaft         Action = "manage_raft"         // no object: raft peers and snapshots
+	SetLogLevel        Action = "set_log_level"       // object: "level", ANY or NONE (Mesos's)
 )
 
 // objectKeys is each action's object key in the file ("" for none), and so
@@ -69,6 +70,7 @@ var objectKeys = map[Action]string{
 	AccessSandboxes:    "users",
 	UpdateSorter:       "",
 	ManageRaft:         "",
+	SetLogLevel:        "level",
 }
 
 // objectNames is how a denial names an action's object.

@@ -26,6 +26,7 @@ import (
 	"github.com/allot-sched/allot/api"
 	"github.com/allot-sched/allot/auth"
 	"github.com/allot-sched/allot/internal/limits"
+	"github.com/allot-sched/allot/internal/loglevel"
 	"github.com/allot-sched/allot/internal/tlsconf"
 	"github.com/allot-sched/allot/master/registry"
 	"github.com/allot-sched/allot/sorter"
@@ -77,6 +78,10 @@ type Config struct {
 	Log            zerolog.Logger
 	// Flags is what GET_FLAGS reports (name -> value as given).
 	Flags map[string]string
+	// LogLevel is the verbosity GET_LOGGING_LEVEL and SET_LOGGING_LEVEL
+	// read and change (internal/loglevel); nil: one that is recorded only,
+	// shared by every such master of the process.
+	LogLevel *loglevel.Control
 	// Clock is the master's and the allocator's time; nil: the wall clock.
 	Clock Clock
 	// Reclaim turns on inverse offers (allocator.Config.Reclaim and

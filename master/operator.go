@@ -52,7 +52,10 @@ func (m *Master) handleOperator(w http.ResponseWriter, r *http.Request) {
 		m.operatorSubscribe(w, r, req)
 		return
 	}
-	resp, err := m.operatorCallAs(auth.SubjectFrom(r.Context()), &call)
+	resp, handled, err := m.operatorRequestCall(r, &call)
+	if !handled {
+		resp, err = m.operatorCallAs(auth.SubjectFrom(r.Context()), &call)
+	}
 	if err != nil {
 		m.m.badRequests.WithLabelValues("operator").Inc()
 		api.WriteError(w, err)
@@ -472,5 +475,5 @@ func (m *Master) mesosMetrics() ([]mesos.Metric, error) {
 			out = append(out, mesos.Metric{Name: name, Value: &vv})
 		}
 	}
-	return out, nil
+	return append(out, m.snapshotMetricList()...), nil
 }

@@ -73,6 +73,13 @@ func (m *Master) routes(mux *http.ServeMux) []route {
 		{method: get, path: "/files/read", class: classReadOnly, handler: lo(m.handleFilesProxy)},
 		{method: get, path: "/files/download", class: classReadOnly, handler: lo(m.handleFilesProxy)},
 		{method: get, path: "/metrics", class: classReadOnly, handler: promhttp.HandlerFor(m.m.reg, promhttp.HandlerOpts{})},
+		// What Mesos's monitoring tools scrape (mesosmetrics.go, mesosendpoints.go);
+		// every master serves its metrics, as Mesos's do.
+		{method: get, path: "/metrics/snapshot", class: classReadOnly, handler: http.HandlerFunc(m.handleMetricsSnapshot)},
+		{method: get, path: "/state-summary", class: classReadOnly, handler: lo(m.handleStateSummary)},
+		{method: get, path: "/master/state-summary", class: classReadOnly, handler: lo(m.handleStateSummary)},
+		{method: get, path: "/master/slaves", class: classReadOnly, handler: lo(m.handleSlaves)},
+		{method: get, path: "/master/frameworks", class: classReadOnly, handler: lo(m.handleFrameworks)},
 		{method: get, path: "/redirect", class: classOpen, handler: http.HandlerFunc(m.handleRedirect)},
 		{method: get, path: "/master/redirect", class: classOpen, handler: http.HandlerFunc(m.handleRedirect)},
 		{method: get, path: "/health", class: classOpen, handler: http.HandlerFunc(m.handleHealth)},

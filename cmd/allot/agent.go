@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -11,11 +12,20 @@ import (
 	"time"
 
 	"github.com/allot-sched/allot/agent"
+	"github.com/allot-sched/allot/master"
 )
 
 func init() {
 	register(command{name: "agent", summary: "run an agent (executors as real processes, executor API)", run: runAgent})
 	register(command{name: "executor", summary: "the built-in command executor (started by agents, not by hand)", run: runExecutor})
+}
+
+// flagValues is every flag of fs by name, as given or defaulted: what the
+// operator API's GET_FLAGS reports.
+func flagValues(fs *flag.FlagSet) map[string]string {
+	out := map[string]string{}
+	fs.VisitAll(func(fl *flag.Flag) { out[fl.Name] = fl.Value.String() })
+	return out
 }
 
 func parseAttributes(s string) (map[string]string, error) {
@@ -81,7 +91,7 @@ func runAgent(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return usagef("--attributes: %v", err)
 	}
-	log, err := newLogger(stderr, *level, "agent")
+	log, logLevel, err := newLogger(stderr, *level, "agent")
 	if err != nil {
 		return err
 	}
@@ -90,7 +100,8 @@ func runAgent(args []string, stdout, stderr io.Writer) error {
 		FaultDiskBusyFile: *faultBusy, ThrottleIO: *throttle, Isolation: *isolation, CgroupsEnableCFS: *cfs, CgroupsRoot: *cgRoot,
 		DiskWatchInterval: *diskWatch, DiskQuotaWarnOnly: !*enforceDisk, NoSwitchUser: !*switchUser,
 		TLS: tlsf.files(), Credential: cred, AuthenticateExecutors: *execAuthn, MaxRequestBytes: maxBody,
-		HTTPAuthn: httpAuthn, Authorizer: authz, Pprof: authf.pprof, HTTP: httpf.server()})
+		HTTPAuthn: httpAuthn, Authorizer: authz, Pprof: authf.pprof, HTTP: httpf.server(),
+		Flags: flagValues(fs), Version: master.Version, LogLevel: logLevel})
 	if err != nil {
 		return err
 	}
@@ -107,6 +118,6 @@ func runAgent(args []string, stdout, stderr io.Writer) error {
 }
 
 func runExecutor(args []string, stdout, stderr io.Writer) error {
-	log, _ := newLogger(stderr, "info", "executor")
+	log, _, _ := newLogger(stderr, "info", "executor")
 	return agent.RunCommandExecutor(log)
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/allot-sched/allot/agent"
 	"github.com/allot-sched/allot/auth"
+	"github.com/allot-sched/allot/internal/loglevel"
 	"github.com/allot-sched/allot/internal/tlsconf"
 	"github.com/allot-sched/allot/master"
 )
@@ -103,7 +104,10 @@ func runDev(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return usagef("--log-level: %v", err)
 	}
-	base := zerolog.New(zerolog.ConsoleWriter{Out: stderr, TimeFormat: "15:04:05.000", NoColor: !isTerminal(stderr)}).Level(lv).With().Timestamp().Logger()
+	// One process, one level: the master's and the agents' operator APIs
+	// share the control (internal/loglevel).
+	logLevel := loglevel.Global(lv)
+	base := zerolog.New(zerolog.ConsoleWriter{Out: stderr, TimeFormat: "15:04:05.000", NoColor: !isTerminal(stderr)}).With().Timestamp().Logger()
 	dir := f.mf.workDir
 	if dir == "" {
 		if dir, err = os.MkdirTemp("", "allot-dev-"); err != nil {
@@ -122,6 +126,7 @@ func runDev(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	cfg.LogLevel = logLevel
 	m, err := master.New(cfg)
 	if err != nil {
 		return err
@@ -129,7 +134,7 @@ func runDev(args []string, stdout, stderr io.Writer) error {
 	if err := m.Start(); err != nil {
 		return err
 	}
-	agents, err := startDevAgents(f, da, m, dir, base)
+	agents, err := startDevAgents(f, da, m, dir, base, logLevel)
 	stopAll := func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
@@ -153,7 +158,7 @@ func runDev(args []string, stdout, stderr io.Writer) error {
 
 // startDevAgents starts --agents agents on the master's loopback host. On
 // an error it returns the agents started so far, for the caller to stop.
-func startDevAgents(f *devFlags, da devAuth, m *master.Master, dir string, base zerolog.Logger) ([]*agent.Agent, error) {
+func startDevAgents(f *devFlags, da devAuth, m *master.Master, dir string, base zerolog.Logger, logLevel *loglevel.Control) ([]*agent.Agent, error) {
 	var agents []*agent.Agent
 	host, _, _ := net.SplitHostPort(m.Addr())
 	if ip := net.ParseIP(host); ip == nil || ip.IsUnspecified() {
@@ -163,7 +168,8 @@ func startDevAgents(f *devFlags, da devAuth, m *master.Master, dir string, base 
 		a, err := agent.New(agent.Config{Masters: []string{m.Addr()}, Listen: net.JoinHostPort(host, "0"),
 			WorkDir: filepath.Join(dir, fmt.Sprintf("agent%d", i)), Resources: f.resources, KillExecutorsOnStop: true, ThrottleIO: f.throttle,
 			UsageInterval: f.usageEvery, Isolation: f.isolation, TLS: f.mf.tls.files(), Credential: da.agentCred, AuthenticateExecutors: f.auth,
-			HTTPAuthn: da.agentHTTP, Log: base.With().Str("component", fmt.Sprintf("agent%d", i)).Logger()})
+			HTTPAuthn: da.agentHTTP, LogLevel: logLevel, Version: master.Version,
+			Log: base.With().Str("component", fmt.Sprintf("agent%d", i)).Logger()})
 		if err == nil {
 			err = a.Start()
 		}

@@ -19,6 +19,7 @@ import (
 	"github.com/allot-sched/allot/allocator/policy"
 	"github.com/allot-sched/allot/allocator/policy/bandit"
 	"github.com/allot-sched/allot/auth"
+	"github.com/allot-sched/allot/internal/loglevel"
 	"github.com/allot-sched/allot/master"
 )
 
@@ -180,12 +181,16 @@ func parseWeights(s string) (map[string]float64, error) {
 	return out, nil
 }
 
-func newLogger(w io.Writer, level, component string) (zerolog.Logger, error) {
+// newLogger is the process's logger at --log-level. The logger itself
+// logs every level and zerolog's global level filters it, through the
+// returned control: the operator API's SET_LOGGING_LEVEL makes the process
+// more verbose for a while through it (internal/loglevel).
+func newLogger(w io.Writer, level, component string) (zerolog.Logger, *loglevel.Control, error) {
 	lv, err := zerolog.ParseLevel(level)
 	if err != nil {
-		return zerolog.Logger{}, usagef("--log-level: %v", err)
+		return zerolog.Logger{}, nil, usagef("--log-level: %v", err)
 	}
-	return zerolog.New(w).Level(lv).With().Timestamp().Str("component", component).Logger(), nil
+	return zerolog.New(w).With().Timestamp().Str("component", component).Logger(), loglevel.Global(lv), nil
 }
 
 func (f *masterFlags) config(fs *flag.FlagSet, log zerolog.Logger) (master.Config, error) {
@@ -260,7 +265,7 @@ func runMaster(args []string, stdout, stderr io.Writer) error {
 	if f.workDir == "" {
 		return usagef("--work-dir is required")
 	}
-	log, err := newLogger(stderr, f.logLevel, "master")
+	log, logLevel, err := newLogger(stderr, f.logLevel, "master")
 	if err != nil {
 		return err
 	}
@@ -268,6 +273,7 @@ func runMaster(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	cfg.LogLevel = logLevel
 	if f.mutexProfileFraction > 0 {
 		// Process-wide, so set here rather than by master.New: tests run
 		// many masters in one process.
