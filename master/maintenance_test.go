@@ -77,26 +77,7 @@ func TestMaintenanceWindowDownAndUp(t *testing.T) {
 		t.Fatalf("UPDATE_MAINTENANCE_SCHEDULE: %v", err)
 	}
 	h.allocate()
-	// One cycle's OFFERS and INVERSE_OFFERS, in whichever order they come.
-	var ios []mesos.InverseOffer
-	var offers []mesos.Offer
-	for ios == nil || offers == nil {
-		fw.take(t, "OFFERS and INVERSE_OFFERS", func(b []byte) bool {
-			var ev scheduler.Event
-			if fw.Codec.Unmarshal(b, &ev) != nil {
-				return false
-			}
-			switch ev.Type {
-			case scheduler.Event_INVERSE_OFFERS:
-				ios = ev.InverseOffers.InverseOffers
-			case scheduler.Event_OFFERS:
-				offers = ev.Offers.Offers
-			default:
-				return false
-			}
-			return true
-		})
-	}
+	ios, offers := h.cycleOffers(fw)
 	io := ios[0]
 	if io.AgentID.GetValue() != agentID || io.Unavailability.Start.Nanoseconds != startNs || io.Unavailability.Duration.GetNanoseconds() != 3600e9 {
 		t.Fatalf("inverse offer %v, want agent %s with the window's unavailability", io, agentID)
@@ -170,4 +151,31 @@ func TestMaintenanceStateRebuiltFromRegistry(t *testing.T) {
 	if len(got.Schedule) == 0 || !got.Agents[agentID].GetDeactivated() || string(got.Schedule) != string(want.Schedule) {
 		t.Fatalf("rebuilt maintenance record %v, want %v", got, want)
 	}
+}
+
+// cycleOffers reads one cycle's OFFERS and INVERSE_OFFERS, in whichever
+// order they come.
+func (h *harness) cycleOffers(fw *fakeFramework) ([]mesos.InverseOffer, []mesos.Offer) {
+	h.t.Helper()
+	t := h.t
+	var ios []mesos.InverseOffer
+	var offers []mesos.Offer
+	for ios == nil || offers == nil {
+		fw.take(t, "OFFERS and INVERSE_OFFERS", func(b []byte) bool {
+			var ev scheduler.Event
+			if fw.Codec.Unmarshal(b, &ev) != nil {
+				return false
+			}
+			switch ev.Type {
+			case scheduler.Event_INVERSE_OFFERS:
+				ios = ev.InverseOffers.InverseOffers
+			case scheduler.Event_OFFERS:
+				offers = ev.Offers.Offers
+			default:
+				return false
+			}
+			return true
+		})
+	}
+	return ios, offers
 }
