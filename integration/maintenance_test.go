@@ -3,10 +3,13 @@ package integration
 import (
 	"context"
 	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
 	gogotypes "github.com/gogo/protobuf/types"
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	"github.com/mesos/mesos-go/api/v1/lib/encoding/codecs"
@@ -127,5 +130,32 @@ func TestMaintenanceWindowSendsInverseOffers(t *testing.T) {
 	st := operatorGetter(t, cli)(&mmaster.Call{Type: mmaster.Call_GET_MAINTENANCE_STATUS}).GetMaintenanceStatus.Status
 	if len(st.DrainingMachines) != 1 || st.DrainingMachines[0].ID.GetIP() != ip || len(st.DrainingMachines[0].Statuses) != 1 {
 		t.Fatalf("GET_MAINTENANCE_STATUS %+v, want the machine DRAINING with the framework's status", st)
+	}
+}
+
+// The agents page shows each agent's state and a button for the
+// maintenance call that fits it; the master's ACLs decide. Under ACLs that
+// deny every DRAIN_AGENT, an agent deactivated through the operator API
+// shows "deactivated" with a Reactivate button, which works; its Drain
+// button then shows the master's 403 naming the ACL, and the agent stays
+// active.
+func TestWebUIDrainButtonIsACLChecked(t *testing.T) {
+	ctx := browser(t)
+	acls := filepath.Join(t.TempDir(), "acls.json")
+	if err := os.WriteFile(acls, []byte(`{"drain_agents": [{"principals": {"type": "NONE"}, "agents": {"type": "ANY"}}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := newCluster(t, 1, "--acls", acls)
+	c.WaitAgents(1)
+	id := c.state().Slaves[0].ID
+	sendNoData(t, operatorSender(c), &mmaster.Call{Type: mmaster.Call_DEACTIVATE_AGENT, DeactivateAgent: &mmaster.Call_DeactivateAgent{AgentID: mesos.AgentID{Value: id}}})
+	base := "http://" + c.MasterAddr
+	run(t, ctx, "agents page", chromedp.Navigate(base+"/agents"), waitText("#agents", "deactivated"), chromedp.WaitVisible("#reactivate-"+id, chromedp.ByID))
+	run(t, ctx, "reactivate", chromedp.Click("#reactivate-"+id, chromedp.ByID), waitText("#agents-result", "REACTIVATE_AGENT of "+id+": done"),
+		chromedp.WaitVisible("#drain-"+id, chromedp.ByID), waitText("#agents", "active"))
+	run(t, ctx, "drain refused", chromedp.Click("#drain-"+id, chromedp.ByID), waitText("#agents-result", "403"), waitText("#agents-result", "drain_agents[0]"))
+	screenshot(t, ctx, "agents-drain-refused")
+	if st := c.state().Slaves[0]; st.State != "active" || st.DrainInfo != nil {
+		t.Fatalf("after a refused drain /state shows %+v, want the agent active and not draining", st)
 	}
 }

@@ -149,6 +149,10 @@ func (m *Master) maintenanceTickLocked() {
 	for _, id := range sortedKeys(m.maint.agents) {
 		a, am := m.agents[id], m.maint.agents[id]
 		if a == nil {
+			// Removed (gone, or lost past --agent-ping-timeout): its id is
+			// refused from now on, so its state has no one to apply to.
+			delete(m.maint.agents, id)
+			changed = true
 			continue
 		}
 		if am.draining() && m.drainStepLocked(a, am) {

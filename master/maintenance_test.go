@@ -179,3 +179,32 @@ func (h *harness) cycleOffers(fw *fakeFramework) ([]mesos.InverseOffer, []mesos.
 	}
 	return ios, offers
 }
+
+// Mesos's maintenance endpoints answer as the operator calls they stand for.
+func TestMaintenanceEndpoints(t *testing.T) {
+	m := startAuthnMaster(t, Authn{})
+	addr := m.Addr()
+	sched := `{"windows":[{"machine_ids":[{"hostname":"m1","ip":"10.0.0.1"}],"unavailability":{"start":{"nanoseconds":5}}}]}`
+	steps := []struct {
+		method, path, body string
+		code               int
+		want               string
+	}{
+		{"POST", "/maintenance/schedule", sched, 200, ""},
+		{"GET", "/master/maintenance/schedule", "", 200, `"hostname":"m1"`},
+		{"GET", "/maintenance/status", "", 200, `"draining_machines":[{"id":{"hostname":"m1","ip":"10.0.0.1"}`},
+		{"POST", "/machine/up", `[{"hostname":"m1","ip":"10.0.0.1"}]`, 400, "is not in DOWN mode and cannot be brought up"},
+		{"POST", "/machine/down", `[{"hostname":"m2"}]`, 400, `Machine '{"hostname":"m2"}' is not part of a maintenance schedule`},
+		{"POST", "/machine/down", `{"hostname":"m1"}`, 400, "the body is not a list of machines"},
+		{"POST", "/machine/down", `[{"hostname":"m1","ip":"10.0.0.1"}]`, 200, ""},
+		{"GET", "/maintenance/status", "", 200, `"down_machines":[{"hostname":"m1","ip":"10.0.0.1"}]`},
+		{"POST", "/master/machine/up", `[{"hostname":"m1","ip":"10.0.0.1"}]`, 200, ""},
+		{"GET", "/maintenance/schedule", "", 200, `{}`},
+	}
+	for _, s := range steps {
+		code, body := do(t, addr, s.method, s.path, []byte(s.body), "", "")
+		if code != s.code || !strings.Contains(string(body), s.want) {
+			t.Fatalf("%s %s: %d %s, want %d with %q", s.method, s.path, code, body, s.code, s.want)
+		}
+	}
+}
