@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -80,7 +81,16 @@ func TestDrainAgentKillsTasksAndEndsDrained(t *testing.T) {
 	if st := c.state(); len(st.Slaves) != 1 || st.Slaves[0].State != "drained" || st.Slaves[0].Active {
 		t.Fatalf("/state agent %+v, want state drained, not active", st.Slaves)
 	}
-	sendNoData(t, cli, &mmaster.Call{Type: mmaster.Call_REACTIVATE_AGENT, ReactivateAgent: &mmaster.Call_ReactivateAgent{AgentID: mesos.AgentID{Value: agentID}}})
+	// The CLI shows the state and reactivates the agent by a prefix of its id.
+	if code, out, errOut := allotCLI(t, c.MasterAddr, "agents"); code != 0 || !strings.Contains(out, "drained") {
+		t.Fatalf("allot agents: exit %d, %q %q, want the agent drained", code, out, errOut)
+	}
+	if code, out, errOut := allotCLI(t, c.MasterAddr, "agent", "reactivate", agentID[:len(agentID)-1]); code != 0 || !strings.Contains(out, "REACTIVATE_AGENT done") {
+		t.Fatalf("allot agent reactivate: exit %d, %q %q", code, out, errOut)
+	}
+	if code, out, errOut := allotCLI(t, c.MasterAddr, "agent", "reactivate", agentID); code == 0 || !strings.Contains(errOut, "Agent is not deactivated") {
+		t.Fatalf("allot agent reactivate of an active agent: exit %d, %q %q, want Mesos's 400", code, out, errOut)
+	}
 	fw.takeOffer(t, agentID)
 }
 
@@ -130,6 +140,14 @@ func TestMaintenanceWindowSendsInverseOffers(t *testing.T) {
 	st := operatorGetter(t, cli)(&mmaster.Call{Type: mmaster.Call_GET_MAINTENANCE_STATUS}).GetMaintenanceStatus.Status
 	if len(st.DrainingMachines) != 1 || st.DrainingMachines[0].ID.GetIP() != ip || len(st.DrainingMachines[0].Statuses) != 1 {
 		t.Fatalf("GET_MAINTENANCE_STATUS %+v, want the machine DRAINING with the framework's status", st)
+	}
+	// The schedule is in the registry: a restarted master still has it.
+	c.Master.Kill(syscall.SIGKILL)
+	fw.close()
+	c.StartMaster()
+	w := operatorGetter(t, cli)(&mmaster.Call{Type: mmaster.Call_GET_MAINTENANCE_SCHEDULE}).GetMaintenanceSchedule.Schedule.Windows
+	if len(w) != 1 || w[0].Unavailability.Start.Nanoseconds != start || w[0].MachineIDs[0].GetIP() != ip {
+		t.Fatalf("schedule after a master restart: %+v", w)
 	}
 }
 
