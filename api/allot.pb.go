@@ -55,6 +55,11 @@ const (
 	// that the master declared lost) from the live tasks to its framework's
 	// completed history (Command.task), which keeps the newest Command.limit.
 	CommandType_TASK_COMPLETE CommandType = 10
+	// MAINTENANCE_SET replaces the maintenance record (Command.maintenance):
+	// the maintenance schedule, the machines DOWN and the agents an operator
+	// deactivated or drained. Numbered apart from the values above so that
+	// commands other branches add at the end do not collide with it.
+	CommandType_MAINTENANCE_SET CommandType = 20
 )
 
 // Enum value maps for CommandType.
@@ -71,6 +76,7 @@ var (
 		8:  "BATCH",
 		9:  "POLICY_SET",
 		10: "TASK_COMPLETE",
+		20: "MAINTENANCE_SET",
 	}
 	CommandType_value = map[string]int32{
 		"COMMAND_UNKNOWN":  0,
@@ -84,6 +90,7 @@ var (
 		"BATCH":            8,
 		"POLICY_SET":       9,
 		"TASK_COMPLETE":    10,
+		"MAINTENANCE_SET":  20,
 	}
 )
 
@@ -272,7 +279,8 @@ type Command struct {
 	// completed tasks of the newest limit removed frameworks. 0: Mesos's
 	// defaults (1000 tasks, 50 frameworks). In the command, not in each
 	// master's flags, so that every replica trims the same records.
-	Limit         int32 `protobuf:"varint,9,opt,name=limit,proto3" json:"limit,omitempty"`
+	Limit         int32              `protobuf:"varint,9,opt,name=limit,proto3" json:"limit,omitempty"`
+	Maintenance   *MaintenanceRecord `protobuf:"bytes,20,opt,name=maintenance,proto3" json:"maintenance,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -368,6 +376,13 @@ func (x *Command) GetLimit() int32 {
 		return x.Limit
 	}
 	return 0
+}
+
+func (x *Command) GetMaintenance() *MaintenanceRecord {
+	if x != nil {
+		return x.Maintenance
+	}
+	return nil
 }
 
 type AgentRecord struct {
@@ -820,6 +835,7 @@ type SnapshotRecord struct {
 	//	*SnapshotRecord_Policy
 	//	*SnapshotRecord_CompletedTask
 	//	*SnapshotRecord_RemovedAgent
+	//	*SnapshotRecord_Maintenance
 	Record        isSnapshotRecord_Record `protobuf_oneof:"record"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -925,6 +941,15 @@ func (x *SnapshotRecord) GetRemovedAgent() string {
 	return ""
 }
 
+func (x *SnapshotRecord) GetMaintenance() *MaintenanceRecord {
+	if x != nil {
+		if x, ok := x.Record.(*SnapshotRecord_Maintenance); ok {
+			return x.Maintenance
+		}
+	}
+	return nil
+}
+
 type isSnapshotRecord_Record interface {
 	isSnapshotRecord_Record()
 }
@@ -961,6 +986,11 @@ type SnapshotRecord_RemovedAgent struct {
 	RemovedAgent string `protobuf:"bytes,7,opt,name=removed_agent,json=removedAgent,proto3,oneof"`
 }
 
+type SnapshotRecord_Maintenance struct {
+	// maintenance is the maintenance record, at most one.
+	Maintenance *MaintenanceRecord `protobuf:"bytes,20,opt,name=maintenance,proto3,oneof"`
+}
+
 func (*SnapshotRecord_Agent) isSnapshotRecord_Record() {}
 
 func (*SnapshotRecord_Framework) isSnapshotRecord_Record() {}
@@ -974,6 +1004,132 @@ func (*SnapshotRecord_Policy) isSnapshotRecord_Record() {}
 func (*SnapshotRecord_CompletedTask) isSnapshotRecord_Record() {}
 
 func (*SnapshotRecord_RemovedAgent) isSnapshotRecord_Record() {}
+
+func (*SnapshotRecord_Maintenance) isSnapshotRecord_Record() {}
+
+// MaintenanceRecord is what operators asked of machines and agents
+// (Mesos's maintenance schedule and machine modes, and its agents'
+// deactivation and drain state), replicated so that a new leader keeps
+// offering nothing of a deactivated agent, refusing DOWN machines and
+// finishing drains.
+type MaintenanceRecord struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// schedule is mesos.maintenance.Schedule in protobuf encoding (empty:
+	// no schedule). Its machines not DOWN are DRAINING.
+	Schedule []byte `protobuf:"bytes,1,opt,name=schedule,proto3" json:"schedule,omitempty"`
+	// down lists the machines in DOWN mode, each a mesos.MachineID in
+	// protobuf encoding.
+	Down [][]byte `protobuf:"bytes,2,rep,name=down,proto3" json:"down,omitempty"`
+	// agents maps an agent id to its deactivation and drain state; agents
+	// active and not draining are absent.
+	Agents        map[string]*AgentMaintenance `protobuf:"bytes,3,rep,name=agents,proto3" json:"agents,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MaintenanceRecord) Reset() {
+	*x = MaintenanceRecord{}
+	mi := &file_allot_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MaintenanceRecord) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MaintenanceRecord) ProtoMessage() {}
+
+func (x *MaintenanceRecord) ProtoReflect() protoreflect.Message {
+	mi := &file_allot_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MaintenanceRecord.ProtoReflect.Descriptor instead.
+func (*MaintenanceRecord) Descriptor() ([]byte, []int) {
+	return file_allot_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *MaintenanceRecord) GetSchedule() []byte {
+	if x != nil {
+		return x.Schedule
+	}
+	return nil
+}
+
+func (x *MaintenanceRecord) GetDown() [][]byte {
+	if x != nil {
+		return x.Down
+	}
+	return nil
+}
+
+func (x *MaintenanceRecord) GetAgents() map[string]*AgentMaintenance {
+	if x != nil {
+		return x.Agents
+	}
+	return nil
+}
+
+type AgentMaintenance struct {
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	Deactivated bool                   `protobuf:"varint,1,opt,name=deactivated,proto3" json:"deactivated,omitempty"`
+	// drain is mesos.DrainInfo in protobuf encoding (empty: never drained).
+	Drain         []byte `protobuf:"bytes,2,opt,name=drain,proto3" json:"drain,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AgentMaintenance) Reset() {
+	*x = AgentMaintenance{}
+	mi := &file_allot_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AgentMaintenance) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AgentMaintenance) ProtoMessage() {}
+
+func (x *AgentMaintenance) ProtoReflect() protoreflect.Message {
+	mi := &file_allot_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AgentMaintenance.ProtoReflect.Descriptor instead.
+func (*AgentMaintenance) Descriptor() ([]byte, []int) {
+	return file_allot_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *AgentMaintenance) GetDeactivated() bool {
+	if x != nil {
+		return x.Deactivated
+	}
+	return false
+}
+
+func (x *AgentMaintenance) GetDrain() []byte {
+	if x != nil {
+		return x.Drain
+	}
+	return nil
+}
 
 type AgentCall struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
@@ -1000,7 +1156,7 @@ type AgentCall struct {
 
 func (x *AgentCall) Reset() {
 	*x = AgentCall{}
-	mi := &file_allot_proto_msgTypes[7]
+	mi := &file_allot_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1012,7 +1168,7 @@ func (x *AgentCall) String() string {
 func (*AgentCall) ProtoMessage() {}
 
 func (x *AgentCall) ProtoReflect() protoreflect.Message {
-	mi := &file_allot_proto_msgTypes[7]
+	mi := &file_allot_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1025,7 +1181,7 @@ func (x *AgentCall) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentCall.ProtoReflect.Descriptor instead.
 func (*AgentCall) Descriptor() ([]byte, []int) {
-	return file_allot_proto_rawDescGZIP(), []int{7}
+	return file_allot_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *AgentCall) GetType() AgentCallType {
@@ -1145,7 +1301,7 @@ type Usage struct {
 
 func (x *Usage) Reset() {
 	*x = Usage{}
-	mi := &file_allot_proto_msgTypes[8]
+	mi := &file_allot_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1157,7 +1313,7 @@ func (x *Usage) String() string {
 func (*Usage) ProtoMessage() {}
 
 func (x *Usage) ProtoReflect() protoreflect.Message {
-	mi := &file_allot_proto_msgTypes[8]
+	mi := &file_allot_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1170,7 +1326,7 @@ func (x *Usage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Usage.ProtoReflect.Descriptor instead.
 func (*Usage) Descriptor() ([]byte, []int) {
-	return file_allot_proto_rawDescGZIP(), []int{8}
+	return file_allot_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *Usage) GetCpusUserSeconds() float64 {
@@ -1313,7 +1469,7 @@ type ExecutorUsage struct {
 
 func (x *ExecutorUsage) Reset() {
 	*x = ExecutorUsage{}
-	mi := &file_allot_proto_msgTypes[9]
+	mi := &file_allot_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1325,7 +1481,7 @@ func (x *ExecutorUsage) String() string {
 func (*ExecutorUsage) ProtoMessage() {}
 
 func (x *ExecutorUsage) ProtoReflect() protoreflect.Message {
-	mi := &file_allot_proto_msgTypes[9]
+	mi := &file_allot_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1338,7 +1494,7 @@ func (x *ExecutorUsage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecutorUsage.ProtoReflect.Descriptor instead.
 func (*ExecutorUsage) Descriptor() ([]byte, []int) {
-	return file_allot_proto_rawDescGZIP(), []int{9}
+	return file_allot_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *ExecutorUsage) GetFrameworkId() string {
@@ -1443,7 +1599,7 @@ type AgentEvent struct {
 
 func (x *AgentEvent) Reset() {
 	*x = AgentEvent{}
-	mi := &file_allot_proto_msgTypes[10]
+	mi := &file_allot_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1455,7 +1611,7 @@ func (x *AgentEvent) String() string {
 func (*AgentEvent) ProtoMessage() {}
 
 func (x *AgentEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_allot_proto_msgTypes[10]
+	mi := &file_allot_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1468,7 +1624,7 @@ func (x *AgentEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentEvent.ProtoReflect.Descriptor instead.
 func (*AgentEvent) Descriptor() ([]byte, []int) {
-	return file_allot_proto_rawDescGZIP(), []int{10}
+	return file_allot_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *AgentEvent) GetType() AgentEventType {
@@ -1579,7 +1735,7 @@ type AppDemand struct {
 
 func (x *AppDemand) Reset() {
 	*x = AppDemand{}
-	mi := &file_allot_proto_msgTypes[11]
+	mi := &file_allot_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1591,7 +1747,7 @@ func (x *AppDemand) String() string {
 func (*AppDemand) ProtoMessage() {}
 
 func (x *AppDemand) ProtoReflect() protoreflect.Message {
-	mi := &file_allot_proto_msgTypes[11]
+	mi := &file_allot_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1604,7 +1760,7 @@ func (x *AppDemand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppDemand.ProtoReflect.Descriptor instead.
 func (*AppDemand) Descriptor() ([]byte, []int) {
-	return file_allot_proto_rawDescGZIP(), []int{11}
+	return file_allot_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *AppDemand) GetExecutors() int32 {
@@ -1652,7 +1808,7 @@ type ProfileStage struct {
 
 func (x *ProfileStage) Reset() {
 	*x = ProfileStage{}
-	mi := &file_allot_proto_msgTypes[12]
+	mi := &file_allot_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1664,7 +1820,7 @@ func (x *ProfileStage) String() string {
 func (*ProfileStage) ProtoMessage() {}
 
 func (x *ProfileStage) ProtoReflect() protoreflect.Message {
-	mi := &file_allot_proto_msgTypes[12]
+	mi := &file_allot_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1677,7 +1833,7 @@ func (x *ProfileStage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProfileStage.ProtoReflect.Descriptor instead.
 func (*ProfileStage) Descriptor() ([]byte, []int) {
-	return file_allot_proto_rawDescGZIP(), []int{12}
+	return file_allot_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ProfileStage) GetStartNanos() int64 {
@@ -1735,7 +1891,7 @@ type JobSize struct {
 
 func (x *JobSize) Reset() {
 	*x = JobSize{}
-	mi := &file_allot_proto_msgTypes[13]
+	mi := &file_allot_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1747,7 +1903,7 @@ func (x *JobSize) String() string {
 func (*JobSize) ProtoMessage() {}
 
 func (x *JobSize) ProtoReflect() protoreflect.Message {
-	mi := &file_allot_proto_msgTypes[13]
+	mi := &file_allot_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1760,7 +1916,7 @@ func (x *JobSize) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobSize.ProtoReflect.Descriptor instead.
 func (*JobSize) Descriptor() ([]byte, []int) {
-	return file_allot_proto_rawDescGZIP(), []int{13}
+	return file_allot_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *JobSize) GetJob() string {
@@ -1809,7 +1965,7 @@ var File_allot_proto protoreflect.FileDescriptor
 
 const file_allot_proto_rawDesc = "" +
 	"\n" +
-	"\vallot.proto\x12\ballot.v1\"\xf3\x02\n" +
+	"\vallot.proto\x12\ballot.v1\"\xb2\x03\n" +
 	"\aCommand\x12)\n" +
 	"\x04type\x18\x01 \x01(\x0e2\x15.allot.v1.CommandTypeR\x04type\x12+\n" +
 	"\x05agent\x18\x02 \x01(\v2\x15.allot.v1.AgentRecordR\x05agent\x127\n" +
@@ -1819,7 +1975,8 @@ const file_allot_proto_rawDesc = "" +
 	"\x02id\x18\x06 \x01(\tR\x02id\x12'\n" +
 	"\x05batch\x18\a \x03(\v2\x11.allot.v1.CommandR\x05batch\x12.\n" +
 	"\x06policy\x18\b \x01(\v2\x16.allot.v1.PolicyRecordR\x06policy\x12\x14\n" +
-	"\x05limit\x18\t \x01(\x05R\x05limit\"\xc7\x02\n" +
+	"\x05limit\x18\t \x01(\x05R\x05limit\x12=\n" +
+	"\vmaintenance\x18\x14 \x01(\v2\x1b.allot.v1.MaintenanceRecordR\vmaintenance\"\xc7\x02\n" +
 	"\vAgentRecord\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1a\n" +
 	"\bhostname\x18\x02 \x01(\tR\bhostname\x12\x18\n" +
@@ -1866,7 +2023,7 @@ const file_allot_proto_rawDesc = "" +
 	"\fPolicyRecord\x12\x16\n" +
 	"\x06sorter\x18\x01 \x01(\tR\x06sorter\x12\x14\n" +
 	"\x05state\x18\x02 \x01(\fR\x05state\x12*\n" +
-	"\x11updated_unix_nano\x18\x03 \x01(\x03R\x0fupdatedUnixNano\"\xfa\x02\n" +
+	"\x11updated_unix_nano\x18\x03 \x01(\x03R\x0fupdatedUnixNano\"\xbb\x03\n" +
 	"\x0eSnapshotRecord\x12-\n" +
 	"\x05agent\x18\x01 \x01(\v2\x15.allot.v1.AgentRecordH\x00R\x05agent\x129\n" +
 	"\tframework\x18\x02 \x01(\v2\x19.allot.v1.FrameworkRecordH\x00R\tframework\x12*\n" +
@@ -1874,8 +2031,19 @@ const file_allot_proto_rawDesc = "" +
 	"\x06config\x18\x04 \x01(\v2\x16.allot.v1.ConfigRecordH\x00R\x06config\x120\n" +
 	"\x06policy\x18\x05 \x01(\v2\x16.allot.v1.PolicyRecordH\x00R\x06policy\x12=\n" +
 	"\x0ecompleted_task\x18\x06 \x01(\v2\x14.allot.v1.TaskRecordH\x00R\rcompletedTask\x12%\n" +
-	"\rremoved_agent\x18\a \x01(\tH\x00R\fremovedAgentB\b\n" +
-	"\x06record\"\x8f\x03\n" +
+	"\rremoved_agent\x18\a \x01(\tH\x00R\fremovedAgent\x12?\n" +
+	"\vmaintenance\x18\x14 \x01(\v2\x1b.allot.v1.MaintenanceRecordH\x00R\vmaintenanceB\b\n" +
+	"\x06record\"\xdb\x01\n" +
+	"\x11MaintenanceRecord\x12\x1a\n" +
+	"\bschedule\x18\x01 \x01(\fR\bschedule\x12\x12\n" +
+	"\x04down\x18\x02 \x03(\fR\x04down\x12?\n" +
+	"\x06agents\x18\x03 \x03(\v2'.allot.v1.MaintenanceRecord.AgentsEntryR\x06agents\x1aU\n" +
+	"\vAgentsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x120\n" +
+	"\x05value\x18\x02 \x01(\v2\x1a.allot.v1.AgentMaintenanceR\x05value:\x028\x01\"J\n" +
+	"\x10AgentMaintenance\x12 \n" +
+	"\vdeactivated\x18\x01 \x01(\bR\vdeactivated\x12\x14\n" +
+	"\x05drain\x18\x02 \x01(\fR\x05drain\"\x8f\x03\n" +
 	"\tAgentCall\x12+\n" +
 	"\x04type\x18\x01 \x01(\x0e2\x17.allot.v1.AgentCallTypeR\x04type\x12\x19\n" +
 	"\bagent_id\x18\x02 \x01(\tR\aagentId\x12+\n" +
@@ -1962,7 +2130,7 @@ const file_allot_proto_rawDesc = "" +
 	"\tsize_mb_s\x18\x03 \x01(\x01R\asizeMbS\x12\x15\n" +
 	"\x06apb_mb\x18\x04 \x01(\x01R\x05apbMb\x12\x13\n" +
 	"\x05am_mb\x18\x05 \x01(\x01R\x04amMb\x12\x19\n" +
-	"\bapb_cpus\x18\x06 \x01(\x01R\aapbCpus*\xd2\x01\n" +
+	"\bapb_cpus\x18\x06 \x01(\x01R\aapbCpus*\xe7\x01\n" +
 	"\vCommandType\x12\x13\n" +
 	"\x0fCOMMAND_UNKNOWN\x10\x00\x12\x10\n" +
 	"\fAGENT_UPSERT\x10\x01\x12\x10\n" +
@@ -1977,7 +2145,8 @@ const file_allot_proto_rawDesc = "" +
 	"\n" +
 	"POLICY_SET\x10\t\x12\x11\n" +
 	"\rTASK_COMPLETE\x10\n" +
-	"*\x8f\x01\n" +
+	"\x12\x13\n" +
+	"\x0fMAINTENANCE_SET\x10\x14*\x8f\x01\n" +
 	"\rAgentCallType\x12\x16\n" +
 	"\x12AGENT_CALL_UNKNOWN\x10\x00\x12\f\n" +
 	"\bREGISTER\x10\x01\x12\x11\n" +
@@ -2011,27 +2180,30 @@ func file_allot_proto_rawDescGZIP() []byte {
 }
 
 var file_allot_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_allot_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
+var file_allot_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
 var file_allot_proto_goTypes = []any{
-	(CommandType)(0),        // 0: allot.v1.CommandType
-	(AgentCallType)(0),      // 1: allot.v1.AgentCallType
-	(AgentEventType)(0),     // 2: allot.v1.AgentEventType
-	(*Command)(nil),         // 3: allot.v1.Command
-	(*AgentRecord)(nil),     // 4: allot.v1.AgentRecord
-	(*FrameworkRecord)(nil), // 5: allot.v1.FrameworkRecord
-	(*TaskRecord)(nil),      // 6: allot.v1.TaskRecord
-	(*ConfigRecord)(nil),    // 7: allot.v1.ConfigRecord
-	(*PolicyRecord)(nil),    // 8: allot.v1.PolicyRecord
-	(*SnapshotRecord)(nil),  // 9: allot.v1.SnapshotRecord
-	(*AgentCall)(nil),       // 10: allot.v1.AgentCall
-	(*Usage)(nil),           // 11: allot.v1.Usage
-	(*ExecutorUsage)(nil),   // 12: allot.v1.ExecutorUsage
-	(*AgentEvent)(nil),      // 13: allot.v1.AgentEvent
-	(*AppDemand)(nil),       // 14: allot.v1.AppDemand
-	(*ProfileStage)(nil),    // 15: allot.v1.ProfileStage
-	(*JobSize)(nil),         // 16: allot.v1.JobSize
-	nil,                     // 17: allot.v1.AgentRecord.AttributesEntry
-	nil,                     // 18: allot.v1.ConfigRecord.WeightsEntry
+	(CommandType)(0),          // 0: allot.v1.CommandType
+	(AgentCallType)(0),        // 1: allot.v1.AgentCallType
+	(AgentEventType)(0),       // 2: allot.v1.AgentEventType
+	(*Command)(nil),           // 3: allot.v1.Command
+	(*AgentRecord)(nil),       // 4: allot.v1.AgentRecord
+	(*FrameworkRecord)(nil),   // 5: allot.v1.FrameworkRecord
+	(*TaskRecord)(nil),        // 6: allot.v1.TaskRecord
+	(*ConfigRecord)(nil),      // 7: allot.v1.ConfigRecord
+	(*PolicyRecord)(nil),      // 8: allot.v1.PolicyRecord
+	(*SnapshotRecord)(nil),    // 9: allot.v1.SnapshotRecord
+	(*MaintenanceRecord)(nil), // 10: allot.v1.MaintenanceRecord
+	(*AgentMaintenance)(nil),  // 11: allot.v1.AgentMaintenance
+	(*AgentCall)(nil),         // 12: allot.v1.AgentCall
+	(*Usage)(nil),             // 13: allot.v1.Usage
+	(*ExecutorUsage)(nil),     // 14: allot.v1.ExecutorUsage
+	(*AgentEvent)(nil),        // 15: allot.v1.AgentEvent
+	(*AppDemand)(nil),         // 16: allot.v1.AppDemand
+	(*ProfileStage)(nil),      // 17: allot.v1.ProfileStage
+	(*JobSize)(nil),           // 18: allot.v1.JobSize
+	nil,                       // 19: allot.v1.AgentRecord.AttributesEntry
+	nil,                       // 20: allot.v1.ConfigRecord.WeightsEntry
+	nil,                       // 21: allot.v1.MaintenanceRecord.AgentsEntry
 }
 var file_allot_proto_depIdxs = []int32{
 	0,  // 0: allot.v1.Command.type:type_name -> allot.v1.CommandType
@@ -2041,29 +2213,33 @@ var file_allot_proto_depIdxs = []int32{
 	7,  // 4: allot.v1.Command.config:type_name -> allot.v1.ConfigRecord
 	3,  // 5: allot.v1.Command.batch:type_name -> allot.v1.Command
 	8,  // 6: allot.v1.Command.policy:type_name -> allot.v1.PolicyRecord
-	17, // 7: allot.v1.AgentRecord.attributes:type_name -> allot.v1.AgentRecord.AttributesEntry
-	14, // 8: allot.v1.FrameworkRecord.app_demand:type_name -> allot.v1.AppDemand
-	16, // 9: allot.v1.FrameworkRecord.job_size:type_name -> allot.v1.JobSize
-	18, // 10: allot.v1.ConfigRecord.weights:type_name -> allot.v1.ConfigRecord.WeightsEntry
-	4,  // 11: allot.v1.SnapshotRecord.agent:type_name -> allot.v1.AgentRecord
-	5,  // 12: allot.v1.SnapshotRecord.framework:type_name -> allot.v1.FrameworkRecord
-	6,  // 13: allot.v1.SnapshotRecord.task:type_name -> allot.v1.TaskRecord
-	7,  // 14: allot.v1.SnapshotRecord.config:type_name -> allot.v1.ConfigRecord
-	8,  // 15: allot.v1.SnapshotRecord.policy:type_name -> allot.v1.PolicyRecord
-	6,  // 16: allot.v1.SnapshotRecord.completed_task:type_name -> allot.v1.TaskRecord
-	1,  // 17: allot.v1.AgentCall.type:type_name -> allot.v1.AgentCallType
-	4,  // 18: allot.v1.AgentCall.agent:type_name -> allot.v1.AgentRecord
-	6,  // 19: allot.v1.AgentCall.tasks:type_name -> allot.v1.TaskRecord
-	11, // 20: allot.v1.AgentCall.usage:type_name -> allot.v1.Usage
-	10, // 21: allot.v1.AgentCall.batch:type_name -> allot.v1.AgentCall
-	12, // 22: allot.v1.Usage.executors:type_name -> allot.v1.ExecutorUsage
-	2,  // 23: allot.v1.AgentEvent.type:type_name -> allot.v1.AgentEventType
-	15, // 24: allot.v1.AppDemand.stages:type_name -> allot.v1.ProfileStage
-	25, // [25:25] is the sub-list for method output_type
-	25, // [25:25] is the sub-list for method input_type
-	25, // [25:25] is the sub-list for extension type_name
-	25, // [25:25] is the sub-list for extension extendee
-	0,  // [0:25] is the sub-list for field type_name
+	10, // 7: allot.v1.Command.maintenance:type_name -> allot.v1.MaintenanceRecord
+	19, // 8: allot.v1.AgentRecord.attributes:type_name -> allot.v1.AgentRecord.AttributesEntry
+	16, // 9: allot.v1.FrameworkRecord.app_demand:type_name -> allot.v1.AppDemand
+	18, // 10: allot.v1.FrameworkRecord.job_size:type_name -> allot.v1.JobSize
+	20, // 11: allot.v1.ConfigRecord.weights:type_name -> allot.v1.ConfigRecord.WeightsEntry
+	4,  // 12: allot.v1.SnapshotRecord.agent:type_name -> allot.v1.AgentRecord
+	5,  // 13: allot.v1.SnapshotRecord.framework:type_name -> allot.v1.FrameworkRecord
+	6,  // 14: allot.v1.SnapshotRecord.task:type_name -> allot.v1.TaskRecord
+	7,  // 15: allot.v1.SnapshotRecord.config:type_name -> allot.v1.ConfigRecord
+	8,  // 16: allot.v1.SnapshotRecord.policy:type_name -> allot.v1.PolicyRecord
+	6,  // 17: allot.v1.SnapshotRecord.completed_task:type_name -> allot.v1.TaskRecord
+	10, // 18: allot.v1.SnapshotRecord.maintenance:type_name -> allot.v1.MaintenanceRecord
+	21, // 19: allot.v1.MaintenanceRecord.agents:type_name -> allot.v1.MaintenanceRecord.AgentsEntry
+	1,  // 20: allot.v1.AgentCall.type:type_name -> allot.v1.AgentCallType
+	4,  // 21: allot.v1.AgentCall.agent:type_name -> allot.v1.AgentRecord
+	6,  // 22: allot.v1.AgentCall.tasks:type_name -> allot.v1.TaskRecord
+	13, // 23: allot.v1.AgentCall.usage:type_name -> allot.v1.Usage
+	12, // 24: allot.v1.AgentCall.batch:type_name -> allot.v1.AgentCall
+	14, // 25: allot.v1.Usage.executors:type_name -> allot.v1.ExecutorUsage
+	2,  // 26: allot.v1.AgentEvent.type:type_name -> allot.v1.AgentEventType
+	17, // 27: allot.v1.AppDemand.stages:type_name -> allot.v1.ProfileStage
+	11, // 28: allot.v1.MaintenanceRecord.AgentsEntry.value:type_name -> allot.v1.AgentMaintenance
+	29, // [29:29] is the sub-list for method output_type
+	29, // [29:29] is the sub-list for method input_type
+	29, // [29:29] is the sub-list for extension type_name
+	29, // [29:29] is the sub-list for extension extendee
+	0,  // [0:29] is the sub-list for field type_name
 }
 
 func init() { file_allot_proto_init() }
@@ -2079,6 +2255,7 @@ func file_allot_proto_init() {
 		(*SnapshotRecord_Policy)(nil),
 		(*SnapshotRecord_CompletedTask)(nil),
 		(*SnapshotRecord_RemovedAgent)(nil),
+		(*SnapshotRecord_Maintenance)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -2086,7 +2263,7 @@ func file_allot_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_allot_proto_rawDesc), len(file_allot_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   16,
+			NumMessages:   19,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -56,6 +56,17 @@ const (
 	UpdateSorter       Action = "update_sorter"       // no object: the allocation policy
 	ManageRaft         Action = "manage_raft"         // no object: raft peers and snapshots
 	SetLogLevel        Action = "set_log_level"       // object: "level", ANY or NONE (Mesos's)
+
+	// Maintenance and drain (the master's maintenance.go, drain.go).
+	UpdateMaintenanceSchedules Action = "update_maintenance_schedules" // object: a machine's hostname (else IP)
+	GetMaintenanceSchedules    Action = "get_maintenance_schedules"    // object: a machine
+	GetMaintenanceStatuses     Action = "get_maintenance_statuses"     // object: a machine
+	StartMaintenances          Action = "start_maintenances"           // object: a machine
+	StopMaintenances           Action = "stop_maintenances"            // object: a machine
+	DrainAgents                Action = "drain_agents"                 // object: the agent id
+	DeactivateAgents           Action = "deactivate_agents"            // object: the agent id
+	ReactivateAgents           Action = "reactivate_agents"            // object: the agent id
+	MarkAgentsGone             Action = "mark_agents_gone"             // object: the agent id
 )
 
 // objectKeys is each action's object key in the file ("" for none), and so
@@ -71,10 +82,20 @@ var objectKeys = map[Action]string{
 	UpdateSorter:       "",
 	ManageRaft:         "",
 	SetLogLevel:        "level",
+
+	UpdateMaintenanceSchedules: "machines",
+	GetMaintenanceSchedules:    "machines",
+	GetMaintenanceStatuses:     "machines",
+	StartMaintenances:          "machines",
+	StopMaintenances:           "machines",
+	DrainAgents:                "agents",
+	DeactivateAgents:           "agents",
+	ReactivateAgents:           "agents",
+	MarkAgentsGone:             "agents",
 }
 
 // objectNames is how a denial names an action's object.
-var objectNames = map[string]string{"roles": "role", "users": "user", "framework_principals": "framework principal"}
+var objectNames = map[string]string{"roles": "role", "users": "user", "framework_principals": "framework principal", "machines": "machine", "agents": "agent"}
 
 // EntityType is how an entity matches: by its values, or ANY, or NONE.
 type EntityType int

@@ -30,6 +30,7 @@ type sched struct {
 	mu      sync.Mutex
 	id      string
 	offers  []mesos.Offer
+	inverse []mesos.InverseOffer // every inverse offer received
 	updates []mesos.TaskStatus
 	events  []scheduler.Event_Type
 	msgs    [][]byte
@@ -178,6 +179,10 @@ func (s *sched) handle(ctx context.Context, e *scheduler.Event) {
 	case scheduler.Event_OFFERS:
 		s.mu.Lock()
 		s.offers = append(s.offers, e.Offers.Offers...)
+		s.mu.Unlock()
+	case scheduler.Event_INVERSE_OFFERS:
+		s.mu.Lock()
+		s.inverse = append(s.inverse, e.InverseOffers.InverseOffers...)
 		s.mu.Unlock()
 	case scheduler.Event_RESCIND:
 		s.mu.Lock()

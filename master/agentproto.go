@@ -79,6 +79,10 @@ func (m *Master) admitAgent(call *api.AgentCall, stream *api.Stream) (string, er
 		return "", api.Errorf(http.StatusGone, "agent %s was removed (its tasks were declared lost) and may not re-register under this id: "+
 			"shut its executors down and register afresh without an agent id", rec.Id)
 	}
+	if err := m.admitMachineLocked(rec); err != nil {
+		m.mu.Unlock()
+		return "", err
+	}
 	a, readd := m.resetAgentLocked(rec, total, stream)
 	id := a.rec.Id
 	used, unknownFw := m.adoptReportedTasksLocked(a, call.Tasks)

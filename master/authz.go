@@ -278,6 +278,9 @@ func (m *Master) operatorCallAs(who auth.Subject, call *mmaster.Call) (*mmaster.
 	case mmaster.Call_TEARDOWN:
 		return nil, m.operatorTeardown(who, call.Teardown)
 	}
+	if isMaintenanceCall(call.Type) {
+		return m.maintenanceCallAs(who, call) // maintenance.go: authorized machine by machine, agent by agent
+	}
 	resp, err := m.operatorCall(call)
 	if err != nil || resp == nil || m.authz.authorizer == nil {
 		return resp, err

@@ -93,7 +93,7 @@ func (m *Master) sendInverseOffersLocked(decided []allocator.InverseOffer) {
 		io := &inverseOffer{id: m.id + "-I" + strconv.FormatUint(m.seq, 10), fw: fw.id, agent: a.rec.Id, res: d.Resources, reason: d.Reason, sent: now}
 		t.byID[io.id], t.byKey[key] = io, io
 		byFw[fw.id] = append(byFw[fw.id], mesos.InverseOffer{OfferID: mesos.OfferID{Value: io.id}, FrameworkID: mesos.FrameworkID{Value: fw.id},
-			AgentID: &mesos.AgentID{Value: a.rec.Id}, Unavailability: mesos.Unavailability{Start: mesos.TimeInfo{Nanoseconds: now.UnixNano()}},
+			AgentID: &mesos.AgentID{Value: a.rec.Id}, Unavailability: m.inverseUnavailabilityLocked(a),
 			Resources: resources.ToMesos(io.res, "", "")})
 		m.log.Info().Str("framework_id", fw.id).Str("agent_id", a.rec.Id).Str("resources", io.res.String()).Str("reason", io.reason).Msg("inverse offer")
 	}
@@ -137,6 +137,7 @@ func (m *Master) inverseAnswerLocked(fw *framework, call *scheduler.Call) error 
 			continue
 		}
 		t.remove(io)
+		m.noteInverseAnswerLocked(io, call.Type)
 		if quiet > 0 {
 			t.quiet[inverseKey(io.fw, io.agent)] = now.Add(quiet)
 		}

@@ -85,6 +85,7 @@ func (m *Master) becomeFollower() {
 // maps and do nothing. Caller holds m.mu.
 func (m *Master) resetLiveLocked(why string) error {
 	m.inverse = inverseTable{}
+	m.maint = loadMaintState(nil)
 	for _, fw := range m.frameworks {
 		if fw.failoverTimer != nil {
 			fw.failoverTimer.Stop()
@@ -181,6 +182,7 @@ func (m *Master) recoverLocked() {
 		m.tasksOn.place(t)
 	}
 	m.recoverCompletedLocked()
+	m.maint = loadMaintState(m.reg.Maintenance())
 }
 
 // taskFromRecord is the task a registry record describes.

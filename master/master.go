@@ -186,6 +186,7 @@ type Master struct {
 	usageRates        map[string]api.UsageRates // from the last two usage reports (signals.go)
 	weights           map[string]float64
 	inverse           inverseTable // inverse.go
+	maint             maintState   // maintenance schedule, machines DOWN, agents deactivated or drained (maintstate.go)
 	pol               policySync   // policy.go
 
 	fwd forwarder // streams a follower forwards to the leader (forward.go)

@@ -58,6 +58,7 @@ func (m *Master) allocationLoop() {
 func (m *Master) allocate() {
 	start := time.Now()
 	m.mu.Lock()
+	m.maintenanceTickLocked()
 	b := m.prepareOffersLocked(m.alloc.Allocate())
 	m.refreshGaugesLocked()
 	m.mu.Unlock()
@@ -70,6 +71,7 @@ func (m *Master) allocate() {
 // agent that is not connected goes straight back to the allocator. Caller
 // holds m.mu.
 func (m *Master) allocateLocked() {
+	m.maintenanceTickLocked()
 	m.offerLocked(m.alloc.Allocate())
 }
 
@@ -122,7 +124,7 @@ func (m *Master) prepareOffersLocked(decided allocator.Decisions) offerBatch {
 	m.cycleRefs = refs[:0]
 	// One atomic add per cycle, not one per offer.
 	m.m.offers.Add(float64(made))
-	m.sendInverseOffersLocked(decided.InverseOffers)
+	m.sendInverseOffersLocked(m.withMaintenanceInversesLocked(decided.InverseOffers))
 	return batch
 }
 
@@ -299,6 +301,7 @@ func (m *Master) mesosOfferLocked(fw *framework, a *agentState, o *offer) mesos.
 	}
 	mo.Attributes = offerAttributes(a.rec)
 	mo.URL = a.offerURL(m.scheme())
+	mo.Unavailability = a.unavail
 	return mo
 }
 

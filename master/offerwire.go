@@ -35,6 +35,7 @@ const (
 	tagOfferRes     = 0x2a // Offer.resources
 	tagOfferAttr    = 0x3a // Offer.attributes
 	tagOfferURL     = 0x42 // Offer.url
+	tagOfferUnavail = 0x4a // Offer.unavailability
 	tagOfferAlloc   = 0x52 // Offer.allocation_info
 	tagAllocRole    = 0x0a // Resource.AllocationInfo.role
 	maxVarintLength = 10
@@ -43,10 +44,12 @@ const (
 // agentWire is an agent's part of every offer on it, encoded: head holds
 // Offer fields 3-4 (agent id, hostname), which come before the resources,
 // and tail fields 7-8 (attributes, URL), which come after. It is rebuilt
-// when the agent's record (a re-registration) or the URL scheme changes.
+// when the agent's record (a re-registration), the URL scheme or the
+// agent's maintenance unavailability changes; tail then ends with it.
 type agentWire struct {
 	rec        *api.AgentRecord
 	scheme     string
+	unavail    *mesos.Unavailability // tail's unavailability (field 9)
 	head, tail []byte
 	// fields is head, the Offer.resources fields of the last offer on the
 	// agent and tail, contiguous, so an offer copies the agent's part in
@@ -87,10 +90,10 @@ func (w *agentWire) offerFields(r resources.Resources, allocRole string) []byte 
 // A rebuild makes new buffers, so the cycle's offers keep the old ones.
 func (a *agentState) offerWire(scheme string) *agentWire {
 	w := &a.wire
-	if w.rec != nil && w.rec == a.rec && w.scheme == scheme {
+	if w.rec != nil && w.rec == a.rec && w.scheme == scheme && w.unavail == a.unavail {
 		return w
 	}
-	*w = agentWire{rec: a.rec, scheme: scheme}
+	*w = agentWire{rec: a.rec, scheme: scheme, unavail: a.unavail}
 	// Each buffer sized first: one allocation apiece, for every agent in
 	// the first cycle.
 	id, host := a.rec.Id, a.rec.Hostname
@@ -105,12 +108,18 @@ func (a *agentState) offerWire(scheme string) *agentWire {
 	if u != nil {
 		n += sizeMessageField(u)
 	}
+	if a.unavail != nil {
+		n += sizeMessageField(a.unavail)
+	}
 	w.tail = make([]byte, 0, n)
 	for i := range attrs {
 		w.tail = appendMessage(w.tail, tagOfferAttr, &attrs[i])
 	}
 	if u != nil {
 		w.tail = appendMessage(w.tail, tagOfferURL, u)
+	}
+	if a.unavail != nil {
+		w.tail = appendMessage(w.tail, tagOfferUnavail, a.unavail)
 	}
 	return w
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
 
 	"github.com/allot-sched/allot/api"
@@ -31,6 +32,7 @@ func TestOfferEncoderMatchesMesosGo(t *testing.T) {
 		attrs     map[string]string
 		masterID  string // "master" if empty
 		seqBase   uint64 // the first offer's sequence number
+		unavail   bool   // the agents are on a DRAINING machine: offers carry the window
 	}{
 		{name: "one offer", fwID: "fw-1", offers: 1, res: "cpus:2;mem:1024", address: "10.0.0.1:5051", hostname: "a1"},
 		{name: "resources change", fwID: "fw-7", offers: 12, res: "cpus:2;mem:1024;ports:[1-5]", res2: "cpus:1;mem:1024;ports:[1-2,4-5]", address: "h:5051", hostname: "a7"},
@@ -41,6 +43,8 @@ func TestOfferEncoderMatchesMesosGo(t *testing.T) {
 		{name: "no port: no URL", fwID: "fw-5", offers: 1, res: "mem:32", address: "nohostport", hostname: "a5"},
 		{name: "long ids", fwID: long, offers: 2, res: "cpus:4", address: long + ":1", hostname: long, masterID: long, seqBase: math.MaxUint64 - 1},
 		{name: "sequence numbers across digit counts", fwID: "fw-8", offers: 12, res: "cpus:1", address: "h:5051", hostname: "a8", seqBase: 995},
+		{name: "maintenance unavailability", fwID: "fw-9", offers: 4, res: "cpus:2", address: "h:5051", hostname: "a9", unavail: true,
+			attrs: map[string]string{"rack": "r2"}},
 		{name: "event past two varint bytes", fwID: "fw-6", offers: 400, res: "cpus:24;mem:4096;disk:4096;ports:[31000-32000]", address: "h:5051", hostname: "a6"},
 	}
 	for _, tc := range cases {
@@ -50,6 +54,9 @@ func TestOfferEncoderMatchesMesosGo(t *testing.T) {
 			var agents [3]*agentState
 			for i := range agents {
 				agents[i] = &agentState{rec: &api.AgentRecord{Id: fmt.Sprintf("agent-%d-%s", i, tc.hostname), Hostname: tc.hostname, Address: tc.address, Attributes: tc.attrs}}
+				if tc.unavail {
+					agents[i].unavail = &mesos.Unavailability{Start: mesos.TimeInfo{Nanoseconds: 1_700_000_000e9 + int64(i)}, Duration: &mesos.DurationInfo{Nanoseconds: 3600e9}}
+				}
 			}
 			masterID := tc.masterID
 			if masterID == "" {
@@ -119,7 +126,13 @@ func TestAgentWireFollowsRecord(t *testing.T) {
 		t.Fatalf("a new record kept the old fields (%q), or changed the old ones (%q)", w2.head, head1)
 	}
 	tail2 := w2.tail
-	if w3 := a.offerWire("https"); !bytes.Contains(w3.tail, []byte("https")) || bytes.Contains(tail2, []byte("https")) {
+	w3 := a.offerWire("https")
+	if !bytes.Contains(w3.tail, []byte("https")) || bytes.Contains(tail2, []byte("https")) {
 		t.Fatalf("a new scheme kept the old URL (%q), or changed the old one (%q)", w3.tail, tail2)
+	}
+	tail3 := w3.tail
+	a.unavail = &mesos.Unavailability{Start: mesos.TimeInfo{Nanoseconds: 42}}
+	if w4 := a.offerWire("https"); len(w4.tail) <= len(tail3) {
+		t.Fatalf("a maintenance window left the fields as they were (%q)", w4.tail)
 	}
 }

@@ -164,6 +164,7 @@ func (m *Master) agentEntryLocked(a *agentState) mmaster.Response_GetAgents_Agen
 		}
 		e.AllocatedResources = resources.ToMesos(alloc, "", "")
 	}
+	m.agentMaintFieldsLocked(&e, a)
 	return e
 }
 
@@ -388,6 +389,7 @@ func (m *Master) stateAgentsLocked() []operator.Agent {
 		if st, err := m.alloc.Agent(id); err == nil {
 			ja.Used = stateScalars(st.Total.Sub(st.Available))
 		}
+		m.stateAgentMaintLocked(&ja, a)
 		agents = append(agents, ja)
 	}
 	return agents

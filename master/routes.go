@@ -62,7 +62,7 @@ func (rt route) pattern() string {
 func (m *Master) routes(mux *http.ServeMux) []route {
 	get, post := http.MethodGet, http.MethodPost
 	lo := func(h http.HandlerFunc) http.Handler { return m.leaderOnly(h) }
-	return []route{
+	return append([]route{
 		// Mesos's scheduler, operator and read endpoints.
 		{method: post, path: "/api/v1/scheduler", class: classFramework, handler: lo(m.handleScheduler)},
 		{method: post, path: "/api/v1", class: classReadWrite, handler: lo(m.handleOperator)},
@@ -105,7 +105,7 @@ func (m *Master) routes(mux *http.ServeMux) []route {
 		// The web UI (ui.go).
 		{path: "/", class: classReadOnly, handler: uiPages()},
 		{path: ui.DataPrefix + "/", inner: true, handler: m.uiData(mux)},
-	}
+	}, m.maintenanceRoutes()...) // maintenance_http.go
 }
 
 // servePprof serves the runtime's profiles and, at /debug/pprof/profile, a

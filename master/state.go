@@ -31,6 +31,9 @@ type agentState struct {
 	// wire is offerWire's cache: the agent's fields of every offer on it,
 	// encoded.
 	wire agentWire
+	// unavail is the maintenance window of the agent's machine while it is
+	// DRAINING (maintenance.go); its offers carry it.
+	unavail *mesos.Unavailability
 }
 
 type framework struct {

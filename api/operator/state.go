@@ -74,6 +74,30 @@ type Agent struct {
 	// Rates is nil before the agent's second usage report.
 	Rates     *Rates `json:"usage_rates,omitempty"`
 	Isolation string `json:"isolation,omitempty"`
+	// Deactivated and DrainInfo are Mesos's: no offers are made of a
+	// deactivated agent; a drained one's tasks are killed.
+	Deactivated bool       `json:"deactivated"`
+	DrainInfo   *DrainInfo `json:"drain_info,omitempty"`
+	// State is allot's summary: active, draining, drained, deactivated,
+	// down (its machine is DOWN for maintenance) or unreachable.
+	State string `json:"state"`
+}
+
+// DrainInfo is Mesos's drain_info of an agent (DRAIN_AGENT).
+type DrainInfo struct {
+	State  string      `json:"state"` // DRAINING or DRAINED
+	Config DrainConfig `json:"config"`
+}
+
+// DrainConfig is the drain's max_grace_period and mark_gone.
+type DrainConfig struct {
+	MaxGracePeriod *Duration `json:"max_grace_period,omitempty"`
+	MarkGone       bool      `json:"mark_gone,omitempty"`
+}
+
+// Duration is Mesos's DurationInfo.
+type Duration struct {
+	Nanoseconds int64 `json:"nanoseconds"`
 }
 
 // Filter is a decline filter.

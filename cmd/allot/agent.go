@@ -44,6 +44,9 @@ func parseAttributes(s string) (map[string]string, error) {
 }
 
 func runAgent(args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && agentVerbs[args[0]] {
+		return runAgentVerb(args, stdout, stderr) // maintenance.go
+	}
 	fs := newFlagSet("agent", "[flags]", "Run an allot agent: registers with the master, runs executors as child processes in\nsandboxes under --work-dir, and serves the executor API at /api/v1/executor.", stderr)
 	masters := fs.String("master", "127.0.0.1:5050", "master `host:port[,host:port...]`")
 	listen := fs.String("listen", ":5051", "`host:port` for the executor API, /state, /monitor/*, the sandbox files (/files/*) and /health")

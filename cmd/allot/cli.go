@@ -233,9 +233,9 @@ func runAgents(args []string, stdout, stderr io.Writer) error {
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tADDRESS\tSTATE\tCPUS\tMEM\tDISK\tCPU USE\tIOWAIT\tTASKS")
 	for _, a := range st.Slaves {
-		state, cpu, iowait := "active", "-", "-"
-		if !a.Active {
-			state = "disconnected"
+		state, cpu, iowait := a.State, "-", "-"
+		if state == "" { // a master older than agent states
+			state = map[bool]string{true: "active", false: "disconnected"}[a.Active]
 		}
 		if a.Rates != nil && a.Rates.CPUMeasured {
 			cpu, iowait = fmt.Sprintf("%.0f%%", 100*a.Rates.CPU), fmt.Sprintf("%.0f%%", 100*a.Rates.IOWait)

@@ -28,7 +28,8 @@ type Registry struct {
 	frameworks map[string]*api.FrameworkRecord
 	tasks      map[string]*api.TaskRecord // key TaskKey(framework, task)
 	config     *api.ConfigRecord
-	policy     *api.PolicyRecord // nil until the first POLICY_SET (the master's policy.go)
+	policy     *api.PolicyRecord      // nil until the first POLICY_SET (the master's policy.go)
+	maint      *api.MaintenanceRecord // nil until the first MAINTENANCE_SET (maintenance.go)
 	// hist is the completed tasks and the removed agents (history.go).
 	hist registryHistory
 	// applyObs, if set before raft starts, observes how long each log
@@ -149,6 +150,8 @@ func (r *Registry) applyLocked(c *api.Command, depth int) error {
 			return fmt.Errorf("registry: POLICY_SET without a policy record")
 		}
 		r.policy = c.Policy
+	case api.CommandType_MAINTENANCE_SET:
+		return r.applyMaintenance(c)
 	default:
 		return fmt.Errorf("registry: unknown command type %d", c.GetType())
 	}
@@ -238,6 +241,7 @@ func (r *Registry) records() []*api.SnapshotRecord {
 	if p := r.Policy(); p != nil {
 		out = append(out, &api.SnapshotRecord{Record: &api.SnapshotRecord_Policy{Policy: p}})
 	}
+	out = append(out, r.maintenanceRecords()...)
 	return append(out, r.historyRecords()...)
 }
 
@@ -282,7 +286,7 @@ func (r *Registry) Restore(rc io.ReadCloser) error {
 	}
 	r.mu.Lock()
 	r.agents, r.frameworks, r.tasks, r.config = next.agents, next.frameworks, next.tasks, next.config
-	r.policy = next.policy
+	r.policy, r.maint = next.policy, next.maint
 	next.hist.restored(next.frameworks)
 	r.hist = next.hist
 	r.mu.Unlock()
@@ -314,6 +318,8 @@ func (r *Registry) put(rec *api.SnapshotRecord) error {
 		r.hist.restoreTask(x.CompletedTask)
 	case *api.SnapshotRecord_RemovedAgent:
 		r.hist.removeAgent(x.RemovedAgent)
+	case *api.SnapshotRecord_Maintenance:
+		r.maint = x.Maintenance
 	default:
 		return errors.New("unknown record type")
 	}

@@ -109,8 +109,8 @@ const render = {
     const of = (a, k) => a.resources[k] ? `${qty(k, (a.used_resources || {})[k])} / ${qty(k, a.resources[k])}` : "–";
     fill("agents", (st.slaves || []).map((a) => {
       const r = a.usage_rates && a.usage_rates.cpu_measured ? a.usage_rates : null;
-      return [idCell(a.id), a.pid.replace(/^slave\(1\)@/, ""), stateBadge(a.active ? "active" : "disconnected"), of(a, "cpus"), of(a, "mem"), of(a, "disk"),
-        r ? pct(r.cpu) : "–", r ? pct(r.iowait) : "–", String(tasks[a.id] || 0)];
+      return [idCell(a.id), a.pid.replace(/^slave\(1\)@/, ""), stateBadge(a.state || (a.active ? "active" : "disconnected")), of(a, "cpus"), of(a, "mem"), of(a, "disk"),
+        r ? pct(r.cpu) : "–", r ? pct(r.iowait) : "–", String(tasks[a.id] || 0), agentAction(a)];
     }), "no agents registered");
   },
 
@@ -318,6 +318,33 @@ async function subscribe(delay = 1000) {
   setTimeout(() => subscribe(Math.min(delay * 2, 15000)), delay);
 }
 
+// The agents page's drain and reactivate buttons: Mesos's DRAIN_AGENT and
+// REACTIVATE_AGENT on the operator API, as the sorter switch posts JSON
+// (a cross-site form cannot send that content type) with the page's
+// credential; the master authorizes them (drain_agents, reactivate_agents)
+// and its refusal is shown as it came.
+function agentAction(a) {
+  const call = a.state === "drained" || a.state === "deactivated" ? "REACTIVATE_AGENT" : a.state === "draining" || a.state === "down" ? "" : "DRAIN_AGENT";
+  if (!call) return "–";
+  return el("button", { class: "agent-action", "data-call": call, "data-agent": a.id, id: (call === "DRAIN_AGENT" ? "drain-" : "reactivate-") + a.id,
+    text: call === "DRAIN_AGENT" ? "Drain" : "Reactivate" });
+}
+
+async function agentCall(call, agent) {
+  const field = call.toLowerCase();
+  const body = JSON.stringify({ type: call, [field]: { agent_id: { value: agent } } });
+  const r = await fetch(api + "/api/v1", { method: "POST", headers: { "Content-Type": "application/json", Accept: "application/json" }, body });
+  const text = (await r.text()).trim();
+  $("agents-result").textContent = r.ok ? `${call} of ${agent}: done` : `${call} of ${agent} refused: ${r.status} ${text}`;
+  refreshSoon();
+}
+
+if (page === "agents") {
+  $("agents").addEventListener("click", (e) => {
+    const b = e.target.closest("button.agent-action");
+    if (b) agentCall(b.dataset.call, b.dataset.agent);
+  });
+}
 if (page === "task") taskPage.init();
 if (page === "allocator") allocatorPage.init();
 if (page === "tasks") {
