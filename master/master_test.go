@@ -92,7 +92,7 @@ func TestSchedulerCallsWithMissingFields(t *testing.T) {
 		{`{"type":"SUBSCRIBE","subscribe":{"framework_info":{"user":"u","name":"n","role":"other","id":{"value":"FW"}}}}`, 400, "changing roles"},
 		{`{"type":"ACCEPT"}`, 400, "without framework_id"},
 		{`{"type":"ACCEPT","framework_id":{"value":"FW"}}`, 400, "without accept"},
-		{`{"type":"ACCEPT","framework_id":{"value":"FW"},"accept":{}}`, 400, "accept.offer_ids"},
+		{`{"type":"ACCEPT","framework_id":{"value":"FW"},"accept":{}}`, 202, ""}, // as Mesos: its tasks, none here, are answered "No offers specified"
 		{`{"type":"DECLINE","framework_id":{"value":"FW"}}`, 400, "without decline"},
 		{`{"type":"KILL","framework_id":{"value":"FW"},"kill":{"task_id":{"value":""}}}`, 400, "kill.task_id"},
 		{`{"type":"SHUTDOWN","framework_id":{"value":"FW"}}`, 400, "shutdown.executor_id"},

@@ -283,11 +283,10 @@ func validateCallBody(call *scheduler.Call) error {
 	}
 	switch call.Type {
 	case scheduler.Call_ACCEPT:
+		// No offer_ids is not malformed to Mesos: its tasks are
+		// answered "No offers specified" (acceptdrop.go).
 		if call.Accept == nil {
 			return missing("accept")
-		}
-		if len(call.Accept.OfferIDs) == 0 {
-			return missing("accept.offer_ids")
 		}
 	case scheduler.Call_DECLINE:
 		if call.Decline == nil {
