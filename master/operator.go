@@ -79,7 +79,7 @@ func (m *Master) operatorCall(call *mmaster.Call) (*mmaster.Response, error) {
 		return &mmaster.Response{Type: mmaster.Response_GET_HEALTH, GetHealth: &mmaster.Response_GetHealth{Healthy: true}}, nil
 	case mmaster.Call_GET_VERSION:
 		return &mmaster.Response{Type: mmaster.Response_GET_VERSION, GetVersion: &mmaster.Response_GetVersion{
-			VersionInfo: mesos.VersionInfo{Version: Version}}}, nil
+			VersionInfo: versionInfo()}}, nil // version.go
 	case mmaster.Call_GET_FLAGS:
 		var flags []mesos.Flag
 		names := make([]string, 0, len(m.cfg.Flags))
@@ -151,7 +151,7 @@ func (m *Master) agentInfo(a *agentState) mesos.AgentInfo {
 
 // agentEntryLocked is a as GET_AGENTS lists it. Caller holds m.mu.
 func (m *Master) agentEntryLocked(a *agentState) mmaster.Response_GetAgents_Agent {
-	e := mmaster.Response_GetAgents_Agent{AgentInfo: m.agentInfo(a), Active: a.stream != nil, Version: Version,
+	e := mmaster.Response_GetAgents_Agent{AgentInfo: m.agentInfo(a), Active: a.stream != nil, Version: MesosVersion,
 		PID: strPtr("slave(1)@" + a.rec.Address), RegisteredTime: timeInfo(time.Unix(0, a.rec.RegisteredUnixNano)),
 		TotalResources: resources.ToMesos(a.total, "", "")}
 	if st, err := m.alloc.Agent(a.rec.Id); err == nil {
@@ -312,7 +312,7 @@ func stateTaskOf(t *task) operator.Task {
 func (m *Master) handleState(w http.ResponseWriter, r *http.Request) {
 	m.mu.Lock()
 	who := auth.SubjectFrom(r.Context())
-	doc := operator.State{Version: Version, ID: m.id, PID: "master@" + m.ln.Addr().String(),
+	doc := operator.State{Version: MesosVersion, AllotVersion: Version, ID: m.id, PID: "master@" + m.ln.Addr().String(),
 		Hostname: m.info.GetHostname(), StartTime: float64(m.start.UnixNano()) / 1e9, Leader: "master@" + m.ln.Addr().String()}
 	doc.Slaves = m.stateAgentsLocked()
 	doc.Frameworks = m.visibleStateLocked(who, m.stateFrameworksLocked())
