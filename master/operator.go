@@ -62,7 +62,7 @@ func (m *Master) handleOperator(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusOK)
 		return
 	}
-	b, err := req.Out.Marshal(resp)
+	b, err := req.Out.MarshalOmitEmpty(resp) // as Mesos: no unset fields
 	if err != nil {
 		api.WriteError(w, err)
 		return
@@ -333,7 +333,7 @@ func (m *Master) handleState(w http.ResponseWriter, r *http.Request) {
 
 // stateFrameworksLocked lists the frameworks for /state. Caller holds m.mu.
 func (m *Master) stateFrameworksLocked() []operator.Framework {
-	var fws []operator.Framework
+	fws := []operator.Framework{} // [] when none, as Mesos writes it
 	for _, id := range sortedKeys(m.frameworks) {
 		fw := m.frameworks[id]
 		f := operator.Framework{ID: id, Name: fw.info.Name, Role: fw.role, Active: fw.stream != nil && !fw.suppressed, Connected: fw.stream != nil,
@@ -367,7 +367,7 @@ func (m *Master) stateCompletedFrameworksLocked() []operator.Framework {
 	removed := m.completed.removedFrameworks()
 	out := make([]operator.Framework, 0, len(removed))
 	for _, id := range removed {
-		f := operator.Framework{ID: id, Tasks: []operator.Task{}}
+		f := operator.Framework{ID: id, Tasks: []operator.Task{}, CompletedTasks: []operator.Task{}}
 		for _, t := range m.completed.of(id) {
 			f.CompletedTasks = append(f.CompletedTasks, stateTaskOf(t))
 		}
@@ -378,7 +378,7 @@ func (m *Master) stateCompletedFrameworksLocked() []operator.Framework {
 
 // stateAgentsLocked lists the agents for /state. Caller holds m.mu.
 func (m *Master) stateAgentsLocked() []operator.Agent {
-	var agents []operator.Agent
+	agents := []operator.Agent{}
 	for _, id := range sortedKeys(m.agents) {
 		a := m.agents[id]
 		ja := operator.Agent{ID: id, Hostname: a.rec.Hostname, PID: "slave(1)@" + a.rec.Address, Active: a.stream != nil, Resources: stateScalars(a.total), Usage: m.usage[id], Rates: m.ratesForStateLocked(id), Isolation: a.rec.Isolation}
