@@ -1,6 +1,13 @@
 package api
 
-import "testing"
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	mesos "github.com/mesos/mesos-go/api/v1/lib"
+	mmaster "github.com/mesos/mesos-go/api/v1/lib/master"
+)
 
 func TestOmitEmpty(t *testing.T) {
 	for _, tc := range []struct{ in, want string }{
@@ -18,5 +25,27 @@ func TestOmitEmpty(t *testing.T) {
 	}
 	if _, err := OmitEmpty([]byte(`{"a":`)); err == nil {
 		t.Error("truncated document accepted")
+	}
+}
+
+// A stream with OmitEmpty sends JSON events without unset fields, as
+// Mesos's operator event stream has them; protobuf is untouched.
+func TestStreamOmitEmpty(t *testing.T) {
+	ev := &mmaster.Event{Type: mmaster.Event_FRAMEWORK_REMOVED, FrameworkRemoved: &mmaster.Event_FrameworkRemoved{
+		FrameworkInfo: mesos.FrameworkInfo{User: "u", Name: "n"}}}
+	plain, _ := JSON.Marshal(ev)
+	if !strings.Contains(string(plain), "null") {
+		t.Fatalf("encoding/json wrote no null (%s): the test shows nothing", plain)
+	}
+	s := NewStream(JSON, 4)
+	s.OmitEmpty = true
+	s.Send(ev)
+	got := s.take(nil)
+	if len(got) != 1 || strings.Contains(string(got[0].b), "null") || strings.Contains(string(got[0].b), "[]") {
+		t.Fatalf("%d events sent, the first %s; want one without null or empty arrays", len(got), got[0].b)
+	}
+	var back mmaster.Event
+	if err := json.Unmarshal(got[0].b, &back); err != nil || back.FrameworkRemoved.FrameworkInfo.Name != "n" {
+		t.Fatalf("mesos-go decodes it as %+v, %v", back, err)
 	}
 }
