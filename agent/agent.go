@@ -50,6 +50,11 @@ type Config struct {
 	RegistrationTimeout time.Duration
 	// UsageInterval is how often usage is reported to the master (10s).
 	UsageInterval time.Duration
+	// StatusUpdateRetry is how long an unacknowledged status update waits
+	// before it is sent again (Mesos's 10s); each further resend of the
+	// same update waits twice as long, up to StatusUpdateRetryMax (Mesos's
+	// 10m).
+	StatusUpdateRetry, StatusUpdateRetryMax time.Duration
 	// KillExecutorsOnStop makes Stop kill every executor, checkpointing or
 	// not (allot dev, which removes its work dirs afterwards).
 	KillExecutorsOnStop bool

@@ -115,6 +115,9 @@ type commandExecutor struct {
 	unacked    map[string]exec1.Call_Update // by uuid
 	unackTasks map[string]mesos.TaskInfo
 	shutdown   bool
+	// killingState: the framework declared TASK_KILLING_STATE, so a kill
+	// is reported TASK_KILLING before the task ends.
+	killingState bool
 	// quitCtx ends when the executor is done (quit). The last terminal
 	// update can be acknowledged on the event stream before the executor
 	// has read its own UPDATE call's answer: then it is done only after the
@@ -168,6 +171,9 @@ func (ce *commandExecutor) eventLoop(resp mesos.Response) error {
 		}
 		switch e.Type {
 		case exec1.Event_SUBSCRIBED:
+			ce.mu.Lock()
+			ce.killingState = hasCapability(&e.Subscribed.FrameworkInfo, mesos.FrameworkInfo_Capability_TASK_KILLING_STATE)
+			ce.mu.Unlock()
 		case exec1.Event_LAUNCH:
 			ce.launch(e.Launch.Task)
 		case exec1.Event_LAUNCH_GROUP:
@@ -366,18 +372,41 @@ func (ce *commandExecutor) finishStatus(t *cmdTask, st mesos.TaskStatus) {
 	}
 }
 
+// kill kills task id by its kill policy (grace before SIGKILL).
 func (ce *commandExecutor) kill(id string, grace time.Duration) {
 	ce.mu.Lock()
 	t := ce.tasks[id]
-	if t == nil || t.terminal {
+	ce.mu.Unlock()
+	if t == nil {
+		return
+	}
+	t.sendMu.Lock()
+	defer t.sendMu.Unlock()
+	ce.killHeld(t, grace)
+}
+
+// killHeld is kill with t.sendMu held: SIGTERM to the task's process
+// group, SIGKILL after grace unless it ended. The first kill of a running
+// task first reports TASK_KILLING to a framework that declared
+// TASK_KILLING_STATE, as Mesos's command executor does, so the framework
+// learns the kill began (a grace period can be long).
+func (ce *commandExecutor) killHeld(t *cmdTask, grace time.Duration) {
+	ce.mu.Lock()
+	if t.terminal {
 		ce.mu.Unlock()
 		return
 	}
+	// A later kill (SHUTDOWN after KILL) signals again, with its own
+	// grace, but is not reported again.
+	first := !t.killed
 	t.killed = true
-	cmd := t.cmd
+	cmd, killing := t.cmd, ce.killingState && first
 	ce.mu.Unlock()
 	if cmd == nil || cmd.Process == nil {
 		return
+	}
+	if killing {
+		ce.update(t.info, mesos.TASK_KILLING, "", nil)
 	}
 	pid := cmd.Process.Pid
 	syscall.Kill(-pid, syscall.SIGTERM)
@@ -403,4 +432,14 @@ func (ce *commandExecutor) killAll(grace time.Duration) {
 	for _, id := range ids {
 		ce.kill(id, grace)
 	}
+}
+
+// hasCapability reports whether the framework declared capability c.
+func hasCapability(info *mesos.FrameworkInfo, c mesos.FrameworkInfo_Capability_Type) bool {
+	for _, have := range info.Capabilities {
+		if have.GetType() == c {
+			return true
+		}
+	}
+	return false
 }

@@ -61,5 +61,5 @@ func (ce *commandExecutor) healthChanged(t *cmdTask, v healthVerdict) {
 	if kp := t.info.KillPolicy; kp != nil && kp.GracePeriod != nil {
 		grace = time.Duration(kp.GracePeriod.Nanoseconds)
 	}
-	ce.kill(t.info.TaskID.Value, grace)
+	ce.killHeld(t, grace)
 }

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -26,8 +27,10 @@ import (
 type fakeExecAgent struct {
 	t               *testing.T
 	ackBeforeAnswer bool
-	acked           chan struct{} // an ACKNOWLEDGED event was handled
-	ended           chan struct{} // a task's terminal update was answered
+	// caps are the framework's capabilities, as SUBSCRIBED tells them.
+	caps  []mesos.FrameworkInfo_Capability
+	acked chan struct{} // an ACKNOWLEDGED event was handled
+	ended chan struct{} // a task's terminal update was answered
 
 	mu      sync.Mutex
 	stream  *api.Stream
@@ -83,7 +86,7 @@ func (f *fakeExecAgent) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		f.mu.Unlock()
 		shell := "sleep 30"
 		s.Send(&exec1.Event{Type: exec1.Event_SUBSCRIBED, Subscribed: &exec1.Event_Subscribed{
-			ExecutorInfo: mesos.ExecutorInfo{ExecutorID: mesos.ExecutorID{Value: "e"}}, FrameworkInfo: mesos.FrameworkInfo{Name: "f"},
+			ExecutorInfo: mesos.ExecutorInfo{ExecutorID: mesos.ExecutorID{Value: "e"}}, FrameworkInfo: mesos.FrameworkInfo{Name: "f", Capabilities: f.caps},
 			AgentInfo: mesos.AgentInfo{Hostname: "localhost"}}})
 		s.Send(&exec1.Event{Type: exec1.Event_LAUNCH, Launch: &exec1.Event_Launch{Task: mesos.TaskInfo{Name: "t",
 			TaskID: mesos.TaskID{Value: "t"}, AgentID: mesos.AgentID{Value: "a"}, Command: &mesos.CommandInfo{Value: &shell}}}})
@@ -95,6 +98,11 @@ func (f *fakeExecAgent) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s := f.stream
 		f.mu.Unlock()
 		ack := &exec1.Event{Type: exec1.Event_ACKNOWLEDGED, Acknowledged: &exec1.Event_Acknowledged{TaskID: st.TaskID, UUID: st.UUID}}
+		if st.GetState() == mesos.TASK_KILLING {
+			w.WriteHeader(http.StatusAccepted)
+			s.Send(ack)
+			return
+		}
 		if st.GetState() == mesos.TASK_RUNNING {
 			w.WriteHeader(http.StatusAccepted)
 			s.Send(ack)
@@ -165,6 +173,57 @@ func TestCommandExecutorExitsAfterTerminalAck(t *testing.T) {
 			defer f.mu.Unlock()
 			if n := len(f.updates); n != 2 || f.updates[n-1] != mesos.TASK_KILLED {
 				t.Errorf("updates %v, want TASK_RUNNING then TASK_KILLED", f.updates)
+			}
+		})
+	}
+}
+
+// runAgainst runs the command executor against fake agent f until it
+// exits, and returns the states of the updates it sent.
+func runAgainst(t *testing.T, f *fakeExecAgent) []mesos.TaskState {
+	t.Helper()
+	srv := httptest.NewServer(f)
+	defer srv.Close()
+	defer f.closeStream() // frees a stuck executor so the test can end
+	sandbox := t.TempDir()
+	for k, v := range map[string]string{"MESOS_FRAMEWORK_ID": "f", "MESOS_EXECUTOR_ID": "e", "MESOS_DIRECTORY": sandbox,
+		"MESOS_SANDBOX": sandbox, "MESOS_AGENT_ENDPOINT": strings.TrimPrefix(srv.URL, "http://"),
+		"MESOS_EXECUTOR_SHUTDOWN_GRACE_PERIOD": "5secs", "MESOS_CHECKPOINT": "0"} {
+		t.Setenv(k, v)
+	}
+	done := make(chan error, 1)
+	go func() { done <- runCommandExecutor(zerolog.New(zerolog.NewTestWriter(t)), wallClock{}, f.hooks()) }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("executor returned %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("executor still running 30 s after its task was killed")
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]mesos.TaskState(nil), f.updates...)
+}
+
+// A killed task is reported TASK_KILLING before TASK_KILLED exactly when
+// the framework declared TASK_KILLING_STATE, as Mesos's command executor
+// does.
+func TestCommandExecutorReportsKilling(t *testing.T) {
+	killing := []mesos.FrameworkInfo_Capability{{Type: mesos.FrameworkInfo_Capability_TASK_KILLING_STATE}}
+	for _, tc := range []struct {
+		name string
+		caps []mesos.FrameworkInfo_Capability
+		want []mesos.TaskState
+	}{
+		{"declared", killing, []mesos.TaskState{mesos.TASK_RUNNING, mesos.TASK_KILLING, mesos.TASK_KILLED}},
+		{"not declared", nil, []mesos.TaskState{mesos.TASK_RUNNING, mesos.TASK_KILLED}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFakeExecAgent(t, false)
+			f.caps = tc.caps
+			if got := runAgainst(t, f); fmt.Sprint(got) != fmt.Sprint(tc.want) {
+				t.Errorf("updates %v, want %v", got, tc.want)
 			}
 		})
 	}

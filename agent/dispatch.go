@@ -164,6 +164,9 @@ func (a *Agent) run(ev *api.AgentEvent) {
 	defer a.mu.Unlock()
 	a.frameworks[ev.FrameworkId] = &o.fwInfo
 	key := exKey(ev.FrameworkId, o.exInfo.ExecutorID.Value)
+	if a.refuseUnsupportedLocked(key, o) { // containers.go
+		return
+	}
 	ex := a.executors[key]
 	if ex != nil && (ex.exited || ex.killing) {
 		// A new run of an executor id whose last run ended.

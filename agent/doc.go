@@ -25,8 +25,11 @@
 //     run, which fails or kills the tasks still open.
 //   - updates.go: the status update manager: each task's updates queue
 //     in order, only the head in flight, checkpointed, retried with
-//     backoff until the framework acknowledges it, the acknowledgement
+//     backoff until the framework acknowledges it (10 s doubling to
+//     10 min, as Mesos; Config.StatusUpdateRetry*), the acknowledgement
 //     passed on to the executor whose update it was.
+//   - containers.go: a RUN asking for a container allot cannot provide
+//     (image, network) fails TASK_FAILED instead of running on the host.
 //   - executorapi.go: the executor HTTP API, /api/v1/executor: SUBSCRIBE
 //     (the executor's event stream, and what a re-subscribing executor
 //     hands back), UPDATE and MESSAGE.

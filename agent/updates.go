@@ -46,14 +46,38 @@ func (a *Agent) enqueueUpdateLocked(ex *executor, t *agentTask, st *mesos.TaskSt
 	a.checkpointLocked(ex)
 }
 
+// The status update retry intervals' defaults, Mesos's agent's own
+// (STATUS_UPDATE_RETRY_INTERVAL_MIN and _MAX): a framework that reads its
+// stream a little late does not receive every update twice.
+const (
+	defaultStatusUpdateRetry    = 10 * time.Second
+	defaultStatusUpdateRetryMax = 10 * time.Minute
+)
+
+// updateRetry is the first and the longest wait before an unacknowledged
+// update is resent: Config's, or the defaults where unset (an Agent built
+// without New, as tests do).
+func (a *Agent) updateRetry() (first, longest time.Duration) {
+	first, longest = a.cfg.StatusUpdateRetry, a.cfg.StatusUpdateRetryMax
+	if first <= 0 {
+		first = defaultStatusUpdateRetry
+	}
+	if longest <= 0 {
+		longest = defaultStatusUpdateRetryMax
+	}
+	return first, max(first, longest)
+}
+
 // forwardLocked sends the head of t's update stream to the master (when
-// connected) and sets its next retry: a second after a fresh head,
-// doubling up to 32 seconds while the same head goes unacknowledged.
+// connected) and sets its next retry: the first retry interval after a
+// fresh head, doubling up to the longest while the same head goes
+// unacknowledged.
 func (a *Agent) forwardLocked(ex *executor, t *agentTask, fresh bool) {
+	first, longest := a.updateRetry()
 	if fresh || t.backoff == 0 {
-		t.backoff = time.Second
-	} else if t.backoff < 32*time.Second {
-		t.backoff *= 2
+		t.backoff = first
+	} else {
+		t.backoff = min(2*t.backoff, longest)
 	}
 	t.nextRetry = a.clock().Now().Add(t.backoff)
 	if !a.connected {
@@ -73,18 +97,24 @@ func (a *Agent) retryLoop() {
 			return
 		case <-clock.After(200 * time.Millisecond):
 		}
-		now := clock.Now()
 		a.mu.Lock()
-		if a.connected {
-			for _, ex := range a.executors {
-				for _, tk := range ex.tasks {
-					if len(tk.pending) > 0 && now.After(tk.nextRetry) {
-						a.forwardLocked(ex, tk, false)
-					}
-				}
+		a.retryDueLocked(clock.Now())
+		a.mu.Unlock()
+	}
+}
+
+// retryDueLocked resends, when connected, every head update whose retry
+// is due at now. Caller holds a.mu.
+func (a *Agent) retryDueLocked(now time.Time) {
+	if !a.connected {
+		return
+	}
+	for _, ex := range a.executors {
+		for _, tk := range ex.tasks {
+			if len(tk.pending) > 0 && !now.Before(tk.nextRetry) {
+				a.forwardLocked(ex, tk, false)
 			}
 		}
-		a.mu.Unlock()
 	}
 }
 

@@ -28,6 +28,10 @@
 // anchored on it, which AgentTimeline.Timeline rebuilds into a
 // profile.Timeline so a framework scores with the master's math.
 //
+// UnsupportedContainer (containers.go) is what of a task's or executor's
+// ContainerInfo allot cannot provide yet (images, container networks):
+// the master answers such a task TASK_ERROR, an agent TASK_FAILED.
+//
 // Regenerate allot.pb.go with:
 //
 //	protoc --go_out=. --go_opt=paths=source_relative allot.proto

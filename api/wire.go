@@ -54,6 +54,17 @@ func (c Codec) Marshal(m GogoMessage) ([]byte, error) {
 	return m.Marshal()
 }
 
+// MarshalOmitEmpty is Marshal but JSON leaves out the unset fields
+// (null, empty arrays) as Mesos does (OmitEmpty): for the operator API,
+// whose clients read Mesos's documents.
+func (c Codec) MarshalOmitEmpty(m GogoMessage) ([]byte, error) {
+	b, err := c.Marshal(m)
+	if err != nil || c != JSON {
+		return b, err
+	}
+	return OmitEmpty(b)
+}
+
 // Unmarshal decodes a mesos-go message.
 func (c Codec) Unmarshal(b []byte, m GogoMessage) error {
 	if c == JSON {
@@ -201,14 +212,17 @@ func (req *Request) Decode(m GogoMessage, what string) error {
 // garbage collector for every agent, 15 GiB at 10,000 agents, while an agent
 // stream rarely has more than a few frames pending.
 type Stream struct {
-	Codec    Codec
-	limit    int
-	mu       sync.Mutex
-	queue    []queued
-	ready    chan struct{} // one token: the queue went from empty to not
-	done     chan struct{}
-	once     sync.Once
-	closeErr string
+	Codec Codec
+	// OmitEmpty: Send writes JSON events as Mesos does, without unset
+	// fields (Codec.MarshalOmitEmpty). Set before the first Send.
+	OmitEmpty bool
+	limit     int
+	mu        sync.Mutex
+	queue     []queued
+	ready     chan struct{} // one token: the queue went from empty to not
+	done      chan struct{}
+	once      sync.Once
+	closeErr  string
 }
 
 // NewStream returns a stream with room for queue frames.
@@ -219,7 +233,11 @@ func NewStream(c Codec, queue int) *Stream {
 // Send queues m; it reports false if the stream is closed or full (and then
 // closes it).
 func (s *Stream) Send(m GogoMessage) bool {
-	b, err := s.Codec.Marshal(m)
+	marshal := s.Codec.Marshal
+	if s.OmitEmpty {
+		marshal = s.Codec.MarshalOmitEmpty
+	}
+	b, err := marshal(m)
 	if err != nil {
 		s.Close("encoding event: " + err.Error())
 		return false

@@ -36,8 +36,11 @@ func TestMain(m *testing.M) {
 
 // agentFlags are every integration agent's flags: usage sampled often
 // enough for the tests that read it, a registration timeout short enough
-// for the tests that let an executor miss it, debug logs for failures.
-var agentFlags = []string{"--usage-interval", "300ms", "--executor-registration-timeout", "3s", "--log-level", "debug"}
+// for the tests that let an executor miss it, debug logs for failures,
+// and status updates resent after 1 s (not Mesos's 10 s): the tests that
+// restart masters and agents wait on updates a restart lost.
+var agentFlags = []string{"--usage-interval", "300ms", "--executor-registration-timeout", "3s", "--log-level", "debug",
+	"--status-update-retry-interval", "1s", "--status-update-retry-max", "32s"}
 
 // cluster is a master and agents on loopback.
 type cluster struct {

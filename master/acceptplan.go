@@ -1,11 +1,14 @@
 package master
 
-// ACCEPT's plan: the offers and every task of the call are validated against
-// the live state before anything changes, so a rejected ACCEPT leaves its
-// offers outstanding; launchLocked (offers.go) carries the plan out.
+// ACCEPT's plan: every task of a call whose offers are valid is validated
+// against the live state before anything changes; the tasks that cannot
+// run are answered TASK_ERROR, the others launched by launchLocked
+// (offers.go).
 
 import (
+	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"strings"
 
@@ -13,18 +16,21 @@ import (
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
 
 	"github.com/allot-sched/allot/api"
+	"github.com/allot-sched/allot/api/healthcheck"
 	"github.com/allot-sched/allot/resources"
 )
 
-// planAcceptLocked validates an ACCEPT completely before anything changes,
-// so a rejected call leaves the offers outstanding and the framework can
-// retry; launchLocked (offers.go) carries out the plan. Caller holds m.mu.
+// planAcceptLocked plans an ACCEPT whose offers are valid
+// (invalidOffersLocked, acceptdrop.go, answered the others): each task is
+// checked against the live state and the offered resources before
+// anything changes; a task that fails is refused (TASK_ERROR, as Mesos),
+// the others launch. Only an operation allot does not carry out fails the
+// whole call. launchLocked (offers.go) carries out the plan. Caller holds
+// m.mu.
 func (m *Master) planAcceptLocked(fw *framework, acc *scheduler.Call_Accept) (*acceptPlan, error) {
-	p, err := m.acceptedOffersLocked(fw, acc)
-	if err != nil {
-		return nil, err
-	}
+	p := m.acceptedOffersLocked(fw, acc)
 	c := &taskChecker{fw: fw, a: p.agent, remaining: p.remaining, newIDs: map[string]bool{}, newExecutors: map[string]bool{}}
+	var err error
 	if p.launches, err = c.operations(acc.Operations); err != nil {
 		return nil, err
 	}
@@ -33,33 +39,17 @@ func (m *Master) planAcceptLocked(fw *framework, acc *scheduler.Call_Accept) (*a
 	return p, nil
 }
 
-// acceptedOffersLocked checks that the accepted offers are the framework's,
-// distinct, on one connected agent, and sums them. Caller holds m.mu.
-func (m *Master) acceptedOffersLocked(fw *framework, acc *scheduler.Call_Accept) (*acceptPlan, error) {
+// acceptedOffersLocked sums the accepted offers, which invalidOffersLocked
+// found to be fw's, distinct and on one connected agent. Caller holds m.mu.
+func (m *Master) acceptedOffersLocked(fw *framework, acc *scheduler.Call_Accept) *acceptPlan {
 	p := &acceptPlan{}
-	var agentID string
-	seen := map[string]bool{}
 	for _, oid := range acc.OfferIDs {
 		o := m.frameworkOfferLocked(fw, oid.Value)
-		if o == nil {
-			return nil, api.Errorf(http.StatusBadRequest, "ACCEPT: offer %q does not exist or was rescinded", oid.Value)
-		}
-		if seen[oid.Value] {
-			return nil, api.Errorf(http.StatusBadRequest, "ACCEPT: offer %q is listed twice", oid.Value)
-		}
-		seen[oid.Value] = true
-		if agentID != "" && o.agent != agentID {
-			return nil, api.Errorf(http.StatusBadRequest, "ACCEPT: offers %v are on different agents", acc.OfferIDs)
-		}
-		agentID = o.agent
 		p.offers = append(p.offers, o)
 		p.remaining = p.remaining.Add(o.res)
+		p.agent = m.agents[o.agent]
 	}
-	p.agent = m.agents[agentID]
-	if p.agent == nil || p.agent.stream == nil {
-		return nil, api.Errorf(http.StatusBadRequest, "ACCEPT: agent %s of the offer is gone", agentID)
-	}
-	return p, nil
+	return p
 }
 
 // taskChecker validates the tasks of one ACCEPT against the offered
@@ -74,45 +64,22 @@ type taskChecker struct {
 	refused      []refusedTask // answered TASK_ERROR instead of launched
 }
 
-// operations validates LAUNCH and LAUNCH_GROUP operations into launches.
-// Under m.mu.
+// operations validates LAUNCH and LAUNCH_GROUP operations into launches;
+// the tasks that fail are refused. A LAUNCH without tasks launches
+// nothing, as in Mesos (the offers are then only declined). Under m.mu.
 func (c *taskChecker) operations(ops []mesos.Offer_Operation) ([]plannedLaunch, error) {
 	var plans []plannedLaunch
 	for i := range ops {
 		op := &ops[i]
 		switch op.GetType() {
 		case mesos.Offer_Operation_LAUNCH:
-			if op.Launch == nil {
-				return nil, api.Errorf(http.StatusBadRequest, "ACCEPT: LAUNCH operation without launch")
-			}
-			refused := healthRefusals(op.Launch.TaskInfos, false)
-			c.refused = append(c.refused, refused...)
-			tasks := withoutRefused(op.Launch.TaskInfos, refused)
-			for j := range tasks {
-				if err := c.check(&tasks[j], nil); err != nil {
-					return nil, err
-				}
-			}
-			if len(tasks) > 0 {
+			if tasks := c.launch(op.GetLaunch().GetTaskInfos()); len(tasks) > 0 {
 				plans = append(plans, plannedLaunch{tasks: tasks})
 			}
 		case mesos.Offer_Operation_LAUNCH_GROUP:
 			lg := op.LaunchGroup
-			if lg == nil || len(lg.TaskGroup.Tasks) == 0 {
-				return nil, api.Errorf(http.StatusBadRequest, "ACCEPT: LAUNCH_GROUP operation without tasks")
-			}
-			if refused := healthRefusals(lg.TaskGroup.Tasks, true); len(refused) > 0 {
-				c.refused = append(c.refused, refused...)
+			if lg == nil || len(lg.TaskGroup.Tasks) == 0 || !c.group(lg) {
 				continue
-			}
-			for j := range lg.TaskGroup.Tasks {
-				t := &lg.TaskGroup.Tasks[j]
-				if t.Executor != nil {
-					return nil, api.Errorf(http.StatusBadRequest, "ACCEPT: LAUNCH_GROUP task %q must not carry its own executor", t.TaskID.Value)
-				}
-				if err := c.check(t, &lg.Executor); err != nil {
-					return nil, err
-				}
 			}
 			ex := lg.Executor
 			plans = append(plans, plannedLaunch{tasks: lg.TaskGroup.Tasks, group: true, executor: &ex})
@@ -123,78 +90,150 @@ func (c *taskChecker) operations(ops []mesos.Offer_Operation) ([]plannedLaunch, 
 	return plans, nil
 }
 
-// check validates one task (ex is its group's executor, nil for LAUNCH)
-// and takes what it needs from remaining. Under m.mu.
-func (c *taskChecker) check(t *mesos.TaskInfo, ex *mesos.ExecutorInfo) error {
+// launch checks the tasks of one LAUNCH and returns those that may run;
+// each of the others is refused with REASON_TASK_INVALID and Mesos's
+// message. Under m.mu.
+func (c *taskChecker) launch(tasks []mesos.TaskInfo) []mesos.TaskInfo {
+	var ok []mesos.TaskInfo
+	for j := range tasks {
+		t := &tasks[j]
+		if msg := c.check(t, nil); msg != "" {
+			c.refused = append(c.refused, refusedTask{id: t.TaskID, reason: mesos.REASON_TASK_INVALID, msg: msg})
+			continue
+		}
+		ok = append(ok, *t)
+	}
+	return ok
+}
+
+// group checks a LAUNCH_GROUP whole: if one task fails, every task of the
+// group is refused with REASON_TASK_GROUP_INVALID and nothing of the
+// group is taken from the offers (Mesos launches a group whole or not at
+// all). Under m.mu.
+func (c *taskChecker) group(lg *mesos.Offer_Operation_LaunchGroup) bool {
+	saved := c.save()
+	for j := range lg.TaskGroup.Tasks {
+		t := &lg.TaskGroup.Tasks[j]
+		msg := ""
+		if t.Executor != nil {
+			msg = "'TaskInfo.executor' must not be set"
+		} else {
+			msg = c.check(t, &lg.Executor)
+		}
+		if msg != "" {
+			c.restore(saved)
+			for _, u := range lg.TaskGroup.Tasks {
+				c.refused = append(c.refused, refusedTask{id: u.TaskID, reason: mesos.REASON_TASK_GROUP_INVALID,
+					msg: "Task '" + t.TaskID.Value + "' is invalid: " + msg})
+			}
+			return false
+		}
+	}
+	return true
+}
+
+// checkerState is what a task group's checks change, kept to undo them
+// when one task of the group fails.
+type checkerState struct {
+	remaining            resources.Resources
+	newIDs, newExecutors map[string]bool
+	refused              int
+}
+
+func (c *taskChecker) save() checkerState {
+	return checkerState{remaining: c.remaining, newIDs: maps.Clone(c.newIDs), newExecutors: maps.Clone(c.newExecutors), refused: len(c.refused)}
+}
+
+func (c *taskChecker) restore(s checkerState) {
+	c.remaining, c.newIDs, c.newExecutors, c.refused = s.remaining, s.newIDs, s.newExecutors, c.refused[:s.refused]
+}
+
+// check validates one task (ex is its group's executor, nil for LAUNCH),
+// in the order Mesos's master does, and takes what it needs from
+// remaining; it returns why the task cannot run, in Mesos's words, or "".
+// Under m.mu.
+func (c *taskChecker) check(t *mesos.TaskInfo, ex *mesos.ExecutorInfo) string {
 	agentID := c.a.rec.Id
 	if err := validTaskID(t.TaskID.Value); err != nil {
-		return api.Errorf(http.StatusBadRequest, "ACCEPT: %v", err)
+		return err.Error()
 	}
 	if _, used := c.fw.tasks[t.TaskID.Value]; used || c.newIDs[t.TaskID.Value] {
-		return api.Errorf(http.StatusBadRequest, "ACCEPT: task id %q is already in use by framework %s", t.TaskID.Value, c.fw.id)
+		return "Task has duplicate ID: " + t.TaskID.Value
 	}
-	c.newIDs[t.TaskID.Value] = true
 	if t.AgentID.Value != agentID {
-		return api.Errorf(http.StatusBadRequest, "ACCEPT: task %q names agent %q but the offer is on agent %q", t.TaskID.Value, t.AgentID.Value, agentID)
+		return "Task uses invalid agent " + t.AgentID.Value + " while agent " + agentID + " is expected"
 	}
-	if ex == nil && t.Command == nil && t.Executor == nil {
-		return api.Errorf(http.StatusBadRequest, "ACCEPT: task %q has neither command nor executor", t.TaskID.Value)
-	}
-	if ex == nil && t.Command != nil && t.Executor != nil {
-		return api.Errorf(http.StatusBadRequest, "ACCEPT: task %q has both command and executor; give one", t.TaskID.Value)
+	if err := healthcheck.Validate(t.HealthCheck); err != nil {
+		return "Task uses invalid health check: " + err.Error()
 	}
 	need, err := taskResources(t.Resources)
 	if err != nil {
-		return api.Errorf(http.StatusBadRequest, "ACCEPT: task %q: %v", t.TaskID.Value, err)
+		return "Task uses invalid resources: " + err.Error()
 	}
 	if need.IsEmpty() {
-		return api.Errorf(http.StatusBadRequest, "ACCEPT: task %q uses no resources", t.TaskID.Value)
+		return "Task uses no resources"
+	}
+	if msg := api.UnsupportedContainer("Task", t.Container); msg != "" {
+		return msg
+	}
+	if ex == nil && (t.Command == nil) == (t.Executor == nil) {
+		return "Task should have at least one (but not both) of CommandInfo or ExecutorInfo present"
 	}
 	if ex == nil {
 		ex = t.Executor
 	}
-	exNeed, err := c.executor(t, ex)
-	if err != nil {
-		return err
+	exNeed, msg := c.executor(ex)
+	if msg != "" {
+		return msg
 	}
 	need = need.Add(exNeed)
 	if !c.remaining.Contains(need) {
-		return api.Errorf(http.StatusBadRequest, "ACCEPT: task %q needs %s (with any new executor) but only %s remains of the offered resources",
-			t.TaskID.Value, need, c.remaining)
+		return fmt.Sprintf("Total resources %s required by task and its executor is more than available %s", need, c.remaining)
 	}
 	c.remaining = c.remaining.Sub(need)
-	return nil
+	c.newIDs[t.TaskID.Value] = true
+	if ex != nil {
+		c.newExecutors[c.fw.id+"/"+ex.ExecutorID.Value] = true
+	}
+	return ""
 }
 
-// executor returns what task t's executor ex needs on top of the task: its
-// resources if it neither runs on the agent nor starts earlier in this call.
-// Under m.mu.
-func (c *taskChecker) executor(t *mesos.TaskInfo, ex *mesos.ExecutorInfo) (resources.Resources, error) {
+// executor returns what executor ex needs on top of its task: its
+// resources if it neither runs on the agent nor starts earlier in this
+// call; or why it cannot run. Under m.mu.
+func (c *taskChecker) executor(ex *mesos.ExecutorInfo) (resources.Resources, string) {
 	if ex == nil {
-		return resources.Resources{}, nil
+		return resources.Resources{}, ""
 	}
-	if ex.ExecutorID.Value == "" {
-		return resources.Resources{}, api.Errorf(http.StatusBadRequest, "ACCEPT: task %q: executor has no executor_id", t.TaskID.Value)
+	if err := validTaskID(ex.ExecutorID.Value); err != nil {
+		return resources.Resources{}, "Executor has an invalid ExecutorID: " + err.Error()
 	}
 	key := c.fw.id + "/" + ex.ExecutorID.Value
 	if _, running := c.a.executors[key]; running || c.newExecutors[key] {
-		return resources.Resources{}, nil
+		return resources.Resources{}, ""
+	}
+	if msg := api.UnsupportedContainer("Executor", ex.Container); msg != "" {
+		return resources.Resources{}, msg
 	}
 	exRes, err := taskResources(ex.Resources)
 	if err != nil {
-		return resources.Resources{}, api.Errorf(http.StatusBadRequest, "ACCEPT: executor %q: %v", ex.ExecutorID.Value, err)
+		return resources.Resources{}, "Executor uses invalid resources: " + err.Error()
 	}
-	c.newExecutors[key] = true
-	return exRes, nil
+	return exRes, ""
 }
+
+// validTaskID applies Mesos's rules for ids (common/validation.cpp), in
+// its words.
 func validTaskID(id string) error {
 	switch {
 	case id == "":
-		return fmt.Errorf("task_id is empty")
+		return errors.New("ID must not be empty")
+	case len(id) > 255:
+		return errors.New("ID must not be greater than 255 characters")
 	case id == "." || id == "..":
-		return fmt.Errorf("task_id %q is not allowed", id)
-	case strings.ContainsAny(id, "/\x00"):
-		return fmt.Errorf("task_id %q contains '/' or NUL", id)
+		return fmt.Errorf("'%s' is disallowed", id)
+	case strings.ContainsFunc(id, func(r rune) bool { return r < 0x20 || r == 0x7f || r == '/' || r == '\\' }):
+		return fmt.Errorf("'%s' contains invalid characters", id)
 	}
 	return nil
 }

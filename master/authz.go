@@ -242,10 +242,13 @@ func (m *Master) taskErrorsLocked(fw *framework, refused []deniedTask) {
 	}
 }
 
-// acceptLocked is ACCEPT: the launches run_tasks allows are planned and
-// carried out; the denied tasks fail with TASK_ERROR once the call as a
-// whole is valid. Caller holds m.mu.
+// acceptLocked is ACCEPT: invalid offers fail its tasks (acceptdrop.go);
+// otherwise the launches run_tasks allows are planned and carried out and
+// the denied tasks fail with TASK_ERROR. Caller holds m.mu.
 func (m *Master) acceptLocked(fw *framework, acc *scheduler.Call_Accept) error {
+	if m.invalidOffersLocked(fw, acc) {
+		return nil
+	}
 	allowed, refused := m.authorizeLaunchesLocked(fw, acc)
 	p, err := m.planAcceptLocked(fw, allowed)
 	if err != nil {

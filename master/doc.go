@@ -28,16 +28,18 @@
 //	leadership.go  election, rebuilding live state from the registry
 //	state.go       live-state types (agents, frameworks, tasks, offers)
 //	scheduler.go   the scheduler API: HTTP, call validation and dispatch
-//	acceptplan.go  ACCEPT's plan: its offers and tasks validated before
-//	               anything changes
+//	acceptplan.go  ACCEPT's plan: its tasks validated before anything
+//	               changes; one that cannot run is TASK_ERROR (a group's
+//	               every task REASON_TASK_GROUP_INVALID), the rest launch
+//	acceptdrop.go  ACCEPT's answers by status update, as Mesos: invalid
+//	               offers fail its tasks TASK_LOST / TASK_DROPPED
+//	               (REASON_INVALID_OFFERS); the call is still 202
+//	version.go     the Mesos API version clients read, allot's beside it
 //	frameworks.go  subscribe, failover, update and removal of frameworks
 //	offers.go      allocation cycle, offer table, rescind, ACCEPT's launch
 //	allocpace.go   spacing the cycles that calls trigger
 //	combine.go     running scheduler and agent calls in batches under m.mu
 //	tasksbyagent.go the tasks on each agent (re-registration, agent loss)
-//	healthcheck.go tasks with a malformed health check: TASK_ERROR instead
-//	               of a launch (REASON_TASK_INVALID, a group's
-//	               REASON_TASK_GROUP_INVALID); the rest of the ACCEPT goes on
 //	signals.go     wire data -> allocator events (REQUEST, usage reports as
 //	               rates, the allot.job_type FrameworkInfo label)
 //	jobsize.go     job sizes for fsp/fspy: the allot.job_* FrameworkInfo

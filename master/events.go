@@ -14,6 +14,7 @@ import (
 // Takes m.mu.
 func (m *Master) operatorSubscribe(w http.ResponseWriter, r *http.Request, req *api.Request) {
 	stream := api.NewStream(req.Out, 16384)
+	stream.OmitEmpty = true // as Mesos: no unset fields
 	who := auth.SubjectFrom(r.Context())
 	m.mu.Lock()
 	hb := m.cfg.HeartbeatInterval.Seconds()

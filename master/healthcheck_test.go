@@ -37,7 +37,7 @@ func TestInvalidHealthCheckIsTaskError(t *testing.T) {
 				Operations: []mesos.Offer_Operation{{Type: mesos.Offer_Operation_LAUNCH_GROUP,
 					LaunchGroup: &mesos.Offer_Operation_LaunchGroup{Executor: ex, TaskGroup: mesos.TaskGroupInfo{Tasks: []mesos.TaskInfo{g1, g2}}}}}}}
 		}, nil, map[string]mesos.TaskStatus_Reason{"g1": mesos.REASON_TASK_GROUP_INVALID, "g2": mesos.REASON_TASK_GROUP_INVALID},
-			"Task group is invalid: task 'g2': Task uses invalid health check: '9' is not a valid health check type"},
+			"Task 'g2' is invalid: Task uses invalid health check: '9' is not a valid health check type"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -74,24 +74,5 @@ func TestInvalidHealthCheckIsTaskError(t *testing.T) {
 				t.Errorf("tasks recorded %v, want %v", recorded, tc.launched)
 			}
 		})
-	}
-}
-
-func TestHealthRefusals(t *testing.T) {
-	ok := commandTask("ok", "a", 1, 1)
-	bad := commandTask("bad", "a", 1, 1)
-	bad.HealthCheck = &mesos.HealthCheck{Type: mesos.HealthCheck_TCP}
-	if r := healthRefusals([]mesos.TaskInfo{ok}, true); len(r) != 0 {
-		t.Errorf("valid group refused: %v", r)
-	}
-	r := healthRefusals([]mesos.TaskInfo{ok, bad}, false)
-	if len(r) != 1 || r[0].id.Value != "bad" || r[0].reason != mesos.REASON_TASK_INVALID {
-		t.Errorf("launch refusals %+v, want bad only", r)
-	}
-	if left := withoutRefused([]mesos.TaskInfo{ok, bad}, r); len(left) != 1 || left[0].TaskID.Value != "ok" {
-		t.Errorf("left %v, want ok", left)
-	}
-	if r := healthRefusals([]mesos.TaskInfo{ok, bad}, true); len(r) != 2 || r[0].reason != mesos.REASON_TASK_GROUP_INVALID {
-		t.Errorf("group refusals %+v, want both tasks", r)
 	}
 }

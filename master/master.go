@@ -32,7 +32,8 @@ import (
 	"github.com/allot-sched/allot/sorter"
 )
 
-// Version is what GET_VERSION and /version report.
+// Version is allot's own version; MesosVersion (version.go) is the Mesos
+// API version clients read.
 const Version = "0.1.0"
 
 // Config is the master's configuration; cmd/allot fills it from flags.
@@ -492,7 +493,7 @@ func masterInfo(id string, addr *net.TCPAddr) mesos.MasterInfo {
 		IP:       binary.LittleEndian.Uint32(ip),
 		Port:     &uport,
 		Hostname: &host,
-		Version:  strPtr(Version),
+		Version:  strPtr(MesosVersion),
 		Address:  &mesos.Address{Hostname: &host, IP: &ipStr, Port: port},
 	}
 }

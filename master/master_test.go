@@ -92,15 +92,15 @@ func TestSchedulerCallsWithMissingFields(t *testing.T) {
 		{`{"type":"SUBSCRIBE","subscribe":{"framework_info":{"user":"u","name":"n","role":"other","id":{"value":"FW"}}}}`, 400, "changing roles"},
 		{`{"type":"ACCEPT"}`, 400, "without framework_id"},
 		{`{"type":"ACCEPT","framework_id":{"value":"FW"}}`, 400, "without accept"},
-		{`{"type":"ACCEPT","framework_id":{"value":"FW"},"accept":{}}`, 400, "accept.offer_ids"},
+		{`{"type":"ACCEPT","framework_id":{"value":"FW"},"accept":{}}`, 202, ""}, // as Mesos: its tasks, none here, are answered "No offers specified"
 		{`{"type":"DECLINE","framework_id":{"value":"FW"}}`, 400, "without decline"},
 		{`{"type":"KILL","framework_id":{"value":"FW"},"kill":{"task_id":{"value":""}}}`, 400, "kill.task_id"},
 		{`{"type":"SHUTDOWN","framework_id":{"value":"FW"}}`, 400, "shutdown.executor_id"},
-		{`{"type":"SHUTDOWN","framework_id":{"value":"FW"},"shutdown":{"executor_id":{"value":"e"},"agent_id":{"value":"nope"}}}`, 400, "agent nope is not registered"},
+		{`{"type":"SHUTDOWN","framework_id":{"value":"FW"},"shutdown":{"executor_id":{"value":"e"},"agent_id":{"value":"nope"}}}`, 202, ""}, // as Mesos: dropped
 		{`{"type":"ACKNOWLEDGE","framework_id":{"value":"FW"},"acknowledge":{"agent_id":{"value":"a"},"task_id":{"value":"t"}}}`, 400, "uuid"},
-		{`{"type":"ACKNOWLEDGE","framework_id":{"value":"FW"},"acknowledge":{"agent_id":{"value":"a"},"task_id":{"value":"t"},"uuid":"AAAA"}}`, 400, "agent a is not registered"},
+		{`{"type":"ACKNOWLEDGE","framework_id":{"value":"FW"},"acknowledge":{"agent_id":{"value":"a"},"task_id":{"value":"t"},"uuid":"AAAA"}}`, 202, ""}, // as Mesos: dropped
 		{`{"type":"MESSAGE","framework_id":{"value":"FW"}}`, 400, "message.agent_id"},
-		{`{"type":"MESSAGE","framework_id":{"value":"FW"},"message":{"agent_id":{"value":"a"},"executor_id":{"value":"e"},"data":"AA=="}}`, 400, "not registered"},
+		{`{"type":"MESSAGE","framework_id":{"value":"FW"},"message":{"agent_id":{"value":"a"},"executor_id":{"value":"e"},"data":"AA=="}}`, 202, ""}, // as Mesos: dropped
 		{`{"type":"REQUEST","framework_id":{"value":"FW"}}`, 400, "without request"},
 		{`{"type":"REQUEST","framework_id":{"value":"FW"},"request":{"requests":[{"resources":[{"name":"ports","type":"SCALAR","scalar":{"value":1}}]}]}}`, 400, "RANGES"},
 		{`{"type":"UPDATE_FRAMEWORK","framework_id":{"value":"FW"}}`, 400, "update_framework"},

@@ -1,7 +1,6 @@
 package master
 
 import (
-	"strings"
 	"testing"
 	"time"
 
@@ -87,70 +86,6 @@ func waitRegistryTask(t *testing.T, h *harness, fwID, taskID string) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	t.Fatalf("task %s/%s never reached the registry", fwID, taskID)
-}
-
-// A rejected ACCEPT changes nothing: the offer stays outstanding, the agent
-// is told nothing.
-func TestAcceptRejectedLeavesOffer(t *testing.T) {
-	tests := []struct {
-		name string
-		call func(o mesos.Offer, agentID string) *scheduler.Call
-		want string
-	}{
-		{"too big", func(o mesos.Offer, a string) *scheduler.Call {
-			return launchCall(o, nil, commandTask("t1", a, 5, 128))
-		}, "only"},
-		{"wrong agent", func(o mesos.Offer, a string) *scheduler.Call {
-			return launchCall(o, nil, commandTask("t1", "elsewhere", 1, 128))
-		}, "names agent"},
-		{"duplicate task id", func(o mesos.Offer, a string) *scheduler.Call {
-			return launchCall(o, nil, commandTask("t1", a, 1, 128), commandTask("t1", a, 1, 128))
-		}, "already in use"},
-		{"unknown offer", func(o mesos.Offer, a string) *scheduler.Call {
-			o.ID.Value = "no-such-offer"
-			return launchCall(o, nil, commandTask("t1", a, 1, 128))
-		}, "does not exist"},
-		// The tables key offers by sequence number; a name that parses to
-		// an outstanding offer's number but is not its id names nothing.
-		{"leading zero in the sequence number", func(o mesos.Offer, a string) *scheduler.Call {
-			o.ID.Value = strings.Replace(o.ID.Value, "-O", "-O0", 1)
-			return launchCall(o, nil, commandTask("t1", a, 1, 128))
-		}, "does not exist"},
-		{"another stamp", func(o mesos.Offer, a string) *scheduler.Call {
-			o.ID.Value += "-T1"
-			return launchCall(o, nil, commandTask("t1", a, 1, 128))
-		}, "does not exist"},
-		{"another master's prefix", func(o mesos.Offer, a string) *scheduler.Call {
-			o.ID.Value = "x" + o.ID.Value
-			return launchCall(o, nil, commandTask("t1", a, 1, 128))
-		}, "does not exist"},
-		{"offer listed twice", func(o mesos.Offer, a string) *scheduler.Call {
-			c := launchCall(o, nil, commandTask("t1", a, 1, 128))
-			c.Accept.OfferIDs = append(c.Accept.OfferIDs, o.ID)
-			return c
-		}, "listed twice"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			h := newHarness(t, nil)
-			agentID, _ := h.agent("cpus:4;mem:4096")
-			fw := h.framework("reject")
-			o := h.offer(fw)
-			err := h.call(fw, tc.call(o, agentID))
-			if err == nil || !strings.Contains(err.Error(), tc.want) {
-				t.Fatalf("ACCEPT answered %v, want an error with %q", err, tc.want)
-			}
-			if n := h.outstanding(fw); n != 1 {
-				t.Errorf("%d offers outstanding after a rejected ACCEPT, want 1", n)
-			}
-			h.m.mu.Lock()
-			tasks := len(h.m.frameworks[fw.id].tasks)
-			h.m.mu.Unlock()
-			if tasks != 0 {
-				t.Errorf("%d tasks recorded after a rejected ACCEPT", tasks)
-			}
-		})
-	}
 }
 
 // A declined offer's resources are not offered to the framework again

@@ -65,7 +65,7 @@ func (m *Master) handleOperator(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusOK)
 		return
 	}
-	b, err := req.Out.Marshal(resp)
+	b, err := req.Out.MarshalOmitEmpty(resp) // as Mesos: no unset fields
 	if err != nil {
 		api.WriteError(w, err)
 		return
@@ -82,7 +82,7 @@ func (m *Master) operatorCall(call *mmaster.Call) (*mmaster.Response, error) {
 		return &mmaster.Response{Type: mmaster.Response_GET_HEALTH, GetHealth: &mmaster.Response_GetHealth{Healthy: true}}, nil
 	case mmaster.Call_GET_VERSION:
 		return &mmaster.Response{Type: mmaster.Response_GET_VERSION, GetVersion: &mmaster.Response_GetVersion{
-			VersionInfo: mesos.VersionInfo{Version: Version}}}, nil
+			VersionInfo: versionInfo()}}, nil // version.go
 	case mmaster.Call_GET_FLAGS:
 		var flags []mesos.Flag
 		names := make([]string, 0, len(m.cfg.Flags))
@@ -154,7 +154,7 @@ func (m *Master) agentInfo(a *agentState) mesos.AgentInfo {
 
 // agentEntryLocked is a as GET_AGENTS lists it. Caller holds m.mu.
 func (m *Master) agentEntryLocked(a *agentState) mmaster.Response_GetAgents_Agent {
-	e := mmaster.Response_GetAgents_Agent{AgentInfo: m.agentInfo(a), Active: a.stream != nil, Version: Version,
+	e := mmaster.Response_GetAgents_Agent{AgentInfo: m.agentInfo(a), Active: a.stream != nil, Version: MesosVersion,
 		PID: strPtr("slave(1)@" + a.rec.Address), RegisteredTime: timeInfo(time.Unix(0, a.rec.RegisteredUnixNano)),
 		TotalResources: resources.ToMesos(a.total, "", "")}
 	if st, err := m.alloc.Agent(a.rec.Id); err == nil {
@@ -316,7 +316,7 @@ func stateTaskOf(t *task) operator.Task {
 func (m *Master) handleState(w http.ResponseWriter, r *http.Request) {
 	m.mu.Lock()
 	who := auth.SubjectFrom(r.Context())
-	doc := operator.State{Version: Version, ID: m.id, PID: "master@" + m.ln.Addr().String(),
+	doc := operator.State{Version: MesosVersion, AllotVersion: Version, ID: m.id, PID: "master@" + m.ln.Addr().String(),
 		Hostname: m.info.GetHostname(), StartTime: float64(m.start.UnixNano()) / 1e9, Leader: "master@" + m.ln.Addr().String()}
 	doc.Slaves = m.stateAgentsLocked()
 	doc.Frameworks = m.visibleStateLocked(who, m.stateFrameworksLocked())
@@ -337,7 +337,7 @@ func (m *Master) handleState(w http.ResponseWriter, r *http.Request) {
 
 // stateFrameworksLocked lists the frameworks for /state. Caller holds m.mu.
 func (m *Master) stateFrameworksLocked() []operator.Framework {
-	var fws []operator.Framework
+	fws := []operator.Framework{} // [] when none, as Mesos writes it
 	for _, id := range sortedKeys(m.frameworks) {
 		fw := m.frameworks[id]
 		f := operator.Framework{ID: id, Name: fw.info.Name, Role: fw.role, Active: fw.stream != nil && !fw.suppressed, Connected: fw.stream != nil,
@@ -371,7 +371,7 @@ func (m *Master) stateCompletedFrameworksLocked() []operator.Framework {
 	removed := m.completed.removedFrameworks()
 	out := make([]operator.Framework, 0, len(removed))
 	for _, id := range removed {
-		f := operator.Framework{ID: id, Tasks: []operator.Task{}}
+		f := operator.Framework{ID: id, Tasks: []operator.Task{}, CompletedTasks: []operator.Task{}}
 		for _, t := range m.completed.of(id) {
 			f.CompletedTasks = append(f.CompletedTasks, stateTaskOf(t))
 		}
@@ -382,7 +382,7 @@ func (m *Master) stateCompletedFrameworksLocked() []operator.Framework {
 
 // stateAgentsLocked lists the agents for /state. Caller holds m.mu.
 func (m *Master) stateAgentsLocked() []operator.Agent {
-	var agents []operator.Agent
+	agents := []operator.Agent{}
 	for _, id := range sortedKeys(m.agents) {
 		a := m.agents[id]
 		ja := operator.Agent{ID: id, Hostname: a.rec.Hostname, PID: "slave(1)@" + a.rec.Address, Active: a.stream != nil, Resources: stateScalars(a.total), Usage: m.usage[id], Rates: m.ratesForStateLocked(id), Isolation: a.rec.Isolation}

@@ -1,7 +1,6 @@
 package master
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/pprof"
@@ -83,9 +82,7 @@ func (m *Master) routes(mux *http.ServeMux) []route {
 		{method: get, path: "/redirect", class: classOpen, handler: http.HandlerFunc(m.handleRedirect)},
 		{method: get, path: "/master/redirect", class: classOpen, handler: http.HandlerFunc(m.handleRedirect)},
 		{method: get, path: "/health", class: classOpen, handler: http.HandlerFunc(m.handleHealth)},
-		{method: get, path: "/version", class: classOpen, handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			json.NewEncoder(w).Encode(map[string]string{"version": Version})
-		})},
+		{method: get, path: "/version", class: classOpen, handler: http.HandlerFunc(handleVersion)}, // version.go
 		// allot's own.
 		{method: post, path: AgentPath, class: classAgent, handler: lo(m.handleAgent)},
 		{method: get, path: "/pressure", class: classReadOnly, handler: lo(m.handlePressure)},

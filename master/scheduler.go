@@ -256,7 +256,9 @@ func (m *Master) applyCallLocked(fw *framework, call *scheduler.Call) error {
 func (m *Master) shutdownExecutorLocked(fw *framework, sh *scheduler.Call_Shutdown) error {
 	a := m.agents[sh.AgentID.Value]
 	if a == nil {
-		return api.Errorf(http.StatusBadRequest, "SHUTDOWN: agent %s is not registered", sh.AgentID.Value)
+		// As Mesos: the agent may have gone meanwhile; dropped, 202.
+		m.log.Warn().Str("framework_id", fw.id).Str("agent_id", sh.AgentID.Value).Msg("SHUTDOWN for an agent that is not registered: dropped")
+		return nil
 	}
 	if a.stream != nil {
 		a.stream.SendProto(&api.AgentEvent{Type: api.AgentEventType_SHUTDOWN_EXECUTOR, FrameworkId: fw.id, ExecutorId: sh.ExecutorID.Value})
@@ -269,7 +271,9 @@ func (m *Master) shutdownExecutorLocked(fw *framework, sh *scheduler.Call_Shutdo
 func (m *Master) messageLocked(fw *framework, msg *scheduler.Call_Message) error {
 	a := m.agents[msg.AgentID.Value]
 	if a == nil || a.stream == nil {
-		return api.Errorf(http.StatusBadRequest, "MESSAGE: agent %s is not registered or not connected", msg.AgentID.Value)
+		// As Mesos: framework messages are best effort; dropped, 202.
+		m.log.Warn().Str("framework_id", fw.id).Str("agent_id", msg.AgentID.Value).Msg("MESSAGE for an agent that is not registered or not connected: dropped")
+		return nil
 	}
 	a.stream.SendProto(&api.AgentEvent{Type: api.AgentEventType_FRAMEWORK_MESSAGE, FrameworkId: fw.id,
 		ExecutorId: msg.ExecutorID.Value, Data: msg.Data})
@@ -283,11 +287,10 @@ func validateCallBody(call *scheduler.Call) error {
 	}
 	switch call.Type {
 	case scheduler.Call_ACCEPT:
+		// No offer_ids is not malformed to Mesos: its tasks are
+		// answered "No offers specified" (acceptdrop.go).
 		if call.Accept == nil {
 			return missing("accept")
-		}
-		if len(call.Accept.OfferIDs) == 0 {
-			return missing("accept.offer_ids")
 		}
 	case scheduler.Call_DECLINE:
 		if call.Decline == nil {
@@ -359,7 +362,9 @@ func (m *Master) killLocked(fw *framework, k *scheduler.Call_Kill) error {
 func (m *Master) acknowledgeLocked(fw *framework, ack *scheduler.Call_Acknowledge) error {
 	a := m.agents[ack.AgentID.Value]
 	if a == nil {
-		return api.Errorf(http.StatusBadRequest, "ACKNOWLEDGE: agent %s is not registered", ack.AgentID.Value)
+		// As Mesos: the agent may have gone since the update; dropped, 202.
+		m.log.Warn().Str("framework_id", fw.id).Str("agent_id", ack.AgentID.Value).Msg("ACKNOWLEDGE for an agent that is not registered: dropped")
+		return nil
 	}
 	t := fw.tasks[ack.TaskID.Value]
 	ev := &api.AgentEvent{Type: api.AgentEventType_ACKNOWLEDGE, FrameworkId: fw.id, TaskId: ack.TaskID.Value, Uuid: ack.UUID}

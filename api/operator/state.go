@@ -6,6 +6,7 @@ import "github.com/allot-sched/allot/api"
 type State struct {
 	ActivatedSlaves     int         `json:"activated_slaves"`
 	Allocator           Allocator   `json:"allocator"`
+	AllotVersion        string      `json:"allot_version"` // allot's own; Version is the Mesos API's
 	CompletedFrameworks []Framework `json:"completed_frameworks"`
 	Frameworks          []Framework `json:"frameworks"`
 	Hostname            string      `json:"hostname"`

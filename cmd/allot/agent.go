@@ -56,6 +56,8 @@ func runAgent(args []string, stdout, stderr io.Writer) error {
 	attrs := fs.String("attributes", "", "attributes as `name:value;...`")
 	grace := fs.Duration("shutdown-grace", 5*time.Second, "time an executor gets after SHUTDOWN (and a task after SIGTERM) before SIGKILL")
 	regTimeout := fs.Duration("executor-registration-timeout", time.Minute, "an executor that has not subscribed to the executor API this long after it started is killed and its tasks fail")
+	retry := fs.Duration("status-update-retry-interval", 10*time.Second, "resend a status update the framework has not acknowledged after this long (Mesos's agent: 10s)")
+	retryMax := fs.Duration("status-update-retry-max", 10*time.Minute, "each further resend of the same update waits twice as long as the one before, up to this (Mesos's agent: 10m)")
 	usage := fs.Duration("usage-interval", 10*time.Second, "report usage (CPU, memory, disk and network counters per host and executor) to the master this often")
 	level := fs.String("log-level", "info", "log level: debug, info, warn, error")
 	throttle := fs.Bool("throttle-io", false, "make the advertised disk_bw and net_bw real: the framework library's executors on this agent share one token bucket per device (for live experiments on one machine)")
@@ -100,6 +102,7 @@ func runAgent(args []string, stdout, stderr io.Writer) error {
 	}
 	a, err := agent.New(agent.Config{Masters: strings.Split(*masters, ","), Listen: *listen, Advertise: *advertise, WorkDir: *workDir,
 		Resources: *res, Attributes: at, ShutdownGrace: *grace, UsageInterval: *usage, RegistrationTimeout: *regTimeout, Log: log,
+		StatusUpdateRetry: *retry, StatusUpdateRetryMax: *retryMax,
 		FaultDiskBusyFile: *faultBusy, ThrottleIO: *throttle, Isolation: *isolation, CgroupsEnableCFS: *cfs, CgroupsRoot: *cgRoot,
 		DiskWatchInterval: *diskWatch, DiskQuotaWarnOnly: !*enforceDisk, NoSwitchUser: !*switchUser,
 		TLS: tlsf.files(), Credential: cred, AuthenticateExecutors: *execAuthn, MaxRequestBytes: maxBody,

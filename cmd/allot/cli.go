@@ -142,11 +142,11 @@ func runStatus(args []string, stdout, stderr io.Writer) error {
 		running += len(f.Tasks)
 	}
 	if c.json {
-		return printJSON(stdout, map[string]any{"leader": st.Leader, "version": st.Version, "raft_peers": peers, "allocator": st.Allocator,
+		return printJSON(stdout, map[string]any{"leader": st.Leader, "version": st.AllotVersion, "mesos_version": st.Version, "raft_peers": peers, "allocator": st.Allocator,
 			"agents": len(st.Slaves), "agents_active": active, "frameworks": len(st.Frameworks), "tasks_active": running, "total": total, "allocated": used})
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "Leader\t%s (allot %s)\n", strings.TrimPrefix(st.Leader, "master@"), st.Version)
+	fmt.Fprintf(tw, "Leader\t%s (allot %s, Mesos API %s)\n", strings.TrimPrefix(st.Leader, "master@"), st.AllotVersion, st.Version)
 	for _, p := range peers {
 		role := "follower"
 		if p.Leader {

@@ -1,0 +1,25 @@
+package api
+
+import mesos "github.com/mesos/mesos-go/api/v1/lib"
+
+// UnsupportedContainer says what of container c allot cannot provide yet,
+// or "" when nothing: allot runs every task in a sandbox on the agent's
+// host (posix or cgroups isolation) and has neither container images nor
+// container networks. A task asking for one must fail rather than run on
+// the host as if it had not asked. whose is "Task" or "Executor", as the
+// message names it.
+func UnsupportedContainer(whose string, c *mesos.ContainerInfo) string {
+	if c == nil {
+		return ""
+	}
+	prefix := whose + "'s ContainerInfo is not supported by allot yet: "
+	switch {
+	case c.Docker != nil || (c.Type != nil && *c.Type == mesos.ContainerInfo_DOCKER):
+		return prefix + "the DOCKER containerizer (container images) is not implemented"
+	case c.Mesos.GetImage() != nil:
+		return prefix + "a MESOS container with an image (container images) is not implemented"
+	case len(c.NetworkInfos) > 0:
+		return prefix + "network_infos (container networks) are not implemented"
+	}
+	return ""
+}
