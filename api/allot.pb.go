@@ -55,6 +55,10 @@ const (
 	// that the master declared lost) from the live tasks to its framework's
 	// completed history (Command.task), which keeps the newest Command.limit.
 	CommandType_TASK_COMPLETE CommandType = 10
+	// AGENT_RESOURCES_SET replaces an agent's checkpointed resources (its
+	// dynamic reservations and persistent volumes, Command.agent_resources);
+	// an empty list forgets them.
+	CommandType_AGENT_RESOURCES_SET CommandType = 27
 )
 
 // Enum value maps for CommandType.
@@ -71,19 +75,21 @@ var (
 		8:  "BATCH",
 		9:  "POLICY_SET",
 		10: "TASK_COMPLETE",
+		27: "AGENT_RESOURCES_SET",
 	}
 	CommandType_value = map[string]int32{
-		"COMMAND_UNKNOWN":  0,
-		"AGENT_UPSERT":     1,
-		"AGENT_REMOVE":     2,
-		"FRAMEWORK_UPSERT": 3,
-		"FRAMEWORK_REMOVE": 4,
-		"TASK_UPSERT":      5,
-		"TASK_REMOVE":      6,
-		"CONFIG_SET":       7,
-		"BATCH":            8,
-		"POLICY_SET":       9,
-		"TASK_COMPLETE":    10,
+		"COMMAND_UNKNOWN":     0,
+		"AGENT_UPSERT":        1,
+		"AGENT_REMOVE":        2,
+		"FRAMEWORK_UPSERT":    3,
+		"FRAMEWORK_REMOVE":    4,
+		"TASK_UPSERT":         5,
+		"TASK_REMOVE":         6,
+		"CONFIG_SET":          7,
+		"BATCH":               8,
+		"POLICY_SET":          9,
+		"TASK_COMPLETE":       10,
+		"AGENT_RESOURCES_SET": 27,
 	}
 )
 
@@ -199,31 +205,37 @@ const (
 	// FRAMEWORK_MESSAGE delivers scheduler MESSAGE data to an executor.
 	AgentEventType_FRAMEWORK_MESSAGE AgentEventType = 7
 	AgentEventType_PING              AgentEventType = 8
+	// CHECKPOINT_RESOURCES gives the agent its checkpointed resources
+	// (AgentEvent.resources) to keep: it creates the directories of new
+	// persistent volumes and removes those of destroyed ones.
+	AgentEventType_CHECKPOINT_RESOURCES AgentEventType = 27
 )
 
 // Enum value maps for AgentEventType.
 var (
 	AgentEventType_name = map[int32]string{
-		0: "AGENT_EVENT_UNKNOWN",
-		1: "REGISTERED",
-		2: "RUN",
-		3: "KILL",
-		4: "SHUTDOWN_FRAMEWORK",
-		5: "SHUTDOWN_EXECUTOR",
-		6: "ACKNOWLEDGE",
-		7: "FRAMEWORK_MESSAGE",
-		8: "PING",
+		0:  "AGENT_EVENT_UNKNOWN",
+		1:  "REGISTERED",
+		2:  "RUN",
+		3:  "KILL",
+		4:  "SHUTDOWN_FRAMEWORK",
+		5:  "SHUTDOWN_EXECUTOR",
+		6:  "ACKNOWLEDGE",
+		7:  "FRAMEWORK_MESSAGE",
+		8:  "PING",
+		27: "CHECKPOINT_RESOURCES",
 	}
 	AgentEventType_value = map[string]int32{
-		"AGENT_EVENT_UNKNOWN": 0,
-		"REGISTERED":          1,
-		"RUN":                 2,
-		"KILL":                3,
-		"SHUTDOWN_FRAMEWORK":  4,
-		"SHUTDOWN_EXECUTOR":   5,
-		"ACKNOWLEDGE":         6,
-		"FRAMEWORK_MESSAGE":   7,
-		"PING":                8,
+		"AGENT_EVENT_UNKNOWN":  0,
+		"REGISTERED":           1,
+		"RUN":                  2,
+		"KILL":                 3,
+		"SHUTDOWN_FRAMEWORK":   4,
+		"SHUTDOWN_EXECUTOR":    5,
+		"ACKNOWLEDGE":          6,
+		"FRAMEWORK_MESSAGE":    7,
+		"PING":                 8,
+		"CHECKPOINT_RESOURCES": 27,
 	}
 )
 
@@ -272,9 +284,10 @@ type Command struct {
 	// completed tasks of the newest limit removed frameworks. 0: Mesos's
 	// defaults (1000 tasks, 50 frameworks). In the command, not in each
 	// master's flags, so that every replica trims the same records.
-	Limit         int32 `protobuf:"varint,9,opt,name=limit,proto3" json:"limit,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Limit          int32                 `protobuf:"varint,9,opt,name=limit,proto3" json:"limit,omitempty"`
+	AgentResources *AgentResourcesRecord `protobuf:"bytes,27,opt,name=agent_resources,json=agentResources,proto3" json:"agent_resources,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *Command) Reset() {
@@ -368,6 +381,13 @@ func (x *Command) GetLimit() int32 {
 		return x.Limit
 	}
 	return 0
+}
+
+func (x *Command) GetAgentResources() *AgentResourcesRecord {
+	if x != nil {
+		return x.AgentResources
+	}
+	return nil
 }
 
 type AgentRecord struct {
@@ -669,6 +689,62 @@ func (x *TaskRecord) GetResources() string {
 	return ""
 }
 
+// AgentResourcesRecord is an agent's checkpointed resources as the master
+// holds them: dynamically reserved resources (with principal, labels and
+// refinement stacks) and persistent volumes, each a mesos.Resource in
+// protobuf encoding. The agent's static --resources are in AgentRecord.
+type AgentResourcesRecord struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	AgentId       string                 `protobuf:"bytes,1,opt,name=agent_id,json=agentId,proto3" json:"agent_id,omitempty"`
+	Resources     [][]byte               `protobuf:"bytes,2,rep,name=resources,proto3" json:"resources,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AgentResourcesRecord) Reset() {
+	*x = AgentResourcesRecord{}
+	mi := &file_allot_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AgentResourcesRecord) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AgentResourcesRecord) ProtoMessage() {}
+
+func (x *AgentResourcesRecord) ProtoReflect() protoreflect.Message {
+	mi := &file_allot_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AgentResourcesRecord.ProtoReflect.Descriptor instead.
+func (*AgentResourcesRecord) Descriptor() ([]byte, []int) {
+	return file_allot_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *AgentResourcesRecord) GetAgentId() string {
+	if x != nil {
+		return x.AgentId
+	}
+	return ""
+}
+
+func (x *AgentResourcesRecord) GetResources() [][]byte {
+	if x != nil {
+		return x.Resources
+	}
+	return nil
+}
+
 type ConfigRecord struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
 	Weights map[string]float64     `protobuf:"bytes,1,rep,name=weights,proto3" json:"weights,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"fixed64,2,opt,name=value"`
@@ -684,7 +760,7 @@ type ConfigRecord struct {
 
 func (x *ConfigRecord) Reset() {
 	*x = ConfigRecord{}
-	mi := &file_allot_proto_msgTypes[4]
+	mi := &file_allot_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -696,7 +772,7 @@ func (x *ConfigRecord) String() string {
 func (*ConfigRecord) ProtoMessage() {}
 
 func (x *ConfigRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_allot_proto_msgTypes[4]
+	mi := &file_allot_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -709,7 +785,7 @@ func (x *ConfigRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConfigRecord.ProtoReflect.Descriptor instead.
 func (*ConfigRecord) Descriptor() ([]byte, []int) {
-	return file_allot_proto_rawDescGZIP(), []int{4}
+	return file_allot_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *ConfigRecord) GetWeights() map[string]float64 {
@@ -758,7 +834,7 @@ type PolicyRecord struct {
 
 func (x *PolicyRecord) Reset() {
 	*x = PolicyRecord{}
-	mi := &file_allot_proto_msgTypes[5]
+	mi := &file_allot_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -770,7 +846,7 @@ func (x *PolicyRecord) String() string {
 func (*PolicyRecord) ProtoMessage() {}
 
 func (x *PolicyRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_allot_proto_msgTypes[5]
+	mi := &file_allot_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -783,7 +859,7 @@ func (x *PolicyRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PolicyRecord.ProtoReflect.Descriptor instead.
 func (*PolicyRecord) Descriptor() ([]byte, []int) {
-	return file_allot_proto_rawDescGZIP(), []int{5}
+	return file_allot_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *PolicyRecord) GetSorter() string {
@@ -820,6 +896,7 @@ type SnapshotRecord struct {
 	//	*SnapshotRecord_Policy
 	//	*SnapshotRecord_CompletedTask
 	//	*SnapshotRecord_RemovedAgent
+	//	*SnapshotRecord_AgentResources
 	Record        isSnapshotRecord_Record `protobuf_oneof:"record"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -827,7 +904,7 @@ type SnapshotRecord struct {
 
 func (x *SnapshotRecord) Reset() {
 	*x = SnapshotRecord{}
-	mi := &file_allot_proto_msgTypes[6]
+	mi := &file_allot_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -839,7 +916,7 @@ func (x *SnapshotRecord) String() string {
 func (*SnapshotRecord) ProtoMessage() {}
 
 func (x *SnapshotRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_allot_proto_msgTypes[6]
+	mi := &file_allot_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -852,7 +929,7 @@ func (x *SnapshotRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SnapshotRecord.ProtoReflect.Descriptor instead.
 func (*SnapshotRecord) Descriptor() ([]byte, []int) {
-	return file_allot_proto_rawDescGZIP(), []int{6}
+	return file_allot_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *SnapshotRecord) GetRecord() isSnapshotRecord_Record {
@@ -925,6 +1002,15 @@ func (x *SnapshotRecord) GetRemovedAgent() string {
 	return ""
 }
 
+func (x *SnapshotRecord) GetAgentResources() *AgentResourcesRecord {
+	if x != nil {
+		if x, ok := x.Record.(*SnapshotRecord_AgentResources); ok {
+			return x.AgentResources
+		}
+	}
+	return nil
+}
+
 type isSnapshotRecord_Record interface {
 	isSnapshotRecord_Record()
 }
@@ -961,6 +1047,10 @@ type SnapshotRecord_RemovedAgent struct {
 	RemovedAgent string `protobuf:"bytes,7,opt,name=removed_agent,json=removedAgent,proto3,oneof"`
 }
 
+type SnapshotRecord_AgentResources struct {
+	AgentResources *AgentResourcesRecord `protobuf:"bytes,27,opt,name=agent_resources,json=agentResources,proto3,oneof"`
+}
+
 func (*SnapshotRecord_Agent) isSnapshotRecord_Record() {}
 
 func (*SnapshotRecord_Framework) isSnapshotRecord_Record() {}
@@ -974,6 +1064,8 @@ func (*SnapshotRecord_Policy) isSnapshotRecord_Record() {}
 func (*SnapshotRecord_CompletedTask) isSnapshotRecord_Record() {}
 
 func (*SnapshotRecord_RemovedAgent) isSnapshotRecord_Record() {}
+
+func (*SnapshotRecord_AgentResources) isSnapshotRecord_Record() {}
 
 type AgentCall struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
@@ -991,16 +1083,20 @@ type AgentCall struct {
 	// EXECUTOR_MESSAGE
 	Data []byte `protobuf:"bytes,8,opt,name=data,proto3" json:"data,omitempty"`
 	// EXECUTOR_EXITED
-	ExitStatus    int32        `protobuf:"varint,9,opt,name=exit_status,json=exitStatus,proto3" json:"exit_status,omitempty"`
-	Usage         *Usage       `protobuf:"bytes,10,opt,name=usage,proto3" json:"usage,omitempty"`
-	Batch         []*AgentCall `protobuf:"bytes,11,rep,name=batch,proto3" json:"batch,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	ExitStatus int32        `protobuf:"varint,9,opt,name=exit_status,json=exitStatus,proto3" json:"exit_status,omitempty"`
+	Usage      *Usage       `protobuf:"bytes,10,opt,name=usage,proto3" json:"usage,omitempty"`
+	Batch      []*AgentCall `protobuf:"bytes,11,rep,name=batch,proto3" json:"batch,omitempty"`
+	// REGISTER: the resources the agent has checkpointed (dynamic
+	// reservations and persistent volumes), each a mesos.Resource in
+	// protobuf encoding, as Mesos's agent sends checkpointed_resources.
+	CheckpointedResources [][]byte `protobuf:"bytes,27,rep,name=checkpointed_resources,json=checkpointedResources,proto3" json:"checkpointed_resources,omitempty"`
+	unknownFields         protoimpl.UnknownFields
+	sizeCache             protoimpl.SizeCache
 }
 
 func (x *AgentCall) Reset() {
 	*x = AgentCall{}
-	mi := &file_allot_proto_msgTypes[7]
+	mi := &file_allot_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1012,7 +1108,7 @@ func (x *AgentCall) String() string {
 func (*AgentCall) ProtoMessage() {}
 
 func (x *AgentCall) ProtoReflect() protoreflect.Message {
-	mi := &file_allot_proto_msgTypes[7]
+	mi := &file_allot_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1025,7 +1121,7 @@ func (x *AgentCall) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentCall.ProtoReflect.Descriptor instead.
 func (*AgentCall) Descriptor() ([]byte, []int) {
-	return file_allot_proto_rawDescGZIP(), []int{7}
+	return file_allot_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *AgentCall) GetType() AgentCallType {
@@ -1105,6 +1201,13 @@ func (x *AgentCall) GetBatch() []*AgentCall {
 	return nil
 }
 
+func (x *AgentCall) GetCheckpointedResources() [][]byte {
+	if x != nil {
+		return x.CheckpointedResources
+	}
+	return nil
+}
+
 type Usage struct {
 	state             protoimpl.MessageState `protogen:"open.v1"`
 	CpusUserSeconds   float64                `protobuf:"fixed64,1,opt,name=cpus_user_seconds,json=cpusUserSeconds,proto3" json:"cpus_user_seconds,omitempty"`
@@ -1145,7 +1248,7 @@ type Usage struct {
 
 func (x *Usage) Reset() {
 	*x = Usage{}
-	mi := &file_allot_proto_msgTypes[8]
+	mi := &file_allot_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1157,7 +1260,7 @@ func (x *Usage) String() string {
 func (*Usage) ProtoMessage() {}
 
 func (x *Usage) ProtoReflect() protoreflect.Message {
-	mi := &file_allot_proto_msgTypes[8]
+	mi := &file_allot_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1170,7 +1273,7 @@ func (x *Usage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Usage.ProtoReflect.Descriptor instead.
 func (*Usage) Descriptor() ([]byte, []int) {
-	return file_allot_proto_rawDescGZIP(), []int{8}
+	return file_allot_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *Usage) GetCpusUserSeconds() float64 {
@@ -1313,7 +1416,7 @@ type ExecutorUsage struct {
 
 func (x *ExecutorUsage) Reset() {
 	*x = ExecutorUsage{}
-	mi := &file_allot_proto_msgTypes[9]
+	mi := &file_allot_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1325,7 +1428,7 @@ func (x *ExecutorUsage) String() string {
 func (*ExecutorUsage) ProtoMessage() {}
 
 func (x *ExecutorUsage) ProtoReflect() protoreflect.Message {
-	mi := &file_allot_proto_msgTypes[9]
+	mi := &file_allot_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1338,7 +1441,7 @@ func (x *ExecutorUsage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecutorUsage.ProtoReflect.Descriptor instead.
 func (*ExecutorUsage) Descriptor() ([]byte, []int) {
-	return file_allot_proto_rawDescGZIP(), []int{9}
+	return file_allot_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *ExecutorUsage) GetFrameworkId() string {
@@ -1436,14 +1539,16 @@ type AgentEvent struct {
 	// FRAMEWORK_MESSAGE
 	Data []byte `protobuf:"bytes,11,opt,name=data,proto3" json:"data,omitempty"`
 	// KILL: grace period before SIGKILL, in nanoseconds (0 = default).
-	GraceNanos    int64 `protobuf:"varint,12,opt,name=grace_nanos,json=graceNanos,proto3" json:"grace_nanos,omitempty"`
+	GraceNanos int64 `protobuf:"varint,12,opt,name=grace_nanos,json=graceNanos,proto3" json:"grace_nanos,omitempty"`
+	// CHECKPOINT_RESOURCES: each a mesos.Resource in protobuf encoding.
+	Resources     [][]byte `protobuf:"bytes,27,rep,name=resources,proto3" json:"resources,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *AgentEvent) Reset() {
 	*x = AgentEvent{}
-	mi := &file_allot_proto_msgTypes[10]
+	mi := &file_allot_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1455,7 +1560,7 @@ func (x *AgentEvent) String() string {
 func (*AgentEvent) ProtoMessage() {}
 
 func (x *AgentEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_allot_proto_msgTypes[10]
+	mi := &file_allot_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1468,7 +1573,7 @@ func (x *AgentEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentEvent.ProtoReflect.Descriptor instead.
 func (*AgentEvent) Descriptor() ([]byte, []int) {
-	return file_allot_proto_rawDescGZIP(), []int{10}
+	return file_allot_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *AgentEvent) GetType() AgentEventType {
@@ -1555,6 +1660,13 @@ func (x *AgentEvent) GetGraceNanos() int64 {
 	return 0
 }
 
+func (x *AgentEvent) GetResources() [][]byte {
+	if x != nil {
+		return x.Resources
+	}
+	return nil
+}
+
 // AppDemand is what a framework declares for one application under
 // Prophet: E executors, each reserving cpus and mem for its whole life
 // and expected to follow the stage profile from its launch. It travels in
@@ -1579,7 +1691,7 @@ type AppDemand struct {
 
 func (x *AppDemand) Reset() {
 	*x = AppDemand{}
-	mi := &file_allot_proto_msgTypes[11]
+	mi := &file_allot_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1591,7 +1703,7 @@ func (x *AppDemand) String() string {
 func (*AppDemand) ProtoMessage() {}
 
 func (x *AppDemand) ProtoReflect() protoreflect.Message {
-	mi := &file_allot_proto_msgTypes[11]
+	mi := &file_allot_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1604,7 +1716,7 @@ func (x *AppDemand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppDemand.ProtoReflect.Descriptor instead.
 func (*AppDemand) Descriptor() ([]byte, []int) {
-	return file_allot_proto_rawDescGZIP(), []int{11}
+	return file_allot_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *AppDemand) GetExecutors() int32 {
@@ -1652,7 +1764,7 @@ type ProfileStage struct {
 
 func (x *ProfileStage) Reset() {
 	*x = ProfileStage{}
-	mi := &file_allot_proto_msgTypes[12]
+	mi := &file_allot_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1664,7 +1776,7 @@ func (x *ProfileStage) String() string {
 func (*ProfileStage) ProtoMessage() {}
 
 func (x *ProfileStage) ProtoReflect() protoreflect.Message {
-	mi := &file_allot_proto_msgTypes[12]
+	mi := &file_allot_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1677,7 +1789,7 @@ func (x *ProfileStage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProfileStage.ProtoReflect.Descriptor instead.
 func (*ProfileStage) Descriptor() ([]byte, []int) {
-	return file_allot_proto_rawDescGZIP(), []int{12}
+	return file_allot_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *ProfileStage) GetStartNanos() int64 {
@@ -1735,7 +1847,7 @@ type JobSize struct {
 
 func (x *JobSize) Reset() {
 	*x = JobSize{}
-	mi := &file_allot_proto_msgTypes[13]
+	mi := &file_allot_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1747,7 +1859,7 @@ func (x *JobSize) String() string {
 func (*JobSize) ProtoMessage() {}
 
 func (x *JobSize) ProtoReflect() protoreflect.Message {
-	mi := &file_allot_proto_msgTypes[13]
+	mi := &file_allot_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1760,7 +1872,7 @@ func (x *JobSize) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobSize.ProtoReflect.Descriptor instead.
 func (*JobSize) Descriptor() ([]byte, []int) {
-	return file_allot_proto_rawDescGZIP(), []int{13}
+	return file_allot_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *JobSize) GetJob() string {
@@ -1809,7 +1921,7 @@ var File_allot_proto protoreflect.FileDescriptor
 
 const file_allot_proto_rawDesc = "" +
 	"\n" +
-	"\vallot.proto\x12\ballot.v1\"\xf3\x02\n" +
+	"\vallot.proto\x12\ballot.v1\"\xbc\x03\n" +
 	"\aCommand\x12)\n" +
 	"\x04type\x18\x01 \x01(\x0e2\x15.allot.v1.CommandTypeR\x04type\x12+\n" +
 	"\x05agent\x18\x02 \x01(\v2\x15.allot.v1.AgentRecordR\x05agent\x127\n" +
@@ -1819,7 +1931,8 @@ const file_allot_proto_rawDesc = "" +
 	"\x02id\x18\x06 \x01(\tR\x02id\x12'\n" +
 	"\x05batch\x18\a \x03(\v2\x11.allot.v1.CommandR\x05batch\x12.\n" +
 	"\x06policy\x18\b \x01(\v2\x16.allot.v1.PolicyRecordR\x06policy\x12\x14\n" +
-	"\x05limit\x18\t \x01(\x05R\x05limit\"\xc7\x02\n" +
+	"\x05limit\x18\t \x01(\x05R\x05limit\x12G\n" +
+	"\x0fagent_resources\x18\x1b \x01(\v2\x1e.allot.v1.AgentResourcesRecordR\x0eagentResources\"\xc7\x02\n" +
 	"\vAgentRecord\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1a\n" +
 	"\bhostname\x18\x02 \x01(\tR\bhostname\x12\x18\n" +
@@ -1854,7 +1967,10 @@ const file_allot_proto_rawDesc = "" +
 	"\x04info\x18\x05 \x01(\fR\x04info\x12\x16\n" +
 	"\x06status\x18\x06 \x01(\fR\x06status\x12\x14\n" +
 	"\x05state\x18\a \x01(\x05R\x05state\x12\x1c\n" +
-	"\tresources\x18\b \x01(\tR\tresources\"\xde\x01\n" +
+	"\tresources\x18\b \x01(\tR\tresources\"O\n" +
+	"\x14AgentResourcesRecord\x12\x19\n" +
+	"\bagent_id\x18\x01 \x01(\tR\aagentId\x12\x1c\n" +
+	"\tresources\x18\x02 \x03(\fR\tresources\"\xde\x01\n" +
 	"\fConfigRecord\x12=\n" +
 	"\aweights\x18\x01 \x03(\v2#.allot.v1.ConfigRecord.WeightsEntryR\aweights\x12\x16\n" +
 	"\x06sorter\x18\x02 \x01(\tR\x06sorter\x12'\n" +
@@ -1866,7 +1982,7 @@ const file_allot_proto_rawDesc = "" +
 	"\fPolicyRecord\x12\x16\n" +
 	"\x06sorter\x18\x01 \x01(\tR\x06sorter\x12\x14\n" +
 	"\x05state\x18\x02 \x01(\fR\x05state\x12*\n" +
-	"\x11updated_unix_nano\x18\x03 \x01(\x03R\x0fupdatedUnixNano\"\xfa\x02\n" +
+	"\x11updated_unix_nano\x18\x03 \x01(\x03R\x0fupdatedUnixNano\"\xc5\x03\n" +
 	"\x0eSnapshotRecord\x12-\n" +
 	"\x05agent\x18\x01 \x01(\v2\x15.allot.v1.AgentRecordH\x00R\x05agent\x129\n" +
 	"\tframework\x18\x02 \x01(\v2\x19.allot.v1.FrameworkRecordH\x00R\tframework\x12*\n" +
@@ -1874,8 +1990,9 @@ const file_allot_proto_rawDesc = "" +
 	"\x06config\x18\x04 \x01(\v2\x16.allot.v1.ConfigRecordH\x00R\x06config\x120\n" +
 	"\x06policy\x18\x05 \x01(\v2\x16.allot.v1.PolicyRecordH\x00R\x06policy\x12=\n" +
 	"\x0ecompleted_task\x18\x06 \x01(\v2\x14.allot.v1.TaskRecordH\x00R\rcompletedTask\x12%\n" +
-	"\rremoved_agent\x18\a \x01(\tH\x00R\fremovedAgentB\b\n" +
-	"\x06record\"\x8f\x03\n" +
+	"\rremoved_agent\x18\a \x01(\tH\x00R\fremovedAgent\x12I\n" +
+	"\x0fagent_resources\x18\x1b \x01(\v2\x1e.allot.v1.AgentResourcesRecordH\x00R\x0eagentResourcesB\b\n" +
+	"\x06record\"\xc6\x03\n" +
 	"\tAgentCall\x12+\n" +
 	"\x04type\x18\x01 \x01(\x0e2\x17.allot.v1.AgentCallTypeR\x04type\x12\x19\n" +
 	"\bagent_id\x18\x02 \x01(\tR\aagentId\x12+\n" +
@@ -1890,7 +2007,8 @@ const file_allot_proto_rawDesc = "" +
 	"exitStatus\x12%\n" +
 	"\x05usage\x18\n" +
 	" \x01(\v2\x0f.allot.v1.UsageR\x05usage\x12)\n" +
-	"\x05batch\x18\v \x03(\v2\x13.allot.v1.AgentCallR\x05batch\"\xad\x05\n" +
+	"\x05batch\x18\v \x03(\v2\x13.allot.v1.AgentCallR\x05batch\x125\n" +
+	"\x16checkpointed_resources\x18\x1b \x03(\fR\x15checkpointedResources\"\xad\x05\n" +
 	"\x05Usage\x12*\n" +
 	"\x11cpus_user_seconds\x18\x01 \x01(\x01R\x0fcpusUserSeconds\x12.\n" +
 	"\x13cpus_system_seconds\x18\x02 \x01(\x01R\x11cpusSystemSeconds\x12\"\n" +
@@ -1926,7 +2044,7 @@ const file_allot_proto_rawDesc = "" +
 	"\fnet_tx_bytes\x18\n" +
 	" \x01(\x04R\n" +
 	"netTxBytes\x12!\n" +
-	"\fnet_measured\x18\v \x01(\bR\vnetMeasured\"\xfa\x02\n" +
+	"\fnet_measured\x18\v \x01(\bR\vnetMeasured\"\x98\x03\n" +
 	"\n" +
 	"AgentEvent\x12,\n" +
 	"\x04type\x18\x01 \x01(\x0e2\x18.allot.v1.AgentEventTypeR\x04type\x12\x19\n" +
@@ -1944,7 +2062,8 @@ const file_allot_proto_rawDesc = "" +
 	" \x01(\fR\x04uuid\x12\x12\n" +
 	"\x04data\x18\v \x01(\fR\x04data\x12\x1f\n" +
 	"\vgrace_nanos\x18\f \x01(\x03R\n" +
-	"graceNanos\"\x7f\n" +
+	"graceNanos\x12\x1c\n" +
+	"\tresources\x18\x1b \x03(\fR\tresources\"\x7f\n" +
 	"\tAppDemand\x12\x1c\n" +
 	"\texecutors\x18\x01 \x01(\x05R\texecutors\x12\x12\n" +
 	"\x04cpus\x18\x02 \x01(\x01R\x04cpus\x12\x10\n" +
@@ -1962,7 +2081,7 @@ const file_allot_proto_rawDesc = "" +
 	"\tsize_mb_s\x18\x03 \x01(\x01R\asizeMbS\x12\x15\n" +
 	"\x06apb_mb\x18\x04 \x01(\x01R\x05apbMb\x12\x13\n" +
 	"\x05am_mb\x18\x05 \x01(\x01R\x04amMb\x12\x19\n" +
-	"\bapb_cpus\x18\x06 \x01(\x01R\aapbCpus*\xd2\x01\n" +
+	"\bapb_cpus\x18\x06 \x01(\x01R\aapbCpus*\xeb\x01\n" +
 	"\vCommandType\x12\x13\n" +
 	"\x0fCOMMAND_UNKNOWN\x10\x00\x12\x10\n" +
 	"\fAGENT_UPSERT\x10\x01\x12\x10\n" +
@@ -1977,7 +2096,8 @@ const file_allot_proto_rawDesc = "" +
 	"\n" +
 	"POLICY_SET\x10\t\x12\x11\n" +
 	"\rTASK_COMPLETE\x10\n" +
-	"*\x8f\x01\n" +
+	"\x12\x17\n" +
+	"\x13AGENT_RESOURCES_SET\x10\x1b*\x8f\x01\n" +
 	"\rAgentCallType\x12\x16\n" +
 	"\x12AGENT_CALL_UNKNOWN\x10\x00\x12\f\n" +
 	"\bREGISTER\x10\x01\x12\x11\n" +
@@ -1985,7 +2105,7 @@ const file_allot_proto_rawDesc = "" +
 	"\x10EXECUTOR_MESSAGE\x10\x03\x12\t\n" +
 	"\x05USAGE\x10\x04\x12\x13\n" +
 	"\x0fEXECUTOR_EXITED\x10\x05\x12\x0f\n" +
-	"\vAGENT_BATCH\x10\x06*\xad\x01\n" +
+	"\vAGENT_BATCH\x10\x06*\xc7\x01\n" +
 	"\x0eAgentEventType\x12\x17\n" +
 	"\x13AGENT_EVENT_UNKNOWN\x10\x00\x12\x0e\n" +
 	"\n" +
@@ -1996,7 +2116,8 @@ const file_allot_proto_rawDesc = "" +
 	"\x11SHUTDOWN_EXECUTOR\x10\x05\x12\x0f\n" +
 	"\vACKNOWLEDGE\x10\x06\x12\x15\n" +
 	"\x11FRAMEWORK_MESSAGE\x10\a\x12\b\n" +
-	"\x04PING\x10\bB\"Z github.com/allot-sched/allot/apib\x06proto3"
+	"\x04PING\x10\b\x12\x18\n" +
+	"\x14CHECKPOINT_RESOURCES\x10\x1bB\"Z github.com/allot-sched/allot/apib\x06proto3"
 
 var (
 	file_allot_proto_rawDescOnce sync.Once
@@ -2011,59 +2132,62 @@ func file_allot_proto_rawDescGZIP() []byte {
 }
 
 var file_allot_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_allot_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
+var file_allot_proto_msgTypes = make([]protoimpl.MessageInfo, 17)
 var file_allot_proto_goTypes = []any{
-	(CommandType)(0),        // 0: allot.v1.CommandType
-	(AgentCallType)(0),      // 1: allot.v1.AgentCallType
-	(AgentEventType)(0),     // 2: allot.v1.AgentEventType
-	(*Command)(nil),         // 3: allot.v1.Command
-	(*AgentRecord)(nil),     // 4: allot.v1.AgentRecord
-	(*FrameworkRecord)(nil), // 5: allot.v1.FrameworkRecord
-	(*TaskRecord)(nil),      // 6: allot.v1.TaskRecord
-	(*ConfigRecord)(nil),    // 7: allot.v1.ConfigRecord
-	(*PolicyRecord)(nil),    // 8: allot.v1.PolicyRecord
-	(*SnapshotRecord)(nil),  // 9: allot.v1.SnapshotRecord
-	(*AgentCall)(nil),       // 10: allot.v1.AgentCall
-	(*Usage)(nil),           // 11: allot.v1.Usage
-	(*ExecutorUsage)(nil),   // 12: allot.v1.ExecutorUsage
-	(*AgentEvent)(nil),      // 13: allot.v1.AgentEvent
-	(*AppDemand)(nil),       // 14: allot.v1.AppDemand
-	(*ProfileStage)(nil),    // 15: allot.v1.ProfileStage
-	(*JobSize)(nil),         // 16: allot.v1.JobSize
-	nil,                     // 17: allot.v1.AgentRecord.AttributesEntry
-	nil,                     // 18: allot.v1.ConfigRecord.WeightsEntry
+	(CommandType)(0),             // 0: allot.v1.CommandType
+	(AgentCallType)(0),           // 1: allot.v1.AgentCallType
+	(AgentEventType)(0),          // 2: allot.v1.AgentEventType
+	(*Command)(nil),              // 3: allot.v1.Command
+	(*AgentRecord)(nil),          // 4: allot.v1.AgentRecord
+	(*FrameworkRecord)(nil),      // 5: allot.v1.FrameworkRecord
+	(*TaskRecord)(nil),           // 6: allot.v1.TaskRecord
+	(*AgentResourcesRecord)(nil), // 7: allot.v1.AgentResourcesRecord
+	(*ConfigRecord)(nil),         // 8: allot.v1.ConfigRecord
+	(*PolicyRecord)(nil),         // 9: allot.v1.PolicyRecord
+	(*SnapshotRecord)(nil),       // 10: allot.v1.SnapshotRecord
+	(*AgentCall)(nil),            // 11: allot.v1.AgentCall
+	(*Usage)(nil),                // 12: allot.v1.Usage
+	(*ExecutorUsage)(nil),        // 13: allot.v1.ExecutorUsage
+	(*AgentEvent)(nil),           // 14: allot.v1.AgentEvent
+	(*AppDemand)(nil),            // 15: allot.v1.AppDemand
+	(*ProfileStage)(nil),         // 16: allot.v1.ProfileStage
+	(*JobSize)(nil),              // 17: allot.v1.JobSize
+	nil,                          // 18: allot.v1.AgentRecord.AttributesEntry
+	nil,                          // 19: allot.v1.ConfigRecord.WeightsEntry
 }
 var file_allot_proto_depIdxs = []int32{
 	0,  // 0: allot.v1.Command.type:type_name -> allot.v1.CommandType
 	4,  // 1: allot.v1.Command.agent:type_name -> allot.v1.AgentRecord
 	5,  // 2: allot.v1.Command.framework:type_name -> allot.v1.FrameworkRecord
 	6,  // 3: allot.v1.Command.task:type_name -> allot.v1.TaskRecord
-	7,  // 4: allot.v1.Command.config:type_name -> allot.v1.ConfigRecord
+	8,  // 4: allot.v1.Command.config:type_name -> allot.v1.ConfigRecord
 	3,  // 5: allot.v1.Command.batch:type_name -> allot.v1.Command
-	8,  // 6: allot.v1.Command.policy:type_name -> allot.v1.PolicyRecord
-	17, // 7: allot.v1.AgentRecord.attributes:type_name -> allot.v1.AgentRecord.AttributesEntry
-	14, // 8: allot.v1.FrameworkRecord.app_demand:type_name -> allot.v1.AppDemand
-	16, // 9: allot.v1.FrameworkRecord.job_size:type_name -> allot.v1.JobSize
-	18, // 10: allot.v1.ConfigRecord.weights:type_name -> allot.v1.ConfigRecord.WeightsEntry
-	4,  // 11: allot.v1.SnapshotRecord.agent:type_name -> allot.v1.AgentRecord
-	5,  // 12: allot.v1.SnapshotRecord.framework:type_name -> allot.v1.FrameworkRecord
-	6,  // 13: allot.v1.SnapshotRecord.task:type_name -> allot.v1.TaskRecord
-	7,  // 14: allot.v1.SnapshotRecord.config:type_name -> allot.v1.ConfigRecord
-	8,  // 15: allot.v1.SnapshotRecord.policy:type_name -> allot.v1.PolicyRecord
-	6,  // 16: allot.v1.SnapshotRecord.completed_task:type_name -> allot.v1.TaskRecord
-	1,  // 17: allot.v1.AgentCall.type:type_name -> allot.v1.AgentCallType
-	4,  // 18: allot.v1.AgentCall.agent:type_name -> allot.v1.AgentRecord
-	6,  // 19: allot.v1.AgentCall.tasks:type_name -> allot.v1.TaskRecord
-	11, // 20: allot.v1.AgentCall.usage:type_name -> allot.v1.Usage
-	10, // 21: allot.v1.AgentCall.batch:type_name -> allot.v1.AgentCall
-	12, // 22: allot.v1.Usage.executors:type_name -> allot.v1.ExecutorUsage
-	2,  // 23: allot.v1.AgentEvent.type:type_name -> allot.v1.AgentEventType
-	15, // 24: allot.v1.AppDemand.stages:type_name -> allot.v1.ProfileStage
-	25, // [25:25] is the sub-list for method output_type
-	25, // [25:25] is the sub-list for method input_type
-	25, // [25:25] is the sub-list for extension type_name
-	25, // [25:25] is the sub-list for extension extendee
-	0,  // [0:25] is the sub-list for field type_name
+	9,  // 6: allot.v1.Command.policy:type_name -> allot.v1.PolicyRecord
+	7,  // 7: allot.v1.Command.agent_resources:type_name -> allot.v1.AgentResourcesRecord
+	18, // 8: allot.v1.AgentRecord.attributes:type_name -> allot.v1.AgentRecord.AttributesEntry
+	15, // 9: allot.v1.FrameworkRecord.app_demand:type_name -> allot.v1.AppDemand
+	17, // 10: allot.v1.FrameworkRecord.job_size:type_name -> allot.v1.JobSize
+	19, // 11: allot.v1.ConfigRecord.weights:type_name -> allot.v1.ConfigRecord.WeightsEntry
+	4,  // 12: allot.v1.SnapshotRecord.agent:type_name -> allot.v1.AgentRecord
+	5,  // 13: allot.v1.SnapshotRecord.framework:type_name -> allot.v1.FrameworkRecord
+	6,  // 14: allot.v1.SnapshotRecord.task:type_name -> allot.v1.TaskRecord
+	8,  // 15: allot.v1.SnapshotRecord.config:type_name -> allot.v1.ConfigRecord
+	9,  // 16: allot.v1.SnapshotRecord.policy:type_name -> allot.v1.PolicyRecord
+	6,  // 17: allot.v1.SnapshotRecord.completed_task:type_name -> allot.v1.TaskRecord
+	7,  // 18: allot.v1.SnapshotRecord.agent_resources:type_name -> allot.v1.AgentResourcesRecord
+	1,  // 19: allot.v1.AgentCall.type:type_name -> allot.v1.AgentCallType
+	4,  // 20: allot.v1.AgentCall.agent:type_name -> allot.v1.AgentRecord
+	6,  // 21: allot.v1.AgentCall.tasks:type_name -> allot.v1.TaskRecord
+	12, // 22: allot.v1.AgentCall.usage:type_name -> allot.v1.Usage
+	11, // 23: allot.v1.AgentCall.batch:type_name -> allot.v1.AgentCall
+	13, // 24: allot.v1.Usage.executors:type_name -> allot.v1.ExecutorUsage
+	2,  // 25: allot.v1.AgentEvent.type:type_name -> allot.v1.AgentEventType
+	16, // 26: allot.v1.AppDemand.stages:type_name -> allot.v1.ProfileStage
+	27, // [27:27] is the sub-list for method output_type
+	27, // [27:27] is the sub-list for method input_type
+	27, // [27:27] is the sub-list for extension type_name
+	27, // [27:27] is the sub-list for extension extendee
+	0,  // [0:27] is the sub-list for field type_name
 }
 
 func init() { file_allot_proto_init() }
@@ -2071,7 +2195,7 @@ func file_allot_proto_init() {
 	if File_allot_proto != nil {
 		return
 	}
-	file_allot_proto_msgTypes[6].OneofWrappers = []any{
+	file_allot_proto_msgTypes[7].OneofWrappers = []any{
 		(*SnapshotRecord_Agent)(nil),
 		(*SnapshotRecord_Framework)(nil),
 		(*SnapshotRecord_Task)(nil),
@@ -2079,6 +2203,7 @@ func file_allot_proto_init() {
 		(*SnapshotRecord_Policy)(nil),
 		(*SnapshotRecord_CompletedTask)(nil),
 		(*SnapshotRecord_RemovedAgent)(nil),
+		(*SnapshotRecord_AgentResources)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -2086,7 +2211,7 @@ func file_allot_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_allot_proto_rawDesc), len(file_allot_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   16,
+			NumMessages:   17,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

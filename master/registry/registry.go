@@ -31,6 +31,8 @@ type Registry struct {
 	policy     *api.PolicyRecord // nil until the first POLICY_SET (the master's policy.go)
 	// hist is the completed tasks and the removed agents (history.go).
 	hist registryHistory
+	// held is each agent's checkpointed resources (reservations.go).
+	held agentResources
 	// applyObs, if set before raft starts, observes how long each log
 	// entry takes to apply (on every master, leader or not).
 	applyObs func(time.Duration)
@@ -46,6 +48,7 @@ func NewRegistry() *Registry {
 		tasks:      map[string]*api.TaskRecord{},
 		config:     &api.ConfigRecord{},
 		hist:       newRegistryHistory(),
+		held:       agentResources{},
 	}
 }
 
@@ -107,6 +110,7 @@ func (r *Registry) applyLocked(c *api.Command, depth int) error {
 		r.agents[c.Agent.Id] = c.Agent
 	case api.CommandType_AGENT_REMOVE:
 		delete(r.agents, c.GetId())
+		delete(r.held, c.GetId())
 		r.hist.removeAgent(c.GetId())
 	case api.CommandType_FRAMEWORK_UPSERT:
 		if c.GetFramework().GetId() == "" {
@@ -149,6 +153,8 @@ func (r *Registry) applyLocked(c *api.Command, depth int) error {
 			return fmt.Errorf("registry: POLICY_SET without a policy record")
 		}
 		r.policy = c.Policy
+	case api.CommandType_AGENT_RESOURCES_SET:
+		return r.setAgentResourcesLocked(c)
 	default:
 		return fmt.Errorf("registry: unknown command type %d", c.GetType())
 	}
@@ -160,7 +166,7 @@ func (r *Registry) applyLocked(c *api.Command, depth int) error {
 func (r *Registry) Size() int {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	n := 1 + len(r.agents) + len(r.frameworks) + len(r.tasks) + len(r.hist.removedOrder)
+	n := 1 + len(r.agents) + len(r.frameworks) + len(r.tasks) + len(r.hist.removedOrder) + len(r.held)
 	for _, list := range r.hist.completed {
 		n += len(list)
 	}
@@ -238,6 +244,7 @@ func (r *Registry) records() []*api.SnapshotRecord {
 	if p := r.Policy(); p != nil {
 		out = append(out, &api.SnapshotRecord{Record: &api.SnapshotRecord_Policy{Policy: p}})
 	}
+	out = append(out, r.heldRecords()...)
 	return append(out, r.historyRecords()...)
 }
 
@@ -282,7 +289,7 @@ func (r *Registry) Restore(rc io.ReadCloser) error {
 	}
 	r.mu.Lock()
 	r.agents, r.frameworks, r.tasks, r.config = next.agents, next.frameworks, next.tasks, next.config
-	r.policy = next.policy
+	r.policy, r.held = next.policy, next.held
 	next.hist.restored(next.frameworks)
 	r.hist = next.hist
 	r.mu.Unlock()
@@ -314,6 +321,8 @@ func (r *Registry) put(rec *api.SnapshotRecord) error {
 		r.hist.restoreTask(x.CompletedTask)
 	case *api.SnapshotRecord_RemovedAgent:
 		r.hist.removeAgent(x.RemovedAgent)
+	case *api.SnapshotRecord_AgentResources:
+		r.held[x.AgentResources.GetAgentId()] = x.AgentResources
 	default:
 		return errors.New("unknown record type")
 	}
