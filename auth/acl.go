@@ -55,6 +55,12 @@ const (
 	AccessSandboxes    Action = "access_sandboxes"    // object: the executor's user
 	UpdateSorter       Action = "update_sorter"       // no object: the allocation policy
 	ManageRaft         Action = "manage_raft"         // no object: raft peers and snapshots
+
+	ReserveResources   Action = "reserve_resources"   // object: the reservation's role
+	UnreserveResources Action = "unreserve_resources" // object: the reservation's principal
+	CreateVolumes      Action = "create_volumes"      // object: the volume's role
+	DestroyVolumes     Action = "destroy_volumes"     // object: the volume's creator principal
+	ResizeVolume       Action = "resize_volume"       // object: the volume's role
 )
 
 // objectKeys is each action's object key in the file ("" for none), and so
@@ -69,10 +75,16 @@ var objectKeys = map[Action]string{
 	AccessSandboxes:    "users",
 	UpdateSorter:       "",
 	ManageRaft:         "",
+	ReserveResources:   "roles",
+	UnreserveResources: "reserver_principals",
+	CreateVolumes:      "roles",
+	DestroyVolumes:     "creator_principals",
+	ResizeVolume:       "roles",
 }
 
 // objectNames is how a denial names an action's object.
-var objectNames = map[string]string{"roles": "role", "users": "user", "framework_principals": "framework principal"}
+var objectNames = map[string]string{"roles": "role", "users": "user", "framework_principals": "framework principal",
+	"reserver_principals": "reserver principal", "creator_principals": "creator principal"}
 
 // EntityType is how an entity matches: by its values, or ANY, or NONE.
 type EntityType int

@@ -67,7 +67,7 @@ func (m *Master) admitAgent(call *api.AgentCall, stream *api.Stream) (string, er
 	if rec == nil || rec.Address == "" {
 		return "", api.Errorf(http.StatusBadRequest, "REGISTER without agent.address")
 	}
-	total, err := resources.Parse(rec.Resources)
+	total, static, err := agentTotal(rec.Resources)
 	if err != nil {
 		return "", api.Errorf(http.StatusBadRequest, "REGISTER: agent.resources: %v", err)
 	}
@@ -81,6 +81,11 @@ func (m *Master) admitAgent(call *api.AgentCall, stream *api.Stream) (string, er
 	}
 	a, readd := m.resetAgentLocked(rec, total, stream)
 	id := a.rec.Id
+	if err := m.admitExactLocked(a, static, call.CheckpointedResources); err != nil {
+		a.stream = nil
+		m.mu.Unlock()
+		return "", err
+	}
 	used, unknownFw := m.adoptReportedTasksLocked(a, call.Tasks)
 	if m.allocOK("add_agent", m.alloc.AddAgent(id, allocator.AgentInfo{Total: total, Attributes: rec.Attributes, Used: used}), "agent_id", id) {
 		a.inAlloc = true
@@ -88,11 +93,14 @@ func (m *Master) admitAgent(call *api.AgentCall, stream *api.Stream) (string, er
 	for fwID := range unknownFw {
 		stream.SendProto(&api.AgentEvent{Type: api.AgentEventType_SHUTDOWN_FRAMEWORK, FrameworkId: fwID})
 	}
+	m.reservationsChangedLocked(a)
+	keep := checkpointEvent(a)
 	m.publishAgentLocked(evAgentAdded, a)
 	m.mu.Unlock()
 
 	m.rep.propose(&api.Command{Type: api.CommandType_AGENT_UPSERT, Agent: rec})
 	stream.SendProto(&api.AgentEvent{Type: api.AgentEventType_REGISTERED, AgentId: id, GraceNanos: int64(PingInterval)})
+	stream.SendProto(keep)
 	m.log.Info().Str("agent_id", id).Str("address", rec.Address).Str("resources", total.String()).
 		Int("tasks", len(call.Tasks)).Bool("reregistered", readd).Msg("agent registered")
 	m.triggerAllocation()

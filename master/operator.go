@@ -59,7 +59,7 @@ func (m *Master) handleOperator(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if resp == nil {
-		w.WriteHeader(http.StatusOK)
+		w.WriteHeader(operatorEmptyStatus(call.Type))
 		return
 	}
 	b, err := req.Out.Marshal(resp)

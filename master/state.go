@@ -31,6 +31,9 @@ type agentState struct {
 	// wire is offerWire's cache: the agent's fields of every offer on it,
 	// encoded.
 	wire agentWire
+	// resv is its exact resources, reservations and volumes included
+	// (reservations.go).
+	resv agentResv
 }
 
 type framework struct {
