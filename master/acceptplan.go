@@ -25,10 +25,12 @@ func (m *Master) planAcceptLocked(fw *framework, acc *scheduler.Call_Accept) (*a
 		return nil, err
 	}
 	c := &taskChecker{fw: fw, a: p.agent, remaining: p.remaining, newIDs: map[string]bool{}, newExecutors: map[string]bool{}}
+	c.resv = m.newAcceptResv(fw, p) // resvaccept.go
 	if p.launches, err = c.operations(acc.Operations); err != nil {
 		return nil, err
 	}
 	p.remaining, p.refused = c.remaining, c.refused
+	p.resv = c.resv
 	p.filter = filterOf(acc.Filters)
 	return p, nil
 }
@@ -72,6 +74,7 @@ type taskChecker struct {
 	newIDs       map[string]bool
 	newExecutors map[string]bool
 	refused      []refusedTask // answered TASK_ERROR instead of launched
+	resv         *acceptResv   // reservation and volume operations (resvaccept.go)
 }
 
 // operations validates LAUNCH and LAUNCH_GROUP operations into launches.
@@ -117,7 +120,13 @@ func (c *taskChecker) operations(ops []mesos.Offer_Operation) ([]plannedLaunch, 
 			ex := lg.Executor
 			plans = append(plans, plannedLaunch{tasks: lg.TaskGroup.Tasks, group: true, executor: &ex})
 		default:
-			return nil, api.Errorf(http.StatusBadRequest, "ACCEPT: operation %s is not supported yet (only LAUNCH and LAUNCH_GROUP)", op.GetType())
+			if isResourceOperation(op.GetType()) {
+				if err := c.resourceOperation(op); err != nil {
+					return nil, err
+				}
+				continue
+			}
+			return nil, api.Errorf(http.StatusBadRequest, "ACCEPT: operation %s is not supported", op.GetType())
 		}
 	}
 	return plans, nil
@@ -163,7 +172,7 @@ func (c *taskChecker) check(t *mesos.TaskInfo, ex *mesos.ExecutorInfo) error {
 			t.TaskID.Value, need, c.remaining)
 	}
 	c.remaining = c.remaining.Sub(need)
-	return nil
+	return c.resv.checkTaskExact(t)
 }
 
 // executor returns what task t's executor ex needs on top of the task: its

@@ -289,7 +289,7 @@ func (m *Master) taskLostLocked(fw *framework, t *task, reason mesos.TaskStatus_
 	t.state, t.status = mesos.TASK_LOST, &st
 	if !wasTerminal {
 		if a := m.agents[t.agent]; a != nil && a.inAlloc {
-			m.allocOK("recover", m.alloc.Recover(fw.id, t.agent, t.res, nil), "framework_id", fw.id, "agent_id", t.agent, "task_id", t.id)
+			m.recoverTaskLocked(fw.id, t.agent, t)
 		}
 	}
 	m.rep.propose(m.completeLocked(fw, t))
@@ -378,7 +378,7 @@ func (m *Master) statusUpdateLocked(a *agentState, fwID string, st *mesos.TaskSt
 			t.final, t.finalUUID = true, st.UUID
 		}
 		if !was && taskstate.IsTerminal(t.state) && a.inAlloc {
-			m.allocOK("recover", m.alloc.Recover(fw.id, a.rec.Id, t.res, nil), "framework_id", fw.id, "agent_id", a.rec.Id, "task_id", t.id)
+			m.recoverTaskLocked(fw.id, a.rec.Id, t)
 			m.triggerAllocation()
 		}
 		m.rep.propose(&api.Command{Type: api.CommandType_TASK_UPSERT, Task: taskRecord(t)})

@@ -182,6 +182,7 @@ type Master struct {
 	weights           map[string]float64
 	inverse           inverseTable // inverse.go
 	pol               policySync   // policy.go
+	operations        operationLog // opfeedback.go
 
 	fwd forwarder // streams a follower forwards to the leader (forward.go)
 	lim *limiter  // body, rate and stream limits (limits.go)

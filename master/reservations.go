@@ -176,9 +176,3 @@ func (m *Master) usedExactLocked(id string) (used mesos.Resources, volumeUsers m
 func volumeName(r *mesos.Resource) string {
 	return fmt.Sprintf("%q of role %q", r.GetDisk().GetPersistence().GetID(), r.ReservationRole())
 }
-
-// reservationsChangedLocked gives the allocator the agent's reserved
-// quantities by role. Caller holds m.mu.
-func (m *Master) reservationsChangedLocked(a *agentState) {
-	_ = a.reservedQuantities()
-}

@@ -99,6 +99,12 @@ type offer struct {
 	res           resources.Resources
 	timer         Timer
 	agentIdx      int // its index in its agent's offers
+
+	// reserved is what of res the allocator offered from reservation
+	// pools, by role, and exact those resources as the framework sees
+	// them (resvoffers.go); nil for an unreserved offer.
+	reserved map[string]resources.Resources
+	exact    mesos.Resources
 }
 
 // addOffer adds o to the agent's offers.

@@ -263,3 +263,66 @@ func Volumes(total mesos.Resources) mesos.Resources {
 func Quantities(total mesos.Resources) (map[string]Resources, error) {
 	return FromMesos(total)
 }
+
+// Take returns what of pool makes up want: whole persistent volumes while
+// want's disk allows (a volume is never split), then other scalars up to
+// want, then ports inside want's ranges. An allocator that offers a
+// reservation pool whole gets the whole pool back.
+func Take(pool mesos.Resources, want Resources) mesos.Resources {
+	var out mesos.Resources
+	for _, volumes := range []bool{true, false} {
+		for i := range pool {
+			if pool[i].IsPersistentVolume() != volumes {
+				continue
+			}
+			var got *mesos.Resource
+			if got, want = takeOne(pool[i], want, volumes); got != nil {
+				out = append(out, *got)
+			}
+		}
+	}
+	return out
+}
+
+// takeOne returns what of r want still needs (nil: nothing), and what want
+// needs after it.
+func takeOne(r mesos.Resource, want Resources, whole bool) (*mesos.Resource, Resources) {
+	switch r.GetType() {
+	case mesos.SCALAR:
+		have, err := QuantityFromFloat(r.GetScalar().GetValue())
+		need := want.Scalar(r.Name)
+		if err != nil || need <= 0 || have <= 0 || (whole && need < have) {
+			return nil, want
+		}
+		if have > need {
+			have = need
+		}
+		out := cloneResource(r)
+		out.Scalar.Value = have.Units()
+		return &out, want.WithScalar(r.Name, need-have)
+	case mesos.RANGES:
+		if r.Name != PortsName {
+			return nil, want
+		}
+		var rs []Range
+		for _, x := range r.GetRanges().GetRange() {
+			rs = append(rs, Range{x.Begin, x.End})
+		}
+		have, err := NormalizeRanges(rs)
+		if err != nil {
+			return nil, want
+		}
+		both := have.Sub(have.Sub(want.Ports))
+		if len(both) == 0 {
+			return nil, want
+		}
+		out := cloneResource(r)
+		out.Ranges = &mesos.Value_Ranges{}
+		for _, x := range both {
+			out.Ranges.Range = append(out.Ranges.Range, mesos.Value_Range{Begin: x.Begin, End: x.End})
+		}
+		want.Ports = want.Ports.Sub(both)
+		return &out, want
+	}
+	return nil, want
+}

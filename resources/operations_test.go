@@ -208,3 +208,28 @@ func TestStaticMesosDecodes(t *testing.T) {
 		t.Fatalf("StaticMesos = %v", list)
 	}
 }
+
+// Take never splits a volume and takes scalars and ports up to what is
+// wanted.
+func TestTake(t *testing.T) {
+	eng := dyn("eng", "")
+	pt := mesos.RANGES
+	ports := mesos.Resource{Name: "ports", Type: &pt, Ranges: &mesos.Value_Ranges{Range: []mesos.Value_Range{{Begin: 100, End: 110}}}, Reservations: []mesos.Resource_ReservationInfo{eng}}
+	pool := mesos.Resources{res("disk", 50, eng), vol(100, "v1", "data", eng), res("cpus", 4, eng), ports}
+	tests := []struct {
+		want string
+		got  map[string]string
+		vols int
+	}{
+		{"cpus:4;disk:150;ports:[100-110]", map[string]string{"eng": "cpus:4;disk:150;ports:[100-110]"}, 1},
+		{"cpus:1;disk:60;ports:[105-120]", map[string]string{"eng": "cpus:1;disk:50;ports:[105-110]"}, 0},
+		{"disk:100", map[string]string{"eng": "disk:100"}, 1},
+	}
+	for _, tt := range tests {
+		got := Take(pool, MustParse(tt.want))
+		checkQuantities(t, got, tt.got)
+		if n := len(Volumes(got)); n != tt.vols {
+			t.Errorf("Take(%s) holds %d volumes, want %d", tt.want, n, tt.vols)
+		}
+	}
+}
