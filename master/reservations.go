@@ -176,3 +176,21 @@ func (m *Master) usedExactLocked(id string) (used mesos.Resources, volumeUsers m
 func volumeName(r *mesos.Resource) string {
 	return fmt.Sprintf("%q of role %q", r.GetDisk().GetPersistence().GetID(), r.ReservationRole())
 }
+
+// staticMesos is the agent's --resources as Mesos's AgentInfo.resources
+// lists them: static reservations included.
+func (a *agentState) staticMesos() []mesos.Resource {
+	if a.resv.static == nil {
+		return resources.ToMesos(a.total, "", "")
+	}
+	return a.resv.static
+}
+
+// totalMesos is the agent's resources as GET_AGENTS's total_resources
+// lists them: dynamic reservations and persistent volumes included.
+func (a *agentState) totalMesos() []mesos.Resource {
+	if a.resv.total == nil {
+		return resources.ToMesos(a.total, "", "")
+	}
+	return a.resv.total
+}

@@ -142,3 +142,44 @@ func TestReservationsReplicatedAndResent(t *testing.T) {
 		t.Errorf("after re-registration the agent holds %v", got)
 	}
 }
+
+// GET_AGENTS lists the static reservations in agent_info.resources and the
+// dynamic ones in total_resources, as Mesos does; the JSON decodes with
+// mesos-go's types.
+func TestGetAgentsShowsReservations(t *testing.T) {
+	h := newHarness(t, nil)
+	id, _ := h.agent("cpus:8;mem:4096;cpus(ads):2")
+	call := mmaster.Call{Type: mmaster.Call_RESERVE_RESOURCES, ReserveResources: &mmaster.Call_ReserveResources{AgentID: mesos.AgentID{Value: id},
+		Resources: []mesos.Resource{dynRes("mem", 1024, "eng", "ops")}}}
+	if _, err := h.m.operatorCallAs(auth.Subject{}, &call); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := h.m.operatorCallAs(auth.Subject{}, &mmaster.Call{Type: mmaster.Call_GET_AGENTS})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := api.JSON.Marshal(resp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back mmaster.Response
+	if err := api.JSON.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	ag := back.GetAgents.Agents[0]
+	roles := func(list []mesos.Resource) map[string]string {
+		out := map[string]string{}
+		for _, r := range list {
+			if n := len(r.Reservations); n > 0 {
+				out[r.Reservations[n-1].GetRole()] = r.Reservations[n-1].GetType().String() + "/" + r.Reservations[n-1].GetPrincipal()
+			}
+		}
+		return out
+	}
+	if got := roles(ag.AgentInfo.Resources); len(got) != 1 || got["ads"] != "STATIC/" {
+		t.Errorf("agent_info.resources reservations %v, want ads STATIC only", got)
+	}
+	if got := roles(ag.TotalResources); len(got) != 2 || got["ads"] != "STATIC/" || got["eng"] != "DYNAMIC/ops" {
+		t.Errorf("total_resources reservations %v, want ads STATIC and eng DYNAMIC by ops", got)
+	}
+}
