@@ -183,3 +183,50 @@ func TestGetAgentsShowsReservations(t *testing.T) {
 		t.Errorf("total_resources reservations %v, want ads STATIC and eng DYNAMIC by ops", got)
 	}
 }
+
+// The operator's calls are held to Mesos's ACL actions and principal rule:
+// reserve_resources by role, unreserve_resources by the reserver's
+// principal; a reservation naming another principal than the caller's is a
+// 400.
+func TestReservationACLs(t *testing.T) {
+	acls, err := auth.ParseACLs([]byte(`{"permissive": false,
+		"reserve_resources":   [{"principals": {"values": ["ops"]}, "roles": {"values": ["eng"]}}],
+		"unreserve_resources": [{"principals": {"values": ["ops"]}, "reserver_principals": {"values": ["ops"]}}],
+		"create_volumes":      [{"principals": {"values": ["ops"]}, "roles": {"type": "ANY"}}],
+		"destroy_volumes":     [{"principals": {"values": ["ops"]}, "creator_principals": {"type": "ANY"}}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, func(c *Config) { c.Authorizer = acls })
+	id, _ := h.agent("cpus:8;mem:4096")
+	reserve := func(role, principal string) *mmaster.Call {
+		return &mmaster.Call{Type: mmaster.Call_RESERVE_RESOURCES, ReserveResources: &mmaster.Call_ReserveResources{AgentID: mesos.AgentID{Value: id},
+			Resources: []mesos.Resource{dynRes("cpus", 1, role, principal)}}}
+	}
+	ops, eve := auth.Subject{Principal: "ops", Authenticated: true}, auth.Subject{Principal: "eve", Authenticated: true}
+	steps := []struct {
+		who    auth.Subject
+		call   *mmaster.Call
+		status int
+		errHas string
+	}{
+		{ops, reserve("eng", "ops"), 0, ""},
+		{ops, reserve("ads", "ops"), http.StatusForbidden, "reserve_resources"},
+		{eve, reserve("eng", "eve"), http.StatusForbidden, "reserve_resources"},
+		{ops, reserve("eng", "eve"), http.StatusBadRequest, `does not match a reserved resource in the request with principal "eve"`},
+		{eve, &mmaster.Call{Type: mmaster.Call_UNRESERVE_RESOURCES, UnreserveResources: &mmaster.Call_UnreserveResources{AgentID: mesos.AgentID{Value: id},
+			Resources: []mesos.Resource{dynRes("cpus", 1, "eng", "ops")}}}, http.StatusForbidden, "unreserve_resources"},
+		{ops, &mmaster.Call{Type: mmaster.Call_UNRESERVE_RESOURCES, UnreserveResources: &mmaster.Call_UnreserveResources{AgentID: mesos.AgentID{Value: id},
+			Resources: []mesos.Resource{dynRes("cpus", 1, "eng", "ops")}}}, 0, ""},
+	}
+	for i, s := range steps {
+		_, err := h.m.operatorCallAs(s.who, s.call)
+		he, _ := err.(*api.HTTPError)
+		switch {
+		case s.status == 0 && err != nil:
+			t.Errorf("step %d: %v", i, err)
+		case s.status != 0 && (he == nil || he.Code != s.status || !strings.Contains(err.Error(), s.errHas)):
+			t.Errorf("step %d: error %v, want %d containing %q", i, err, s.status, s.errHas)
+		}
+	}
+}
