@@ -98,29 +98,22 @@ func (a *Allocator) acct(ag *agent, fw int32, role, pool string, r resources.Res
 	}
 	p := &ag.parts[pi]
 	n := a.role(role)
-	q := resources.Resources{Scalars: r.Scalars, Extra: r.Extra} // roles count scalars
+	addScalars(&n.own, r, sign)
+	for m := n; m != nil; m = m.parent {
+		addScalars(&m.alloc, r, sign)
+		if pool == "" {
+			addScalars(&m.unres, r, sign)
+		}
+	}
+	pl := ag.pools[pool]
 	if sign > 0 {
 		p.res = p.res.Add(r)
-		n.own = n.own.Add(q)
-		for m := n; m != nil; m = m.parent {
-			m.alloc = m.alloc.Add(q)
-			if pool == "" {
-				m.unres = m.unres.Add(q)
-			}
-		}
-		if pl := ag.pools[pool]; pool != "" && pl != nil {
+		if pool != "" && pl != nil {
 			pl.free = pl.free.Sub(r)
 		}
 	} else {
 		p.res = p.res.Sub(r)
-		n.own = n.own.Sub(q)
-		for m := n; m != nil; m = m.parent {
-			m.alloc = m.alloc.Sub(q)
-			if pool == "" {
-				m.unres = m.unres.Sub(q)
-			}
-		}
-		if pl := ag.pools[pool]; pool != "" && pl != nil {
+		if pool != "" && pl != nil {
 			pl.free = pl.free.Add(r)
 		}
 	}
