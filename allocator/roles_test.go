@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/allot-sched/allot/resources"
+	"github.com/allot-sched/allot/sorter"
 )
 
 func quota(guarantee, limit string) Quota {
@@ -293,4 +294,34 @@ func TestRolesState(t *testing.T) {
 	if byName["ops"].Weight != 2 {
 		t.Fatalf("ops: %+v", byName["ops"])
 	}
+}
+
+func TestReconfigureKeepsRoleBooks(t *testing.T) {
+	fx := newFixture(t, Config{Seed: 4}).agent("a1", "cpus:4;mem:1024").agent("a2", "cpus:4;mem:1024").
+		framework("f1", "eng/ml").roles("f1", "eng/ml", "ops").framework("f2", "ads").
+		quota("eng", "cpus:2", "cpus:6").reserve("a1", map[string]string{"eng": "cpus:1;mem:128"})
+	if err := fx.a.SuppressRoles("f1", []string{"ops"}); err != nil {
+		t.Fatal(err)
+	}
+	fx.cycle()
+	b, dropped, err := fx.a.Reconfigure(Reconfiguration{Sorter: mustLookup(t, "psdsf")})
+	if err != nil || len(dropped) > 0 {
+		t.Fatalf("Reconfigure: %v, dropped %v", err, dropped)
+	}
+	checkInvariants(t, b)
+	if !reflect.DeepEqual(fx.a.Roles(), b.Roles()) || !reflect.DeepEqual(fx.a.Quotas(), b.Quotas()) {
+		t.Fatalf("roles after reconfigure:\n%+v\nwant\n%+v", b.Roles(), fx.a.Roles())
+	}
+	if f := b.fws[b.fwByID["f1"]]; !f.roff["ops"] || len(f.roles) != 2 {
+		t.Fatalf("f1 after reconfigure: roles %v, suppressed %v", f.roles, f.roff)
+	}
+}
+
+func mustLookup(t *testing.T, name string) sorter.Criterion {
+	t.Helper()
+	c, err := sorter.Lookup(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }

@@ -106,10 +106,13 @@ func reserve(list []mesos.Resource) (Conversion, error) {
 		if last.GetType() != mesos.Resource_ReservationInfo_DYNAMIC {
 			return Conversion{}, fmt.Errorf("RESERVE: the last reservation of %s must be DYNAMIC", mesos.Resources{r})
 		}
-		if err := checkStaticRole(last.GetRole()); err != nil || last.GetRole() == Unreserved {
-			return Conversion{}, fmt.Errorf("RESERVE: invalid reservation role %q", last.GetRole())
+		if err := ValidateRole(last.GetRole()); err != nil {
+			return Conversion{}, fmt.Errorf("RESERVE: %v", err)
 		}
-		if n > 1 && !isStrictDescendant(last.GetRole(), r.Reservations[n-2].GetRole()) {
+		if last.GetRole() == Unreserved {
+			return Conversion{}, fmt.Errorf("RESERVE: resources cannot be reserved for role %q", Unreserved)
+		}
+		if n > 1 && (last.GetRole() == r.Reservations[n-2].GetRole() || !IsRoleOrDescendant(last.GetRole(), r.Reservations[n-2].GetRole())) {
 			return Conversion{}, fmt.Errorf("RESERVE: a refined reservation for %q must be for a descendant of %q", last.GetRole(), r.Reservations[n-2].GetRole())
 		}
 		if r.IsPersistentVolume() {
@@ -141,11 +144,6 @@ func unreserve(list []mesos.Resource) (Conversion, error) {
 		c.Converted.Add1(popReservation(r))
 	}
 	return c, nil
-}
-
-// isStrictDescendant reports whether role is below parent in the role tree.
-func isStrictDescendant(role, parent string) bool {
-	return len(role) > len(parent)+1 && role[:len(parent)] == parent && role[len(parent)] == '/'
 }
 
 // checkResource applies mesos-go's validation of one resource.

@@ -176,11 +176,11 @@ func TestParseByRole(t *testing.T) {
 		{"cpus(ads:4", "", "want name(role):value"},
 		{"cpus", "", "want name:value"},
 		{"cpus(a)(b):4", "", "want name(role):value"},
-		{"cpus(a b):4", "", `contains ' '`},
-		{"cpus(a//b):4", "", "empty segment"},
-		{"cpus(-a):4", "", "may not start with '-'"},
-		{"cpus(..):4", "", `may not be ".."`},
-		{"cpus():4", "", "empty role"},
+		{"cpus(a b):4", "", "contains a control character or whitespace"},
+		{"cpus(a//b):4", "", "two adjacent slashes"},
+		{"cpus(-a):4", "", "starts with a dash"},
+		{"cpus(..):4", "", `cannot include ".."`},
+		{"cpus():4", "", "empty role name is invalid"},
 		{"cpus(ads):x", "", `resource "cpus(ads):x"`},
 	}
 	for _, tt := range tests {

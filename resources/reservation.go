@@ -59,34 +59,9 @@ func splitRole(part, name string) (string, string, error) {
 	return strings.TrimSpace(name[:open]), role, nil
 }
 
-// checkStaticRole applies Mesos's role name rules to the role of a static
-// reservation: "*" or "/"-separated segments, each non-empty, not "." or
-// "..", not starting with "-", without whitespace, control characters or
-// "*".
-func checkStaticRole(role string) error {
-	if role == Unreserved {
-		return nil
-	}
-	if role == "" {
-		return fmt.Errorf("empty role")
-	}
-	for _, seg := range strings.Split(role, "/") {
-		switch {
-		case seg == "":
-			return fmt.Errorf("role %q has an empty segment", role)
-		case seg == "." || seg == "..":
-			return fmt.Errorf("role %q: a segment may not be %q", role, seg)
-		case strings.HasPrefix(seg, "-"):
-			return fmt.Errorf("role %q: a segment may not start with '-'", role)
-		}
-		for _, c := range seg {
-			if c <= ' ' || c == 0x7f || c == '*' || c == '\\' {
-				return fmt.Errorf("role %q contains %q", role, c)
-			}
-		}
-	}
-	return nil
-}
+// checkStaticRole applies Mesos's role name rules (ValidateRole) to the
+// role of a static reservation.
+func checkStaticRole(role string) error { return ValidateRole(role) }
 
 // FormatByRole writes byRole in the text form ParseByRole reads:
 // unreserved first, then each role's parts in role order.
