@@ -192,7 +192,9 @@ func printVolumes(w io.Writer, asJSON bool, agents *mmaster.Response_GetAgents) 
 			}
 		}
 	}
-	sort.Slice(rows, func(i, j int) bool { return rows[i].Agent+rows[i].Role+rows[i].ID < rows[j].Agent+rows[j].Role+rows[j].ID })
+	sort.Slice(rows, func(i, j int) bool {
+		return rows[i].Agent+rows[i].Role+rows[i].ID < rows[j].Agent+rows[j].Role+rows[j].ID
+	})
 	if asJSON {
 		return printJSON(w, rows)
 	}
