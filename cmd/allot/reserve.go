@@ -15,8 +15,8 @@ import (
 )
 
 func init() {
-	register(command{name: "reserve", summary: "reserve an agent's resources for a role: reserve AGENT 'cpus(eng):2;disk(eng):100' [--principal P]", run: runReserve})
-	register(command{name: "unreserve", summary: "undo a dynamic reservation: unreserve AGENT 'cpus(eng):2' [--principal P]", run: runUnreserve})
+	register(command{name: "reserve", summary: "reserve an agent's resources for a role: reserve AGENT 'cpus(eng):2;disk(eng):100'", run: runReserve})
+	register(command{name: "unreserve", summary: "undo a dynamic reservation: unreserve AGENT 'cpus(eng):2'", run: runUnreserve})
 	register(command{name: "volumes", summary: "list persistent volumes, or volumes create|destroy AGENT ROLE ID [SIZE PATH]", run: runVolumes})
 }
 
@@ -34,9 +34,9 @@ func runUnreserve(args []string, stdout, stderr io.Writer) error {
 func reservationVerb(name string, t mmaster.Call_Type, args []string, stdout, stderr io.Writer) error {
 	fs, c := newCLIFlags(name, "[flags] AGENT_ID 'cpus(ROLE):N;mem(ROLE):N;...'",
 		"Send the operator call "+t.String()+" for the agent's resources given with their role,\n"+
-			"each a DYNAMIC reservation (with --principal, as the master requires when it authenticates you).", stderr)
-	principal := fs.String("principal", "", "the reservation's principal (empty: none)")
+			"each a DYNAMIC reservation whose principal is --principal (the one you authenticate as, as Mesos requires).", stderr)
 	pos, err := parseInterleaved(fs, args)
+	principal := &c.cred.principal // Mesos holds a reservation's principal to the caller's
 	if err != nil {
 		return err
 	}
@@ -107,9 +107,9 @@ func callMaster(c *cliFlags, body []byte) ([]byte, error) {
 func runVolumes(args []string, stdout, stderr io.Writer) error {
 	fs, c := newCLIFlags("volumes", "[flags] [create AGENT ROLE ID SIZE PATH | destroy AGENT ROLE ID]",
 		"List persistent volumes (agent, role, id, size in MB, container path, principal),\n"+
-			"or create one on disk reserved for ROLE, or destroy one.", stderr)
-	principal := fs.String("principal", "", "create: the volume's and its reservation's principal")
+			"or create one on disk reserved for ROLE (by --principal), or destroy one.", stderr)
 	pos, err := parseInterleaved(fs, args)
+	principal := &c.cred.principal // the volume's and its reservation's principal
 	if err != nil {
 		return err
 	}
