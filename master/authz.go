@@ -280,6 +280,8 @@ func (m *Master) operatorCallAs(who auth.Subject, call *mmaster.Call) (*mmaster.
 	case mmaster.Call_RESERVE_RESOURCES, mmaster.Call_UNRESERVE_RESOURCES, mmaster.Call_CREATE_VOLUMES,
 		mmaster.Call_DESTROY_VOLUMES, mmaster.Call_GROW_VOLUME, mmaster.Call_SHRINK_VOLUME:
 		return m.operatorResources(who, call) // resvops.go
+	case mmaster.Call_GET_OPERATIONS:
+		return m.getOperations(who), nil // opfeedback.go
 	}
 	resp, err := m.operatorCall(call)
 	if err != nil || resp == nil || m.authz.authorizer == nil {

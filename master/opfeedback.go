@@ -8,9 +8,10 @@ package master
 // dropped) carries none and is not kept. RECONCILE_OPERATIONS answers each
 // operation asked about (every unacknowledged one if none is named) with
 // its latest status, without a uuid; an operation the master does not hold
-// is OPERATION_UNKNOWN. The leader keeps them in memory only: after a
-// failover every operation is OPERATION_UNKNOWN, as Mesos's master reports
-// one it has not heard of (docs/roles.md).
+// is OPERATION_UNKNOWN. GET_OPERATIONS lists the unacknowledged ones, to
+// callers who may view their framework. The leader keeps them in memory
+// only: after a failover every operation is OPERATION_UNKNOWN, as Mesos's
+// master reports one it has not heard of (docs/roles.md).
 
 import (
 	"crypto/rand"
@@ -18,22 +19,24 @@ import (
 	"sort"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
+	mmaster "github.com/mesos/mesos-go/api/v1/lib/master"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
 
 	"github.com/allot-sched/allot/api"
+	"github.com/allot-sched/allot/auth"
 )
 
-// operationLog is each framework's unacknowledged operation statuses,
-// keyed by framework id, then operation id.
-type operationLog map[string]map[string]*mesos.OperationStatus
+// operationLog is each framework's unacknowledged operations, keyed by
+// framework id, then operation id.
+type operationLog map[string]map[string]*mesos.Operation
 
 // maxOperationsPerFramework bounds what one framework's unacknowledged
 // operations hold; the oldest is dropped beyond it.
 const maxOperationsPerFramework = 1024
 
-// operationStatusLocked sends fb to fw and, if it needs acknowledging,
-// keeps it. Caller holds m.mu.
-func (m *Master) operationStatusLocked(fw *framework, agentID string, fb opFeedback) {
+// operationStatusLocked sends fb, the outcome of op, to fw and, if it
+// needs acknowledging, keeps it. Caller holds m.mu.
+func (m *Master) operationStatusLocked(fw *framework, agentID string, op *mesos.Offer_Operation, fb opFeedback) {
 	st := mesos.OperationStatus{OperationID: &mesos.OperationID{Value: fb.id}, State: fb.state,
 		AgentID: &mesos.AgentID{Value: agentID}, ConvertedResources: fb.conv}
 	if fb.msg != "" {
@@ -49,7 +52,7 @@ func (m *Master) operationStatusLocked(fw *framework, agentID string, fb opFeedb
 		}
 		ops := m.operations[fw.id]
 		if ops == nil {
-			ops = map[string]*mesos.OperationStatus{}
+			ops = map[string]*mesos.Operation{}
 			m.operations[fw.id] = ops
 		}
 		if len(ops) >= maxOperationsPerFramework {
@@ -58,8 +61,8 @@ func (m *Master) operationStatusLocked(fw *framework, agentID string, fb opFeedb
 				break
 			}
 		}
-		kept := st
-		ops[fb.id] = &kept
+		ops[fb.id] = &mesos.Operation{FrameworkID: &mesos.FrameworkID{Value: fw.id}, AgentID: st.AgentID, Info: *op,
+			LatestStatus: st, Statuses: []mesos.OperationStatus{st}, UUID: *st.UUID}
 	}
 	m.sendFrameworkLocked(fw, operationEvent(st))
 }
@@ -76,7 +79,7 @@ func (m *Master) acknowledgeOperationLocked(fw *framework, ack *scheduler.Call_A
 		return api.Errorf(http.StatusBadRequest, "ACKNOWLEDGE_OPERATION_STATUS without operation_id and uuid")
 	}
 	ops := m.operations[fw.id]
-	if st := ops[ack.OperationID.Value]; st != nil && string(st.GetUUID().GetValue()) == string(ack.UUID) {
+	if op := ops[ack.OperationID.Value]; op != nil && string(op.LatestStatus.GetUUID().GetValue()) == string(ack.UUID) {
 		delete(ops, ack.OperationID.Value)
 		if len(ops) == 0 {
 			delete(m.operations, fw.id)
@@ -105,7 +108,7 @@ func (m *Master) reconcileOperationsLocked(fw *framework, rc *scheduler.Call_Rec
 	for _, q := range asked {
 		st := mesos.OperationStatus{OperationID: &mesos.OperationID{Value: q.OperationID.Value}, State: mesos.OPERATION_UNKNOWN, AgentID: q.AgentID}
 		if kept := ops[q.OperationID.Value]; kept != nil {
-			st = *kept
+			st = kept.LatestStatus
 			st.UUID = nil
 		}
 		m.sendFrameworkLocked(fw, operationEvent(st))
@@ -115,3 +118,30 @@ func (m *Master) reconcileOperationsLocked(fw *framework, rc *scheduler.Call_Rec
 // forgetOperationsLocked drops a removed framework's operations. Caller
 // holds m.mu.
 func (m *Master) forgetOperationsLocked(fwID string) { delete(m.operations, fwID) }
+
+// getOperations answers GET_OPERATIONS with the operations of the
+// frameworks who may view. Takes m.mu.
+func (m *Master) getOperations(who auth.Subject) *mmaster.Response {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := &mmaster.Response_GetOperations{}
+	fws := make([]string, 0, len(m.operations))
+	for id := range m.operations {
+		fws = append(fws, id)
+	}
+	sort.Strings(fws)
+	for _, fw := range fws {
+		if !m.mayViewFrameworkLocked(who, fw) {
+			continue
+		}
+		ids := make([]string, 0, len(m.operations[fw]))
+		for id := range m.operations[fw] {
+			ids = append(ids, id)
+		}
+		sort.Strings(ids)
+		for _, id := range ids {
+			out.Operations = append(out.Operations, *m.operations[fw][id])
+		}
+	}
+	return &mmaster.Response{Type: mmaster.Response_GET_OPERATIONS, GetOperations: out}
+}

@@ -42,6 +42,7 @@ type plannedOp struct {
 
 // opFeedback is an operation's outcome for its framework.
 type opFeedback struct {
+	op    *mesos.Offer_Operation
 	id    string
 	state mesos.OperationState
 	msg   string
@@ -76,7 +77,7 @@ func (c *taskChecker) resourceOperation(op *mesos.Offer_Operation) error {
 		if op.ID == nil {
 			return api.Errorf(http.StatusBadRequest, "ACCEPT: %v", err)
 		}
-		c.resv.failed = append(c.resv.failed, opFeedback{id: op.ID.Value, state: mesos.OPERATION_ERROR, msg: err.Error()})
+		c.resv.failed = append(c.resv.failed, opFeedback{id: op.ID.Value, state: mesos.OPERATION_ERROR, msg: err.Error(), op: op})
 		return nil
 	}
 	c.remaining = c.remaining.Sub(mesosQuantity(conv.Consumed))
@@ -192,11 +193,11 @@ func (m *Master) applyAcceptOpsLocked(fw *framework, p *acceptPlan) {
 		}
 		if pl.op.ID != nil {
 			fb.id = pl.op.ID.Value
-			m.operationStatusLocked(fw, id, fb)
+			m.operationStatusLocked(fw, id, pl.op, fb)
 		}
 	}
 	for _, fb := range r.failed {
-		m.operationStatusLocked(fw, id, fb)
+		m.operationStatusLocked(fw, id, fb.op, fb)
 	}
 }
 

@@ -118,6 +118,19 @@ func TestAcceptReservationOperations(t *testing.T) {
 	if kept != 2 {
 		t.Fatalf("%d unacknowledged operations kept, want r1 and c1", kept)
 	}
+	resp, err := h.m.operatorCallAs(auth.Subject{}, &mmaster.Call{Type: mmaster.Call_GET_OPERATIONS})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := api.JSON.Marshal(resp)
+	var back mmaster.Response
+	if err := api.JSON.Unmarshal(b, &back); err != nil {
+		t.Fatalf("GET_OPERATIONS does not decode with mesos-go: %v\n%s", err, b)
+	}
+	if ops := back.GetOperations.Operations; len(ops) != 2 || ops[0].Info.ID.Value != "c1" || ops[1].Info.Type != mesos.Offer_Operation_RESERVE ||
+		ops[1].LatestStatus.State != mesos.OPERATION_FINISHED || ops[1].FrameworkID.Value != fw.id {
+		t.Errorf("GET_OPERATIONS lists %+v", ops)
+	}
 	ack := &scheduler.Call{Type: scheduler.Call_ACKNOWLEDGE_OPERATION_STATUS, AcknowledgeOperationStatus: &scheduler.Call_AcknowledgeOperationStatus{
 		AgentID: &mesos.AgentID{Value: agentID}, UUID: st.UUID.Value, OperationID: mesos.OperationID{Value: "r1"}}}
 	if err := h.call(fw, ack); err != nil {
