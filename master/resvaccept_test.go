@@ -112,6 +112,14 @@ func TestAcceptReservationOperations(t *testing.T) {
 		t.Fatalf("DESTROY_VOLUMES of a volume in use: %v", err)
 	}
 
+	checkOperationsKept(t, h, fw, agentID, st.UUID.Value)
+}
+
+// checkOperationsKept checks that fw's operations r1 and c1 are listed by
+// GET_OPERATIONS until acknowledged (r1 with uuid), and that
+// RECONCILE_OPERATIONS answers for the one left.
+func checkOperationsKept(t *testing.T, h *harness, fw *fakeFramework, agentID string, uuid []byte) {
+	t.Helper()
 	h.m.mu.Lock()
 	kept := len(h.m.operations[fw.id])
 	h.m.mu.Unlock()
@@ -132,7 +140,7 @@ func TestAcceptReservationOperations(t *testing.T) {
 		t.Errorf("GET_OPERATIONS lists %+v", ops)
 	}
 	ack := &scheduler.Call{Type: scheduler.Call_ACKNOWLEDGE_OPERATION_STATUS, AcknowledgeOperationStatus: &scheduler.Call_AcknowledgeOperationStatus{
-		AgentID: &mesos.AgentID{Value: agentID}, UUID: st.UUID.Value, OperationID: mesos.OperationID{Value: "r1"}}}
+		AgentID: &mesos.AgentID{Value: agentID}, UUID: uuid, OperationID: mesos.OperationID{Value: "r1"}}}
 	if err := h.call(fw, ack); err != nil {
 		t.Fatal(err)
 	}
