@@ -58,7 +58,8 @@ const (
 	// AGENT_RESOURCES_SET replaces an agent's checkpointed resources (its
 	// dynamic reservations and persistent volumes, Command.agent_resources);
 	// an empty list forgets them.
-	CommandType_AGENT_RESOURCES_SET CommandType = 27
+	// Numbered apart so that commands other features add do not collide.
+	CommandType_AGENT_RESOURCES_SET CommandType = 41
 )
 
 // Enum value maps for CommandType.
@@ -75,7 +76,7 @@ var (
 		8:  "BATCH",
 		9:  "POLICY_SET",
 		10: "TASK_COMPLETE",
-		27: "AGENT_RESOURCES_SET",
+		41: "AGENT_RESOURCES_SET",
 	}
 	CommandType_value = map[string]int32{
 		"COMMAND_UNKNOWN":     0,
@@ -89,7 +90,7 @@ var (
 		"BATCH":               8,
 		"POLICY_SET":          9,
 		"TASK_COMPLETE":       10,
-		"AGENT_RESOURCES_SET": 27,
+		"AGENT_RESOURCES_SET": 41,
 	}
 )
 
@@ -208,7 +209,7 @@ const (
 	// CHECKPOINT_RESOURCES gives the agent its checkpointed resources
 	// (AgentEvent.resources) to keep: it creates the directories of new
 	// persistent volumes and removes those of destroyed ones.
-	AgentEventType_CHECKPOINT_RESOURCES AgentEventType = 27
+	AgentEventType_CHECKPOINT_RESOURCES AgentEventType = 41
 )
 
 // Enum value maps for AgentEventType.
@@ -223,7 +224,7 @@ var (
 		6:  "ACKNOWLEDGE",
 		7:  "FRAMEWORK_MESSAGE",
 		8:  "PING",
-		27: "CHECKPOINT_RESOURCES",
+		41: "CHECKPOINT_RESOURCES",
 	}
 	AgentEventType_value = map[string]int32{
 		"AGENT_EVENT_UNKNOWN":  0,
@@ -235,7 +236,7 @@ var (
 		"ACKNOWLEDGE":          6,
 		"FRAMEWORK_MESSAGE":    7,
 		"PING":                 8,
-		"CHECKPOINT_RESOURCES": 27,
+		"CHECKPOINT_RESOURCES": 41,
 	}
 )
 
@@ -285,7 +286,7 @@ type Command struct {
 	// defaults (1000 tasks, 50 frameworks). In the command, not in each
 	// master's flags, so that every replica trims the same records.
 	Limit          int32                 `protobuf:"varint,9,opt,name=limit,proto3" json:"limit,omitempty"`
-	AgentResources *AgentResourcesRecord `protobuf:"bytes,27,opt,name=agent_resources,json=agentResources,proto3" json:"agent_resources,omitempty"`
+	AgentResources *AgentResourcesRecord `protobuf:"bytes,41,opt,name=agent_resources,json=agentResources,proto3" json:"agent_resources,omitempty"`
 	unknownFields  protoimpl.UnknownFields
 	sizeCache      protoimpl.SizeCache
 }
@@ -1048,7 +1049,7 @@ type SnapshotRecord_RemovedAgent struct {
 }
 
 type SnapshotRecord_AgentResources struct {
-	AgentResources *AgentResourcesRecord `protobuf:"bytes,27,opt,name=agent_resources,json=agentResources,proto3,oneof"`
+	AgentResources *AgentResourcesRecord `protobuf:"bytes,41,opt,name=agent_resources,json=agentResources,proto3,oneof"`
 }
 
 func (*SnapshotRecord_Agent) isSnapshotRecord_Record() {}
@@ -1089,7 +1090,7 @@ type AgentCall struct {
 	// REGISTER: the resources the agent has checkpointed (dynamic
 	// reservations and persistent volumes), each a mesos.Resource in
 	// protobuf encoding, as Mesos's agent sends checkpointed_resources.
-	CheckpointedResources [][]byte `protobuf:"bytes,27,rep,name=checkpointed_resources,json=checkpointedResources,proto3" json:"checkpointed_resources,omitempty"`
+	CheckpointedResources [][]byte `protobuf:"bytes,41,rep,name=checkpointed_resources,json=checkpointedResources,proto3" json:"checkpointed_resources,omitempty"`
 	unknownFields         protoimpl.UnknownFields
 	sizeCache             protoimpl.SizeCache
 }
@@ -1541,7 +1542,7 @@ type AgentEvent struct {
 	// KILL: grace period before SIGKILL, in nanoseconds (0 = default).
 	GraceNanos int64 `protobuf:"varint,12,opt,name=grace_nanos,json=graceNanos,proto3" json:"grace_nanos,omitempty"`
 	// CHECKPOINT_RESOURCES: each a mesos.Resource in protobuf encoding.
-	Resources     [][]byte `protobuf:"bytes,27,rep,name=resources,proto3" json:"resources,omitempty"`
+	Resources     [][]byte `protobuf:"bytes,41,rep,name=resources,proto3" json:"resources,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1932,7 +1933,7 @@ const file_allot_proto_rawDesc = "" +
 	"\x05batch\x18\a \x03(\v2\x11.allot.v1.CommandR\x05batch\x12.\n" +
 	"\x06policy\x18\b \x01(\v2\x16.allot.v1.PolicyRecordR\x06policy\x12\x14\n" +
 	"\x05limit\x18\t \x01(\x05R\x05limit\x12G\n" +
-	"\x0fagent_resources\x18\x1b \x01(\v2\x1e.allot.v1.AgentResourcesRecordR\x0eagentResources\"\xc7\x02\n" +
+	"\x0fagent_resources\x18) \x01(\v2\x1e.allot.v1.AgentResourcesRecordR\x0eagentResources\"\xc7\x02\n" +
 	"\vAgentRecord\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1a\n" +
 	"\bhostname\x18\x02 \x01(\tR\bhostname\x12\x18\n" +
@@ -1991,7 +1992,7 @@ const file_allot_proto_rawDesc = "" +
 	"\x06policy\x18\x05 \x01(\v2\x16.allot.v1.PolicyRecordH\x00R\x06policy\x12=\n" +
 	"\x0ecompleted_task\x18\x06 \x01(\v2\x14.allot.v1.TaskRecordH\x00R\rcompletedTask\x12%\n" +
 	"\rremoved_agent\x18\a \x01(\tH\x00R\fremovedAgent\x12I\n" +
-	"\x0fagent_resources\x18\x1b \x01(\v2\x1e.allot.v1.AgentResourcesRecordH\x00R\x0eagentResourcesB\b\n" +
+	"\x0fagent_resources\x18) \x01(\v2\x1e.allot.v1.AgentResourcesRecordH\x00R\x0eagentResourcesB\b\n" +
 	"\x06record\"\xc6\x03\n" +
 	"\tAgentCall\x12+\n" +
 	"\x04type\x18\x01 \x01(\x0e2\x17.allot.v1.AgentCallTypeR\x04type\x12\x19\n" +
@@ -2008,7 +2009,7 @@ const file_allot_proto_rawDesc = "" +
 	"\x05usage\x18\n" +
 	" \x01(\v2\x0f.allot.v1.UsageR\x05usage\x12)\n" +
 	"\x05batch\x18\v \x03(\v2\x13.allot.v1.AgentCallR\x05batch\x125\n" +
-	"\x16checkpointed_resources\x18\x1b \x03(\fR\x15checkpointedResources\"\xad\x05\n" +
+	"\x16checkpointed_resources\x18) \x03(\fR\x15checkpointedResources\"\xad\x05\n" +
 	"\x05Usage\x12*\n" +
 	"\x11cpus_user_seconds\x18\x01 \x01(\x01R\x0fcpusUserSeconds\x12.\n" +
 	"\x13cpus_system_seconds\x18\x02 \x01(\x01R\x11cpusSystemSeconds\x12\"\n" +
@@ -2063,7 +2064,7 @@ const file_allot_proto_rawDesc = "" +
 	"\x04data\x18\v \x01(\fR\x04data\x12\x1f\n" +
 	"\vgrace_nanos\x18\f \x01(\x03R\n" +
 	"graceNanos\x12\x1c\n" +
-	"\tresources\x18\x1b \x03(\fR\tresources\"\x7f\n" +
+	"\tresources\x18) \x03(\fR\tresources\"\x7f\n" +
 	"\tAppDemand\x12\x1c\n" +
 	"\texecutors\x18\x01 \x01(\x05R\texecutors\x12\x12\n" +
 	"\x04cpus\x18\x02 \x01(\x01R\x04cpus\x12\x10\n" +
@@ -2097,7 +2098,7 @@ const file_allot_proto_rawDesc = "" +
 	"POLICY_SET\x10\t\x12\x11\n" +
 	"\rTASK_COMPLETE\x10\n" +
 	"\x12\x17\n" +
-	"\x13AGENT_RESOURCES_SET\x10\x1b*\x8f\x01\n" +
+	"\x13AGENT_RESOURCES_SET\x10)*\x8f\x01\n" +
 	"\rAgentCallType\x12\x16\n" +
 	"\x12AGENT_CALL_UNKNOWN\x10\x00\x12\f\n" +
 	"\bREGISTER\x10\x01\x12\x11\n" +
@@ -2117,7 +2118,7 @@ const file_allot_proto_rawDesc = "" +
 	"\vACKNOWLEDGE\x10\x06\x12\x15\n" +
 	"\x11FRAMEWORK_MESSAGE\x10\a\x12\b\n" +
 	"\x04PING\x10\b\x12\x18\n" +
-	"\x14CHECKPOINT_RESOURCES\x10\x1bB\"Z github.com/allot-sched/allot/apib\x06proto3"
+	"\x14CHECKPOINT_RESOURCES\x10)B\"Z github.com/allot-sched/allot/apib\x06proto3"
 
 var (
 	file_allot_proto_rawDescOnce sync.Once
