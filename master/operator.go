@@ -385,6 +385,7 @@ func (m *Master) stateAgentsLocked() []operator.Agent {
 		if st, err := m.alloc.Agent(id); err == nil {
 			ja.Used = stateScalars(st.Total.Sub(st.Available))
 		}
+		ja.ReservedResources, ja.ReservedResourcesFull = a.stateReservations() // reservations.go
 		agents = append(agents, ja)
 	}
 	return agents

@@ -194,3 +194,24 @@ func (a *agentState) totalMesos() []mesos.Resource {
 	}
 	return a.resv.total
 }
+
+// stateReservations is what /state shows of a's reservations: quantities
+// and the exact resources, by reservation role; nil when none.
+func (a *agentState) stateReservations() (map[string]map[string]float64, map[string][]mesos.Resource) {
+	var q map[string]map[string]float64
+	var full map[string][]mesos.Resource
+	for _, r := range a.resv.total {
+		role := r.ReservationRole()
+		if role == resources.Unreserved {
+			continue
+		}
+		if q == nil {
+			q, full = map[string]map[string]float64{}, map[string][]mesos.Resource{}
+		}
+		full[role] = append(full[role], r)
+	}
+	for role, r := range a.reservedQuantities() {
+		q[role] = stateScalars(r)
+	}
+	return q, full
+}

@@ -144,8 +144,8 @@ func TestReservationsReplicatedAndResent(t *testing.T) {
 }
 
 // GET_AGENTS lists the static reservations in agent_info.resources and the
-// dynamic ones in total_resources, as Mesos does; the JSON decodes with
-// mesos-go's types.
+// dynamic ones in total_resources, as Mesos does (the JSON decodes with
+// mesos-go's types); /state has reserved_resources(_full) per agent.
 func TestGetAgentsShowsReservations(t *testing.T) {
 	h := newHarness(t, nil)
 	id, _ := h.agent("cpus:8;mem:4096;cpus(ads):2")
@@ -181,6 +181,12 @@ func TestGetAgentsShowsReservations(t *testing.T) {
 	}
 	if got := roles(ag.TotalResources); len(got) != 2 || got["ads"] != "STATIC/" || got["eng"] != "DYNAMIC/ops" {
 		t.Errorf("total_resources reservations %v, want ads STATIC and eng DYNAMIC by ops", got)
+	}
+	h.m.mu.Lock()
+	st := h.m.stateAgentsLocked()
+	h.m.mu.Unlock()
+	if r := st[0].ReservedResources; len(r) != 2 || r["ads"]["cpus"] != 2 || r["eng"]["mem"] != 1024 || len(st[0].ReservedResourcesFull["eng"]) != 1 {
+		t.Errorf("/state reserved_resources %v, full %v", r, st[0].ReservedResourcesFull)
 	}
 }
 
