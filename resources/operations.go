@@ -32,6 +32,9 @@ func Convert(total mesos.Resources, op *mesos.Offer_Operation) (Conversion, erro
 		if op.Reserve == nil {
 			return Conversion{}, fmt.Errorf("RESERVE operation without reserve")
 		}
+		if len(op.Reserve.Source) > 0 {
+			return Conversion{}, fmt.Errorf("RESERVE with reserve.source (a reservation update) is not supported: UNRESERVE, then RESERVE")
+		}
 		return reserve(op.Reserve.Resources)
 	case mesos.Offer_Operation_UNRESERVE:
 		if op.Unreserve == nil {

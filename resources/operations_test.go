@@ -93,6 +93,11 @@ func TestOperations(t *testing.T) {
 		{"shrink", []*mesos.Offer_Operation{reserveOp(res("disk", 200, eng)), createOp(vol(100, "v1", "data", eng)), shrink},
 			map[string]string{"*": "cpus:8;disk:800", "ads": "cpus:2", "eng": "disk:200"}, ""},
 		{"launch", []*mesos.Offer_Operation{op(mesos.Offer_Operation_LAUNCH)}, nil, "not a reservation or volume operation"},
+		{"reservation update", []*mesos.Offer_Operation{func() *mesos.Offer_Operation {
+			o := reserveOp(res("cpus", 1, eng))
+			o.Reserve.Source = []mesos.Resource{res("cpus", 1)}
+			return o
+		}()}, nil, "reserve.source"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
