@@ -153,3 +153,43 @@ func checkOperationsKept(t *testing.T, h *harness, fw *fakeFramework, agentID st
 		t.Errorf("reconciliation answered %+v, want c1 FINISHED without uuid", st)
 	}
 }
+
+// A framework in eng/ml is offered the static reservation of its ancestor
+// eng and refines part of it for eng/ml: the next offer carries the two
+// reservations stacked, as Mesos shows a refinement.
+func TestAcceptRefinesAncestorReservation(t *testing.T) {
+	h := newHarness(t, nil)
+	_, agent := h.agent("cpus:2;mem:1024;cpus(eng):2")
+	agent.nextAgentEvent(t, api.AgentEventType_CHECKPOINT_RESOURCES)
+	fw := h.roleFramework("ml", "eng/ml")
+	o := h.offer(fw)
+	var static mesos.Resource
+	for _, r := range o.Resources {
+		if len(r.Reservations) == 1 && r.Reservations[0].GetRole() == "eng" {
+			static = r
+		}
+	}
+	if static.Name != "cpus" || static.Reservations[0].GetType() != mesos.Resource_ReservationInfo_STATIC {
+		t.Fatalf("eng/ml was not offered eng's static reservation: %v", o.Resources)
+	}
+	refined := static
+	refined.Scalar = &mesos.Value_Scalar{Value: 1}
+	dyn, role := mesos.Resource_ReservationInfo_DYNAMIC, "eng/ml"
+	refined.Reservations = append(append([]mesos.Resource_ReservationInfo(nil), static.Reservations...), mesos.Resource_ReservationInfo{Type: &dyn, Role: &role})
+	op := mesos.Offer_Operation{Type: mesos.Offer_Operation_RESERVE, ID: opID("refine"), Reserve: &mesos.Offer_Operation_Reserve{Resources: []mesos.Resource{refined}}}
+	if err := h.call(fw, acceptOps(o, op)); err != nil {
+		t.Fatal(err)
+	}
+	if st := fw.nextEvent(t, scheduler.Event_UPDATE_OPERATION_STATUS).UpdateOperationStatus.Status; st.State != mesos.OPERATION_FINISHED {
+		t.Fatalf("refinement: %+v (%s)", st, st.GetMessage())
+	}
+	o = h.offer(fw)
+	got, _ := reservedOf(o, "eng/ml")
+	stacked := false
+	for _, r := range o.Resources {
+		stacked = stacked || len(r.Reservations) == 2 && r.Reservations[0].GetRole() == "eng" && r.Reservations[1].GetRole() == "eng/ml"
+	}
+	if got["cpus"] != 1 || !stacked {
+		t.Errorf("after the refinement eng/ml is offered %v reserved (stacked: %v): %v", got, stacked, o.Resources)
+	}
+}

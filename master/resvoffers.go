@@ -29,7 +29,10 @@ func (m *Master) reserveOfferLocked(o *offer, a *agentState, reserved map[string
 	if len(reserved) == 0 {
 		return
 	}
-	o.reserved = reserved
+	o.reserved = make(map[string]resources.Resources, len(reserved))
+	for role, q := range reserved {
+		o.reserved[role] = q.Clone()
+	}
 	used, _ := m.usedExactLocked(a.rec.Id)
 	free := a.resv.total.Minus(used...)
 	for _, other := range a.offers {
