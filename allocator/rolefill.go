@@ -36,6 +36,10 @@ type roleCycle struct {
 	granted   []int32             // frameworks granted on the current agent and role
 	resv      []poolPart          // scratch: the pools of the offer being built
 	unresOK   bool                // the current agent's free unreserved part is allocatable
+	// the quota stage's offers by framework and agent, so that the
+	// fair-share stage adds to them rather than make a second offer
+	quotaOffers  map[offerKey]int
+	inQuotaStage bool
 }
 
 // poolPart is a pool's free part in an offer being built.
@@ -52,10 +56,13 @@ func (a *Allocator) roleFill() {
 	a.out = make([]Offer, 0, a.nAgents+a.nAgents/8+2*a.nResvAgents)
 	perm := a.liveAgents()
 	a.shuffle(perm)
+	clear(a.rc.quotaOffers)
 	if len(a.quotas) > 0 {
+		a.rc.inQuotaStage = true
 		for _, ai := range perm {
 			a.roleVisit(a.agents[ai], true)
 		}
+		a.rc.inQuotaStage = false
 	}
 	for _, ai := range perm {
 		a.roleVisit(a.agents[ai], false)
@@ -436,8 +443,41 @@ func (a *Allocator) roleGrant(f *framework, n *roleNode, ag *agent, offer, unres
 		rc.touched = append(rc.touched, n)
 	}
 	a.trace(f, ag, offer, score)
-	a.out = append(a.out, Offer{
+	a.emitRole(Offer{
 		Framework: f.id, Agent: ag.id, Resources: offer, // built for this offer; never changed in place
 		Reason: a.reason(score), Role: n.name, Reserved: reserved,
-	})
+	}, f, ag)
+}
+
+// offerKey names the one offer a cycle makes per framework, agent and role.
+type offerKey struct {
+	fw, ag int32
+	role   string
+}
+
+// emitRole records o. A framework offered part of an agent for a role in
+// the quota stage and more in the fair-share stage gets one offer with
+// both, as Mesos merges what one cycle offers a framework on an agent for
+// a role.
+func (a *Allocator) emitRole(o Offer, f *framework, ag *agent) {
+	rc := &a.rc
+	k := offerKey{f.idx, ag.idx, o.Role}
+	if i, ok := rc.quotaOffers[k]; ok {
+		prev := &a.out[i]
+		prev.Resources = prev.Resources.Add(o.Resources)
+		for pool, r := range o.Reserved {
+			if prev.Reserved == nil {
+				prev.Reserved = map[string]resources.Resources{}
+			}
+			prev.Reserved[pool] = prev.Reserved[pool].Add(r)
+		}
+		return
+	}
+	if rc.inQuotaStage {
+		if rc.quotaOffers == nil {
+			rc.quotaOffers = map[offerKey]int{}
+		}
+		rc.quotaOffers[k] = len(a.out)
+	}
+	a.out = append(a.out, o)
 }

@@ -325,3 +325,13 @@ func mustLookup(t *testing.T, name string) sorter.Criterion {
 	}
 	return c
 }
+
+func TestQuotaAndFairShareStagesMakeOneOffer(t *testing.T) {
+	// g's guarantee takes half the agent in the quota stage and the
+	// fair-share stage the rest: one offer, as Mesos merges them
+	fx := newFixture(t, Config{}).agent("a1", "cpus:4;mem:1024").framework("f1", "g").quota("g", "cpus:2", "")
+	out := fx.cycle()
+	if want := map[string]string{"f1@a1/g": "cpus:4;mem:1024"}; len(out) != 1 || !reflect.DeepEqual(gotRoles(out), want) {
+		t.Fatalf("offers %v, want %v", gotRoles(out), want)
+	}
+}
