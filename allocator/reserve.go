@@ -52,6 +52,7 @@ func (a *Allocator) settleRoleMode() {
 				a.materialize(ag)
 			}
 		}
+		a.resetSets()
 	case !want && a.rm:
 		a.rm = false
 		for _, ag := range a.agents {
@@ -62,7 +63,20 @@ func (a *Allocator) settleRoleMode() {
 		for _, n := range a.roleTree {
 			n.alloc, n.unres, n.own = resources.Resources{}, resources.Resources{}, resources.Resources{}
 		}
+		a.resetSets()
 	}
+}
+
+// resetSets puts every framework in the sets it belongs to after the mode
+// changed (wantsGlobal, wantsShape).
+func (a *Allocator) resetSets() {
+	for _, f := range a.fws {
+		if f != nil {
+			a.leaveSets(f)
+			a.joinSets(f)
+		}
+	}
+	a.keysDirty = true
 }
 
 // materialize splits ag's holdings into parts on entering role mode (or

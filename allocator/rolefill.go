@@ -34,6 +34,18 @@ type roleCycle struct {
 	nunmet    int                 // roles with an unmet guarantee and frameworks
 	touched   []*roleNode         // leaves granted on the current agent
 	granted   []int32             // frameworks granted on the current agent and role
+	resv      []poolPart          // scratch: the pools of the offer being built
+	unresOK   bool                // the current agent's free unreserved part is allocatable
+	// the quota stage's offers by framework and agent, so that the
+	// fair-share stage adds to them rather than make a second offer
+	quotaOffers  map[offerKey]int
+	inQuotaStage bool
+}
+
+// poolPart is a pool's free part in an offer being built.
+type poolPart struct {
+	pool string
+	res  resources.Resources
 }
 
 // roleFill runs both stages.
@@ -41,13 +53,16 @@ func (a *Allocator) roleFill() {
 	a.prepareRoleCycle()
 	// about an offer per agent, more where pools split one: growing the
 	// slice offer by offer was a tenth of a cycle
-	a.out = make([]Offer, 0, a.nAgents+a.nResvAgents)
+	a.out = make([]Offer, 0, a.nAgents+a.nAgents/8+2*a.nResvAgents)
 	perm := a.liveAgents()
 	a.shuffle(perm)
+	clear(a.rc.quotaOffers)
 	if len(a.quotas) > 0 {
+		a.rc.inQuotaStage = true
 		for _, ai := range perm {
 			a.roleVisit(a.agents[ai], true)
 		}
+		a.rc.inQuotaStage = false
 	}
 	for _, ai := range perm {
 		a.roleVisit(a.agents[ai], false)
@@ -138,6 +153,7 @@ func (a *Allocator) roleVisit(ag *agent, quotaStage bool) {
 		return
 	}
 	a.rc.touched = a.rc.touched[:0]
+	a.noteUnreserved(ag)
 	a.walkRoles(a.roleTop, ag, quotaStage)
 	for _, n := range a.rc.touched {
 		a.resortPath(n)
@@ -203,6 +219,9 @@ func (a *Allocator) resortPath(n *roleNode) {
 // first, while something allocatable is left; false once nothing is.
 func (a *Allocator) offerRole(n *roleNode, ag *agent, quotaStage bool) bool {
 	rc := &a.rc
+	if !rc.unresOK && !hasPoolFor(n, ag) {
+		return true // only reservations are left here, none of them n's
+	}
 	rc.granted = rc.granted[:0]
 	for {
 		unres, resv, ok := a.roleOffer(n, ag, quotaStage)
@@ -211,6 +230,7 @@ func (a *Allocator) offerRole(n *roleNode, ag *agent, quotaStage bool) bool {
 		}
 		offer := unres
 		for _, r := range resv {
+			r := r.res
 			offer = offer.Add(r)
 		}
 		if !a.allocatable(offer) {
@@ -222,14 +242,32 @@ func (a *Allocator) offerRole(n *roleNode, ag *agent, quotaStage bool) bool {
 		}
 		a.roleGrant(f, n, ag, offer, unres, resv, score)
 		rc.granted = append(rc.granted, f.idx)
+		a.noteUnreserved(ag)
 	}
 	return a.allocatable(ag.avail.Reservable())
+}
+
+// noteUnreserved notes whether ag's free unreserved resources are
+// allocatable: once they are not, only the roles its pools are for need
+// visiting, which spares an agent with a reservation a walk of every role.
+func (a *Allocator) noteUnreserved(ag *agent) {
+	a.rc.unresOK = len(ag.poolNames) == 0 || a.allocatable(a.unreservedFree(ag))
+}
+
+// hasPoolFor reports whether ag has a pool with free resources for n.
+func hasPoolFor(n *roleNode, ag *agent) bool {
+	for _, name := range ag.poolNames {
+		if pl := ag.pools[name]; !pl.free.IsEmpty() && resources.IsRoleOrDescendant(n.name, name) {
+			return true
+		}
+	}
+	return false
 }
 
 // roleOffer is what role n may be offered on ag now: the unreserved part
 // (clipped to the unmet guarantee in the quota stage, held back for the
 // headroom, clipped to limits) and the free pools of n and its ancestors.
-func (a *Allocator) roleOffer(n *roleNode, ag *agent, quotaStage bool) (unres resources.Resources, resv map[string]resources.Resources, ok bool) {
+func (a *Allocator) roleOffer(n *roleNode, ag *agent, quotaStage bool) (unres resources.Resources, resv []poolPart, ok bool) {
 	var unmet resources.Resources
 	if quotaStage {
 		if !n.hasQ {
@@ -239,14 +277,13 @@ func (a *Allocator) roleOffer(n *roleNode, ag *agent, quotaStage bool) (unres re
 			return unres, nil, false
 		}
 	}
+	resv = a.rc.resv[:0]
 	for _, name := range ag.poolNames {
 		if pl := ag.pools[name]; !pl.free.IsEmpty() && resources.IsRoleOrDescendant(n.name, name) {
-			if resv == nil {
-				resv = map[string]resources.Resources{}
-			}
-			resv[name] = pl.free
+			resv = append(resv, poolPart{name, pl.free})
 		}
 	}
+	a.rc.resv = resv
 	free := ag.avail.Reservable()
 	if len(ag.poolNames) > 0 {
 		free = a.unreservedFree(ag)
@@ -339,41 +376,56 @@ func (a *Allocator) pickInRole(n *roleNode, ag *agent, offer resources.Resources
 	bs := math.Inf(1)
 	for _, i := range n.fws {
 		f := a.fws[i]
-		if !a.mayOffer(f, n, ag, offer) {
+		if !a.wantsRole(f, n) {
 			continue
 		}
-		if s := a.rank.score(f, ag, &a.cluster); best == nil || s < bs || s == bs && f.idx < best.idx {
-			best, bs = f, s
+		s := a.rank.score(f, ag, &a.cluster)
+		if best != nil && !(s < bs || s == bs && f.idx < best.idx) {
+			continue // the filter check is the dear part: only for a better one
 		}
+		if a.granted(f) || a.blocked(f, ag, offer) {
+			continue
+		}
+		best, bs = f, s
 	}
 	return best, bs
 }
 
 // mayOffer reports whether f may be offered offer on ag for role n.
 func (a *Allocator) mayOffer(f *framework, n *roleNode, ag *agent, offer resources.Resources) bool {
-	if !f.active || f.roleSuppressed(n.name) || (a.cfg.Mode == Characterized && f.hasDemand && f.want == 0) {
-		return false
-	}
+	return a.wantsRole(f, n) && !a.granted(f) && !a.blocked(f, ag, offer)
+}
+
+// wantsRole reports whether f takes offers for role n: active, the role
+// not suppressed, and, with a declared demand, tasks still wanted.
+func (a *Allocator) wantsRole(f *framework, n *roleNode) bool {
+	return f.active && !f.roleSuppressed(n.name) && !(a.cfg.Mode == Characterized && f.hasDemand && f.want == 0)
+}
+
+// granted reports whether f was granted on the current agent for the
+// current role already.
+func (a *Allocator) granted(f *framework) bool {
 	for _, g := range a.rc.granted {
 		if g == f.idx {
-			return false
+			return true
 		}
 	}
-	return !a.blocked(f, ag, offer)
+	return false
 }
 
 // roleGrant allocates unres and the pools in resv on ag to f for role n,
 // keeps the books and the headroom, and records the offer.
-func (a *Allocator) roleGrant(f *framework, n *roleNode, ag *agent, offer, unres resources.Resources, resv map[string]resources.Resources, score float64) {
+func (a *Allocator) roleGrant(f *framework, n *roleNode, ag *agent, offer, unres resources.Resources, resv []poolPart, score float64) {
 	a.grant(f, ag, offer, 0)
 	a.acct(ag, f.idx, n.name, "", unres, +1)
 	var reserved map[string]resources.Resources
-	for name, r := range resv {
+	for _, pp := range resv {
+		name, r := pp.pool, pp.res
 		a.acct(ag, f.idx, n.name, name, r, +1)
 		if reserved == nil {
 			reserved = map[string]resources.Resources{}
 		}
-		reserved[name] = r.Clone()
+		reserved[name] = r // pool values are replaced, never changed in place
 	}
 	for m := n; m != nil; m = m.parent {
 		if m.hasQ {
@@ -391,8 +443,41 @@ func (a *Allocator) roleGrant(f *framework, n *roleNode, ag *agent, offer, unres
 		rc.touched = append(rc.touched, n)
 	}
 	a.trace(f, ag, offer, score)
-	a.out = append(a.out, Offer{
+	a.emitRole(Offer{
 		Framework: f.id, Agent: ag.id, Resources: offer, // built for this offer; never changed in place
 		Reason: a.reason(score), Role: n.name, Reserved: reserved,
-	})
+	}, f, ag)
+}
+
+// offerKey names the one offer a cycle makes per framework, agent and role.
+type offerKey struct {
+	fw, ag int32
+	role   string
+}
+
+// emitRole records o. A framework offered part of an agent for a role in
+// the quota stage and more in the fair-share stage gets one offer with
+// both, as Mesos merges what one cycle offers a framework on an agent for
+// a role.
+func (a *Allocator) emitRole(o Offer, f *framework, ag *agent) {
+	rc := &a.rc
+	k := offerKey{f.idx, ag.idx, o.Role}
+	if i, ok := rc.quotaOffers[k]; ok {
+		prev := &a.out[i]
+		prev.Resources = prev.Resources.Add(o.Resources)
+		for pool, r := range o.Reserved {
+			if prev.Reserved == nil {
+				prev.Reserved = map[string]resources.Resources{}
+			}
+			prev.Reserved[pool] = prev.Reserved[pool].Add(r)
+		}
+		return
+	}
+	if rc.inQuotaStage {
+		if rc.quotaOffers == nil {
+			rc.quotaOffers = map[offerKey]int{}
+		}
+		rc.quotaOffers[k] = len(a.out)
+	}
+	a.out = append(a.out, o)
 }

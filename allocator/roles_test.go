@@ -325,3 +325,48 @@ func mustLookup(t *testing.T, name string) sorter.Criterion {
 	}
 	return c
 }
+
+func TestQuotaAndFairShareStagesMakeOneOffer(t *testing.T) {
+	// g's guarantee takes half the agent in the quota stage and the
+	// fair-share stage the rest: one offer, as Mesos merges them
+	fx := newFixture(t, Config{}).agent("a1", "cpus:4;mem:1024").framework("f1", "g").quota("g", "cpus:2", "")
+	out := fx.cycle()
+	if want := map[string]string{"f1@a1/g": "cpus:4;mem:1024"}; len(out) != 1 || !reflect.DeepEqual(gotRoles(out), want) {
+		t.Fatalf("offers %v, want %v", gotRoles(out), want)
+	}
+}
+
+func TestRecoverForNamesRoleAndPool(t *testing.T) {
+	fx := newFixture(t, Config{Seed: 1}).agent("a1", "cpus:4;mem:1024").agent("a2", "cpus:4;mem:1024").
+		framework("f1", "a").roles("f1", "a", "b")
+	out := fx.cycle()
+	if len(out) != 2 {
+		t.Fatalf("offers %v", gotRoles(out))
+	}
+	o := out[0]
+	other := "b"
+	if o.Role == "b" {
+		other = "a"
+	}
+	err := fx.a.RecoverFor("f1", o.Agent, other, "", o.Resources, nil)
+	if err == nil || !strings.Contains(err.Error(), `unreserved for role "`+other+`"`) {
+		t.Fatalf("recovering for the other role: %v", err)
+	}
+	if err := fx.a.RecoverFor("f1", o.Agent, o.Role, "*", o.Resources, nil); err != nil {
+		t.Fatal(err)
+	}
+	checkInvariants(t, fx.a)
+}
+
+func TestRolesInFlatMode(t *testing.T) {
+	// without role mode, a role's allocation is its frameworks'
+	fx := newFixture(t, Config{}).agent("a1", "cpus:4;mem:1024").framework("f1", "web")
+	fx.cycle()
+	if fx.a.rm {
+		t.Fatal("flat roles, no quota, no reservation: not role mode")
+	}
+	roles := fx.a.Roles()
+	if len(roles) != 1 || roles[0].Name != "web" || roles[0].Allocated.String() != "cpus:4;mem:1024" || roles[0].Weight != 1 {
+		t.Fatalf("Roles() = %+v", roles)
+	}
+}
