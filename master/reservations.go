@@ -27,6 +27,9 @@ type agentResv struct {
 	static mesos.Resources // --resources, static reservations included
 	total  mesos.Resources // static with the checkpointed resources applied
 	known  bool            // total was set from the registry or an earlier registration
+	// seq numbers each change proposed to the registry, sent the newest
+	// change the agent was told of (replicateResvLocked).
+	seq, sent uint64
 }
 
 // agentTotal reads an agent record's resources (static reservations
@@ -53,7 +56,7 @@ func (a *agentState) setExact(static, checkpointed mesos.Resources) error {
 	if err != nil {
 		return err
 	}
-	a.resv = agentResv{static: static, total: total, known: true}
+	a.resv = agentResv{static: static, total: total, known: true, seq: a.resv.seq, sent: a.resv.seq}
 	return nil
 }
 
@@ -103,12 +106,28 @@ func (m *Master) heldByAgent() map[string]*api.AgentResourcesRecord {
 	return out
 }
 
-// sendCheckpointLocked tells a connected agent the checkpointed resources
-// to keep. Caller holds m.mu.
-func (m *Master) sendCheckpointLocked(a *agentState) {
-	if a.stream != nil {
-		a.stream.SendProto(checkpointEvent(a))
-	}
+// replicateResvLocked proposes a's checkpointed resources and tells the
+// agent to keep them once they are committed, never before: a leader that
+// dies before the commit leaves no record, the next leader's copy wins when
+// the agent re-registers, and an agent told first would then delete the
+// volume it had made. A commit that an earlier registration or a newer
+// change overtook sends nothing. Caller holds m.mu.
+func (m *Master) replicateResvLocked(a *agentState) {
+	list := a.checkpointed()
+	a.resv.seq++
+	seq, id := a.resv.seq, a.rec.Id
+	m.rep.proposeThen(agentResourcesCommand(id, list), func(err error) {
+		if err != nil {
+			m.log.Error().Err(err).Str("agent_id", id).Msg("reservations and volumes not replicated; the agent is not told of the change")
+			return
+		}
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		if cur := m.agents[id]; cur == a && seq > a.resv.sent && a.stream != nil {
+			a.resv.sent = seq
+			a.stream.SendProto(&api.AgentEvent{Type: api.AgentEventType_CHECKPOINT_RESOURCES, AgentId: id, Resources: encodeResourceList(list)})
+		}
+	})
 }
 
 // checkpointEvent is CHECKPOINT_RESOURCES with what a is to keep.

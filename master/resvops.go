@@ -214,8 +214,7 @@ func (m *Master) applyOperationLocked(a *agentState, op *mesos.Offer_Operation, 
 		return conv, api.Errorf(http.StatusConflict, "%s: %v", name, err)
 	}
 	a.resv.total = total
-	m.rep.propose(agentResourcesCommand(a.rec.Id, a.checkpointed()))
-	m.sendCheckpointLocked(a)
+	m.replicateResvLocked(a)
 	m.reservationsChangedLocked(a)
 	m.log.Info().Str("agent_id", a.rec.Id).Str("operation", name).Str("consumed", fmt.Sprint(conv.Consumed)).
 		Str("converted", fmt.Sprint(conv.Converted)).Msg("agent resources converted")
