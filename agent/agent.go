@@ -132,6 +132,10 @@ type Agent struct {
 	mc    *http.Client    // calls to the master (tls.go)
 	tls   *tlsconf.Bundle // nil: plaintext
 
+	// static is --resources in the text form with its static
+	// reservations ("cpus:2;cpus(ads):4"), as REGISTER sends it.
+	static string
+
 	mu         sync.Mutex
 	id         string
 	connected  bool
@@ -139,6 +143,9 @@ type Agent struct {
 	frameworks map[string]*mesos.FrameworkInfo
 	executors  map[string]*executor // key fw/executor
 	sendq      chan *api.AgentCall
+	// checkpointed is what the master last gave in CHECKPOINT_RESOURCES:
+	// dynamic reservations and persistent volumes (volumes.go). Under mu.
+	checkpointed mesos.Resources
 
 	stop chan struct{}
 	wg   sync.WaitGroup
@@ -194,7 +201,7 @@ func New(cfg Config) (*Agent, error) {
 		}
 		cfg.ExecutorCommand = []string{self, "executor"}
 	}
-	total, err := detectResources(cfg.Resources, cfg.WorkDir)
+	total, static, err := detectResources(cfg.Resources, cfg.WorkDir)
 	if err != nil {
 		return nil, fmt.Errorf("--resources: %w", err)
 	}
@@ -213,7 +220,7 @@ func New(cfg Config) (*Agent, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &Agent{cfg: cfg, log: cfg.Log, total: total,
+	a := &Agent{cfg: cfg, log: cfg.Log, total: total, static: static,
 		hc:         &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16, IdleConnTimeout: 90 * time.Second}},
 		frameworks: map[string]*mesos.FrameworkInfo{},
 		executors:  map[string]*executor{},
@@ -238,21 +245,34 @@ func New(cfg Config) (*Agent, error) {
 	if b, err := os.ReadFile(filepath.Join(cfg.WorkDir, "meta", "agent_id")); err == nil {
 		a.id = strings.TrimSpace(string(b))
 	}
+	a.loadCheckpointedResources()
 	return a, nil
 }
 
-// detectResources parses spec, filling cpus, mem and disk that it does not
-// name from the machine (Mesos's defaults: all cpus, memory less 1 GiB or
-// half, disk of the work dir less 5 GiB or half) and ports 31000-32000.
-func detectResources(spec, workDir string) (resources.Resources, error) {
-	r, err := resources.Parse(spec)
+// detectResources parses spec (static reservations "cpus(role):4"
+// included), filling cpus, mem and disk that it does not name, reserved or
+// not, from the machine (Mesos's defaults: all cpus, memory less 1 GiB or
+// half, disk of the work dir less 5 GiB or half) and ports 31000-32000, as
+// unreserved resources. It returns the total and the text form REGISTER
+// sends.
+func detectResources(spec, workDir string) (resources.Resources, string, error) {
+	byRole, err := resources.ParseByRole(spec)
 	if err != nil {
-		return r, err
+		return resources.Resources{}, "", err
 	}
-	if r.Scalar("cpus") == 0 {
+	total := resources.Total(byRole)
+	r := unreservedDefaults(total, byRole[resources.Unreserved], workDir)
+	byRole[resources.Unreserved] = r
+	return resources.Total(byRole), resources.FormatByRole(byRole), nil
+}
+
+// unreservedDefaults fills r, the unreserved part of total, with the
+// machine's cpus, mem, disk and ports where total names none.
+func unreservedDefaults(total, r resources.Resources, workDir string) resources.Resources {
+	if total.Scalar("cpus") == 0 {
 		r = r.WithScalar("cpus", resources.Quantity(runtime.NumCPU())*resources.Scale)
 	}
-	if r.Scalar("mem") == 0 {
+	if total.Scalar("mem") == 0 {
 		mb := memTotalMB()
 		if mb > 2048 {
 			mb -= 1024
@@ -261,7 +281,7 @@ func detectResources(spec, workDir string) (resources.Resources, error) {
 		}
 		r = r.WithScalar("mem", resources.Quantity(mb)*resources.Scale)
 	}
-	if r.Scalar("disk") == 0 {
+	if total.Scalar("disk") == 0 {
 		var st syscall.Statfs_t
 		mb := int64(10240)
 		if os.MkdirAll(workDir, 0o755) == nil && syscall.Statfs(workDir, &st) == nil {
@@ -274,10 +294,10 @@ func detectResources(spec, workDir string) (resources.Resources, error) {
 		}
 		r = r.WithScalar("disk", resources.Quantity(mb)*resources.Scale)
 	}
-	if len(r.Ports) == 0 {
+	if len(total.Ports) == 0 {
 		r.Ports = resources.Ranges{{Begin: 31000, End: 32000}}
 	}
-	return r, nil
+	return r
 }
 
 func memTotalMB() int64 {

@@ -70,6 +70,8 @@ func exKey(fw, ex string) string { return fw + "/" + ex }
 func (a *Agent) handleEvent(ev *api.AgentEvent) {
 	switch ev.Type {
 	case api.AgentEventType_PING:
+	case api.AgentEventType_CHECKPOINT_RESOURCES:
+		a.checkpointResources(ev)
 	case api.AgentEventType_RUN:
 		a.run(ev)
 	case api.AgentEventType_KILL:
@@ -186,6 +188,9 @@ func (a *Agent) run(ev *api.AgentEvent) {
 	grown := ex != nil
 	if ex == nil {
 		ex = a.newExecutorLocked(key, ev.FrameworkId, o)
+	}
+	if grown && !ex.launching && !a.linkTaskVolumesLocked(ex, o) {
+		return
 	}
 	for _, ti := range o.tasks {
 		ex.tasks[ti.TaskID.Value] = &agentTask{info: ti, state: mesos.TASK_STAGING}

@@ -30,6 +30,10 @@
 //     passed on to the executor whose update it was.
 //   - containers.go: a RUN asking for a container allot cannot provide
 //     (image, network) fails TASK_FAILED instead of running on the host.
+//   - volumes.go: checkpointed resources (dynamic reservations and
+//     persistent volumes) from the master's CHECKPOINT_RESOURCES, kept
+//     across restarts and sent back in REGISTER; each volume a directory
+//     under volumes/roles/, linked into the sandboxes that use it.
 //   - executorapi.go: the executor HTTP API, /api/v1/executor: SUBSCRIBE
 //     (the executor's event stream, and what a re-subscribing executor
 //     hands back), UPDATE and MESSAGE.

@@ -102,6 +102,16 @@ func (a *Agent) prepareSandbox(ex *executor, uris []mesos.CommandInfo_URI) (su *
 		return
 	}
 	a.recordSandboxOwner(ex)
+	a.mu.Lock()
+	vols := volumesOfLocked(ex)
+	a.mu.Unlock()
+	uid, gid := -1, -1
+	if su != nil {
+		uid, gid = int(su.cred.Uid), int(su.cred.Gid)
+	}
+	if err = a.linkVolumes(ex.sandbox, vols, uid, gid); err != nil {
+		return
+	}
 	if err = fetchAll(uris, ex.sandbox, a.hc); err != nil {
 		err = fmt.Errorf("fetcher: %w", err)
 		return

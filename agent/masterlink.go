@@ -85,9 +85,10 @@ func (e *redirectError) Error() string { return "redirected to " + e.to }
 func (a *Agent) registerAndServe(addr string) error {
 	a.mu.Lock()
 	call := &api.AgentCall{Type: api.AgentCallType_REGISTER, AgentId: a.id, Agent: &api.AgentRecord{
-		Id: a.id, Hostname: a.cfg.Hostname, Address: a.addr, Resources: a.total.String(), Attributes: a.cfg.Attributes,
+		Id: a.id, Hostname: a.cfg.Hostname, Address: a.addr, Resources: a.static, Attributes: a.cfg.Attributes,
 		Isolation: a.iso.kind()}}
 	call.Tasks = a.taskRecordsLocked()
+	call.CheckpointedResources = encodeResources(a.checkpointed)
 	a.mu.Unlock()
 	body, _ := proto.Marshal(call)
 	ctx, cancel := context.WithCancel(context.Background())

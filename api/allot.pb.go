@@ -60,6 +60,11 @@ const (
 	// deactivated or drained. Numbered apart from the values above so that
 	// commands other branches add at the end do not collide with it.
 	CommandType_MAINTENANCE_SET CommandType = 20
+	// AGENT_RESOURCES_SET replaces an agent's checkpointed resources (its
+	// dynamic reservations and persistent volumes, Command.agent_resources);
+	// an empty list forgets them.
+	// Numbered apart so that commands other features add do not collide.
+	CommandType_AGENT_RESOURCES_SET CommandType = 41
 )
 
 // Enum value maps for CommandType.
@@ -77,20 +82,22 @@ var (
 		9:  "POLICY_SET",
 		10: "TASK_COMPLETE",
 		20: "MAINTENANCE_SET",
+		41: "AGENT_RESOURCES_SET",
 	}
 	CommandType_value = map[string]int32{
-		"COMMAND_UNKNOWN":  0,
-		"AGENT_UPSERT":     1,
-		"AGENT_REMOVE":     2,
-		"FRAMEWORK_UPSERT": 3,
-		"FRAMEWORK_REMOVE": 4,
-		"TASK_UPSERT":      5,
-		"TASK_REMOVE":      6,
-		"CONFIG_SET":       7,
-		"BATCH":            8,
-		"POLICY_SET":       9,
-		"TASK_COMPLETE":    10,
-		"MAINTENANCE_SET":  20,
+		"COMMAND_UNKNOWN":     0,
+		"AGENT_UPSERT":        1,
+		"AGENT_REMOVE":        2,
+		"FRAMEWORK_UPSERT":    3,
+		"FRAMEWORK_REMOVE":    4,
+		"TASK_UPSERT":         5,
+		"TASK_REMOVE":         6,
+		"CONFIG_SET":          7,
+		"BATCH":               8,
+		"POLICY_SET":          9,
+		"TASK_COMPLETE":       10,
+		"MAINTENANCE_SET":     20,
+		"AGENT_RESOURCES_SET": 41,
 	}
 )
 
@@ -206,31 +213,37 @@ const (
 	// FRAMEWORK_MESSAGE delivers scheduler MESSAGE data to an executor.
 	AgentEventType_FRAMEWORK_MESSAGE AgentEventType = 7
 	AgentEventType_PING              AgentEventType = 8
+	// CHECKPOINT_RESOURCES gives the agent its checkpointed resources
+	// (AgentEvent.resources) to keep: it creates the directories of new
+	// persistent volumes and removes those of destroyed ones.
+	AgentEventType_CHECKPOINT_RESOURCES AgentEventType = 41
 )
 
 // Enum value maps for AgentEventType.
 var (
 	AgentEventType_name = map[int32]string{
-		0: "AGENT_EVENT_UNKNOWN",
-		1: "REGISTERED",
-		2: "RUN",
-		3: "KILL",
-		4: "SHUTDOWN_FRAMEWORK",
-		5: "SHUTDOWN_EXECUTOR",
-		6: "ACKNOWLEDGE",
-		7: "FRAMEWORK_MESSAGE",
-		8: "PING",
+		0:  "AGENT_EVENT_UNKNOWN",
+		1:  "REGISTERED",
+		2:  "RUN",
+		3:  "KILL",
+		4:  "SHUTDOWN_FRAMEWORK",
+		5:  "SHUTDOWN_EXECUTOR",
+		6:  "ACKNOWLEDGE",
+		7:  "FRAMEWORK_MESSAGE",
+		8:  "PING",
+		41: "CHECKPOINT_RESOURCES",
 	}
 	AgentEventType_value = map[string]int32{
-		"AGENT_EVENT_UNKNOWN": 0,
-		"REGISTERED":          1,
-		"RUN":                 2,
-		"KILL":                3,
-		"SHUTDOWN_FRAMEWORK":  4,
-		"SHUTDOWN_EXECUTOR":   5,
-		"ACKNOWLEDGE":         6,
-		"FRAMEWORK_MESSAGE":   7,
-		"PING":                8,
+		"AGENT_EVENT_UNKNOWN":  0,
+		"REGISTERED":           1,
+		"RUN":                  2,
+		"KILL":                 3,
+		"SHUTDOWN_FRAMEWORK":   4,
+		"SHUTDOWN_EXECUTOR":    5,
+		"ACKNOWLEDGE":          6,
+		"FRAMEWORK_MESSAGE":    7,
+		"PING":                 8,
+		"CHECKPOINT_RESOURCES": 41,
 	}
 )
 
@@ -279,10 +292,11 @@ type Command struct {
 	// completed tasks of the newest limit removed frameworks. 0: Mesos's
 	// defaults (1000 tasks, 50 frameworks). In the command, not in each
 	// master's flags, so that every replica trims the same records.
-	Limit         int32              `protobuf:"varint,9,opt,name=limit,proto3" json:"limit,omitempty"`
-	Maintenance   *MaintenanceRecord `protobuf:"bytes,20,opt,name=maintenance,proto3" json:"maintenance,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Limit          int32                 `protobuf:"varint,9,opt,name=limit,proto3" json:"limit,omitempty"`
+	Maintenance    *MaintenanceRecord    `protobuf:"bytes,20,opt,name=maintenance,proto3" json:"maintenance,omitempty"`
+	AgentResources *AgentResourcesRecord `protobuf:"bytes,41,opt,name=agent_resources,json=agentResources,proto3" json:"agent_resources,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *Command) Reset() {
@@ -381,6 +395,13 @@ func (x *Command) GetLimit() int32 {
 func (x *Command) GetMaintenance() *MaintenanceRecord {
 	if x != nil {
 		return x.Maintenance
+	}
+	return nil
+}
+
+func (x *Command) GetAgentResources() *AgentResourcesRecord {
+	if x != nil {
+		return x.AgentResources
 	}
 	return nil
 }
@@ -684,6 +705,62 @@ func (x *TaskRecord) GetResources() string {
 	return ""
 }
 
+// AgentResourcesRecord is an agent's checkpointed resources as the master
+// holds them: dynamically reserved resources (with principal, labels and
+// refinement stacks) and persistent volumes, each a mesos.Resource in
+// protobuf encoding. The agent's static --resources are in AgentRecord.
+type AgentResourcesRecord struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	AgentId       string                 `protobuf:"bytes,1,opt,name=agent_id,json=agentId,proto3" json:"agent_id,omitempty"`
+	Resources     [][]byte               `protobuf:"bytes,2,rep,name=resources,proto3" json:"resources,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AgentResourcesRecord) Reset() {
+	*x = AgentResourcesRecord{}
+	mi := &file_allot_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AgentResourcesRecord) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AgentResourcesRecord) ProtoMessage() {}
+
+func (x *AgentResourcesRecord) ProtoReflect() protoreflect.Message {
+	mi := &file_allot_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AgentResourcesRecord.ProtoReflect.Descriptor instead.
+func (*AgentResourcesRecord) Descriptor() ([]byte, []int) {
+	return file_allot_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *AgentResourcesRecord) GetAgentId() string {
+	if x != nil {
+		return x.AgentId
+	}
+	return ""
+}
+
+func (x *AgentResourcesRecord) GetResources() [][]byte {
+	if x != nil {
+		return x.Resources
+	}
+	return nil
+}
+
 type ConfigRecord struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
 	Weights map[string]float64     `protobuf:"bytes,1,rep,name=weights,proto3" json:"weights,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"fixed64,2,opt,name=value"`
@@ -699,7 +776,7 @@ type ConfigRecord struct {
 
 func (x *ConfigRecord) Reset() {
 	*x = ConfigRecord{}
-	mi := &file_allot_proto_msgTypes[4]
+	mi := &file_allot_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -711,7 +788,7 @@ func (x *ConfigRecord) String() string {
 func (*ConfigRecord) ProtoMessage() {}
 
 func (x *ConfigRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_allot_proto_msgTypes[4]
+	mi := &file_allot_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -724,7 +801,7 @@ func (x *ConfigRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConfigRecord.ProtoReflect.Descriptor instead.
 func (*ConfigRecord) Descriptor() ([]byte, []int) {
-	return file_allot_proto_rawDescGZIP(), []int{4}
+	return file_allot_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *ConfigRecord) GetWeights() map[string]float64 {
@@ -773,7 +850,7 @@ type PolicyRecord struct {
 
 func (x *PolicyRecord) Reset() {
 	*x = PolicyRecord{}
-	mi := &file_allot_proto_msgTypes[5]
+	mi := &file_allot_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -785,7 +862,7 @@ func (x *PolicyRecord) String() string {
 func (*PolicyRecord) ProtoMessage() {}
 
 func (x *PolicyRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_allot_proto_msgTypes[5]
+	mi := &file_allot_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -798,7 +875,7 @@ func (x *PolicyRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PolicyRecord.ProtoReflect.Descriptor instead.
 func (*PolicyRecord) Descriptor() ([]byte, []int) {
-	return file_allot_proto_rawDescGZIP(), []int{5}
+	return file_allot_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *PolicyRecord) GetSorter() string {
@@ -836,6 +913,7 @@ type SnapshotRecord struct {
 	//	*SnapshotRecord_CompletedTask
 	//	*SnapshotRecord_RemovedAgent
 	//	*SnapshotRecord_Maintenance
+	//	*SnapshotRecord_AgentResources
 	Record        isSnapshotRecord_Record `protobuf_oneof:"record"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -843,7 +921,7 @@ type SnapshotRecord struct {
 
 func (x *SnapshotRecord) Reset() {
 	*x = SnapshotRecord{}
-	mi := &file_allot_proto_msgTypes[6]
+	mi := &file_allot_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -855,7 +933,7 @@ func (x *SnapshotRecord) String() string {
 func (*SnapshotRecord) ProtoMessage() {}
 
 func (x *SnapshotRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_allot_proto_msgTypes[6]
+	mi := &file_allot_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -868,7 +946,7 @@ func (x *SnapshotRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SnapshotRecord.ProtoReflect.Descriptor instead.
 func (*SnapshotRecord) Descriptor() ([]byte, []int) {
-	return file_allot_proto_rawDescGZIP(), []int{6}
+	return file_allot_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *SnapshotRecord) GetRecord() isSnapshotRecord_Record {
@@ -950,6 +1028,15 @@ func (x *SnapshotRecord) GetMaintenance() *MaintenanceRecord {
 	return nil
 }
 
+func (x *SnapshotRecord) GetAgentResources() *AgentResourcesRecord {
+	if x != nil {
+		if x, ok := x.Record.(*SnapshotRecord_AgentResources); ok {
+			return x.AgentResources
+		}
+	}
+	return nil
+}
+
 type isSnapshotRecord_Record interface {
 	isSnapshotRecord_Record()
 }
@@ -991,6 +1078,10 @@ type SnapshotRecord_Maintenance struct {
 	Maintenance *MaintenanceRecord `protobuf:"bytes,20,opt,name=maintenance,proto3,oneof"`
 }
 
+type SnapshotRecord_AgentResources struct {
+	AgentResources *AgentResourcesRecord `protobuf:"bytes,41,opt,name=agent_resources,json=agentResources,proto3,oneof"`
+}
+
 func (*SnapshotRecord_Agent) isSnapshotRecord_Record() {}
 
 func (*SnapshotRecord_Framework) isSnapshotRecord_Record() {}
@@ -1006,6 +1097,8 @@ func (*SnapshotRecord_CompletedTask) isSnapshotRecord_Record() {}
 func (*SnapshotRecord_RemovedAgent) isSnapshotRecord_Record() {}
 
 func (*SnapshotRecord_Maintenance) isSnapshotRecord_Record() {}
+
+func (*SnapshotRecord_AgentResources) isSnapshotRecord_Record() {}
 
 // MaintenanceRecord is what operators asked of machines and agents
 // (Mesos's maintenance schedule and machine modes, and its agents'
@@ -1029,7 +1122,7 @@ type MaintenanceRecord struct {
 
 func (x *MaintenanceRecord) Reset() {
 	*x = MaintenanceRecord{}
-	mi := &file_allot_proto_msgTypes[7]
+	mi := &file_allot_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1041,7 +1134,7 @@ func (x *MaintenanceRecord) String() string {
 func (*MaintenanceRecord) ProtoMessage() {}
 
 func (x *MaintenanceRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_allot_proto_msgTypes[7]
+	mi := &file_allot_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1054,7 +1147,7 @@ func (x *MaintenanceRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MaintenanceRecord.ProtoReflect.Descriptor instead.
 func (*MaintenanceRecord) Descriptor() ([]byte, []int) {
-	return file_allot_proto_rawDescGZIP(), []int{7}
+	return file_allot_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *MaintenanceRecord) GetSchedule() []byte {
@@ -1089,7 +1182,7 @@ type AgentMaintenance struct {
 
 func (x *AgentMaintenance) Reset() {
 	*x = AgentMaintenance{}
-	mi := &file_allot_proto_msgTypes[8]
+	mi := &file_allot_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1101,7 +1194,7 @@ func (x *AgentMaintenance) String() string {
 func (*AgentMaintenance) ProtoMessage() {}
 
 func (x *AgentMaintenance) ProtoReflect() protoreflect.Message {
-	mi := &file_allot_proto_msgTypes[8]
+	mi := &file_allot_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1114,7 +1207,7 @@ func (x *AgentMaintenance) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentMaintenance.ProtoReflect.Descriptor instead.
 func (*AgentMaintenance) Descriptor() ([]byte, []int) {
-	return file_allot_proto_rawDescGZIP(), []int{8}
+	return file_allot_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *AgentMaintenance) GetDeactivated() bool {
@@ -1147,16 +1240,20 @@ type AgentCall struct {
 	// EXECUTOR_MESSAGE
 	Data []byte `protobuf:"bytes,8,opt,name=data,proto3" json:"data,omitempty"`
 	// EXECUTOR_EXITED
-	ExitStatus    int32        `protobuf:"varint,9,opt,name=exit_status,json=exitStatus,proto3" json:"exit_status,omitempty"`
-	Usage         *Usage       `protobuf:"bytes,10,opt,name=usage,proto3" json:"usage,omitempty"`
-	Batch         []*AgentCall `protobuf:"bytes,11,rep,name=batch,proto3" json:"batch,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	ExitStatus int32        `protobuf:"varint,9,opt,name=exit_status,json=exitStatus,proto3" json:"exit_status,omitempty"`
+	Usage      *Usage       `protobuf:"bytes,10,opt,name=usage,proto3" json:"usage,omitempty"`
+	Batch      []*AgentCall `protobuf:"bytes,11,rep,name=batch,proto3" json:"batch,omitempty"`
+	// REGISTER: the resources the agent has checkpointed (dynamic
+	// reservations and persistent volumes), each a mesos.Resource in
+	// protobuf encoding, as Mesos's agent sends checkpointed_resources.
+	CheckpointedResources [][]byte `protobuf:"bytes,41,rep,name=checkpointed_resources,json=checkpointedResources,proto3" json:"checkpointed_resources,omitempty"`
+	unknownFields         protoimpl.UnknownFields
+	sizeCache             protoimpl.SizeCache
 }
 
 func (x *AgentCall) Reset() {
 	*x = AgentCall{}
-	mi := &file_allot_proto_msgTypes[9]
+	mi := &file_allot_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1168,7 +1265,7 @@ func (x *AgentCall) String() string {
 func (*AgentCall) ProtoMessage() {}
 
 func (x *AgentCall) ProtoReflect() protoreflect.Message {
-	mi := &file_allot_proto_msgTypes[9]
+	mi := &file_allot_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1181,7 +1278,7 @@ func (x *AgentCall) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentCall.ProtoReflect.Descriptor instead.
 func (*AgentCall) Descriptor() ([]byte, []int) {
-	return file_allot_proto_rawDescGZIP(), []int{9}
+	return file_allot_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *AgentCall) GetType() AgentCallType {
@@ -1261,6 +1358,13 @@ func (x *AgentCall) GetBatch() []*AgentCall {
 	return nil
 }
 
+func (x *AgentCall) GetCheckpointedResources() [][]byte {
+	if x != nil {
+		return x.CheckpointedResources
+	}
+	return nil
+}
+
 type Usage struct {
 	state             protoimpl.MessageState `protogen:"open.v1"`
 	CpusUserSeconds   float64                `protobuf:"fixed64,1,opt,name=cpus_user_seconds,json=cpusUserSeconds,proto3" json:"cpus_user_seconds,omitempty"`
@@ -1301,7 +1405,7 @@ type Usage struct {
 
 func (x *Usage) Reset() {
 	*x = Usage{}
-	mi := &file_allot_proto_msgTypes[10]
+	mi := &file_allot_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1313,7 +1417,7 @@ func (x *Usage) String() string {
 func (*Usage) ProtoMessage() {}
 
 func (x *Usage) ProtoReflect() protoreflect.Message {
-	mi := &file_allot_proto_msgTypes[10]
+	mi := &file_allot_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1326,7 +1430,7 @@ func (x *Usage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Usage.ProtoReflect.Descriptor instead.
 func (*Usage) Descriptor() ([]byte, []int) {
-	return file_allot_proto_rawDescGZIP(), []int{10}
+	return file_allot_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *Usage) GetCpusUserSeconds() float64 {
@@ -1469,7 +1573,7 @@ type ExecutorUsage struct {
 
 func (x *ExecutorUsage) Reset() {
 	*x = ExecutorUsage{}
-	mi := &file_allot_proto_msgTypes[11]
+	mi := &file_allot_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1481,7 +1585,7 @@ func (x *ExecutorUsage) String() string {
 func (*ExecutorUsage) ProtoMessage() {}
 
 func (x *ExecutorUsage) ProtoReflect() protoreflect.Message {
-	mi := &file_allot_proto_msgTypes[11]
+	mi := &file_allot_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1494,7 +1598,7 @@ func (x *ExecutorUsage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecutorUsage.ProtoReflect.Descriptor instead.
 func (*ExecutorUsage) Descriptor() ([]byte, []int) {
-	return file_allot_proto_rawDescGZIP(), []int{11}
+	return file_allot_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *ExecutorUsage) GetFrameworkId() string {
@@ -1592,14 +1696,16 @@ type AgentEvent struct {
 	// FRAMEWORK_MESSAGE
 	Data []byte `protobuf:"bytes,11,opt,name=data,proto3" json:"data,omitempty"`
 	// KILL: grace period before SIGKILL, in nanoseconds (0 = default).
-	GraceNanos    int64 `protobuf:"varint,12,opt,name=grace_nanos,json=graceNanos,proto3" json:"grace_nanos,omitempty"`
+	GraceNanos int64 `protobuf:"varint,12,opt,name=grace_nanos,json=graceNanos,proto3" json:"grace_nanos,omitempty"`
+	// CHECKPOINT_RESOURCES: each a mesos.Resource in protobuf encoding.
+	Resources     [][]byte `protobuf:"bytes,41,rep,name=resources,proto3" json:"resources,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *AgentEvent) Reset() {
 	*x = AgentEvent{}
-	mi := &file_allot_proto_msgTypes[12]
+	mi := &file_allot_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1611,7 +1717,7 @@ func (x *AgentEvent) String() string {
 func (*AgentEvent) ProtoMessage() {}
 
 func (x *AgentEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_allot_proto_msgTypes[12]
+	mi := &file_allot_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1624,7 +1730,7 @@ func (x *AgentEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentEvent.ProtoReflect.Descriptor instead.
 func (*AgentEvent) Descriptor() ([]byte, []int) {
-	return file_allot_proto_rawDescGZIP(), []int{12}
+	return file_allot_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *AgentEvent) GetType() AgentEventType {
@@ -1711,6 +1817,13 @@ func (x *AgentEvent) GetGraceNanos() int64 {
 	return 0
 }
 
+func (x *AgentEvent) GetResources() [][]byte {
+	if x != nil {
+		return x.Resources
+	}
+	return nil
+}
+
 // AppDemand is what a framework declares for one application under
 // Prophet: E executors, each reserving cpus and mem for its whole life
 // and expected to follow the stage profile from its launch. It travels in
@@ -1735,7 +1848,7 @@ type AppDemand struct {
 
 func (x *AppDemand) Reset() {
 	*x = AppDemand{}
-	mi := &file_allot_proto_msgTypes[13]
+	mi := &file_allot_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1747,7 +1860,7 @@ func (x *AppDemand) String() string {
 func (*AppDemand) ProtoMessage() {}
 
 func (x *AppDemand) ProtoReflect() protoreflect.Message {
-	mi := &file_allot_proto_msgTypes[13]
+	mi := &file_allot_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1760,7 +1873,7 @@ func (x *AppDemand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppDemand.ProtoReflect.Descriptor instead.
 func (*AppDemand) Descriptor() ([]byte, []int) {
-	return file_allot_proto_rawDescGZIP(), []int{13}
+	return file_allot_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *AppDemand) GetExecutors() int32 {
@@ -1808,7 +1921,7 @@ type ProfileStage struct {
 
 func (x *ProfileStage) Reset() {
 	*x = ProfileStage{}
-	mi := &file_allot_proto_msgTypes[14]
+	mi := &file_allot_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1820,7 +1933,7 @@ func (x *ProfileStage) String() string {
 func (*ProfileStage) ProtoMessage() {}
 
 func (x *ProfileStage) ProtoReflect() protoreflect.Message {
-	mi := &file_allot_proto_msgTypes[14]
+	mi := &file_allot_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1833,7 +1946,7 @@ func (x *ProfileStage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProfileStage.ProtoReflect.Descriptor instead.
 func (*ProfileStage) Descriptor() ([]byte, []int) {
-	return file_allot_proto_rawDescGZIP(), []int{14}
+	return file_allot_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ProfileStage) GetStartNanos() int64 {
@@ -1891,7 +2004,7 @@ type JobSize struct {
 
 func (x *JobSize) Reset() {
 	*x = JobSize{}
-	mi := &file_allot_proto_msgTypes[15]
+	mi := &file_allot_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1903,7 +2016,7 @@ func (x *JobSize) String() string {
 func (*JobSize) ProtoMessage() {}
 
 func (x *JobSize) ProtoReflect() protoreflect.Message {
-	mi := &file_allot_proto_msgTypes[15]
+	mi := &file_allot_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1916,7 +2029,7 @@ func (x *JobSize) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobSize.ProtoReflect.Descriptor instead.
 func (*JobSize) Descriptor() ([]byte, []int) {
-	return file_allot_proto_rawDescGZIP(), []int{15}
+	return file_allot_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *JobSize) GetJob() string {
@@ -1965,7 +2078,7 @@ var File_allot_proto protoreflect.FileDescriptor
 
 const file_allot_proto_rawDesc = "" +
 	"\n" +
-	"\vallot.proto\x12\ballot.v1\"\xb2\x03\n" +
+	"\vallot.proto\x12\ballot.v1\"\xfb\x03\n" +
 	"\aCommand\x12)\n" +
 	"\x04type\x18\x01 \x01(\x0e2\x15.allot.v1.CommandTypeR\x04type\x12+\n" +
 	"\x05agent\x18\x02 \x01(\v2\x15.allot.v1.AgentRecordR\x05agent\x127\n" +
@@ -1976,7 +2089,8 @@ const file_allot_proto_rawDesc = "" +
 	"\x05batch\x18\a \x03(\v2\x11.allot.v1.CommandR\x05batch\x12.\n" +
 	"\x06policy\x18\b \x01(\v2\x16.allot.v1.PolicyRecordR\x06policy\x12\x14\n" +
 	"\x05limit\x18\t \x01(\x05R\x05limit\x12=\n" +
-	"\vmaintenance\x18\x14 \x01(\v2\x1b.allot.v1.MaintenanceRecordR\vmaintenance\"\xc7\x02\n" +
+	"\vmaintenance\x18\x14 \x01(\v2\x1b.allot.v1.MaintenanceRecordR\vmaintenance\x12G\n" +
+	"\x0fagent_resources\x18) \x01(\v2\x1e.allot.v1.AgentResourcesRecordR\x0eagentResources\"\xc7\x02\n" +
 	"\vAgentRecord\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1a\n" +
 	"\bhostname\x18\x02 \x01(\tR\bhostname\x12\x18\n" +
@@ -2011,7 +2125,10 @@ const file_allot_proto_rawDesc = "" +
 	"\x04info\x18\x05 \x01(\fR\x04info\x12\x16\n" +
 	"\x06status\x18\x06 \x01(\fR\x06status\x12\x14\n" +
 	"\x05state\x18\a \x01(\x05R\x05state\x12\x1c\n" +
-	"\tresources\x18\b \x01(\tR\tresources\"\xde\x01\n" +
+	"\tresources\x18\b \x01(\tR\tresources\"O\n" +
+	"\x14AgentResourcesRecord\x12\x19\n" +
+	"\bagent_id\x18\x01 \x01(\tR\aagentId\x12\x1c\n" +
+	"\tresources\x18\x02 \x03(\fR\tresources\"\xde\x01\n" +
 	"\fConfigRecord\x12=\n" +
 	"\aweights\x18\x01 \x03(\v2#.allot.v1.ConfigRecord.WeightsEntryR\aweights\x12\x16\n" +
 	"\x06sorter\x18\x02 \x01(\tR\x06sorter\x12'\n" +
@@ -2023,7 +2140,7 @@ const file_allot_proto_rawDesc = "" +
 	"\fPolicyRecord\x12\x16\n" +
 	"\x06sorter\x18\x01 \x01(\tR\x06sorter\x12\x14\n" +
 	"\x05state\x18\x02 \x01(\fR\x05state\x12*\n" +
-	"\x11updated_unix_nano\x18\x03 \x01(\x03R\x0fupdatedUnixNano\"\xbb\x03\n" +
+	"\x11updated_unix_nano\x18\x03 \x01(\x03R\x0fupdatedUnixNano\"\x86\x04\n" +
 	"\x0eSnapshotRecord\x12-\n" +
 	"\x05agent\x18\x01 \x01(\v2\x15.allot.v1.AgentRecordH\x00R\x05agent\x129\n" +
 	"\tframework\x18\x02 \x01(\v2\x19.allot.v1.FrameworkRecordH\x00R\tframework\x12*\n" +
@@ -2032,7 +2149,8 @@ const file_allot_proto_rawDesc = "" +
 	"\x06policy\x18\x05 \x01(\v2\x16.allot.v1.PolicyRecordH\x00R\x06policy\x12=\n" +
 	"\x0ecompleted_task\x18\x06 \x01(\v2\x14.allot.v1.TaskRecordH\x00R\rcompletedTask\x12%\n" +
 	"\rremoved_agent\x18\a \x01(\tH\x00R\fremovedAgent\x12?\n" +
-	"\vmaintenance\x18\x14 \x01(\v2\x1b.allot.v1.MaintenanceRecordH\x00R\vmaintenanceB\b\n" +
+	"\vmaintenance\x18\x14 \x01(\v2\x1b.allot.v1.MaintenanceRecordH\x00R\vmaintenance\x12I\n" +
+	"\x0fagent_resources\x18) \x01(\v2\x1e.allot.v1.AgentResourcesRecordH\x00R\x0eagentResourcesB\b\n" +
 	"\x06record\"\xdb\x01\n" +
 	"\x11MaintenanceRecord\x12\x1a\n" +
 	"\bschedule\x18\x01 \x01(\fR\bschedule\x12\x12\n" +
@@ -2043,7 +2161,7 @@ const file_allot_proto_rawDesc = "" +
 	"\x05value\x18\x02 \x01(\v2\x1a.allot.v1.AgentMaintenanceR\x05value:\x028\x01\"J\n" +
 	"\x10AgentMaintenance\x12 \n" +
 	"\vdeactivated\x18\x01 \x01(\bR\vdeactivated\x12\x14\n" +
-	"\x05drain\x18\x02 \x01(\fR\x05drain\"\x8f\x03\n" +
+	"\x05drain\x18\x02 \x01(\fR\x05drain\"\xc6\x03\n" +
 	"\tAgentCall\x12+\n" +
 	"\x04type\x18\x01 \x01(\x0e2\x17.allot.v1.AgentCallTypeR\x04type\x12\x19\n" +
 	"\bagent_id\x18\x02 \x01(\tR\aagentId\x12+\n" +
@@ -2058,7 +2176,8 @@ const file_allot_proto_rawDesc = "" +
 	"exitStatus\x12%\n" +
 	"\x05usage\x18\n" +
 	" \x01(\v2\x0f.allot.v1.UsageR\x05usage\x12)\n" +
-	"\x05batch\x18\v \x03(\v2\x13.allot.v1.AgentCallR\x05batch\"\xad\x05\n" +
+	"\x05batch\x18\v \x03(\v2\x13.allot.v1.AgentCallR\x05batch\x125\n" +
+	"\x16checkpointed_resources\x18) \x03(\fR\x15checkpointedResources\"\xad\x05\n" +
 	"\x05Usage\x12*\n" +
 	"\x11cpus_user_seconds\x18\x01 \x01(\x01R\x0fcpusUserSeconds\x12.\n" +
 	"\x13cpus_system_seconds\x18\x02 \x01(\x01R\x11cpusSystemSeconds\x12\"\n" +
@@ -2094,7 +2213,7 @@ const file_allot_proto_rawDesc = "" +
 	"\fnet_tx_bytes\x18\n" +
 	" \x01(\x04R\n" +
 	"netTxBytes\x12!\n" +
-	"\fnet_measured\x18\v \x01(\bR\vnetMeasured\"\xfa\x02\n" +
+	"\fnet_measured\x18\v \x01(\bR\vnetMeasured\"\x98\x03\n" +
 	"\n" +
 	"AgentEvent\x12,\n" +
 	"\x04type\x18\x01 \x01(\x0e2\x18.allot.v1.AgentEventTypeR\x04type\x12\x19\n" +
@@ -2112,7 +2231,8 @@ const file_allot_proto_rawDesc = "" +
 	" \x01(\fR\x04uuid\x12\x12\n" +
 	"\x04data\x18\v \x01(\fR\x04data\x12\x1f\n" +
 	"\vgrace_nanos\x18\f \x01(\x03R\n" +
-	"graceNanos\"\x7f\n" +
+	"graceNanos\x12\x1c\n" +
+	"\tresources\x18) \x03(\fR\tresources\"\x7f\n" +
 	"\tAppDemand\x12\x1c\n" +
 	"\texecutors\x18\x01 \x01(\x05R\texecutors\x12\x12\n" +
 	"\x04cpus\x18\x02 \x01(\x01R\x04cpus\x12\x10\n" +
@@ -2130,7 +2250,7 @@ const file_allot_proto_rawDesc = "" +
 	"\tsize_mb_s\x18\x03 \x01(\x01R\asizeMbS\x12\x15\n" +
 	"\x06apb_mb\x18\x04 \x01(\x01R\x05apbMb\x12\x13\n" +
 	"\x05am_mb\x18\x05 \x01(\x01R\x04amMb\x12\x19\n" +
-	"\bapb_cpus\x18\x06 \x01(\x01R\aapbCpus*\xe7\x01\n" +
+	"\bapb_cpus\x18\x06 \x01(\x01R\aapbCpus*\x80\x02\n" +
 	"\vCommandType\x12\x13\n" +
 	"\x0fCOMMAND_UNKNOWN\x10\x00\x12\x10\n" +
 	"\fAGENT_UPSERT\x10\x01\x12\x10\n" +
@@ -2146,7 +2266,8 @@ const file_allot_proto_rawDesc = "" +
 	"POLICY_SET\x10\t\x12\x11\n" +
 	"\rTASK_COMPLETE\x10\n" +
 	"\x12\x13\n" +
-	"\x0fMAINTENANCE_SET\x10\x14*\x8f\x01\n" +
+	"\x0fMAINTENANCE_SET\x10\x14\x12\x17\n" +
+	"\x13AGENT_RESOURCES_SET\x10)*\x8f\x01\n" +
 	"\rAgentCallType\x12\x16\n" +
 	"\x12AGENT_CALL_UNKNOWN\x10\x00\x12\f\n" +
 	"\bREGISTER\x10\x01\x12\x11\n" +
@@ -2154,7 +2275,7 @@ const file_allot_proto_rawDesc = "" +
 	"\x10EXECUTOR_MESSAGE\x10\x03\x12\t\n" +
 	"\x05USAGE\x10\x04\x12\x13\n" +
 	"\x0fEXECUTOR_EXITED\x10\x05\x12\x0f\n" +
-	"\vAGENT_BATCH\x10\x06*\xad\x01\n" +
+	"\vAGENT_BATCH\x10\x06*\xc7\x01\n" +
 	"\x0eAgentEventType\x12\x17\n" +
 	"\x13AGENT_EVENT_UNKNOWN\x10\x00\x12\x0e\n" +
 	"\n" +
@@ -2165,7 +2286,8 @@ const file_allot_proto_rawDesc = "" +
 	"\x11SHUTDOWN_EXECUTOR\x10\x05\x12\x0f\n" +
 	"\vACKNOWLEDGE\x10\x06\x12\x15\n" +
 	"\x11FRAMEWORK_MESSAGE\x10\a\x12\b\n" +
-	"\x04PING\x10\bB\"Z github.com/allot-sched/allot/apib\x06proto3"
+	"\x04PING\x10\b\x12\x18\n" +
+	"\x14CHECKPOINT_RESOURCES\x10)B\"Z github.com/allot-sched/allot/apib\x06proto3"
 
 var (
 	file_allot_proto_rawDescOnce sync.Once
@@ -2180,66 +2302,69 @@ func file_allot_proto_rawDescGZIP() []byte {
 }
 
 var file_allot_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_allot_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
+var file_allot_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
 var file_allot_proto_goTypes = []any{
-	(CommandType)(0),          // 0: allot.v1.CommandType
-	(AgentCallType)(0),        // 1: allot.v1.AgentCallType
-	(AgentEventType)(0),       // 2: allot.v1.AgentEventType
-	(*Command)(nil),           // 3: allot.v1.Command
-	(*AgentRecord)(nil),       // 4: allot.v1.AgentRecord
-	(*FrameworkRecord)(nil),   // 5: allot.v1.FrameworkRecord
-	(*TaskRecord)(nil),        // 6: allot.v1.TaskRecord
-	(*ConfigRecord)(nil),      // 7: allot.v1.ConfigRecord
-	(*PolicyRecord)(nil),      // 8: allot.v1.PolicyRecord
-	(*SnapshotRecord)(nil),    // 9: allot.v1.SnapshotRecord
-	(*MaintenanceRecord)(nil), // 10: allot.v1.MaintenanceRecord
-	(*AgentMaintenance)(nil),  // 11: allot.v1.AgentMaintenance
-	(*AgentCall)(nil),         // 12: allot.v1.AgentCall
-	(*Usage)(nil),             // 13: allot.v1.Usage
-	(*ExecutorUsage)(nil),     // 14: allot.v1.ExecutorUsage
-	(*AgentEvent)(nil),        // 15: allot.v1.AgentEvent
-	(*AppDemand)(nil),         // 16: allot.v1.AppDemand
-	(*ProfileStage)(nil),      // 17: allot.v1.ProfileStage
-	(*JobSize)(nil),           // 18: allot.v1.JobSize
-	nil,                       // 19: allot.v1.AgentRecord.AttributesEntry
-	nil,                       // 20: allot.v1.ConfigRecord.WeightsEntry
-	nil,                       // 21: allot.v1.MaintenanceRecord.AgentsEntry
+	(CommandType)(0),             // 0: allot.v1.CommandType
+	(AgentCallType)(0),           // 1: allot.v1.AgentCallType
+	(AgentEventType)(0),          // 2: allot.v1.AgentEventType
+	(*Command)(nil),              // 3: allot.v1.Command
+	(*AgentRecord)(nil),          // 4: allot.v1.AgentRecord
+	(*FrameworkRecord)(nil),      // 5: allot.v1.FrameworkRecord
+	(*TaskRecord)(nil),           // 6: allot.v1.TaskRecord
+	(*AgentResourcesRecord)(nil), // 7: allot.v1.AgentResourcesRecord
+	(*ConfigRecord)(nil),         // 8: allot.v1.ConfigRecord
+	(*PolicyRecord)(nil),         // 9: allot.v1.PolicyRecord
+	(*SnapshotRecord)(nil),       // 10: allot.v1.SnapshotRecord
+	(*MaintenanceRecord)(nil),    // 11: allot.v1.MaintenanceRecord
+	(*AgentMaintenance)(nil),     // 12: allot.v1.AgentMaintenance
+	(*AgentCall)(nil),            // 13: allot.v1.AgentCall
+	(*Usage)(nil),                // 14: allot.v1.Usage
+	(*ExecutorUsage)(nil),        // 15: allot.v1.ExecutorUsage
+	(*AgentEvent)(nil),           // 16: allot.v1.AgentEvent
+	(*AppDemand)(nil),            // 17: allot.v1.AppDemand
+	(*ProfileStage)(nil),         // 18: allot.v1.ProfileStage
+	(*JobSize)(nil),              // 19: allot.v1.JobSize
+	nil,                          // 20: allot.v1.AgentRecord.AttributesEntry
+	nil,                          // 21: allot.v1.ConfigRecord.WeightsEntry
+	nil,                          // 22: allot.v1.MaintenanceRecord.AgentsEntry
 }
 var file_allot_proto_depIdxs = []int32{
 	0,  // 0: allot.v1.Command.type:type_name -> allot.v1.CommandType
 	4,  // 1: allot.v1.Command.agent:type_name -> allot.v1.AgentRecord
 	5,  // 2: allot.v1.Command.framework:type_name -> allot.v1.FrameworkRecord
 	6,  // 3: allot.v1.Command.task:type_name -> allot.v1.TaskRecord
-	7,  // 4: allot.v1.Command.config:type_name -> allot.v1.ConfigRecord
+	8,  // 4: allot.v1.Command.config:type_name -> allot.v1.ConfigRecord
 	3,  // 5: allot.v1.Command.batch:type_name -> allot.v1.Command
-	8,  // 6: allot.v1.Command.policy:type_name -> allot.v1.PolicyRecord
-	10, // 7: allot.v1.Command.maintenance:type_name -> allot.v1.MaintenanceRecord
-	19, // 8: allot.v1.AgentRecord.attributes:type_name -> allot.v1.AgentRecord.AttributesEntry
-	16, // 9: allot.v1.FrameworkRecord.app_demand:type_name -> allot.v1.AppDemand
-	18, // 10: allot.v1.FrameworkRecord.job_size:type_name -> allot.v1.JobSize
-	20, // 11: allot.v1.ConfigRecord.weights:type_name -> allot.v1.ConfigRecord.WeightsEntry
-	4,  // 12: allot.v1.SnapshotRecord.agent:type_name -> allot.v1.AgentRecord
-	5,  // 13: allot.v1.SnapshotRecord.framework:type_name -> allot.v1.FrameworkRecord
-	6,  // 14: allot.v1.SnapshotRecord.task:type_name -> allot.v1.TaskRecord
-	7,  // 15: allot.v1.SnapshotRecord.config:type_name -> allot.v1.ConfigRecord
-	8,  // 16: allot.v1.SnapshotRecord.policy:type_name -> allot.v1.PolicyRecord
-	6,  // 17: allot.v1.SnapshotRecord.completed_task:type_name -> allot.v1.TaskRecord
-	10, // 18: allot.v1.SnapshotRecord.maintenance:type_name -> allot.v1.MaintenanceRecord
-	21, // 19: allot.v1.MaintenanceRecord.agents:type_name -> allot.v1.MaintenanceRecord.AgentsEntry
-	1,  // 20: allot.v1.AgentCall.type:type_name -> allot.v1.AgentCallType
-	4,  // 21: allot.v1.AgentCall.agent:type_name -> allot.v1.AgentRecord
-	6,  // 22: allot.v1.AgentCall.tasks:type_name -> allot.v1.TaskRecord
-	13, // 23: allot.v1.AgentCall.usage:type_name -> allot.v1.Usage
-	12, // 24: allot.v1.AgentCall.batch:type_name -> allot.v1.AgentCall
-	14, // 25: allot.v1.Usage.executors:type_name -> allot.v1.ExecutorUsage
-	2,  // 26: allot.v1.AgentEvent.type:type_name -> allot.v1.AgentEventType
-	17, // 27: allot.v1.AppDemand.stages:type_name -> allot.v1.ProfileStage
-	11, // 28: allot.v1.MaintenanceRecord.AgentsEntry.value:type_name -> allot.v1.AgentMaintenance
-	29, // [29:29] is the sub-list for method output_type
-	29, // [29:29] is the sub-list for method input_type
-	29, // [29:29] is the sub-list for extension type_name
-	29, // [29:29] is the sub-list for extension extendee
-	0,  // [0:29] is the sub-list for field type_name
+	9,  // 6: allot.v1.Command.policy:type_name -> allot.v1.PolicyRecord
+	11, // 7: allot.v1.Command.maintenance:type_name -> allot.v1.MaintenanceRecord
+	7,  // 8: allot.v1.Command.agent_resources:type_name -> allot.v1.AgentResourcesRecord
+	20, // 9: allot.v1.AgentRecord.attributes:type_name -> allot.v1.AgentRecord.AttributesEntry
+	17, // 10: allot.v1.FrameworkRecord.app_demand:type_name -> allot.v1.AppDemand
+	19, // 11: allot.v1.FrameworkRecord.job_size:type_name -> allot.v1.JobSize
+	21, // 12: allot.v1.ConfigRecord.weights:type_name -> allot.v1.ConfigRecord.WeightsEntry
+	4,  // 13: allot.v1.SnapshotRecord.agent:type_name -> allot.v1.AgentRecord
+	5,  // 14: allot.v1.SnapshotRecord.framework:type_name -> allot.v1.FrameworkRecord
+	6,  // 15: allot.v1.SnapshotRecord.task:type_name -> allot.v1.TaskRecord
+	8,  // 16: allot.v1.SnapshotRecord.config:type_name -> allot.v1.ConfigRecord
+	9,  // 17: allot.v1.SnapshotRecord.policy:type_name -> allot.v1.PolicyRecord
+	6,  // 18: allot.v1.SnapshotRecord.completed_task:type_name -> allot.v1.TaskRecord
+	11, // 19: allot.v1.SnapshotRecord.maintenance:type_name -> allot.v1.MaintenanceRecord
+	7,  // 20: allot.v1.SnapshotRecord.agent_resources:type_name -> allot.v1.AgentResourcesRecord
+	22, // 21: allot.v1.MaintenanceRecord.agents:type_name -> allot.v1.MaintenanceRecord.AgentsEntry
+	1,  // 22: allot.v1.AgentCall.type:type_name -> allot.v1.AgentCallType
+	4,  // 23: allot.v1.AgentCall.agent:type_name -> allot.v1.AgentRecord
+	6,  // 24: allot.v1.AgentCall.tasks:type_name -> allot.v1.TaskRecord
+	14, // 25: allot.v1.AgentCall.usage:type_name -> allot.v1.Usage
+	13, // 26: allot.v1.AgentCall.batch:type_name -> allot.v1.AgentCall
+	15, // 27: allot.v1.Usage.executors:type_name -> allot.v1.ExecutorUsage
+	2,  // 28: allot.v1.AgentEvent.type:type_name -> allot.v1.AgentEventType
+	18, // 29: allot.v1.AppDemand.stages:type_name -> allot.v1.ProfileStage
+	12, // 30: allot.v1.MaintenanceRecord.AgentsEntry.value:type_name -> allot.v1.AgentMaintenance
+	31, // [31:31] is the sub-list for method output_type
+	31, // [31:31] is the sub-list for method input_type
+	31, // [31:31] is the sub-list for extension type_name
+	31, // [31:31] is the sub-list for extension extendee
+	0,  // [0:31] is the sub-list for field type_name
 }
 
 func init() { file_allot_proto_init() }
@@ -2247,7 +2372,7 @@ func file_allot_proto_init() {
 	if File_allot_proto != nil {
 		return
 	}
-	file_allot_proto_msgTypes[6].OneofWrappers = []any{
+	file_allot_proto_msgTypes[7].OneofWrappers = []any{
 		(*SnapshotRecord_Agent)(nil),
 		(*SnapshotRecord_Framework)(nil),
 		(*SnapshotRecord_Task)(nil),
@@ -2256,6 +2381,7 @@ func file_allot_proto_init() {
 		(*SnapshotRecord_CompletedTask)(nil),
 		(*SnapshotRecord_RemovedAgent)(nil),
 		(*SnapshotRecord_Maintenance)(nil),
+		(*SnapshotRecord_AgentResources)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -2263,7 +2389,7 @@ func file_allot_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_allot_proto_rawDesc), len(file_allot_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   19,
+			NumMessages:   20,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -67,6 +67,12 @@ const (
 	DeactivateAgents           Action = "deactivate_agents"            // object: the agent id
 	ReactivateAgents           Action = "reactivate_agents"            // object: the agent id
 	MarkAgentsGone             Action = "mark_agents_gone"             // object: the agent id
+
+	ReserveResources   Action = "reserve_resources"   // object: the reservation's role
+	UnreserveResources Action = "unreserve_resources" // object: the reservation's principal
+	CreateVolumes      Action = "create_volumes"      // object: the volume's role
+	DestroyVolumes     Action = "destroy_volumes"     // object: the volume's creator principal
+	ResizeVolume       Action = "resize_volume"       // object: the volume's role
 )
 
 // objectKeys is each action's object key in the file ("" for none), and so
@@ -92,10 +98,17 @@ var objectKeys = map[Action]string{
 	DeactivateAgents:           "agents",
 	ReactivateAgents:           "agents",
 	MarkAgentsGone:             "agents",
+
+	ReserveResources:   "roles",
+	UnreserveResources: "reserver_principals",
+	CreateVolumes:      "roles",
+	DestroyVolumes:     "creator_principals",
+	ResizeVolume:       "roles",
 }
 
 // objectNames is how a denial names an action's object.
-var objectNames = map[string]string{"roles": "role", "users": "user", "framework_principals": "framework principal", "machines": "machine", "agents": "agent"}
+var objectNames = map[string]string{"roles": "role", "users": "user", "framework_principals": "framework principal",
+	"machines": "machine", "agents": "agent", "reserver_principals": "reserver principal", "creator_principals": "creator principal"}
 
 // EntityType is how an entity matches: by its values, or ANY, or NONE.
 type EntityType int

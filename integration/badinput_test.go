@@ -137,7 +137,7 @@ func TestBadInputAnswers4xx(t *testing.T) {
 			b, _ := (&scheduler.Call{Type: scheduler.Call_REVIVE, FrameworkID: &mesos.FrameworkID{Value: "nobody"}}).Marshal()
 			return postRaw(t, c.MasterAddr, "/api/v1/scheduler", "application/x-protobuf", b, map[string]string{"Mesos-Stream-Id": f.streamID})
 		}, 403, "not subscribed"},
-		{"reserve not supported", oneCall(calls.Accept(calls.OfferOperations{calls.OpReserve(scalar("cpus", 1))}.WithOffers(o2.ID))), 400, "not supported yet"},
+		{"reserve without a reservation", oneCall(calls.Accept(calls.OfferOperations{calls.OpReserve(scalar("cpus", 1))}.WithOffers(o2.ID))), 400, "has no reservations"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -30,11 +30,13 @@ import (
 func (m *Master) planAcceptLocked(fw *framework, acc *scheduler.Call_Accept) (*acceptPlan, error) {
 	p := m.acceptedOffersLocked(fw, acc)
 	c := &taskChecker{fw: fw, a: p.agent, remaining: p.remaining, newIDs: map[string]bool{}, newExecutors: map[string]bool{}}
+	c.resv = m.newAcceptResv(fw, p) // resvaccept.go
 	var err error
 	if p.launches, err = c.operations(acc.Operations); err != nil {
 		return nil, err
 	}
 	p.remaining, p.refused = c.remaining, c.refused
+	p.resv = c.resv
 	p.filter = filterOf(acc.Filters)
 	return p, nil
 }
@@ -62,6 +64,7 @@ type taskChecker struct {
 	newIDs       map[string]bool
 	newExecutors map[string]bool
 	refused      []refusedTask // answered TASK_ERROR instead of launched
+	resv         *acceptResv   // reservation and volume operations (resvaccept.go)
 }
 
 // operations validates LAUNCH and LAUNCH_GROUP operations into launches;
@@ -84,7 +87,13 @@ func (c *taskChecker) operations(ops []mesos.Offer_Operation) ([]plannedLaunch, 
 			ex := lg.Executor
 			plans = append(plans, plannedLaunch{tasks: lg.TaskGroup.Tasks, group: true, executor: &ex})
 		default:
-			return nil, api.Errorf(http.StatusBadRequest, "ACCEPT: operation %s is not supported yet (only LAUNCH and LAUNCH_GROUP)", op.GetType())
+			if isResourceOperation(op.GetType()) {
+				if err := c.resourceOperation(op); err != nil {
+					return nil, err
+				}
+				continue
+			}
+			return nil, api.Errorf(http.StatusBadRequest, "ACCEPT: operation %s is not supported", op.GetType())
 		}
 	}
 	return plans, nil
@@ -191,6 +200,9 @@ func (c *taskChecker) check(t *mesos.TaskInfo, ex *mesos.ExecutorInfo) string {
 		return fmt.Sprintf("Total resources %s required by task and its executor is more than available %s", need, c.remaining)
 	}
 	c.remaining = c.remaining.Sub(need)
+	if err := c.resv.checkTaskExact(t); err != nil {
+		return err.Error()
+	}
 	c.newIDs[t.TaskID.Value] = true
 	if ex != nil {
 		c.newExecutors[c.fw.id+"/"+ex.ExecutorID.Value] = true

@@ -67,7 +67,7 @@ func (m *Master) admitAgent(call *api.AgentCall, stream *api.Stream) (string, er
 	if rec == nil || rec.Address == "" {
 		return "", api.Errorf(http.StatusBadRequest, "REGISTER without agent.address")
 	}
-	total, err := resources.Parse(rec.Resources)
+	total, static, err := agentTotal(rec.Resources)
 	if err != nil {
 		return "", api.Errorf(http.StatusBadRequest, "REGISTER: agent.resources: %v", err)
 	}
@@ -85,6 +85,11 @@ func (m *Master) admitAgent(call *api.AgentCall, stream *api.Stream) (string, er
 	}
 	a, readd := m.resetAgentLocked(rec, total, stream)
 	id := a.rec.Id
+	if err := m.admitExactLocked(a, static, call.CheckpointedResources); err != nil {
+		a.stream = nil
+		m.mu.Unlock()
+		return "", err
+	}
 	used, unknownFw := m.adoptReportedTasksLocked(a, call.Tasks)
 	if m.allocOK("add_agent", m.alloc.AddAgent(id, allocator.AgentInfo{Total: total, Attributes: rec.Attributes, Used: used}), "agent_id", id) {
 		a.inAlloc = true
@@ -92,11 +97,14 @@ func (m *Master) admitAgent(call *api.AgentCall, stream *api.Stream) (string, er
 	for fwID := range unknownFw {
 		stream.SendProto(&api.AgentEvent{Type: api.AgentEventType_SHUTDOWN_FRAMEWORK, FrameworkId: fwID})
 	}
+	m.reservationsChangedLocked(a)
+	keep := checkpointEvent(a)
 	m.publishAgentLocked(evAgentAdded, a)
 	m.mu.Unlock()
 
 	m.rep.propose(&api.Command{Type: api.CommandType_AGENT_UPSERT, Agent: rec})
 	stream.SendProto(&api.AgentEvent{Type: api.AgentEventType_REGISTERED, AgentId: id, GraceNanos: int64(PingInterval)})
+	stream.SendProto(keep)
 	m.log.Info().Str("agent_id", id).Str("address", rec.Address).Str("resources", total.String()).
 		Int("tasks", len(call.Tasks)).Bool("reregistered", readd).Msg("agent registered")
 	m.triggerAllocation()
@@ -285,7 +293,7 @@ func (m *Master) taskLostLocked(fw *framework, t *task, reason mesos.TaskStatus_
 	t.state, t.status = mesos.TASK_LOST, &st
 	if !wasTerminal {
 		if a := m.agents[t.agent]; a != nil && a.inAlloc {
-			m.allocOK("recover", m.alloc.Recover(fw.id, t.agent, t.res, nil), "framework_id", fw.id, "agent_id", t.agent, "task_id", t.id)
+			m.recoverTaskLocked(fw.id, t.agent, t)
 		}
 	}
 	m.rep.propose(m.completeLocked(fw, t))
@@ -374,7 +382,7 @@ func (m *Master) statusUpdateLocked(a *agentState, fwID string, st *mesos.TaskSt
 			t.final, t.finalUUID = true, st.UUID
 		}
 		if !was && taskstate.IsTerminal(t.state) && a.inAlloc {
-			m.allocOK("recover", m.alloc.Recover(fw.id, a.rec.Id, t.res, nil), "framework_id", fw.id, "agent_id", a.rec.Id, "task_id", t.id)
+			m.recoverTaskLocked(fw.id, a.rec.Id, t)
 			m.triggerAllocation()
 		}
 		m.rep.propose(&api.Command{Type: api.CommandType_TASK_UPSERT, Task: taskRecord(t)})

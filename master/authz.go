@@ -280,6 +280,11 @@ func (m *Master) operatorCallAs(who auth.Subject, call *mmaster.Call) (*mmaster.
 		}
 	case mmaster.Call_TEARDOWN:
 		return nil, m.operatorTeardown(who, call.Teardown)
+	case mmaster.Call_RESERVE_RESOURCES, mmaster.Call_UNRESERVE_RESOURCES, mmaster.Call_CREATE_VOLUMES,
+		mmaster.Call_DESTROY_VOLUMES, mmaster.Call_GROW_VOLUME, mmaster.Call_SHRINK_VOLUME:
+		return m.operatorResources(who, call) // resvops.go
+	case mmaster.Call_GET_OPERATIONS:
+		return m.getOperations(who), nil // opfeedback.go
 	}
 	if isMaintenanceCall(call.Type) {
 		return m.maintenanceCallAs(who, call) // maintenance.go: authorized machine by machine, agent by agent

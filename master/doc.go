@@ -74,6 +74,18 @@
 //	               to the leader, ending forwarded streams on a leader change
 //	policy.go      replicating the allocator's policy-model state (POLICY_SET),
 //	               restoring it on election, GET /api/v1/allot/policy
+//	reservations.go each agent's exact Mesos resources (static and dynamic
+//	               reservations, persistent volumes), replicated
+//	               (AGENT_RESOURCES_SET) and sent to the agent
+//	               (CHECKPOINT_RESOURCES); GET_AGENTS shows them
+//	resvops.go     the operator's RESERVE_RESOURCES .. SHRINK_VOLUME: ACLs,
+//	               principals, conversion of the agent's resources
+//	resvoffers.go  reserved resources in offers, exactly as reserved, and
+//	               their return to their reservation pools
+//	resvaccept.go  RESERVE .. SHRINK_VOLUME in ACCEPT, planned with its
+//	               launches; tasks' reserved resources checked exactly
+//	opfeedback.go  UPDATE_OPERATION_STATUS, ACKNOWLEDGE_OPERATION_STATUS,
+//	               RECONCILE_OPERATIONS, GET_OPERATIONS
 //
 // Offers are leader-local and never replicated; after a restart the master
 // rebuilds its allocator from the registry, agents re-register with the

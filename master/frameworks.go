@@ -37,6 +37,7 @@ func (m *Master) removeFrameworkLocked(fw *framework, why string) {
 	if fw.failoverTimer != nil {
 		fw.failoverTimer.Stop()
 	}
+	m.forgetOperationsLocked(fw.id) // opfeedback.go
 	for _, o := range fw.offers {
 		m.removeOfferLocked(o, true, nil)
 	}

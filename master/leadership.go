@@ -144,13 +144,15 @@ func (m *Master) recoverLocked() {
 			}
 		}
 	}
+	held := m.heldByAgent()
 	for _, rec := range m.reg.Agents() {
-		total, err := resources.Parse(rec.Resources)
+		total, static, err := agentTotal(rec.Resources)
 		if err != nil {
 			m.log.Warn().Str("agent_id", rec.Id).Err(err).Msg("registry agent has bad resources; dropped")
 			continue
 		}
 		a := &agentState{rec: rec, total: total, executors: map[string]resources.Resources{}}
+		m.recoverExactLocked(a, static, held)
 		m.agents[rec.Id] = a
 		m.startAgentLostTimerLocked(a, m.cfg.AgentReregisterTimeout)
 	}

@@ -189,6 +189,7 @@ type Master struct {
 	inverse           inverseTable // inverse.go
 	maint             maintState   // maintenance schedule, machines DOWN, agents deactivated or drained (maintstate.go)
 	pol               policySync   // policy.go
+	operations        operationLog // opfeedback.go
 
 	fwd forwarder // streams a follower forwards to the leader (forward.go)
 	lim *limiter  // body, rate and stream limits (limits.go)

@@ -193,6 +193,7 @@ func (m *Master) makeOfferLocked(d allocator.Offer, ref decisionRef) (madeOffer,
 	// d's ids, not fw.id and a.rec.Id: the same strings (the tables'
 	// keys), without fetching the agent's record.
 	*o = offer{seq: m.seq, master: m.id, stamp: m.offerStamp, fw: d.Framework, agent: d.Agent, res: d.Resources}
+	m.reserveOfferLocked(o, a, d.Reserved) // resvoffers.go
 	m.offers[o.seq] = o
 	fw.offers[o.seq] = o
 	a.addOffer(o)
@@ -294,7 +295,7 @@ func (m *Master) mesosOfferLocked(fw *framework, a *agentState, o *offer) mesos.
 		FrameworkID: mesos.FrameworkID{Value: fw.id},
 		AgentID:     mesos.AgentID{Value: a.rec.Id},
 		Hostname:    host,
-		Resources:   resources.ToMesos(o.res, "", allocRole),
+		Resources:   o.mesosResources(allocRole),
 	}
 	if allocRole != "" {
 		mo.AllocationInfo = &mesos.Resource_AllocationInfo{Role: strPtr(allocRole)}
@@ -379,11 +380,7 @@ func (m *Master) removeOfferLocked(o *offer, recoverRes bool, fl *allocator.Filt
 		a.dropOffer(o)
 	}
 	if recoverRes {
-		if err := m.alloc.Recover(o.fw, o.agent, o.res, fl); err != nil {
-			// The id is built only for the log: a decline of every offer
-			// of a cycle comes through here.
-			m.allocOK("recover", err, "framework_id", o.fw, "agent_id", o.agent, "offer_id", o.id())
-		}
+		m.recoverOfferLocked(o, fl) // resvoffers.go
 	}
 }
 
@@ -431,6 +428,7 @@ type acceptPlan struct {
 	remaining resources.Resources
 	filter    *allocator.Filter
 	refused   []refusedTask
+	resv      *acceptResv // its reservation and volume operations (resvaccept.go)
 }
 
 // launchLocked carries out a validated ACCEPT: it consumes the offers,
@@ -441,6 +439,7 @@ func (m *Master) launchLocked(fw *framework, p *acceptPlan) {
 	for _, o := range p.offers {
 		m.removeOfferLocked(o, false, nil)
 	}
+	m.applyAcceptOpsLocked(fw, p)
 	fwInfo, _ := fw.info.Marshal()
 	for _, l := range p.launches {
 		if l.group {
@@ -451,7 +450,7 @@ func (m *Master) launchLocked(fw *framework, p *acceptPlan) {
 	}
 	m.refuseLocked(fw, p.agent.rec.Id, p.refused)
 	if !p.remaining.IsEmpty() {
-		m.allocOK("recover", m.alloc.Recover(fw.id, p.agent.rec.Id, p.remaining, p.filter), "framework_id", fw.id, "agent_id", p.agent.rec.Id)
+		m.recoverRemainingLocked(fw, p) // resvaccept.go
 	}
 	m.triggerAllocation()
 }

@@ -188,7 +188,11 @@ func (fw *framework) allocRole() string {
 // it while the agent's state is in the cache, so encodeOffers does not
 // fetch it again.
 func (mo *madeOffer) prepare(fwID, allocRole, scheme string) {
-	mo.fields = mo.agent.offerWire(scheme).offerFields(mo.offer.res, allocRole)
+	if mo.offer.reserved != nil {
+		mo.fields = mo.agent.offerWire(scheme).reservedOfferFields(mo.offer, allocRole) // resvoffers.go
+	} else {
+		mo.fields = mo.agent.offerWire(scheme).offerFields(mo.offer.res, allocRole)
+	}
 	n := sizeIDFieldLen(mo.offer.idLen()) + sizeIDField(fwID) + len(mo.fields)
 	if allocRole != "" {
 		n += 1 + protowire.SizeBytes(1+protowire.SizeBytes(len(allocRole)))

@@ -62,7 +62,7 @@ func (m *Master) handleOperator(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if resp == nil {
-		w.WriteHeader(http.StatusOK)
+		w.WriteHeader(operatorEmptyStatus(call.Type))
 		return
 	}
 	b, err := req.Out.MarshalOmitEmpty(resp) // as Mesos: no unset fields
@@ -149,14 +149,14 @@ func (m *Master) agentInfo(a *agentState) mesos.AgentInfo {
 		port = int32(p)
 	}
 	return mesos.AgentInfo{Hostname: a.rec.Hostname, Port: &port, ID: &mesos.AgentID{Value: a.rec.Id},
-		Resources: resources.ToMesos(a.total, "", "")}
+		Resources: a.staticMesos()}
 }
 
 // agentEntryLocked is a as GET_AGENTS lists it. Caller holds m.mu.
 func (m *Master) agentEntryLocked(a *agentState) mmaster.Response_GetAgents_Agent {
 	e := mmaster.Response_GetAgents_Agent{AgentInfo: m.agentInfo(a), Active: a.stream != nil, Version: MesosVersion,
 		PID: strPtr("slave(1)@" + a.rec.Address), RegisteredTime: timeInfo(time.Unix(0, a.rec.RegisteredUnixNano)),
-		TotalResources: resources.ToMesos(a.total, "", "")}
+		TotalResources: a.totalMesos()}
 	if st, err := m.alloc.Agent(a.rec.Id); err == nil {
 		var alloc resources.Resources
 		for _, r := range st.Allocated {
@@ -390,6 +390,7 @@ func (m *Master) stateAgentsLocked() []operator.Agent {
 			ja.Used = stateScalars(st.Total.Sub(st.Available))
 		}
 		m.stateAgentMaintLocked(&ja, a)
+		ja.ReservedResources, ja.ReservedResourcesFull = a.stateReservations() // reservations.go
 		agents = append(agents, ja)
 	}
 	return agents

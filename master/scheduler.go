@@ -243,8 +243,10 @@ func (m *Master) applyCallLocked(fw *framework, call *scheduler.Call) error {
 		return m.updateFrameworkLocked(fw, call.UpdateFramework)
 	case scheduler.Call_ACCEPT_INVERSE_OFFERS, scheduler.Call_DECLINE_INVERSE_OFFERS:
 		return m.inverseAnswerLocked(fw, call)
-	case scheduler.Call_ACKNOWLEDGE_OPERATION_STATUS, scheduler.Call_RECONCILE_OPERATIONS:
-		// No operation feedback yet: nothing to do.
+	case scheduler.Call_ACKNOWLEDGE_OPERATION_STATUS:
+		return m.acknowledgeOperationLocked(fw, call.AcknowledgeOperationStatus) // opfeedback.go
+	case scheduler.Call_RECONCILE_OPERATIONS:
+		m.reconcileOperationsLocked(fw, call.ReconcileOperations)
 	default:
 		return api.Errorf(http.StatusBadRequest, "call type %s is not supported", call.Type)
 	}

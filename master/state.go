@@ -34,6 +34,9 @@ type agentState struct {
 	// unavail is the maintenance window of the agent's machine while it is
 	// DRAINING (maintenance.go); its offers carry it.
 	unavail *mesos.Unavailability
+	// resv is its exact resources, reservations and volumes included
+	// (reservations.go).
+	resv agentResv
 }
 
 type framework struct {
@@ -99,6 +102,12 @@ type offer struct {
 	res           resources.Resources
 	timer         Timer
 	agentIdx      int // its index in its agent's offers
+
+	// reserved is what of res the allocator offered from reservation
+	// pools, by role, and exact those resources as the framework sees
+	// them (resvoffers.go); nil for an unreserved offer.
+	reserved map[string]resources.Resources
+	exact    mesos.Resources
 }
 
 // addOffer adds o to the agent's offers.

@@ -14,4 +14,14 @@
 // disk_bw and net_bw are advisory: an agent advertises them and time-aware
 // policies pack against them, but they are never reserved, so Reservable
 // drops them and fairness shares ignore them.
+//
+// Outside the allocator an agent's resources are also kept exactly, as a
+// mesos.Resources list with their reservations (static, dynamic, refined,
+// with principal and labels) and persistent volumes: ParseByRole reads
+// static reservations ("cpus(ads):4"), Convert and Conversion.Apply carry
+// out the speculative operations (RESERVE, UNRESERVE, CREATE, DESTROY,
+// GROW_VOLUME, SHRINK_VOLUME), Checkpointed and ApplyCheckpointed split and
+// rejoin what an agent checkpoints, Take carves an offer out of a
+// reservation pool, and Quantities gives the allocator its view: quantities
+// by the innermost reservation role.
 package resources

@@ -309,8 +309,8 @@ func (r Resources) String() string {
 
 // Parse reads the Mesos text form "name:value;name:[a-b,c-d];...". Scalars
 // may repeat (they add up). It rejects unknown range resources, static
-// reservations ("cpus(role):2", not supported yet), empty names, negative,
-// NaN and non-numeric values, naming the bad part.
+// reservations ("cpus(role):2": ParseByRole reads those), empty names,
+// negative, NaN and non-numeric values, naming the bad part.
 func Parse(s string) (Resources, error) {
 	var r Resources
 	// "{}" is what String prints for the empty set; accept it so that
@@ -328,34 +328,42 @@ func Parse(s string) (Resources, error) {
 		if !ok {
 			return Resources{}, fmt.Errorf("resource %q: want name:value", part)
 		}
-		if name == "" {
-			return Resources{}, fmt.Errorf("resource %q: empty name", part)
-		}
 		if strings.ContainsAny(name, "()") {
-			return Resources{}, fmt.Errorf("resource %q: static reservations (name(role):value) are not supported", part)
+			return Resources{}, fmt.Errorf("resource %q: static reservations (name(role):value) are not allowed here", part)
 		}
-		value = strings.TrimSpace(value)
-		if strings.HasPrefix(value, "[") || name == PortsName {
-			if name != PortsName {
-				return Resources{}, fmt.Errorf("resource %q: only %q may be a range", part, PortsName)
-			}
-			rs, err := ParseRanges(value)
-			if err != nil {
-				return Resources{}, fmt.Errorf("resource %q: %v", part, err)
-			}
-			r.Ports = r.Ports.Add(rs)
-			continue
+		var err error
+		if r, err = r.parsePart(part, name, value); err != nil {
+			return Resources{}, err
 		}
-		q, err := ParseQuantity(value)
-		if err == nil {
-			q, err = addBounded(r.Scalar(name), q)
+	}
+	return r, nil
+}
+
+// parsePart adds one "name:value" part of the text form to r.
+func (r Resources) parsePart(part, name, value string) (Resources, error) {
+	if name == "" {
+		return Resources{}, fmt.Errorf("resource %q: empty name", part)
+	}
+	value = strings.TrimSpace(value)
+	if strings.HasPrefix(value, "[") || name == PortsName {
+		if name != PortsName {
+			return Resources{}, fmt.Errorf("resource %q: only %q may be a range", part, PortsName)
 		}
+		rs, err := ParseRanges(value)
 		if err != nil {
 			return Resources{}, fmt.Errorf("resource %q: %v", part, err)
 		}
-		r = r.WithScalar(name, q)
+		r.Ports = r.Ports.Add(rs)
+		return r, nil
 	}
-	return r, nil
+	q, err := ParseQuantity(value)
+	if err == nil {
+		q, err = addBounded(r.Scalar(name), q)
+	}
+	if err != nil {
+		return Resources{}, fmt.Errorf("resource %q: %v", part, err)
+	}
+	return r.WithScalar(name, q), nil
 }
 
 // MustParse is Parse for literals in tests and fixtures; it panics on error.

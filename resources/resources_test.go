@@ -116,7 +116,7 @@ func TestParseErrors(t *testing.T) {
 		{"mem:1;cpus", []string{`"cpus"`}},
 		{":5", []string{`":5"`, "empty name"}},
 		{"  :5", []string{`":5"`, "empty name"}},
-		{"cpus(role):2", []string{`"cpus(role):2"`, "static reservation"}},
+		{"cpus(role):2", []string{`"cpus(role):2"`, "static reservations"}},
 		{"cpus(*):2", []string{`"cpus(*):2"`}},
 		{"foo:[1-2]", []string{`"foo:[1-2]"`, `only "ports" may be a range`}},
 		{"cpus:[1-2]", []string{`"cpus:[1-2]"`, "range"}},

@@ -1,6 +1,10 @@
 package operator
 
-import "github.com/allot-sched/allot/api"
+import (
+	mesos "github.com/mesos/mesos-go/api/v1/lib"
+
+	"github.com/allot-sched/allot/api"
+)
 
 // State is GET /state.
 type State struct {
@@ -75,6 +79,13 @@ type Agent struct {
 	// Rates is nil before the agent's second usage report.
 	Rates     *Rates `json:"usage_rates,omitempty"`
 	Isolation string `json:"isolation,omitempty"`
+	// ReservedResources is what of the agent is reserved, by the role of
+	// the reservation (the innermost of a refined stack), and
+	// ReservedResourcesFull the same resources exactly (reservations,
+	// persistent volumes), as Mesos's /state has them; absent when
+	// nothing is reserved.
+	ReservedResources     map[string]map[string]float64 `json:"reserved_resources,omitempty"`
+	ReservedResourcesFull map[string][]mesos.Resource   `json:"reserved_resources_full,omitempty"`
 	// Deactivated and DrainInfo are Mesos's: no offers are made of a
 	// deactivated agent; a drained one's tasks are killed.
 	Deactivated bool       `json:"deactivated"`

@@ -52,7 +52,7 @@ func runAgent(args []string, stdout, stderr io.Writer) error {
 	listen := fs.String("listen", ":5051", "`host:port` for the executor API, /state, /monitor/*, the sandbox files (/files/*) and /health")
 	advertise := fs.String("advertise", "", "`host:port` executors and the master use to reach this agent (default: from --listen, 127.0.0.1 for a wildcard host)")
 	workDir := fs.String("work-dir", "", "`dir`ectory for sandboxes and checkpoints (required; reuse it to recover executors)")
-	res := fs.String("resources", "", "resources as a Mesos `spec`, e.g. cpus:4;mem:8192;disk:20000;ports:[31000-32000];disk_bw:200;net_bw:1000 (cpus, mem, disk and ports not named are detected)")
+	res := fs.String("resources", "", "resources as a Mesos `spec`, e.g. cpus:4;mem:8192;disk:20000;ports:[31000-32000];disk_bw:200;net_bw:1000 (cpus, mem, disk and ports not named are detected); name(role):value reserves statically for role, e.g. cpus(ads):2 (docs/roles.md)")
 	attrs := fs.String("attributes", "", "attributes as `name:value;...`")
 	grace := fs.Duration("shutdown-grace", 5*time.Second, "time an executor gets after SHUTDOWN (and a task after SIGTERM) before SIGKILL")
 	regTimeout := fs.Duration("executor-registration-timeout", time.Minute, "an executor that has not subscribed to the executor API this long after it started is killed and its tasks fail")

@@ -12,4 +12,6 @@
 //
 //	registry.go  Registry, applying commands, snapshot and restore
 //	history.go   completed tasks and removed agents, bounded as Mesos bounds them
+//	reservations.go  each agent's checkpointed resources (dynamic
+//	             reservations, persistent volumes): AGENT_RESOURCES_SET
 package registry

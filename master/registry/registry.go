@@ -32,6 +32,8 @@ type Registry struct {
 	maint      *api.MaintenanceRecord // nil until the first MAINTENANCE_SET (maintenance.go)
 	// hist is the completed tasks and the removed agents (history.go).
 	hist registryHistory
+	// held is each agent's checkpointed resources (reservations.go).
+	held agentResources
 	// applyObs, if set before raft starts, observes how long each log
 	// entry takes to apply (on every master, leader or not).
 	applyObs func(time.Duration)
@@ -47,6 +49,7 @@ func NewRegistry() *Registry {
 		tasks:      map[string]*api.TaskRecord{},
 		config:     &api.ConfigRecord{},
 		hist:       newRegistryHistory(),
+		held:       agentResources{},
 	}
 }
 
@@ -108,6 +111,7 @@ func (r *Registry) applyLocked(c *api.Command, depth int) error {
 		r.agents[c.Agent.Id] = c.Agent
 	case api.CommandType_AGENT_REMOVE:
 		delete(r.agents, c.GetId())
+		delete(r.held, c.GetId())
 		r.hist.removeAgent(c.GetId())
 	case api.CommandType_FRAMEWORK_UPSERT:
 		if c.GetFramework().GetId() == "" {
@@ -152,6 +156,8 @@ func (r *Registry) applyLocked(c *api.Command, depth int) error {
 		r.policy = c.Policy
 	case api.CommandType_MAINTENANCE_SET:
 		return r.applyMaintenance(c)
+	case api.CommandType_AGENT_RESOURCES_SET:
+		return r.setAgentResourcesLocked(c)
 	default:
 		return fmt.Errorf("registry: unknown command type %d", c.GetType())
 	}
@@ -163,7 +169,7 @@ func (r *Registry) applyLocked(c *api.Command, depth int) error {
 func (r *Registry) Size() int {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	n := 1 + len(r.agents) + len(r.frameworks) + len(r.tasks) + len(r.hist.removedOrder)
+	n := 1 + len(r.agents) + len(r.frameworks) + len(r.tasks) + len(r.hist.removedOrder) + len(r.held)
 	for _, list := range r.hist.completed {
 		n += len(list)
 	}
@@ -242,6 +248,7 @@ func (r *Registry) records() []*api.SnapshotRecord {
 		out = append(out, &api.SnapshotRecord{Record: &api.SnapshotRecord_Policy{Policy: p}})
 	}
 	out = append(out, r.maintenanceRecords()...)
+	out = append(out, r.heldRecords()...)
 	return append(out, r.historyRecords()...)
 }
 
@@ -287,6 +294,7 @@ func (r *Registry) Restore(rc io.ReadCloser) error {
 	r.mu.Lock()
 	r.agents, r.frameworks, r.tasks, r.config = next.agents, next.frameworks, next.tasks, next.config
 	r.policy, r.maint = next.policy, next.maint
+	r.policy, r.held = next.policy, next.held
 	next.hist.restored(next.frameworks)
 	r.hist = next.hist
 	r.mu.Unlock()
@@ -320,6 +328,8 @@ func (r *Registry) put(rec *api.SnapshotRecord) error {
 		r.hist.removeAgent(x.RemovedAgent)
 	case *api.SnapshotRecord_Maintenance:
 		r.maint = x.Maintenance
+	case *api.SnapshotRecord_AgentResources:
+		r.held[x.AgentResources.GetAgentId()] = x.AgentResources
 	default:
 		return errors.New("unknown record type")
 	}

@@ -1,0 +1,144 @@
+package master
+
+// Reserved resources in offers and back: the allocator offers each
+// reservation pool by quantity (allocator.Offer.Reserved); the master
+// makes the exact resources of it, Resource.reservations (principal,
+// labels, refinement stack) and disk.persistence included, as Mesos fills
+// them, and returns what comes back to the pool it came from.
+
+import (
+	mesos "github.com/mesos/mesos-go/api/v1/lib"
+
+	"github.com/allot-sched/allot/allocator"
+	"github.com/allot-sched/allot/resources"
+)
+
+// reservationsChangedLocked gives the allocator the agent's reserved
+// quantities by role. Caller holds m.mu.
+func (m *Master) reservationsChangedLocked(a *agentState) {
+	if !a.inAlloc {
+		return
+	}
+	m.allocOK("set_reservations", m.alloc.SetReservations(a.rec.Id, a.reservedQuantities()), "agent_id", a.rec.Id)
+}
+
+// reserveOfferLocked fills the exact reserved resources of o, which the
+// allocator offered from the pools in reserved: what of each pool neither
+// a live task nor another outstanding offer holds. Caller holds m.mu.
+func (m *Master) reserveOfferLocked(o *offer, a *agentState, reserved map[string]resources.Resources) {
+	if len(reserved) == 0 {
+		return
+	}
+	o.reserved = make(map[string]resources.Resources, len(reserved))
+	for role, q := range reserved {
+		o.reserved[role] = q.Clone()
+	}
+	used, _ := m.usedExactLocked(a.rec.Id)
+	free := a.resv.total.Minus(used...)
+	for _, other := range a.offers {
+		if other != o {
+			free = free.Minus(other.exact...)
+		}
+	}
+	for role, q := range reserved {
+		var pool mesos.Resources
+		for i := range free {
+			if free[i].ReservationRole() == role {
+				pool = append(pool, free[i])
+			}
+		}
+		o.exact = append(o.exact, resources.Take(pool, q)...)
+	}
+}
+
+// unreservedPart is what of o is unreserved.
+func (o *offer) unreservedPart() resources.Resources {
+	r := o.res
+	for _, q := range o.reserved {
+		r = r.Sub(q)
+	}
+	return r
+}
+
+// mesosResources is o's resources as the framework sees them: the
+// unreserved quantities, then the exact reserved resources, each with
+// allocation_info when allocRole is set (MULTI_ROLE frameworks).
+func (o *offer) mesosResources(allocRole string) []mesos.Resource {
+	if o.reserved == nil {
+		return resources.ToMesos(o.res, "", allocRole)
+	}
+	out := resources.ToMesos(o.unreservedPart(), "", allocRole)
+	for _, r := range o.exact {
+		if allocRole != "" {
+			role := allocRole
+			r.AllocationInfo = &mesos.Resource_AllocationInfo{Role: &role}
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// reservedOfferFields is offerFields for an offer with reserved
+// resources: encoded afresh each time, as such offers differ by their
+// reservations' labels and volumes.
+func (w *agentWire) reservedOfferFields(o *offer, allocRole string) []byte {
+	res := o.mesosResources(allocRole)
+	n := len(w.head) + len(w.tail)
+	for i := range res {
+		n += sizeMessageField(&res[i])
+	}
+	enc := append(make([]byte, 0, n), w.head...)
+	for i := range res {
+		enc = appendMessage(enc, tagOfferRes, &res[i])
+	}
+	return append(enc, w.tail...)
+}
+
+// byPool splits exact resources into quantities by reservation role.
+func byPool(list []mesos.Resource) map[string]resources.Resources {
+	out, err := resources.FromMesos(list)
+	if err != nil {
+		return nil
+	}
+	return out
+}
+
+// recoverPooledLocked returns total to the allocator for framework fwID on
+// agentID: the parts in reserved to their pools, the rest as unreserved. A
+// part the allocator does not count in its pool (it took the agent back
+// with the tasks as unreserved) is returned unreserved. Caller holds m.mu.
+func (m *Master) recoverPooledLocked(fwID, agentID string, total resources.Resources, reserved map[string]resources.Resources, fl *allocator.Filter) {
+	rest := total
+	for role, q := range reserved {
+		if role == resources.Unreserved || q.IsEmpty() {
+			continue
+		}
+		rest = rest.Sub(q)
+		if err := m.alloc.RecoverReserved(fwID, agentID, role, q, fl); err != nil {
+			rest = rest.Add(q)
+		}
+	}
+	if !rest.IsEmpty() {
+		m.allocOK("recover", m.alloc.Recover(fwID, agentID, rest, fl), "framework_id", fwID, "agent_id", agentID)
+	}
+}
+
+// recoverOfferLocked returns an offer's resources with filter fl.
+// Caller holds m.mu.
+func (m *Master) recoverOfferLocked(o *offer, fl *allocator.Filter) {
+	if o.reserved == nil {
+		if err := m.alloc.Recover(o.fw, o.agent, o.res, fl); err != nil {
+			// The id is built only for the log: a decline of every offer
+			// of a cycle comes through here.
+			m.allocOK("recover", err, "framework_id", o.fw, "agent_id", o.agent, "offer_id", o.id())
+		}
+		return
+	}
+	m.recoverPooledLocked(o.fw, o.agent, o.res, o.reserved, fl)
+}
+
+// recoverTaskLocked returns an ended task's resources to their pools.
+// Caller holds m.mu.
+func (m *Master) recoverTaskLocked(fwID, agentID string, t *task) {
+	m.recoverPooledLocked(fwID, agentID, t.res, byPool(t.info.Resources), nil)
+}
