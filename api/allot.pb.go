@@ -55,6 +55,16 @@ const (
 	// that the master declared lost) from the live tasks to its framework's
 	// completed history (Command.task), which keeps the newest Command.limit.
 	CommandType_TASK_COMPLETE CommandType = 10
+	// AGENT_UNREACHABLE moves an agent (Command.agent) from the admitted
+	// agents to the unreachable ones, as of Command.unix_nano: it failed its
+	// health checks, and may come back under its id (AGENT_UPSERT makes it
+	// reachable again). Numbered apart from the others so that commands other
+	// features add at the same time do not collide with it.
+	CommandType_AGENT_UNREACHABLE CommandType = 31
+	// AGENT_UNREACHABLE_GC forgets the unreachable agents marked before
+	// Command.unix_nano, then the oldest beyond Command.limit (Mesos's
+	// --registry_max_agent_age and --registry_max_agent_count).
+	CommandType_AGENT_UNREACHABLE_GC CommandType = 32
 )
 
 // Enum value maps for CommandType.
@@ -71,19 +81,23 @@ var (
 		8:  "BATCH",
 		9:  "POLICY_SET",
 		10: "TASK_COMPLETE",
+		31: "AGENT_UNREACHABLE",
+		32: "AGENT_UNREACHABLE_GC",
 	}
 	CommandType_value = map[string]int32{
-		"COMMAND_UNKNOWN":  0,
-		"AGENT_UPSERT":     1,
-		"AGENT_REMOVE":     2,
-		"FRAMEWORK_UPSERT": 3,
-		"FRAMEWORK_REMOVE": 4,
-		"TASK_UPSERT":      5,
-		"TASK_REMOVE":      6,
-		"CONFIG_SET":       7,
-		"BATCH":            8,
-		"POLICY_SET":       9,
-		"TASK_COMPLETE":    10,
+		"COMMAND_UNKNOWN":      0,
+		"AGENT_UPSERT":         1,
+		"AGENT_REMOVE":         2,
+		"FRAMEWORK_UPSERT":     3,
+		"FRAMEWORK_REMOVE":     4,
+		"TASK_UPSERT":          5,
+		"TASK_REMOVE":          6,
+		"CONFIG_SET":           7,
+		"BATCH":                8,
+		"POLICY_SET":           9,
+		"TASK_COMPLETE":        10,
+		"AGENT_UNREACHABLE":    31,
+		"AGENT_UNREACHABLE_GC": 32,
 	}
 )
 
@@ -272,7 +286,11 @@ type Command struct {
 	// completed tasks of the newest limit removed frameworks. 0: Mesos's
 	// defaults (1000 tasks, 50 frameworks). In the command, not in each
 	// master's flags, so that every replica trims the same records.
-	Limit         int32 `protobuf:"varint,9,opt,name=limit,proto3" json:"limit,omitempty"`
+	Limit int32 `protobuf:"varint,9,opt,name=limit,proto3" json:"limit,omitempty"`
+	// unix_nano is when an agent became unreachable (AGENT_UNREACHABLE), or
+	// the cutoff before which unreachable agents are forgotten
+	// (AGENT_UNREACHABLE_GC).
+	UnixNano      int64 `protobuf:"varint,31,opt,name=unix_nano,json=unixNano,proto3" json:"unix_nano,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -366,6 +384,13 @@ func (x *Command) GetPolicy() *PolicyRecord {
 func (x *Command) GetLimit() int32 {
 	if x != nil {
 		return x.Limit
+	}
+	return 0
+}
+
+func (x *Command) GetUnixNano() int64 {
+	if x != nil {
+		return x.UnixNano
 	}
 	return 0
 }
@@ -820,6 +845,7 @@ type SnapshotRecord struct {
 	//	*SnapshotRecord_Policy
 	//	*SnapshotRecord_CompletedTask
 	//	*SnapshotRecord_RemovedAgent
+	//	*SnapshotRecord_UnreachableAgent
 	Record        isSnapshotRecord_Record `protobuf_oneof:"record"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -925,6 +951,15 @@ func (x *SnapshotRecord) GetRemovedAgent() string {
 	return ""
 }
 
+func (x *SnapshotRecord) GetUnreachableAgent() *UnreachableAgent {
+	if x != nil {
+		if x, ok := x.Record.(*SnapshotRecord_UnreachableAgent); ok {
+			return x.UnreachableAgent
+		}
+	}
+	return nil
+}
+
 type isSnapshotRecord_Record interface {
 	isSnapshotRecord_Record()
 }
@@ -961,6 +996,11 @@ type SnapshotRecord_RemovedAgent struct {
 	RemovedAgent string `protobuf:"bytes,7,opt,name=removed_agent,json=removedAgent,proto3,oneof"`
 }
 
+type SnapshotRecord_UnreachableAgent struct {
+	// unreachable_agent is an agent marked unreachable, oldest first.
+	UnreachableAgent *UnreachableAgent `protobuf:"bytes,31,opt,name=unreachable_agent,json=unreachableAgent,proto3,oneof"`
+}
+
 func (*SnapshotRecord_Agent) isSnapshotRecord_Record() {}
 
 func (*SnapshotRecord_Framework) isSnapshotRecord_Record() {}
@@ -974,6 +1014,62 @@ func (*SnapshotRecord_Policy) isSnapshotRecord_Record() {}
 func (*SnapshotRecord_CompletedTask) isSnapshotRecord_Record() {}
 
 func (*SnapshotRecord_RemovedAgent) isSnapshotRecord_Record() {}
+
+func (*SnapshotRecord_UnreachableAgent) isSnapshotRecord_Record() {}
+
+// UnreachableAgent is an agent the master marked unreachable (Mesos's
+// registry's unreachable list): its record as last admitted and when.
+type UnreachableAgent struct {
+	state               protoimpl.MessageState `protogen:"open.v1"`
+	Agent               *AgentRecord           `protobuf:"bytes,1,opt,name=agent,proto3" json:"agent,omitempty"`
+	UnreachableUnixNano int64                  `protobuf:"varint,2,opt,name=unreachable_unix_nano,json=unreachableUnixNano,proto3" json:"unreachable_unix_nano,omitempty"`
+	unknownFields       protoimpl.UnknownFields
+	sizeCache           protoimpl.SizeCache
+}
+
+func (x *UnreachableAgent) Reset() {
+	*x = UnreachableAgent{}
+	mi := &file_allot_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UnreachableAgent) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UnreachableAgent) ProtoMessage() {}
+
+func (x *UnreachableAgent) ProtoReflect() protoreflect.Message {
+	mi := &file_allot_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UnreachableAgent.ProtoReflect.Descriptor instead.
+func (*UnreachableAgent) Descriptor() ([]byte, []int) {
+	return file_allot_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *UnreachableAgent) GetAgent() *AgentRecord {
+	if x != nil {
+		return x.Agent
+	}
+	return nil
+}
+
+func (x *UnreachableAgent) GetUnreachableUnixNano() int64 {
+	if x != nil {
+		return x.UnreachableUnixNano
+	}
+	return 0
+}
 
 type AgentCall struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
@@ -1000,7 +1096,7 @@ type AgentCall struct {
 
 func (x *AgentCall) Reset() {
 	*x = AgentCall{}
-	mi := &file_allot_proto_msgTypes[7]
+	mi := &file_allot_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1012,7 +1108,7 @@ func (x *AgentCall) String() string {
 func (*AgentCall) ProtoMessage() {}
 
 func (x *AgentCall) ProtoReflect() protoreflect.Message {
-	mi := &file_allot_proto_msgTypes[7]
+	mi := &file_allot_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1025,7 +1121,7 @@ func (x *AgentCall) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentCall.ProtoReflect.Descriptor instead.
 func (*AgentCall) Descriptor() ([]byte, []int) {
-	return file_allot_proto_rawDescGZIP(), []int{7}
+	return file_allot_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *AgentCall) GetType() AgentCallType {
@@ -1145,7 +1241,7 @@ type Usage struct {
 
 func (x *Usage) Reset() {
 	*x = Usage{}
-	mi := &file_allot_proto_msgTypes[8]
+	mi := &file_allot_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1157,7 +1253,7 @@ func (x *Usage) String() string {
 func (*Usage) ProtoMessage() {}
 
 func (x *Usage) ProtoReflect() protoreflect.Message {
-	mi := &file_allot_proto_msgTypes[8]
+	mi := &file_allot_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1170,7 +1266,7 @@ func (x *Usage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Usage.ProtoReflect.Descriptor instead.
 func (*Usage) Descriptor() ([]byte, []int) {
-	return file_allot_proto_rawDescGZIP(), []int{8}
+	return file_allot_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *Usage) GetCpusUserSeconds() float64 {
@@ -1313,7 +1409,7 @@ type ExecutorUsage struct {
 
 func (x *ExecutorUsage) Reset() {
 	*x = ExecutorUsage{}
-	mi := &file_allot_proto_msgTypes[9]
+	mi := &file_allot_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1325,7 +1421,7 @@ func (x *ExecutorUsage) String() string {
 func (*ExecutorUsage) ProtoMessage() {}
 
 func (x *ExecutorUsage) ProtoReflect() protoreflect.Message {
-	mi := &file_allot_proto_msgTypes[9]
+	mi := &file_allot_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1338,7 +1434,7 @@ func (x *ExecutorUsage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecutorUsage.ProtoReflect.Descriptor instead.
 func (*ExecutorUsage) Descriptor() ([]byte, []int) {
-	return file_allot_proto_rawDescGZIP(), []int{9}
+	return file_allot_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *ExecutorUsage) GetFrameworkId() string {
@@ -1443,7 +1539,7 @@ type AgentEvent struct {
 
 func (x *AgentEvent) Reset() {
 	*x = AgentEvent{}
-	mi := &file_allot_proto_msgTypes[10]
+	mi := &file_allot_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1455,7 +1551,7 @@ func (x *AgentEvent) String() string {
 func (*AgentEvent) ProtoMessage() {}
 
 func (x *AgentEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_allot_proto_msgTypes[10]
+	mi := &file_allot_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1468,7 +1564,7 @@ func (x *AgentEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentEvent.ProtoReflect.Descriptor instead.
 func (*AgentEvent) Descriptor() ([]byte, []int) {
-	return file_allot_proto_rawDescGZIP(), []int{10}
+	return file_allot_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *AgentEvent) GetType() AgentEventType {
@@ -1579,7 +1675,7 @@ type AppDemand struct {
 
 func (x *AppDemand) Reset() {
 	*x = AppDemand{}
-	mi := &file_allot_proto_msgTypes[11]
+	mi := &file_allot_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1591,7 +1687,7 @@ func (x *AppDemand) String() string {
 func (*AppDemand) ProtoMessage() {}
 
 func (x *AppDemand) ProtoReflect() protoreflect.Message {
-	mi := &file_allot_proto_msgTypes[11]
+	mi := &file_allot_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1604,7 +1700,7 @@ func (x *AppDemand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppDemand.ProtoReflect.Descriptor instead.
 func (*AppDemand) Descriptor() ([]byte, []int) {
-	return file_allot_proto_rawDescGZIP(), []int{11}
+	return file_allot_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *AppDemand) GetExecutors() int32 {
@@ -1652,7 +1748,7 @@ type ProfileStage struct {
 
 func (x *ProfileStage) Reset() {
 	*x = ProfileStage{}
-	mi := &file_allot_proto_msgTypes[12]
+	mi := &file_allot_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1664,7 +1760,7 @@ func (x *ProfileStage) String() string {
 func (*ProfileStage) ProtoMessage() {}
 
 func (x *ProfileStage) ProtoReflect() protoreflect.Message {
-	mi := &file_allot_proto_msgTypes[12]
+	mi := &file_allot_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1677,7 +1773,7 @@ func (x *ProfileStage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProfileStage.ProtoReflect.Descriptor instead.
 func (*ProfileStage) Descriptor() ([]byte, []int) {
-	return file_allot_proto_rawDescGZIP(), []int{12}
+	return file_allot_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *ProfileStage) GetStartNanos() int64 {
@@ -1735,7 +1831,7 @@ type JobSize struct {
 
 func (x *JobSize) Reset() {
 	*x = JobSize{}
-	mi := &file_allot_proto_msgTypes[13]
+	mi := &file_allot_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1747,7 +1843,7 @@ func (x *JobSize) String() string {
 func (*JobSize) ProtoMessage() {}
 
 func (x *JobSize) ProtoReflect() protoreflect.Message {
-	mi := &file_allot_proto_msgTypes[13]
+	mi := &file_allot_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1760,7 +1856,7 @@ func (x *JobSize) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobSize.ProtoReflect.Descriptor instead.
 func (*JobSize) Descriptor() ([]byte, []int) {
-	return file_allot_proto_rawDescGZIP(), []int{13}
+	return file_allot_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *JobSize) GetJob() string {
@@ -1809,7 +1905,7 @@ var File_allot_proto protoreflect.FileDescriptor
 
 const file_allot_proto_rawDesc = "" +
 	"\n" +
-	"\vallot.proto\x12\ballot.v1\"\xf3\x02\n" +
+	"\vallot.proto\x12\ballot.v1\"\x90\x03\n" +
 	"\aCommand\x12)\n" +
 	"\x04type\x18\x01 \x01(\x0e2\x15.allot.v1.CommandTypeR\x04type\x12+\n" +
 	"\x05agent\x18\x02 \x01(\v2\x15.allot.v1.AgentRecordR\x05agent\x127\n" +
@@ -1819,7 +1915,8 @@ const file_allot_proto_rawDesc = "" +
 	"\x02id\x18\x06 \x01(\tR\x02id\x12'\n" +
 	"\x05batch\x18\a \x03(\v2\x11.allot.v1.CommandR\x05batch\x12.\n" +
 	"\x06policy\x18\b \x01(\v2\x16.allot.v1.PolicyRecordR\x06policy\x12\x14\n" +
-	"\x05limit\x18\t \x01(\x05R\x05limit\"\xc7\x02\n" +
+	"\x05limit\x18\t \x01(\x05R\x05limit\x12\x1b\n" +
+	"\tunix_nano\x18\x1f \x01(\x03R\bunixNano\"\xc7\x02\n" +
 	"\vAgentRecord\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1a\n" +
 	"\bhostname\x18\x02 \x01(\tR\bhostname\x12\x18\n" +
@@ -1866,7 +1963,7 @@ const file_allot_proto_rawDesc = "" +
 	"\fPolicyRecord\x12\x16\n" +
 	"\x06sorter\x18\x01 \x01(\tR\x06sorter\x12\x14\n" +
 	"\x05state\x18\x02 \x01(\fR\x05state\x12*\n" +
-	"\x11updated_unix_nano\x18\x03 \x01(\x03R\x0fupdatedUnixNano\"\xfa\x02\n" +
+	"\x11updated_unix_nano\x18\x03 \x01(\x03R\x0fupdatedUnixNano\"\xc5\x03\n" +
 	"\x0eSnapshotRecord\x12-\n" +
 	"\x05agent\x18\x01 \x01(\v2\x15.allot.v1.AgentRecordH\x00R\x05agent\x129\n" +
 	"\tframework\x18\x02 \x01(\v2\x19.allot.v1.FrameworkRecordH\x00R\tframework\x12*\n" +
@@ -1874,8 +1971,12 @@ const file_allot_proto_rawDesc = "" +
 	"\x06config\x18\x04 \x01(\v2\x16.allot.v1.ConfigRecordH\x00R\x06config\x120\n" +
 	"\x06policy\x18\x05 \x01(\v2\x16.allot.v1.PolicyRecordH\x00R\x06policy\x12=\n" +
 	"\x0ecompleted_task\x18\x06 \x01(\v2\x14.allot.v1.TaskRecordH\x00R\rcompletedTask\x12%\n" +
-	"\rremoved_agent\x18\a \x01(\tH\x00R\fremovedAgentB\b\n" +
-	"\x06record\"\x8f\x03\n" +
+	"\rremoved_agent\x18\a \x01(\tH\x00R\fremovedAgent\x12I\n" +
+	"\x11unreachable_agent\x18\x1f \x01(\v2\x1a.allot.v1.UnreachableAgentH\x00R\x10unreachableAgentB\b\n" +
+	"\x06record\"s\n" +
+	"\x10UnreachableAgent\x12+\n" +
+	"\x05agent\x18\x01 \x01(\v2\x15.allot.v1.AgentRecordR\x05agent\x122\n" +
+	"\x15unreachable_unix_nano\x18\x02 \x01(\x03R\x13unreachableUnixNano\"\x8f\x03\n" +
 	"\tAgentCall\x12+\n" +
 	"\x04type\x18\x01 \x01(\x0e2\x17.allot.v1.AgentCallTypeR\x04type\x12\x19\n" +
 	"\bagent_id\x18\x02 \x01(\tR\aagentId\x12+\n" +
@@ -1962,7 +2063,7 @@ const file_allot_proto_rawDesc = "" +
 	"\tsize_mb_s\x18\x03 \x01(\x01R\asizeMbS\x12\x15\n" +
 	"\x06apb_mb\x18\x04 \x01(\x01R\x05apbMb\x12\x13\n" +
 	"\x05am_mb\x18\x05 \x01(\x01R\x04amMb\x12\x19\n" +
-	"\bapb_cpus\x18\x06 \x01(\x01R\aapbCpus*\xd2\x01\n" +
+	"\bapb_cpus\x18\x06 \x01(\x01R\aapbCpus*\x83\x02\n" +
 	"\vCommandType\x12\x13\n" +
 	"\x0fCOMMAND_UNKNOWN\x10\x00\x12\x10\n" +
 	"\fAGENT_UPSERT\x10\x01\x12\x10\n" +
@@ -1977,7 +2078,9 @@ const file_allot_proto_rawDesc = "" +
 	"\n" +
 	"POLICY_SET\x10\t\x12\x11\n" +
 	"\rTASK_COMPLETE\x10\n" +
-	"*\x8f\x01\n" +
+	"\x12\x15\n" +
+	"\x11AGENT_UNREACHABLE\x10\x1f\x12\x18\n" +
+	"\x14AGENT_UNREACHABLE_GC\x10 *\x8f\x01\n" +
 	"\rAgentCallType\x12\x16\n" +
 	"\x12AGENT_CALL_UNKNOWN\x10\x00\x12\f\n" +
 	"\bREGISTER\x10\x01\x12\x11\n" +
@@ -2011,27 +2114,28 @@ func file_allot_proto_rawDescGZIP() []byte {
 }
 
 var file_allot_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_allot_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
+var file_allot_proto_msgTypes = make([]protoimpl.MessageInfo, 17)
 var file_allot_proto_goTypes = []any{
-	(CommandType)(0),        // 0: allot.v1.CommandType
-	(AgentCallType)(0),      // 1: allot.v1.AgentCallType
-	(AgentEventType)(0),     // 2: allot.v1.AgentEventType
-	(*Command)(nil),         // 3: allot.v1.Command
-	(*AgentRecord)(nil),     // 4: allot.v1.AgentRecord
-	(*FrameworkRecord)(nil), // 5: allot.v1.FrameworkRecord
-	(*TaskRecord)(nil),      // 6: allot.v1.TaskRecord
-	(*ConfigRecord)(nil),    // 7: allot.v1.ConfigRecord
-	(*PolicyRecord)(nil),    // 8: allot.v1.PolicyRecord
-	(*SnapshotRecord)(nil),  // 9: allot.v1.SnapshotRecord
-	(*AgentCall)(nil),       // 10: allot.v1.AgentCall
-	(*Usage)(nil),           // 11: allot.v1.Usage
-	(*ExecutorUsage)(nil),   // 12: allot.v1.ExecutorUsage
-	(*AgentEvent)(nil),      // 13: allot.v1.AgentEvent
-	(*AppDemand)(nil),       // 14: allot.v1.AppDemand
-	(*ProfileStage)(nil),    // 15: allot.v1.ProfileStage
-	(*JobSize)(nil),         // 16: allot.v1.JobSize
-	nil,                     // 17: allot.v1.AgentRecord.AttributesEntry
-	nil,                     // 18: allot.v1.ConfigRecord.WeightsEntry
+	(CommandType)(0),         // 0: allot.v1.CommandType
+	(AgentCallType)(0),       // 1: allot.v1.AgentCallType
+	(AgentEventType)(0),      // 2: allot.v1.AgentEventType
+	(*Command)(nil),          // 3: allot.v1.Command
+	(*AgentRecord)(nil),      // 4: allot.v1.AgentRecord
+	(*FrameworkRecord)(nil),  // 5: allot.v1.FrameworkRecord
+	(*TaskRecord)(nil),       // 6: allot.v1.TaskRecord
+	(*ConfigRecord)(nil),     // 7: allot.v1.ConfigRecord
+	(*PolicyRecord)(nil),     // 8: allot.v1.PolicyRecord
+	(*SnapshotRecord)(nil),   // 9: allot.v1.SnapshotRecord
+	(*UnreachableAgent)(nil), // 10: allot.v1.UnreachableAgent
+	(*AgentCall)(nil),        // 11: allot.v1.AgentCall
+	(*Usage)(nil),            // 12: allot.v1.Usage
+	(*ExecutorUsage)(nil),    // 13: allot.v1.ExecutorUsage
+	(*AgentEvent)(nil),       // 14: allot.v1.AgentEvent
+	(*AppDemand)(nil),        // 15: allot.v1.AppDemand
+	(*ProfileStage)(nil),     // 16: allot.v1.ProfileStage
+	(*JobSize)(nil),          // 17: allot.v1.JobSize
+	nil,                      // 18: allot.v1.AgentRecord.AttributesEntry
+	nil,                      // 19: allot.v1.ConfigRecord.WeightsEntry
 }
 var file_allot_proto_depIdxs = []int32{
 	0,  // 0: allot.v1.Command.type:type_name -> allot.v1.CommandType
@@ -2041,29 +2145,31 @@ var file_allot_proto_depIdxs = []int32{
 	7,  // 4: allot.v1.Command.config:type_name -> allot.v1.ConfigRecord
 	3,  // 5: allot.v1.Command.batch:type_name -> allot.v1.Command
 	8,  // 6: allot.v1.Command.policy:type_name -> allot.v1.PolicyRecord
-	17, // 7: allot.v1.AgentRecord.attributes:type_name -> allot.v1.AgentRecord.AttributesEntry
-	14, // 8: allot.v1.FrameworkRecord.app_demand:type_name -> allot.v1.AppDemand
-	16, // 9: allot.v1.FrameworkRecord.job_size:type_name -> allot.v1.JobSize
-	18, // 10: allot.v1.ConfigRecord.weights:type_name -> allot.v1.ConfigRecord.WeightsEntry
+	18, // 7: allot.v1.AgentRecord.attributes:type_name -> allot.v1.AgentRecord.AttributesEntry
+	15, // 8: allot.v1.FrameworkRecord.app_demand:type_name -> allot.v1.AppDemand
+	17, // 9: allot.v1.FrameworkRecord.job_size:type_name -> allot.v1.JobSize
+	19, // 10: allot.v1.ConfigRecord.weights:type_name -> allot.v1.ConfigRecord.WeightsEntry
 	4,  // 11: allot.v1.SnapshotRecord.agent:type_name -> allot.v1.AgentRecord
 	5,  // 12: allot.v1.SnapshotRecord.framework:type_name -> allot.v1.FrameworkRecord
 	6,  // 13: allot.v1.SnapshotRecord.task:type_name -> allot.v1.TaskRecord
 	7,  // 14: allot.v1.SnapshotRecord.config:type_name -> allot.v1.ConfigRecord
 	8,  // 15: allot.v1.SnapshotRecord.policy:type_name -> allot.v1.PolicyRecord
 	6,  // 16: allot.v1.SnapshotRecord.completed_task:type_name -> allot.v1.TaskRecord
-	1,  // 17: allot.v1.AgentCall.type:type_name -> allot.v1.AgentCallType
-	4,  // 18: allot.v1.AgentCall.agent:type_name -> allot.v1.AgentRecord
-	6,  // 19: allot.v1.AgentCall.tasks:type_name -> allot.v1.TaskRecord
-	11, // 20: allot.v1.AgentCall.usage:type_name -> allot.v1.Usage
-	10, // 21: allot.v1.AgentCall.batch:type_name -> allot.v1.AgentCall
-	12, // 22: allot.v1.Usage.executors:type_name -> allot.v1.ExecutorUsage
-	2,  // 23: allot.v1.AgentEvent.type:type_name -> allot.v1.AgentEventType
-	15, // 24: allot.v1.AppDemand.stages:type_name -> allot.v1.ProfileStage
-	25, // [25:25] is the sub-list for method output_type
-	25, // [25:25] is the sub-list for method input_type
-	25, // [25:25] is the sub-list for extension type_name
-	25, // [25:25] is the sub-list for extension extendee
-	0,  // [0:25] is the sub-list for field type_name
+	10, // 17: allot.v1.SnapshotRecord.unreachable_agent:type_name -> allot.v1.UnreachableAgent
+	4,  // 18: allot.v1.UnreachableAgent.agent:type_name -> allot.v1.AgentRecord
+	1,  // 19: allot.v1.AgentCall.type:type_name -> allot.v1.AgentCallType
+	4,  // 20: allot.v1.AgentCall.agent:type_name -> allot.v1.AgentRecord
+	6,  // 21: allot.v1.AgentCall.tasks:type_name -> allot.v1.TaskRecord
+	12, // 22: allot.v1.AgentCall.usage:type_name -> allot.v1.Usage
+	11, // 23: allot.v1.AgentCall.batch:type_name -> allot.v1.AgentCall
+	13, // 24: allot.v1.Usage.executors:type_name -> allot.v1.ExecutorUsage
+	2,  // 25: allot.v1.AgentEvent.type:type_name -> allot.v1.AgentEventType
+	16, // 26: allot.v1.AppDemand.stages:type_name -> allot.v1.ProfileStage
+	27, // [27:27] is the sub-list for method output_type
+	27, // [27:27] is the sub-list for method input_type
+	27, // [27:27] is the sub-list for extension type_name
+	27, // [27:27] is the sub-list for extension extendee
+	0,  // [0:27] is the sub-list for field type_name
 }
 
 func init() { file_allot_proto_init() }
@@ -2079,6 +2185,7 @@ func file_allot_proto_init() {
 		(*SnapshotRecord_Policy)(nil),
 		(*SnapshotRecord_CompletedTask)(nil),
 		(*SnapshotRecord_RemovedAgent)(nil),
+		(*SnapshotRecord_UnreachableAgent)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -2086,7 +2193,7 @@ func file_allot_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_allot_proto_rawDesc), len(file_allot_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   16,
+			NumMessages:   17,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -31,6 +31,8 @@ type Registry struct {
 	policy     *api.PolicyRecord // nil until the first POLICY_SET (the master's policy.go)
 	// hist is the completed tasks and the removed agents (history.go).
 	hist registryHistory
+	// unreachable is the agents marked unreachable (unreachable.go).
+	unreachable unreachableAgents
 	// applyObs, if set before raft starts, observes how long each log
 	// entry takes to apply (on every master, leader or not).
 	applyObs func(time.Duration)
@@ -41,11 +43,12 @@ var _ raft.FSM = (*Registry)(nil)
 // NewRegistry returns an empty registry.
 func NewRegistry() *Registry {
 	return &Registry{
-		agents:     map[string]*api.AgentRecord{},
-		frameworks: map[string]*api.FrameworkRecord{},
-		tasks:      map[string]*api.TaskRecord{},
-		config:     &api.ConfigRecord{},
-		hist:       newRegistryHistory(),
+		agents:      map[string]*api.AgentRecord{},
+		frameworks:  map[string]*api.FrameworkRecord{},
+		tasks:       map[string]*api.TaskRecord{},
+		config:      &api.ConfigRecord{},
+		hist:        newRegistryHistory(),
+		unreachable: newUnreachableAgents(),
 	}
 }
 
@@ -105,8 +108,10 @@ func (r *Registry) applyLocked(c *api.Command, depth int) error {
 			return fmt.Errorf("registry: AGENT_UPSERT without an agent id")
 		}
 		r.agents[c.Agent.Id] = c.Agent
+		r.unreachable.forget(c.Agent.Id)
 	case api.CommandType_AGENT_REMOVE:
 		delete(r.agents, c.GetId())
+		r.unreachable.forget(c.GetId())
 		r.hist.removeAgent(c.GetId())
 	case api.CommandType_FRAMEWORK_UPSERT:
 		if c.GetFramework().GetId() == "" {
@@ -139,6 +144,8 @@ func (r *Registry) applyLocked(c *api.Command, depth int) error {
 		if r.frameworks[t.FrameworkId] != nil {
 			r.hist.complete(t, int(c.GetLimit()))
 		}
+	case api.CommandType_AGENT_UNREACHABLE, api.CommandType_AGENT_UNREACHABLE_GC:
+		return r.applyUnreachableLocked(c)
 	case api.CommandType_CONFIG_SET:
 		if c.GetConfig() == nil {
 			return fmt.Errorf("registry: CONFIG_SET without a config")
@@ -160,7 +167,7 @@ func (r *Registry) applyLocked(c *api.Command, depth int) error {
 func (r *Registry) Size() int {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	n := 1 + len(r.agents) + len(r.frameworks) + len(r.tasks) + len(r.hist.removedOrder)
+	n := 1 + len(r.agents) + len(r.frameworks) + len(r.tasks) + len(r.hist.removedOrder) + len(r.unreachable.order)
 	for _, list := range r.hist.completed {
 		n += len(list)
 	}
@@ -238,7 +245,8 @@ func (r *Registry) records() []*api.SnapshotRecord {
 	if p := r.Policy(); p != nil {
 		out = append(out, &api.SnapshotRecord{Record: &api.SnapshotRecord_Policy{Policy: p}})
 	}
-	return append(out, r.historyRecords()...)
+	out = append(out, r.historyRecords()...)
+	return append(out, r.unreachableRecords()...)
 }
 
 // Snapshot captures the registry as a list of typed records; Persist writes
@@ -285,6 +293,7 @@ func (r *Registry) Restore(rc io.ReadCloser) error {
 	r.policy = next.policy
 	next.hist.restored(next.frameworks)
 	r.hist = next.hist
+	r.unreachable = next.unreachable
 	r.mu.Unlock()
 	return nil
 }
@@ -314,6 +323,8 @@ func (r *Registry) put(rec *api.SnapshotRecord) error {
 		r.hist.restoreTask(x.CompletedTask)
 	case *api.SnapshotRecord_RemovedAgent:
 		r.hist.removeAgent(x.RemovedAgent)
+	case *api.SnapshotRecord_UnreachableAgent:
+		r.unreachable.mark(x.UnreachableAgent)
 	default:
 		return errors.New("unknown record type")
 	}
