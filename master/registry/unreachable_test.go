@@ -13,7 +13,9 @@ import (
 // count (0: Mesos's default).
 func TestRegistryUnreachableAgents(t *testing.T) {
 	agent := func(id string) *api.AgentRecord { return &api.AgentRecord{Id: id, Address: "127.0.0.1:5051"} }
-	up := func(id string) *api.Command { return &api.Command{Type: api.CommandType_AGENT_UPSERT, Agent: agent(id)} }
+	up := func(id string) *api.Command {
+		return &api.Command{Type: api.CommandType_AGENT_UPSERT, Agent: agent(id)}
+	}
 	mark := func(id string, at int64) *api.Command {
 		return &api.Command{Type: api.CommandType_AGENT_UNREACHABLE, Agent: agent(id), UnixNano: at}
 	}
