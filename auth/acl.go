@@ -55,6 +55,7 @@ const (
 	AccessSandboxes    Action = "access_sandboxes"    // object: the executor's user
 	UpdateSorter       Action = "update_sorter"       // no object: the allocation policy
 	ManageRaft         Action = "manage_raft"         // no object: raft peers and snapshots
+	MarkAgentsGone     Action = "mark_agents_gone"    // object: the agent id
 )
 
 // objectKeys is each action's object key in the file ("" for none), and so
@@ -69,10 +70,11 @@ var objectKeys = map[Action]string{
 	AccessSandboxes:    "users",
 	UpdateSorter:       "",
 	ManageRaft:         "",
+	MarkAgentsGone:     "agents",
 }
 
 // objectNames is how a denial names an action's object.
-var objectNames = map[string]string{"roles": "role", "users": "user", "framework_principals": "framework principal"}
+var objectNames = map[string]string{"roles": "role", "users": "user", "framework_principals": "framework principal", "agents": "agent"}
 
 // EntityType is how an entity matches: by its values, or ANY, or NONE.
 type EntityType int

@@ -104,6 +104,8 @@ func (m *Master) operatorCall(call *mmaster.Call) (*mmaster.Response, error) {
 		m.mu.Unlock()
 		info := m.info
 		return &mmaster.Response{Type: mmaster.Response_GET_MASTER, GetMaster: &mmaster.Response_GetMaster{MasterInfo: &info, StartTime: &st, ElectedTime: &el}}, nil
+	case mmaster.Call_MARK_AGENT_GONE:
+		return m.markAgentGone(call.MarkAgentGone)
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -318,6 +320,8 @@ func (m *Master) handleState(w http.ResponseWriter, r *http.Request) {
 	doc.Frameworks = m.visibleStateLocked(who, m.stateFrameworksLocked())
 	doc.CompletedFrameworks = m.visibleStateLocked(who, m.stateCompletedFrameworksLocked())
 	doc.ActivatedSlaves = len(doc.Slaves)
+	doc.UnreachableAgents = m.stateUnreachableLocked()
+	doc.UnreachableSlaves = len(doc.UnreachableAgents)
 	if m.allocCfg.Reclaim {
 		p := m.visiblePressureLocked(who, m.pressureLocked())
 		doc.Pressure = &p

@@ -1,0 +1,297 @@
+package master
+
+import (
+	"errors"
+	"net/http"
+	"testing"
+	"time"
+
+	mesos "github.com/mesos/mesos-go/api/v1/lib"
+	mmaster "github.com/mesos/mesos-go/api/v1/lib/master"
+	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
+
+	"github.com/allot-sched/allot/api"
+)
+
+// frameworkPA subscribes a framework, partition-aware if pa.
+func (h *harness) frameworkPA(name string, pa bool) *fakeFramework {
+	h.t.Helper()
+	s := newFakeStream(h.t, api.JSON)
+	ft := 60.0
+	info := mesos.FrameworkInfo{User: "test", Name: name, FailoverTimeout: &ft}
+	if pa {
+		info.Capabilities = []mesos.FrameworkInfo_Capability{{Type: mesos.FrameworkInfo_Capability_PARTITION_AWARE}}
+	}
+	id, sid, err := h.m.admitFramework("", info, nil, s.Stream)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	s.nextEvent(h.t, scheduler.Event_SUBSCRIBED)
+	return &fakeFramework{id: id, streamID: sid, fakeStream: s}
+}
+
+// partitioned is a framework's task t1 running on an agent that then stays
+// away past --agent-ping-timeout.
+type partitioned struct {
+	h       *harness
+	fw      *fakeFramework
+	agentID string
+	first   mesos.TaskStatus // what the framework heard of t1 when the agent was marked unreachable
+	failure scheduler.Event
+}
+
+func partition(t *testing.T, pa bool) *partitioned {
+	h := newHarness(t, nil)
+	agentID, as := h.agent("cpus:4;mem:4096")
+	fw := h.frameworkPA("p", pa)
+	if err := h.call(fw, launchCall(h.offer(fw), nil, commandTask("t1", agentID, 1, 512))); err != nil {
+		t.Fatalf("ACCEPT: %v", err)
+	}
+	if err := h.agentUpdate(agentID, fw.id, "t1", mesos.TASK_RUNNING, "u1"); err != nil {
+		t.Fatal(err)
+	}
+	h.updatesUntilSentinel(fw)
+	h.m.agentDisconnected(agentID, as.Stream)
+	h.clock.Advance(h.m.cfg.AgentPingTimeout)
+	p := &partitioned{h: h, fw: fw, agentID: agentID}
+	p.first = fw.nextEvent(t, scheduler.Event_UPDATE).Update.Status
+	p.failure = fw.nextEvent(t, scheduler.Event_FAILURE)
+	return p
+}
+
+// reregister brings the agent back reporting t1 running.
+func (p *partitioned) reregister() (*fakeStream, error) {
+	s := newFakeStream(p.h.t, api.Protobuf)
+	running := api.TaskRecord{FrameworkId: p.fw.id, TaskId: "t1", AgentId: p.agentID, State: int32(mesos.TASK_RUNNING)}
+	_, err := p.h.m.admitAgent(&api.AgentCall{Type: api.AgentCallType_REGISTER, AgentId: p.agentID,
+		Agent: &api.AgentRecord{Id: p.agentID, Hostname: "agent", Address: "127.0.0.1:5051", Resources: "cpus:4;mem:4096"},
+		Tasks: []*api.TaskRecord{&running}}, s.Stream)
+	return s, err
+}
+
+func (p *partitioned) markGone() {
+	p.h.t.Helper()
+	if _, err := p.h.m.markAgentGone(&mmaster.Call_MarkAgentGone{AgentID: mesos.AgentID{Value: p.agentID}}); err != nil {
+		p.h.t.Fatalf("MARK_AGENT_GONE: %v", err)
+	}
+}
+
+type heard struct {
+	state  mesos.TaskState
+	reason mesos.TaskStatus_Reason
+}
+
+func heardOf(sts []mesos.TaskStatus) []heard {
+	var out []heard
+	for _, st := range sts {
+		out = append(out, heard{st.GetState(), st.GetReason()})
+	}
+	return out
+}
+
+// A lost agent is marked unreachable: a partition-aware framework hears
+// TASK_UNREACHABLE (with unreachable_time), any other TASK_LOST, both
+// FAILURE naming the agent. What follows is Mesos's: the agent coming back
+// brings a partition-aware framework's task back (TASK_RUNNING,
+// REASON_AGENT_REREGISTERED) and kills the other's, whose end it heard;
+// MARK_AGENT_GONE ends the task (TASK_GONE_BY_OPERATOR) or, for a task
+// already lost, says nothing more, and the agent is refused from then on.
+func TestPartitionLifecycle(t *testing.T) {
+	tests := []struct {
+		name       string
+		pa         bool
+		then       string // "back", "gone" or "gone, back"
+		first      heard
+		after      []heard
+		killed     bool
+		refused    bool
+		unreachble int // unreachable_slaves in /state at the end
+	}{
+		{"aware, comes back", true, "back", heard{mesos.TASK_UNREACHABLE, mesos.REASON_AGENT_REMOVED},
+			[]heard{{mesos.TASK_RUNNING, mesos.REASON_AGENT_REREGISTERED}}, false, false, 0},
+		{"not aware, comes back", false, "back", heard{mesos.TASK_LOST, mesos.REASON_AGENT_REMOVED}, nil, true, false, 0},
+		{"aware, marked gone", true, "gone", heard{mesos.TASK_UNREACHABLE, mesos.REASON_AGENT_REMOVED},
+			[]heard{{mesos.TASK_GONE_BY_OPERATOR, mesos.REASON_AGENT_REMOVED_BY_OPERATOR}}, false, true, 0},
+		{"not aware, marked gone", false, "gone", heard{mesos.TASK_LOST, mesos.REASON_AGENT_REMOVED}, nil, false, true, 0},
+		{"aware, still away", true, "", heard{mesos.TASK_UNREACHABLE, mesos.REASON_AGENT_REMOVED}, nil, false, false, 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p := partition(t, tc.pa)
+			if got := (heard{p.first.GetState(), p.first.GetReason()}); got != tc.first {
+				t.Errorf("when the agent was lost the framework heard %v, want %v", got, tc.first)
+			}
+			if tc.pa && p.first.GetUnreachableTime().GetNanoseconds() != p.h.clock.Now().UnixNano() {
+				t.Errorf("unreachable_time %v, want the moment it was marked", p.first.GetUnreachableTime())
+			}
+			if got := p.failure.GetFailure().GetAgentID().GetValue(); got != p.agentID || p.failure.GetFailure().ExecutorID != nil {
+				t.Errorf("FAILURE names agent %q executor %v, want agent %q alone", got, p.failure.GetFailure().ExecutorID, p.agentID)
+			}
+			var err error
+			var as *fakeStream
+			switch tc.then {
+			case "back":
+				as, err = p.reregister()
+			case "gone":
+				p.markGone()
+				_, err = p.reregister()
+			}
+			var he *api.HTTPError
+			if refused := errors.As(err, &he) && he.Code == http.StatusGone; refused != tc.refused || err != nil && !refused {
+				t.Errorf("re-registering: %v, want refused %v", err, tc.refused)
+			}
+			if tc.killed {
+				if ev := as.nextAgentEvent(t, api.AgentEventType_KILL); ev.TaskId != "t1" {
+					t.Errorf("KILL of %q, want t1", ev.TaskId)
+				}
+			}
+			if got := heardOf(p.h.updatesUntilSentinel(p.fw)); !equalHeard(got, tc.after) {
+				t.Errorf("then the framework heard %v, want %v", got, tc.after)
+			}
+			p.h.m.mu.Lock()
+			n := len(p.h.m.stateUnreachableLocked())
+			p.h.m.mu.Unlock()
+			if n != tc.unreachble {
+				t.Errorf("%d unreachable agents listed, want %d", n, tc.unreachble)
+			}
+		})
+	}
+}
+
+func equalHeard(a, b []heard) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// Explicit reconciliation of a task on an unreachable, admitted, gone or
+// unknown agent answers as Mesos's master does, TASK_LOST throughout to a
+// framework that is not partition-aware.
+func TestPartitionReconcile(t *testing.T) {
+	tests := []struct {
+		name  string
+		pa    bool
+		task  string
+		agent string // "away" (the partitioned agent), "other" (an admitted one), "gone", "" or "nobody"
+		want  mesos.TaskState
+	}{
+		{"its task, agent unreachable", true, "t1", "away", mesos.TASK_UNREACHABLE},
+		{"unknown task, agent unreachable", true, "x", "away", mesos.TASK_UNREACHABLE},
+		{"unknown task, admitted agent", true, "x", "other", mesos.TASK_GONE},
+		{"unknown task, gone agent", true, "x", "gone", mesos.TASK_GONE_BY_OPERATOR},
+		{"unknown task, no agent", true, "x", "", mesos.TASK_UNKNOWN},
+		{"unknown task, unknown agent", true, "x", "nobody", mesos.TASK_UNKNOWN},
+		{"not aware: its lost task, agent unreachable", false, "t1", "away", mesos.TASK_LOST},
+		{"not aware: unknown task, admitted agent", false, "x", "other", mesos.TASK_LOST},
+		{"not aware: unknown task, no agent", false, "x", "", mesos.TASK_LOST},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p := partition(t, tc.pa)
+			agent := tc.agent
+			switch agent {
+			case "away":
+				agent = p.agentID
+			case "other":
+				agent, _ = p.h.agent("cpus:1;mem:128")
+			case "gone":
+				p.markGone()
+				p.h.updatesUntilSentinel(p.fw)
+				agent = p.agentID
+			}
+			rc := reconcileCall(agent, tc.task)
+			if agent == "" {
+				rc.Reconcile.Tasks[0].AgentID = nil
+			}
+			if err := p.h.call(p.fw, rc); err != nil {
+				t.Fatal(err)
+			}
+			st := p.fw.nextEvent(t, scheduler.Event_UPDATE).Update.Status
+			if st.TaskID.Value != tc.task || st.GetState() != tc.want || st.GetReason() != mesos.REASON_RECONCILIATION {
+				t.Errorf("reconciliation answered %s %v %v, want %s %v REASON_RECONCILIATION", st.TaskID.Value, st.GetState(), st.GetReason(), tc.task, tc.want)
+			}
+			if tc.want == mesos.TASK_UNREACHABLE && st.GetUnreachableTime() == nil {
+				t.Error("TASK_UNREACHABLE without unreachable_time")
+			}
+		})
+	}
+}
+
+// MARK_AGENT_GONE names an agent: 400 without one, 404 for one the master
+// does not know, 200 again for one already gone.
+func TestMarkAgentGoneErrors(t *testing.T) {
+	p := partition(t, true)
+	var he *api.HTTPError
+	if _, err := p.h.m.markAgentGone(nil); !errors.As(err, &he) || he.Code != http.StatusBadRequest {
+		t.Errorf("without mark_agent_gone: %v, want 400", err)
+	}
+	if _, err := p.h.m.markAgentGone(&mmaster.Call_MarkAgentGone{AgentID: mesos.AgentID{Value: "nobody"}}); !errors.As(err, &he) || he.Code != http.StatusNotFound ||
+		he.Error() != "Agent 'nobody' not found" {
+		t.Errorf("an unknown agent: %v, want 404 Agent 'nobody' not found", err)
+	}
+	p.markGone()
+	p.markGone()
+}
+
+// The leader forgets unreachable agents past --registry-max-agent-age,
+// then the oldest beyond --registry-max-agent-count, and the registry with
+// it; a partition-aware framework reconciling a task of a forgotten agent
+// hears TASK_UNKNOWN. An older unreachable agent ("old", marked an hour
+// earlier) goes first.
+func TestRegistryGCForgetsUnreachableAgents(t *testing.T) {
+	tests := []struct {
+		name           string
+		after          time.Duration // since the mark, when GC runs
+		count          int
+		forgotten, old bool
+	}{
+		{"young, room left", time.Hour, 10, false, false},
+		{"past the age", 15 * 24 * time.Hour, 10, true, true},
+		{"only the older past the age", 14*24*time.Hour - time.Minute, 10, false, true},
+		{"over the count: the oldest goes", time.Hour, 1, false, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p := partition(t, true)
+			p.h.m.cfg.RegistryMaxAgentCount = tc.count
+			p.h.m.mu.Lock()
+			old := &api.AgentRecord{Id: "old", Address: "127.0.0.1:1"}
+			p.h.m.unreachable["old"] = &unreachableAgent{rec: old, at: p.h.clock.Now().Add(-time.Hour)}
+			p.h.m.rep.propose(&api.Command{Type: api.CommandType_AGENT_UNREACHABLE, Agent: old, UnixNano: p.h.clock.Now().Add(-time.Hour).UnixNano()})
+			p.h.m.registryGCLocked(p.h.clock.Now().Add(tc.after))
+			_, kept := p.h.m.unreachable[p.agentID]
+			_, oldKept := p.h.m.unreachable["old"]
+			p.h.m.mu.Unlock()
+			if kept == tc.forgotten || oldKept == tc.old {
+				t.Fatalf("agent kept %v, old kept %v; want forgotten %v, %v", kept, oldKept, tc.forgotten, tc.old)
+			}
+			want := mesos.TASK_UNREACHABLE
+			if tc.forgotten {
+				want = mesos.TASK_UNKNOWN
+			}
+			if err := p.h.call(p.fw, reconcileCall(p.agentID, "t1")); err != nil {
+				t.Fatal(err)
+			}
+			if st := p.fw.nextEvent(t, scheduler.Event_UPDATE).Update.Status; st.GetState() != want {
+				t.Errorf("reconciling t1 answered %v, want %v", st.GetState(), want)
+			}
+			wantKept := 0
+			for _, k := range []bool{tc.forgotten, tc.old} {
+				if !k {
+					wantKept++
+				}
+			}
+			for deadline := time.Now().Add(5 * time.Second); len(p.h.m.reg.Unreachable()) != wantKept; time.Sleep(5 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatalf("the registry keeps %d unreachable agents, want %d", len(p.h.m.reg.Unreachable()), wantKept)
+				}
+			}
+		})
+	}
+}
