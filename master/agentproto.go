@@ -75,8 +75,8 @@ func (m *Master) admitAgent(call *api.AgentCall, stream *api.Stream) (string, er
 	if m.agentRemovedLocked(rec.Id) {
 		m.mu.Unlock()
 		m.m.refusedAgents.Inc()
-		m.log.Warn().Str("agent_id", rec.Id).Str("address", rec.Address).Msg("removed agent attempted to re-register; refused, it must shut down its executors and register afresh")
-		return "", api.Errorf(http.StatusGone, "agent %s was removed (its tasks were declared lost) and may not re-register under this id: "+
+		m.log.Warn().Str("agent_id", rec.Id).Str("address", rec.Address).Msg("gone agent attempted to re-register; refused, it must shut down its executors and register afresh")
+		return "", api.Errorf(http.StatusGone, "agent %s was marked gone (its tasks were declared gone or lost) and may not re-register under this id: "+
 			"shut its executors down and register afresh without an agent id", rec.Id)
 	}
 	a, readd := m.resetAgentLocked(rec, total, stream)

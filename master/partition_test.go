@@ -295,3 +295,53 @@ func TestRegistryGCForgetsUnreachableAgents(t *testing.T) {
 		})
 	}
 }
+
+// A newly elected leader knows the unreachable agent and its
+// partition-aware framework's unreachable task from the registry: it
+// answers reconciliation TASK_UNREACHABLE with the same unreachable_time,
+// and the agent coming back to it brings the task back as RUNNING.
+func TestPartitionSurvivesFailover(t *testing.T) {
+	p := partition(t, true)
+	h := p.h
+	for deadline := time.Now().Add(5 * time.Second); len(h.m.reg.Unreachable()) != 1 || !h.registryTaskIn("t1", mesos.TASK_UNREACHABLE); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the registry never recorded the unreachable agent and task")
+		}
+	}
+	h.reelect(t)
+	s := newFakeStream(t, api.JSON)
+	ft := 60.0
+	info := mesos.FrameworkInfo{User: "test", Name: "p", ID: &mesos.FrameworkID{Value: p.fw.id}, FailoverTimeout: &ft,
+		Capabilities: []mesos.FrameworkInfo_Capability{{Type: mesos.FrameworkInfo_Capability_PARTITION_AWARE}}}
+	_, sid, err := h.m.admitFramework(p.fw.id, info, nil, s.Stream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.nextEvent(t, scheduler.Event_SUBSCRIBED)
+	p.fw = &fakeFramework{id: p.fw.id, streamID: sid, fakeStream: s}
+
+	if err := h.call(p.fw, reconcileCall(p.agentID, "t1")); err != nil {
+		t.Fatal(err)
+	}
+	st := p.fw.nextEvent(t, scheduler.Event_UPDATE).Update.Status
+	if st.GetState() != mesos.TASK_UNREACHABLE || !st.GetUnreachableTime().Equal(p.first.GetUnreachableTime()) {
+		t.Errorf("after the failover t1 reconciles as %v unreachable_time %v, want TASK_UNREACHABLE %v",
+			st.GetState(), st.GetUnreachableTime(), p.first.GetUnreachableTime())
+	}
+	if _, err := p.reregister(); err != nil {
+		t.Fatalf("re-registering with the new leader: %v", err)
+	}
+	if got, want := heardOf(h.updatesUntilSentinel(p.fw)), []heard{{mesos.TASK_RUNNING, mesos.REASON_AGENT_REREGISTERED}}; !equalHeard(got, want) {
+		t.Errorf("then the framework heard %v, want %v", got, want)
+	}
+}
+
+// registryTaskIn reports whether the registry holds task id in state.
+func (h *harness) registryTaskIn(id string, state mesos.TaskState) bool {
+	for _, r := range h.m.reg.Tasks() {
+		if r.TaskId == id && mesos.TaskState(r.State) == state {
+			return true
+		}
+	}
+	return false
+}
