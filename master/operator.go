@@ -240,6 +240,8 @@ func (m *Master) getTasksLocked() *mmaster.Response_GetTasks {
 			t := fw.tasks[tid]
 			if taskstate.IsTerminal(t.state) {
 				out.CompletedTasks = append(out.CompletedTasks, m.mesosTask(t))
+			} else if t.state == mesos.TASK_UNREACHABLE {
+				out.UnreachableTasks = append(out.UnreachableTasks, m.mesosTask(t))
 			} else {
 				out.Tasks = append(out.Tasks, m.mesosTask(t))
 			}

@@ -150,9 +150,14 @@ func TestPartitionLifecycle(t *testing.T) {
 			}
 			p.h.m.mu.Lock()
 			n := len(p.h.m.stateUnreachableLocked())
+			tasks := p.h.m.getTasksLocked()
 			p.h.m.mu.Unlock()
 			if n != tc.unreachble {
 				t.Errorf("%d unreachable agents listed, want %d", n, tc.unreachble)
+			}
+			// GET_TASKS lists a task still unreachable in unreachable_tasks.
+			if got, want := len(tasks.UnreachableTasks), tc.unreachble; got != want {
+				t.Errorf("GET_TASKS lists %d unreachable tasks, want %d", got, want)
 			}
 		})
 	}
