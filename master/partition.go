@@ -8,6 +8,7 @@ import (
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	mmaster "github.com/mesos/mesos-go/api/v1/lib/master"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/allot-sched/allot/api"
 	"github.com/allot-sched/allot/api/operator"
@@ -314,4 +315,17 @@ func (m *Master) stateUnreachableLocked() []operator.UnreachableAgent {
 			State: "unreachable", UnreachableTime: float64(u.at.UnixNano()) / 1e9})
 	}
 	return out
+}
+
+// unreachableAgentsGauge is allot_master_agents_unreachable: the agents the
+// leader holds unreachable (Mesos's master/slave_unreachable_* tell the
+// same story). Takes m.mu when scraped.
+func unreachableAgentsGauge(m *Master) prometheus.Collector {
+	return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "allot_master_agents_unreachable",
+		Help: "Agents marked unreachable and not yet back, gone or forgotten (--registry-max-agent-age, --registry-max-agent-count)."},
+		func() float64 {
+			m.mu.Lock()
+			defer m.mu.Unlock()
+			return float64(len(m.unreachable))
+		})
 }

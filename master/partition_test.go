@@ -3,12 +3,14 @@ package master
 import (
 	"errors"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	mmaster "github.com/mesos/mesos-go/api/v1/lib/master"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/allot-sched/allot/api"
 )
@@ -154,6 +156,9 @@ func TestPartitionLifecycle(t *testing.T) {
 			p.h.m.mu.Unlock()
 			if n != tc.unreachble {
 				t.Errorf("%d unreachable agents listed, want %d", n, tc.unreachble)
+			}
+			if got := testutil.ToFloat64(unreachableAgentsGauge(p.h.m)); got != float64(tc.unreachble) {
+				t.Errorf("allot_master_agents_unreachable %v, want %d", got, tc.unreachble)
 			}
 			// GET_TASKS lists a task still unreachable in unreachable_tasks.
 			if got, want := len(tasks.UnreachableTasks), tc.unreachble; got != want {
@@ -349,4 +354,33 @@ func (h *harness) registryTaskIn(id string, state mesos.TaskState) bool {
 		}
 	}
 	return false
+}
+
+// MARK_AGENT_GONE over HTTP is authorized by mark_agents_gone, the agent
+// id its object: a denied call leaves the agent admitted.
+func TestAuthzMarkAgentGone(t *testing.T) {
+	h := newAuthzHarness(t, `{"mark_agents_gone": [
+		{"principals": {"values": ["ops"]}, "agents": {"type": "ANY"}},
+		{"principals": {"type": "ANY"}, "agents": {"type": "NONE"}}]}`)
+	agentID, _ := h.agent("cpus:1;mem:128")
+	body := []byte(`{"type":"MARK_AGENT_GONE","mark_agent_gone":{"agent_id":{"value":"` + agentID + `"}}}`)
+	code, msg := h.do(http.MethodPost, "/api/v1", "eve", body, nil)
+	wantDenied(t, code, msg, "mark_agents_gone[1]")
+	h.m.mu.Lock()
+	_, admitted := h.m.agents[agentID]
+	h.m.mu.Unlock()
+	if !admitted {
+		t.Fatal("a denied MARK_AGENT_GONE removed the agent")
+	}
+	if code, msg := h.do(http.MethodPost, "/api/v1", "ops", body, nil); code != http.StatusOK {
+		t.Fatalf("ops MARK_AGENT_GONE: %d %q", code, msg)
+	}
+	if code, msg := h.do(http.MethodPost, "/api/v1", "ops", []byte(`{"type":"MARK_AGENT_GONE","mark_agent_gone":{"agent_id":{"value":"nobody"}}}`), nil); code != http.StatusNotFound || strings.TrimSpace(msg) != "Agent 'nobody' not found" {
+		t.Errorf("MARK_AGENT_GONE of an unknown agent: %d %q, want 404 Agent 'nobody' not found", code, msg)
+	}
+	h.m.mu.Lock()
+	defer h.m.mu.Unlock()
+	if _, admitted := h.m.agents[agentID]; admitted || !h.m.removedAgents[agentID] {
+		t.Error("an allowed MARK_AGENT_GONE left the agent admitted")
+	}
 }
