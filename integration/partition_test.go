@@ -66,6 +66,33 @@ func TestPartitionAwareUnreachableBackThenGone(t *testing.T) {
 	np.waitState(t, "np", mesos.TASK_RUNNING)
 
 	a.Kill(syscall.SIGKILL)
+	checkUnreachable(t, c, pa, np, agentID)
+	c.StartAgent(a)
+	checkBack(t, c, pa, agentID)
+	markGone(t, c, pa, agentID)
+
+	// Whatever the master sent before the answers to these reconciliations
+	// reached the frameworks before them.
+	for _, s := range []*sched{pa, np} {
+		if err := s.call(&scheduler.Call{Type: scheduler.Call_RECONCILE, Reconcile: &scheduler.Call_Reconcile{
+			Tasks: []scheduler.Call_Reconcile_Task{{TaskID: mesos.TaskID{Value: "sentinel"}}}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pa.waitState(t, "sentinel", mesos.TASK_UNKNOWN)
+	np.waitState(t, "sentinel", mesos.TASK_LOST)
+	if got, want := pa.states("pa"), []mesos.TaskState{mesos.TASK_RUNNING, mesos.TASK_UNREACHABLE, mesos.TASK_RUNNING, mesos.TASK_GONE_BY_OPERATOR}; !slices.Equal(got, want) {
+		t.Errorf("the partition-aware framework heard %v, want %v", got, want)
+	}
+	if got, want := np.states("np"), []mesos.TaskState{mesos.TASK_RUNNING, mesos.TASK_LOST}; !slices.Equal(got, want) {
+		t.Errorf("the other framework heard %v, want %v", got, want)
+	}
+}
+
+// checkUnreachable waits for what the frameworks hear of the lost agent:
+// TASK_UNREACHABLE, TASK_LOST, FAILURE; and /state lists it unreachable.
+func checkUnreachable(t *testing.T, c *cluster, pa, np *sched, agentID string) {
+	t.Helper()
 	un := pa.waitState(t, "pa", mesos.TASK_UNREACHABLE)
 	if un.GetReason() != mesos.REASON_AGENT_REMOVED || un.GetUnreachableTime() == nil {
 		t.Errorf("TASK_UNREACHABLE with reason %v unreachable_time %v, want REASON_AGENT_REMOVED and a time", un.GetReason(), un.GetUnreachableTime())
@@ -80,15 +107,20 @@ func TestPartitionAwareUnreachableBackThenGone(t *testing.T) {
 	if st.UnreachableSlaves != 1 || len(st.UnreachableAgents) != 1 || st.UnreachableAgents[0].ID != agentID || st.UnreachableAgents[0].State != "unreachable" {
 		t.Errorf("/state: unreachable_slaves %d, unreachable_agents %+v; want the agent, unreachable", st.UnreachableSlaves, st.UnreachableAgents)
 	}
+}
 
-	c.StartAgent(a)
-	back := pa.waitState(t, "pa", mesos.TASK_RUNNING) // the first RUNNING: wait for the second below
+// checkBack waits for the agent's return: pa's task RUNNING again
+// (REASON_AGENT_REREGISTERED) and still running, np's killed, the agent
+// active under its id.
+func checkBack(t *testing.T, c *cluster, pa *sched, agentID string) {
+	t.Helper()
 	testcluster.WaitFor(t, 30*time.Second, "pa RUNNING again", func() bool {
 		return slices.Equal(pa.states("pa"), []mesos.TaskState{mesos.TASK_RUNNING, mesos.TASK_UNREACHABLE, mesos.TASK_RUNNING})
 	})
+	var back mesos.TaskStatus
 	pa.mu.Lock()
 	for _, u := range pa.updates {
-		if u.TaskID.Value == "pa" && u.GetReason() == mesos.REASON_AGENT_REREGISTERED {
+		if u.TaskID.Value == "pa" {
 			back = u
 		}
 	}
@@ -105,7 +137,13 @@ func TestPartitionAwareUnreachableBackThenGone(t *testing.T) {
 	if st := c.state(); st.UnreachableSlaves != 0 || len(st.Slaves) != 1 || st.Slaves[0].ID != agentID || !st.Slaves[0].Active {
 		t.Errorf("/state after the return: unreachable_slaves %d, slaves %+v; want the agent active under %s", st.UnreachableSlaves, st.Slaves, agentID)
 	}
+}
 
+// markGone sends MARK_AGENT_GONE with mesos-go's operator client and waits
+// for pa's TASK_GONE_BY_OPERATOR and the agent, refused, to kill its
+// executors and register afresh.
+func markGone(t *testing.T, c *cluster, pa *sched, agentID string) {
+	t.Helper()
 	cli := httpmaster.NewSender(httpcli.New(httpcli.Endpoint("http://"+c.MasterAddr+"/api/v1"), httpcli.Codec(codecs.ByMediaType[codecs.MediaTypeJSON])).Send)
 	resp, err := cli.Send(context.Background(), mcalls.NonStreaming(mcalls.MarkAgentGone(mesos.AgentID{Value: agentID})))
 	if err != nil {
@@ -124,21 +162,4 @@ func TestPartitionAwareUnreachableBackThenGone(t *testing.T) {
 		st := c.state()
 		return len(st.Slaves) == 1 && st.Slaves[0].Active && st.Slaves[0].ID != agentID
 	})
-
-	// Whatever the master sent before the answers to these reconciliations
-	// reached the frameworks before them.
-	for _, s := range []*sched{pa, np} {
-		if err := s.call(&scheduler.Call{Type: scheduler.Call_RECONCILE, Reconcile: &scheduler.Call_Reconcile{
-			Tasks: []scheduler.Call_Reconcile_Task{{TaskID: mesos.TaskID{Value: "sentinel"}}}}}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	pa.waitState(t, "sentinel", mesos.TASK_UNKNOWN)
-	np.waitState(t, "sentinel", mesos.TASK_LOST)
-	if got, want := pa.states("pa"), []mesos.TaskState{mesos.TASK_RUNNING, mesos.TASK_UNREACHABLE, mesos.TASK_RUNNING, mesos.TASK_GONE_BY_OPERATOR}; !slices.Equal(got, want) {
-		t.Errorf("the partition-aware framework heard %v, want %v", got, want)
-	}
-	if got, want := np.states("np"), []mesos.TaskState{mesos.TASK_RUNNING, mesos.TASK_LOST}; !slices.Equal(got, want) {
-		t.Errorf("the other framework heard %v, want %v", got, want)
-	}
 }
