@@ -170,6 +170,11 @@ func (m *Master) agentEntryLocked(a *agentState) mmaster.Response_GetAgents_Agen
 func (m *Master) getAgentsLocked() *mmaster.Response_GetAgents {
 	out := &mmaster.Response_GetAgents{}
 	for _, id := range sortedKeys(m.agents) {
+		if m.awaitingAgentLocked(&mesos.AgentID{Value: id}) {
+			// Known from the registry only, as Mesos's recovered agents.
+			out.RecoveredAgents = append(out.RecoveredAgents, m.agentInfo(m.agents[id]))
+			continue
+		}
 		out.Agents = append(out.Agents, m.agentEntryLocked(m.agents[id]))
 	}
 	return out

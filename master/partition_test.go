@@ -384,3 +384,32 @@ func TestAuthzMarkAgentGone(t *testing.T) {
 		t.Error("an allowed MARK_AGENT_GONE left the agent admitted")
 	}
 }
+
+// GET_AGENTS lists an agent a new leader knows from the registry only in
+// recovered_agents, as Mesos, until it re-registers; an unreachable agent
+// in neither.
+func TestGetAgentsRecoveredAndUnreachable(t *testing.T) {
+	p := partition(t, true)
+	other, _ := p.h.agent("cpus:1;mem:128")
+	for deadline := time.Now().Add(5 * time.Second); len(p.h.m.reg.Agents()) != 1 || len(p.h.m.reg.Unreachable()) != 1; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the registry never recorded the admitted and the unreachable agent")
+		}
+	}
+	p.h.reelect(t)
+	p.h.m.mu.Lock()
+	ga := p.h.m.getAgentsLocked()
+	p.h.m.mu.Unlock()
+	if len(ga.Agents) != 0 || len(ga.RecoveredAgents) != 1 || ga.RecoveredAgents[0].GetID().GetValue() != other {
+		t.Errorf("after the election GET_AGENTS has agents %v and recovered_agents %v, want %s recovered only", ga.Agents, ga.RecoveredAgents, other)
+	}
+	if _, err := p.reregister(); err != nil {
+		t.Fatal(err)
+	}
+	p.h.m.mu.Lock()
+	ga = p.h.m.getAgentsLocked()
+	p.h.m.mu.Unlock()
+	if len(ga.Agents) != 1 || ga.Agents[0].AgentInfo.GetID().GetValue() != p.agentID || len(ga.RecoveredAgents) != 1 {
+		t.Errorf("after the unreachable agent's return GET_AGENTS has agents %v and recovered_agents %v, want %s admitted and %s recovered", ga.Agents, ga.RecoveredAgents, p.agentID, other)
+	}
+}
