@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -125,6 +126,7 @@ type Agent struct {
 	frameworks map[string]*mesos.FrameworkInfo
 	executors  map[string]*executor // key fw/executor
 	sendq      chan *api.AgentCall
+	lastSent   atomic.Int64 // unix nanoseconds of the last call the master took (pong.go)
 
 	stop chan struct{}
 	wg   sync.WaitGroup

@@ -163,3 +163,43 @@ func markGone(t *testing.T, c *cluster, pa *sched, agentID string) {
 		return len(st.Slaves) == 1 && st.Slaves[0].Active && st.Slaves[0].ID != agentID
 	})
 }
+
+// An agent that stops answering without its connection breaking (SIGSTOP:
+// the kernel keeps the TCP connection up) is marked unreachable once the
+// master has heard nothing from it for --agent-ping-timeout; resumed, it
+// finds its stream closed, re-registers under its id, and the
+// partition-aware framework hears its task RUNNING again.
+func TestStoppedAgentIsUnreachableUntilResumed(t *testing.T) {
+	c := newCluster(t, 1, "--agent-ping-timeout", "3s")
+	a := c.Agents[0]
+	pa := subscribe(t, c.MasterAddr, partitionAware("aware"))
+	o := pa.takeOffer(t, "")
+	if err := pa.call(launch(o, cmdTask("pa", o, "sleep 600", 0.1, 32))); err != nil {
+		t.Fatal(err)
+	}
+	pa.waitState(t, "pa", mesos.TASK_RUNNING)
+
+	pid := a.Cmd.Process.Pid
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	resumed := false
+	resume := func() {
+		if !resumed {
+			resumed = true
+			syscall.Kill(pid, syscall.SIGCONT)
+		}
+	}
+	t.Cleanup(resume)
+	if un := pa.waitState(t, "pa", mesos.TASK_UNREACHABLE); un.GetReason() != mesos.REASON_AGENT_REMOVED {
+		t.Errorf("TASK_UNREACHABLE with reason %v, want REASON_AGENT_REMOVED", un.GetReason())
+	}
+	testcluster.WaitFor(t, 10*time.Second, "FAILURE naming the agent", func() bool { return slices.Contains(pa.failedAgents(), o.AgentID.Value) })
+	resume()
+	testcluster.WaitFor(t, 30*time.Second, "pa RUNNING again", func() bool {
+		return slices.Equal(pa.states("pa"), []mesos.TaskState{mesos.TASK_RUNNING, mesos.TASK_UNREACHABLE, mesos.TASK_RUNNING})
+	})
+	if st := c.state(); st.UnreachableSlaves != 0 || len(st.Slaves) != 1 || st.Slaves[0].ID != o.AgentID.Value || !st.Slaves[0].Active {
+		t.Errorf("/state after the resume: unreachable_slaves %d, slaves %+v; want the agent active under its id", st.UnreachableSlaves, st.Slaves)
+	}
+}

@@ -132,7 +132,7 @@ func (m *Master) resetAgentLocked(rec *api.AgentRecord, total resources.Resource
 		m.allocOK("remove_agent", m.alloc.RemoveAgent(id), "agent_id", id)
 		a.inAlloc = false
 	}
-	a.rec, a.total, a.stream = rec, total, stream
+	a.rec, a.total, a.stream, a.lastHeard = rec, total, stream, m.clock.Now()
 	a.executors = map[string]resources.Resources{}
 	return a, readd
 }
@@ -321,6 +321,7 @@ func (m *Master) agentCall(call *api.AgentCall) error {
 		if a == nil || a.stream == nil {
 			return api.Errorf(http.StatusForbidden, "agent %q is not registered: REGISTER first", call.AgentId)
 		}
+		a.lastHeard = m.clock.Now()
 		return m.agentCallLocked(a, call, 0)
 	})
 }
@@ -420,6 +421,7 @@ func (m *Master) pingLoop() {
 		}
 		streams = streams[:0]
 		m.mu.Lock()
+		m.markSilentAgentsLocked(m.clock.Now())
 		for _, a := range m.agents {
 			if a.stream != nil {
 				streams = append(streams, a.stream)

@@ -329,3 +329,21 @@ func unreachableAgentsGauge(m *Master) prometheus.Collector {
 			return float64(len(m.unreachable))
 		})
 }
+
+// markSilentAgentsLocked marks unreachable every connected agent the
+// leader has heard nothing from (no call, no REGISTER) for
+// --agent-ping-timeout: stopped, hung, or cut off without its connection
+// breaking, as Mesos's master marks an agent that misses its pings. Agents
+// send usage reports, and answer pings when they have nothing else to
+// say. Caller holds m.mu.
+func (m *Master) markSilentAgentsLocked(now time.Time) {
+	var silent []*agentState
+	for _, a := range m.agents {
+		if a.stream != nil && now.Sub(a.lastHeard) > m.cfg.AgentPingTimeout {
+			silent = append(silent, a)
+		}
+	}
+	for _, a := range silent {
+		m.markUnreachableLocked(a, "no word from the agent within --agent-ping-timeout")
+	}
+}

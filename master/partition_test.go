@@ -413,3 +413,38 @@ func TestGetAgentsRecoveredAndUnreachable(t *testing.T) {
 		t.Errorf("after the unreachable agent's return GET_AGENTS has agents %v and recovered_agents %v, want %s admitted and %s recovered", ga.Agents, ga.RecoveredAgents, p.agentID, other)
 	}
 }
+
+// A connected agent the leader has heard nothing from (no call since its
+// REGISTER or its last call) for --agent-ping-timeout is marked
+// unreachable; one heard from within it is not.
+func TestSilentAgentMarkedUnreachable(t *testing.T) {
+	tests := []struct {
+		name     string
+		call     bool          // the agent posts a call (an empty batch, a pong) before the check
+		after    time.Duration // of silence, beyond --agent-ping-timeout
+		silenced bool
+	}{
+		{"silent past the timeout", false, time.Second, true},
+		{"silent up to the timeout", false, 0, false},
+		{"answered a ping", true, time.Second, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, nil)
+			agentID, _ := h.agent("cpus:1;mem:128")
+			h.clock.Advance(tc.after)
+			if tc.call {
+				if err := h.m.agentCall(&api.AgentCall{Type: api.AgentCallType_AGENT_BATCH, AgentId: agentID}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			h.m.mu.Lock()
+			h.m.markSilentAgentsLocked(h.clock.Now().Add(h.m.cfg.AgentPingTimeout))
+			_, unreachable := h.m.unreachable[agentID]
+			h.m.mu.Unlock()
+			if unreachable != tc.silenced {
+				t.Errorf("unreachable %v, want %v", unreachable, tc.silenced)
+			}
+		})
+	}
+}
