@@ -98,7 +98,7 @@ func addMasterFlags(fs *flag.FlagSet, f *masterFlags) {
 	fs.DurationVar(&f.allocInterval, "allocation-interval", time.Second, "time between batch allocation cycles (events also trigger one)")
 	fs.DurationVar(&f.offerTimeout, "offer-timeout", 0, "rescind offers not answered within this `duration` (0: never)")
 	fs.DurationVar(&f.heartbeat, "heartbeat-interval", 15*time.Second, "HEARTBEAT events to subscribed schedulers and operators this often")
-	fs.DurationVar(&f.pingTimeout, "agent-ping-timeout", 75*time.Second, "an agent whose connection is gone this long is marked unreachable: partition-aware frameworks hear\nTASK_UNREACHABLE, others TASK_LOST; it may come back under its id (MARK_AGENT_GONE ends it for good)")
+	fs.DurationVar(&f.pingTimeout, "agent-ping-timeout", 75*time.Second, "an agent whose connection is gone, or that has sent nothing, this long is marked unreachable: partition-aware\nframeworks hear TASK_UNREACHABLE, others TASK_LOST; it may come back under its id (MARK_AGENT_GONE ends it for good)")
 	fs.StringVar(&f.weights, "weights", "", "role weights as `role=weight,...` (default 1 each)")
 	fs.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	fs.StringVar(&f.raftAddr, "raft-addr", "", "`host:port` for raft traffic between masters (empty: a lone master, no cluster)")
