@@ -413,6 +413,7 @@ func (m *Master) pingLoop() {
 	t := time.NewTicker(PingInterval)
 	defer t.Stop()
 	var streams []*api.Stream
+	var checked time.Time
 	for {
 		select {
 		case <-m.stop:
@@ -421,7 +422,7 @@ func (m *Master) pingLoop() {
 		}
 		streams = streams[:0]
 		m.mu.Lock()
-		m.markSilentAgentsLocked(m.clock.Now())
+		checked = m.markSilentAgentsLocked(m.clock.Now(), checked)
 		for _, a := range m.agents {
 			if a.stream != nil {
 				streams = append(streams, a.stream)

@@ -335,8 +335,18 @@ func unreachableAgentsGauge(m *Master) prometheus.Collector {
 // --agent-ping-timeout: stopped, hung, or cut off without its connection
 // breaking, as Mesos's master marks an agent that misses its pings. Agents
 // send usage reports, and answer pings when they have nothing else to
-// say. Caller holds m.mu.
-func (m *Master) markSilentAgentsLocked(now time.Time) {
+// say. A check long after the previous one (last, zero for none) finds the
+// master itself stalled (paused, starved of CPU), which it cannot tell from
+// its agents' silence: it counts their silence afresh instead. It returns
+// now, the next call's last. Caller holds m.mu.
+func (m *Master) markSilentAgentsLocked(now, last time.Time) time.Time {
+	if !last.IsZero() && now.Sub(last) > 3*PingInterval {
+		for _, a := range m.agents {
+			a.lastHeard = now
+		}
+		m.log.Warn().Dur("since_last_check", now.Sub(last)).Msg("the master stalled; agents' silence counted afresh")
+		return now
+	}
 	var silent []*agentState
 	for _, a := range m.agents {
 		if a.stream != nil && now.Sub(a.lastHeard) > m.cfg.AgentPingTimeout {
@@ -346,4 +356,5 @@ func (m *Master) markSilentAgentsLocked(now time.Time) {
 	for _, a := range silent {
 		m.markUnreachableLocked(a, "no word from the agent within --agent-ping-timeout")
 	}
+	return now
 }

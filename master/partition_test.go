@@ -418,15 +418,12 @@ func TestGetAgentsRecoveredAndUnreachable(t *testing.T) {
 // REGISTER or its last call) for --agent-ping-timeout is marked
 // unreachable; one heard from within it is not.
 func TestSilentAgentMarkedUnreachable(t *testing.T) {
-	tests := []struct {
-		name     string
-		call     bool          // the agent posts a call (an empty batch, a pong) before the check
-		after    time.Duration // of silence, beyond --agent-ping-timeout
-		silenced bool
-	}{
-		{"silent past the timeout", false, time.Second, true},
-		{"silent up to the timeout", false, 0, false},
-		{"answered a ping", true, time.Second, false},
+	tests := []silenceCase{
+		{"silent past the timeout", false, time.Second, true, 0},
+		{"silent up to the timeout", false, 0, false, 0},
+		{"answered a ping", true, time.Second, false, 0},
+		{"silent past the timeout, checked a ping ago", false, time.Second, true, PingInterval},
+		{"the master stalled since its last check", false, time.Second, false, 4 * PingInterval},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -439,7 +436,7 @@ func TestSilentAgentMarkedUnreachable(t *testing.T) {
 				}
 			}
 			h.m.mu.Lock()
-			h.m.markSilentAgentsLocked(h.clock.Now().Add(h.m.cfg.AgentPingTimeout))
+			h.m.markSilentAgentsLocked(h.clock.Now().Add(h.m.cfg.AgentPingTimeout), tc.lastCheck(h.clock.Now().Add(h.m.cfg.AgentPingTimeout)))
 			_, unreachable := h.m.unreachable[agentID]
 			h.m.mu.Unlock()
 			if unreachable != tc.silenced {
@@ -447,4 +444,22 @@ func TestSilentAgentMarkedUnreachable(t *testing.T) {
 			}
 		})
 	}
+}
+
+// silenceCase is a row of TestSilentAgentMarkedUnreachable.
+type silenceCase struct {
+	name     string
+	call     bool          // the agent posts a call (an empty batch, a pong) before the check
+	after    time.Duration // of silence, beyond --agent-ping-timeout
+	silenced bool
+	// checkedAgo is when the check before ran (0: none)
+	checkedAgo time.Duration
+}
+
+// lastCheck is the previous silence check's time, for a check at now.
+func (tc silenceCase) lastCheck(now time.Time) time.Time {
+	if tc.checkedAgo == 0 {
+		return time.Time{}
+	}
+	return now.Add(-tc.checkedAgo)
 }
