@@ -173,12 +173,12 @@ type Master struct {
 	agents            map[string]*agentState
 	frameworks        map[string]*framework
 	removedFrameworks map[string]bool
-	removedAgents     map[string]bool              // agents removed by this leader (history.go); set on election
-	unreachable       map[string]*unreachableAgent // agents marked unreachable (partition.go); set on election
-	completed         *completedTasks              // terminal, acknowledged tasks (bounded; history.go)
-	offers            map[uint64]*offer            // outstanding, by sequence number (state.go's offer)
-	offerSlab         []offer                      // where the cycle's offers are carved from (newOfferLocked)
+	removedAgents     map[string]bool   // agents removed by this leader (history.go); set on election
+	completed         *completedTasks   // terminal, acknowledged tasks (bounded; history.go)
+	offers            map[uint64]*offer // outstanding, by sequence number (state.go's offer)
+	offerSlab         []offer           // where the cycle's offers are carved from (newOfferLocked)
 	seq               uint64
+	unreachable       map[string]*unreachableAgent // agents marked unreachable (partition.go); set on election
 	offerStamp        string                       // "-T<ns>" of the running cycle under StampOffers
 	cycleFws          []*framework                 // frameworks offered to in the running cycle, capacity reused (offerLocked)
 	cycleRefs         []decisionRef                // the running cycle's decisions' frameworks and agents, capacity reused
