@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -146,6 +147,7 @@ type Agent struct {
 	// checkpointed is what the master last gave in CHECKPOINT_RESOURCES:
 	// dynamic reservations and persistent volumes (volumes.go). Under mu.
 	checkpointed mesos.Resources
+	lastSent     atomic.Int64 // unix nanoseconds of the last call the master took (pong.go)
 
 	stop chan struct{}
 	wg   sync.WaitGroup

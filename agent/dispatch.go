@@ -70,6 +70,7 @@ func exKey(fw, ex string) string { return fw + "/" + ex }
 func (a *Agent) handleEvent(ev *api.AgentEvent) {
 	switch ev.Type {
 	case api.AgentEventType_PING:
+		a.answerPing()
 	case api.AgentEventType_CHECKPOINT_RESOURCES:
 		a.checkpointResources(ev)
 	case api.AgentEventType_RUN:

@@ -5,7 +5,7 @@
 // /api/v1/executor, delivers status updates at least once (checkpointed and
 // retried until the framework acknowledges), fetches CommandInfo URIs, and
 // recovers checkpointing frameworks' executors after a restart. An agent
-// the master removed (REGISTER answered 410) kills its executors, forgets
+// the operator marked gone (REGISTER answered 410) kills its executors, forgets
 // its tasks and id and registers afresh (removed.go).
 //
 // The agent's rooms, as Mesos splits its slave into slave, containerizer,

@@ -269,6 +269,8 @@ func (a *Agent) sender() {
 			if resp.StatusCode != http.StatusAccepted {
 				msg, _ := io.ReadAll(io.LimitReader(resp.Body, 1024))
 				a.log.Warn().Str("status", resp.Status).Str("msg", strings.TrimSpace(string(msg))).Str("call", call.Type.String()).Msg("master refused call")
+			} else {
+				a.lastSent.Store(time.Now().UnixNano())
 			}
 			io.Copy(io.Discard, resp.Body)
 			resp.Body.Close()

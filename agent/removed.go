@@ -7,10 +7,13 @@ import (
 	"syscall"
 )
 
-// An agent the master removed (it stayed away longer than the master's
-// --agent-ping-timeout) had its tasks declared TASK_LOST to their
-// frameworks, which may already have launched them again elsewhere. The
-// master refuses it under its old id (REGISTER answered 410 Gone), as
+// An agent the operator marked gone (MARK_AGENT_GONE) had its tasks
+// declared TASK_GONE_BY_OPERATOR or TASK_LOST to their frameworks, which may
+// already have launched them again elsewhere. (One that merely stayed away
+// longer than the master's --agent-ping-timeout is unreachable, not gone:
+// it re-registers under its id with its tasks, and the master kills those
+// whose end their framework already heard.) The master refuses a gone
+// agent under its old id (REGISTER answered 410 Gone), as
 // Mesos's master shuts down an agent that "attempted to re-register after
 // removal". Mesos's agent then kills its executors, removes its checkpointed
 // agent id and exits, to register afresh when restarted; this agent does

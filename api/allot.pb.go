@@ -65,6 +65,16 @@ const (
 	// an empty list forgets them.
 	// Numbered apart so that commands other features add do not collide.
 	CommandType_AGENT_RESOURCES_SET CommandType = 41
+	// AGENT_UNREACHABLE moves an agent (Command.agent) from the admitted
+	// agents to the unreachable ones, as of Command.unix_nano: it failed its
+	// health checks, and may come back under its id (AGENT_UPSERT makes it
+	// reachable again). Numbered apart from the others so that commands other
+	// features add at the same time do not collide with it.
+	CommandType_AGENT_UNREACHABLE CommandType = 31
+	// AGENT_UNREACHABLE_GC forgets the unreachable agents marked before
+	// Command.unix_nano, then the oldest beyond Command.limit (Mesos's
+	// --registry_max_agent_age and --registry_max_agent_count).
+	CommandType_AGENT_UNREACHABLE_GC CommandType = 32
 )
 
 // Enum value maps for CommandType.
@@ -83,21 +93,25 @@ var (
 		10: "TASK_COMPLETE",
 		20: "MAINTENANCE_SET",
 		41: "AGENT_RESOURCES_SET",
+		31: "AGENT_UNREACHABLE",
+		32: "AGENT_UNREACHABLE_GC",
 	}
 	CommandType_value = map[string]int32{
-		"COMMAND_UNKNOWN":     0,
-		"AGENT_UPSERT":        1,
-		"AGENT_REMOVE":        2,
-		"FRAMEWORK_UPSERT":    3,
-		"FRAMEWORK_REMOVE":    4,
-		"TASK_UPSERT":         5,
-		"TASK_REMOVE":         6,
-		"CONFIG_SET":          7,
-		"BATCH":               8,
-		"POLICY_SET":          9,
-		"TASK_COMPLETE":       10,
-		"MAINTENANCE_SET":     20,
-		"AGENT_RESOURCES_SET": 41,
+		"COMMAND_UNKNOWN":      0,
+		"AGENT_UPSERT":         1,
+		"AGENT_REMOVE":         2,
+		"FRAMEWORK_UPSERT":     3,
+		"FRAMEWORK_REMOVE":     4,
+		"TASK_UPSERT":          5,
+		"TASK_REMOVE":          6,
+		"CONFIG_SET":           7,
+		"BATCH":                8,
+		"POLICY_SET":           9,
+		"TASK_COMPLETE":        10,
+		"MAINTENANCE_SET":      20,
+		"AGENT_RESOURCES_SET":  41,
+		"AGENT_UNREACHABLE":    31,
+		"AGENT_UNREACHABLE_GC": 32,
 	}
 )
 
@@ -295,8 +309,12 @@ type Command struct {
 	Limit          int32                 `protobuf:"varint,9,opt,name=limit,proto3" json:"limit,omitempty"`
 	Maintenance    *MaintenanceRecord    `protobuf:"bytes,20,opt,name=maintenance,proto3" json:"maintenance,omitempty"`
 	AgentResources *AgentResourcesRecord `protobuf:"bytes,41,opt,name=agent_resources,json=agentResources,proto3" json:"agent_resources,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// unix_nano is when an agent became unreachable (AGENT_UNREACHABLE), or
+	// the cutoff before which unreachable agents are forgotten
+	// (AGENT_UNREACHABLE_GC).
+	UnixNano      int64 `protobuf:"varint,31,opt,name=unix_nano,json=unixNano,proto3" json:"unix_nano,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Command) Reset() {
@@ -404,6 +422,13 @@ func (x *Command) GetAgentResources() *AgentResourcesRecord {
 		return x.AgentResources
 	}
 	return nil
+}
+
+func (x *Command) GetUnixNano() int64 {
+	if x != nil {
+		return x.UnixNano
+	}
+	return 0
 }
 
 type AgentRecord struct {
@@ -914,6 +939,7 @@ type SnapshotRecord struct {
 	//	*SnapshotRecord_RemovedAgent
 	//	*SnapshotRecord_Maintenance
 	//	*SnapshotRecord_AgentResources
+	//	*SnapshotRecord_UnreachableAgent
 	Record        isSnapshotRecord_Record `protobuf_oneof:"record"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1037,6 +1063,15 @@ func (x *SnapshotRecord) GetAgentResources() *AgentResourcesRecord {
 	return nil
 }
 
+func (x *SnapshotRecord) GetUnreachableAgent() *UnreachableAgent {
+	if x != nil {
+		if x, ok := x.Record.(*SnapshotRecord_UnreachableAgent); ok {
+			return x.UnreachableAgent
+		}
+	}
+	return nil
+}
+
 type isSnapshotRecord_Record interface {
 	isSnapshotRecord_Record()
 }
@@ -1082,6 +1117,11 @@ type SnapshotRecord_AgentResources struct {
 	AgentResources *AgentResourcesRecord `protobuf:"bytes,41,opt,name=agent_resources,json=agentResources,proto3,oneof"`
 }
 
+type SnapshotRecord_UnreachableAgent struct {
+	// unreachable_agent is an agent marked unreachable, oldest first.
+	UnreachableAgent *UnreachableAgent `protobuf:"bytes,31,opt,name=unreachable_agent,json=unreachableAgent,proto3,oneof"`
+}
+
 func (*SnapshotRecord_Agent) isSnapshotRecord_Record() {}
 
 func (*SnapshotRecord_Framework) isSnapshotRecord_Record() {}
@@ -1099,6 +1139,8 @@ func (*SnapshotRecord_RemovedAgent) isSnapshotRecord_Record() {}
 func (*SnapshotRecord_Maintenance) isSnapshotRecord_Record() {}
 
 func (*SnapshotRecord_AgentResources) isSnapshotRecord_Record() {}
+
+func (*SnapshotRecord_UnreachableAgent) isSnapshotRecord_Record() {}
 
 // MaintenanceRecord is what operators asked of machines and agents
 // (Mesos's maintenance schedule and machine modes, and its agents'
@@ -2074,11 +2116,65 @@ func (x *JobSize) GetApbCpus() float64 {
 	return 0
 }
 
+// UnreachableAgent is an agent the master marked unreachable (Mesos's
+// registry's unreachable list): its record as last admitted and when.
+type UnreachableAgent struct {
+	state               protoimpl.MessageState `protogen:"open.v1"`
+	Agent               *AgentRecord           `protobuf:"bytes,1,opt,name=agent,proto3" json:"agent,omitempty"`
+	UnreachableUnixNano int64                  `protobuf:"varint,2,opt,name=unreachable_unix_nano,json=unreachableUnixNano,proto3" json:"unreachable_unix_nano,omitempty"`
+	unknownFields       protoimpl.UnknownFields
+	sizeCache           protoimpl.SizeCache
+}
+
+func (x *UnreachableAgent) Reset() {
+	*x = UnreachableAgent{}
+	mi := &file_allot_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UnreachableAgent) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UnreachableAgent) ProtoMessage() {}
+
+func (x *UnreachableAgent) ProtoReflect() protoreflect.Message {
+	mi := &file_allot_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UnreachableAgent.ProtoReflect.Descriptor instead.
+func (*UnreachableAgent) Descriptor() ([]byte, []int) {
+	return file_allot_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *UnreachableAgent) GetAgent() *AgentRecord {
+	if x != nil {
+		return x.Agent
+	}
+	return nil
+}
+
+func (x *UnreachableAgent) GetUnreachableUnixNano() int64 {
+	if x != nil {
+		return x.UnreachableUnixNano
+	}
+	return 0
+}
+
 var File_allot_proto protoreflect.FileDescriptor
 
 const file_allot_proto_rawDesc = "" +
 	"\n" +
-	"\vallot.proto\x12\ballot.v1\"\xfb\x03\n" +
+	"\vallot.proto\x12\ballot.v1\"\x98\x04\n" +
 	"\aCommand\x12)\n" +
 	"\x04type\x18\x01 \x01(\x0e2\x15.allot.v1.CommandTypeR\x04type\x12+\n" +
 	"\x05agent\x18\x02 \x01(\v2\x15.allot.v1.AgentRecordR\x05agent\x127\n" +
@@ -2090,7 +2186,8 @@ const file_allot_proto_rawDesc = "" +
 	"\x06policy\x18\b \x01(\v2\x16.allot.v1.PolicyRecordR\x06policy\x12\x14\n" +
 	"\x05limit\x18\t \x01(\x05R\x05limit\x12=\n" +
 	"\vmaintenance\x18\x14 \x01(\v2\x1b.allot.v1.MaintenanceRecordR\vmaintenance\x12G\n" +
-	"\x0fagent_resources\x18) \x01(\v2\x1e.allot.v1.AgentResourcesRecordR\x0eagentResources\"\xc7\x02\n" +
+	"\x0fagent_resources\x18) \x01(\v2\x1e.allot.v1.AgentResourcesRecordR\x0eagentResources\x12\x1b\n" +
+	"\tunix_nano\x18\x1f \x01(\x03R\bunixNano\"\xc7\x02\n" +
 	"\vAgentRecord\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1a\n" +
 	"\bhostname\x18\x02 \x01(\tR\bhostname\x12\x18\n" +
@@ -2140,7 +2237,7 @@ const file_allot_proto_rawDesc = "" +
 	"\fPolicyRecord\x12\x16\n" +
 	"\x06sorter\x18\x01 \x01(\tR\x06sorter\x12\x14\n" +
 	"\x05state\x18\x02 \x01(\fR\x05state\x12*\n" +
-	"\x11updated_unix_nano\x18\x03 \x01(\x03R\x0fupdatedUnixNano\"\x86\x04\n" +
+	"\x11updated_unix_nano\x18\x03 \x01(\x03R\x0fupdatedUnixNano\"\xd1\x04\n" +
 	"\x0eSnapshotRecord\x12-\n" +
 	"\x05agent\x18\x01 \x01(\v2\x15.allot.v1.AgentRecordH\x00R\x05agent\x129\n" +
 	"\tframework\x18\x02 \x01(\v2\x19.allot.v1.FrameworkRecordH\x00R\tframework\x12*\n" +
@@ -2150,7 +2247,8 @@ const file_allot_proto_rawDesc = "" +
 	"\x0ecompleted_task\x18\x06 \x01(\v2\x14.allot.v1.TaskRecordH\x00R\rcompletedTask\x12%\n" +
 	"\rremoved_agent\x18\a \x01(\tH\x00R\fremovedAgent\x12?\n" +
 	"\vmaintenance\x18\x14 \x01(\v2\x1b.allot.v1.MaintenanceRecordH\x00R\vmaintenance\x12I\n" +
-	"\x0fagent_resources\x18) \x01(\v2\x1e.allot.v1.AgentResourcesRecordH\x00R\x0eagentResourcesB\b\n" +
+	"\x0fagent_resources\x18) \x01(\v2\x1e.allot.v1.AgentResourcesRecordH\x00R\x0eagentResources\x12I\n" +
+	"\x11unreachable_agent\x18\x1f \x01(\v2\x1a.allot.v1.UnreachableAgentH\x00R\x10unreachableAgentB\b\n" +
 	"\x06record\"\xdb\x01\n" +
 	"\x11MaintenanceRecord\x12\x1a\n" +
 	"\bschedule\x18\x01 \x01(\fR\bschedule\x12\x12\n" +
@@ -2250,7 +2348,10 @@ const file_allot_proto_rawDesc = "" +
 	"\tsize_mb_s\x18\x03 \x01(\x01R\asizeMbS\x12\x15\n" +
 	"\x06apb_mb\x18\x04 \x01(\x01R\x05apbMb\x12\x13\n" +
 	"\x05am_mb\x18\x05 \x01(\x01R\x04amMb\x12\x19\n" +
-	"\bapb_cpus\x18\x06 \x01(\x01R\aapbCpus*\x80\x02\n" +
+	"\bapb_cpus\x18\x06 \x01(\x01R\aapbCpus\"s\n" +
+	"\x10UnreachableAgent\x12+\n" +
+	"\x05agent\x18\x01 \x01(\v2\x15.allot.v1.AgentRecordR\x05agent\x122\n" +
+	"\x15unreachable_unix_nano\x18\x02 \x01(\x03R\x13unreachableUnixNano*\xb1\x02\n" +
 	"\vCommandType\x12\x13\n" +
 	"\x0fCOMMAND_UNKNOWN\x10\x00\x12\x10\n" +
 	"\fAGENT_UPSERT\x10\x01\x12\x10\n" +
@@ -2267,7 +2368,9 @@ const file_allot_proto_rawDesc = "" +
 	"\rTASK_COMPLETE\x10\n" +
 	"\x12\x13\n" +
 	"\x0fMAINTENANCE_SET\x10\x14\x12\x17\n" +
-	"\x13AGENT_RESOURCES_SET\x10)*\x8f\x01\n" +
+	"\x13AGENT_RESOURCES_SET\x10)\x12\x15\n" +
+	"\x11AGENT_UNREACHABLE\x10\x1f\x12\x18\n" +
+	"\x14AGENT_UNREACHABLE_GC\x10 *\x8f\x01\n" +
 	"\rAgentCallType\x12\x16\n" +
 	"\x12AGENT_CALL_UNKNOWN\x10\x00\x12\f\n" +
 	"\bREGISTER\x10\x01\x12\x11\n" +
@@ -2302,7 +2405,7 @@ func file_allot_proto_rawDescGZIP() []byte {
 }
 
 var file_allot_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_allot_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
+var file_allot_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
 var file_allot_proto_goTypes = []any{
 	(CommandType)(0),             // 0: allot.v1.CommandType
 	(AgentCallType)(0),           // 1: allot.v1.AgentCallType
@@ -2324,9 +2427,10 @@ var file_allot_proto_goTypes = []any{
 	(*AppDemand)(nil),            // 17: allot.v1.AppDemand
 	(*ProfileStage)(nil),         // 18: allot.v1.ProfileStage
 	(*JobSize)(nil),              // 19: allot.v1.JobSize
-	nil,                          // 20: allot.v1.AgentRecord.AttributesEntry
-	nil,                          // 21: allot.v1.ConfigRecord.WeightsEntry
-	nil,                          // 22: allot.v1.MaintenanceRecord.AgentsEntry
+	(*UnreachableAgent)(nil),     // 20: allot.v1.UnreachableAgent
+	nil,                          // 21: allot.v1.AgentRecord.AttributesEntry
+	nil,                          // 22: allot.v1.ConfigRecord.WeightsEntry
+	nil,                          // 23: allot.v1.MaintenanceRecord.AgentsEntry
 }
 var file_allot_proto_depIdxs = []int32{
 	0,  // 0: allot.v1.Command.type:type_name -> allot.v1.CommandType
@@ -2338,10 +2442,10 @@ var file_allot_proto_depIdxs = []int32{
 	9,  // 6: allot.v1.Command.policy:type_name -> allot.v1.PolicyRecord
 	11, // 7: allot.v1.Command.maintenance:type_name -> allot.v1.MaintenanceRecord
 	7,  // 8: allot.v1.Command.agent_resources:type_name -> allot.v1.AgentResourcesRecord
-	20, // 9: allot.v1.AgentRecord.attributes:type_name -> allot.v1.AgentRecord.AttributesEntry
+	21, // 9: allot.v1.AgentRecord.attributes:type_name -> allot.v1.AgentRecord.AttributesEntry
 	17, // 10: allot.v1.FrameworkRecord.app_demand:type_name -> allot.v1.AppDemand
 	19, // 11: allot.v1.FrameworkRecord.job_size:type_name -> allot.v1.JobSize
-	21, // 12: allot.v1.ConfigRecord.weights:type_name -> allot.v1.ConfigRecord.WeightsEntry
+	22, // 12: allot.v1.ConfigRecord.weights:type_name -> allot.v1.ConfigRecord.WeightsEntry
 	4,  // 13: allot.v1.SnapshotRecord.agent:type_name -> allot.v1.AgentRecord
 	5,  // 14: allot.v1.SnapshotRecord.framework:type_name -> allot.v1.FrameworkRecord
 	6,  // 15: allot.v1.SnapshotRecord.task:type_name -> allot.v1.TaskRecord
@@ -2350,21 +2454,23 @@ var file_allot_proto_depIdxs = []int32{
 	6,  // 18: allot.v1.SnapshotRecord.completed_task:type_name -> allot.v1.TaskRecord
 	11, // 19: allot.v1.SnapshotRecord.maintenance:type_name -> allot.v1.MaintenanceRecord
 	7,  // 20: allot.v1.SnapshotRecord.agent_resources:type_name -> allot.v1.AgentResourcesRecord
-	22, // 21: allot.v1.MaintenanceRecord.agents:type_name -> allot.v1.MaintenanceRecord.AgentsEntry
-	1,  // 22: allot.v1.AgentCall.type:type_name -> allot.v1.AgentCallType
-	4,  // 23: allot.v1.AgentCall.agent:type_name -> allot.v1.AgentRecord
-	6,  // 24: allot.v1.AgentCall.tasks:type_name -> allot.v1.TaskRecord
-	14, // 25: allot.v1.AgentCall.usage:type_name -> allot.v1.Usage
-	13, // 26: allot.v1.AgentCall.batch:type_name -> allot.v1.AgentCall
-	15, // 27: allot.v1.Usage.executors:type_name -> allot.v1.ExecutorUsage
-	2,  // 28: allot.v1.AgentEvent.type:type_name -> allot.v1.AgentEventType
-	18, // 29: allot.v1.AppDemand.stages:type_name -> allot.v1.ProfileStage
-	12, // 30: allot.v1.MaintenanceRecord.AgentsEntry.value:type_name -> allot.v1.AgentMaintenance
-	31, // [31:31] is the sub-list for method output_type
-	31, // [31:31] is the sub-list for method input_type
-	31, // [31:31] is the sub-list for extension type_name
-	31, // [31:31] is the sub-list for extension extendee
-	0,  // [0:31] is the sub-list for field type_name
+	20, // 21: allot.v1.SnapshotRecord.unreachable_agent:type_name -> allot.v1.UnreachableAgent
+	23, // 22: allot.v1.MaintenanceRecord.agents:type_name -> allot.v1.MaintenanceRecord.AgentsEntry
+	1,  // 23: allot.v1.AgentCall.type:type_name -> allot.v1.AgentCallType
+	4,  // 24: allot.v1.AgentCall.agent:type_name -> allot.v1.AgentRecord
+	6,  // 25: allot.v1.AgentCall.tasks:type_name -> allot.v1.TaskRecord
+	14, // 26: allot.v1.AgentCall.usage:type_name -> allot.v1.Usage
+	13, // 27: allot.v1.AgentCall.batch:type_name -> allot.v1.AgentCall
+	15, // 28: allot.v1.Usage.executors:type_name -> allot.v1.ExecutorUsage
+	2,  // 29: allot.v1.AgentEvent.type:type_name -> allot.v1.AgentEventType
+	18, // 30: allot.v1.AppDemand.stages:type_name -> allot.v1.ProfileStage
+	4,  // 31: allot.v1.UnreachableAgent.agent:type_name -> allot.v1.AgentRecord
+	12, // 32: allot.v1.MaintenanceRecord.AgentsEntry.value:type_name -> allot.v1.AgentMaintenance
+	33, // [33:33] is the sub-list for method output_type
+	33, // [33:33] is the sub-list for method input_type
+	33, // [33:33] is the sub-list for extension type_name
+	33, // [33:33] is the sub-list for extension extendee
+	0,  // [0:33] is the sub-list for field type_name
 }
 
 func init() { file_allot_proto_init() }
@@ -2382,6 +2488,7 @@ func file_allot_proto_init() {
 		(*SnapshotRecord_RemovedAgent)(nil),
 		(*SnapshotRecord_Maintenance)(nil),
 		(*SnapshotRecord_AgentResources)(nil),
+		(*SnapshotRecord_UnreachableAgent)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -2389,7 +2496,7 @@ func file_allot_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_allot_proto_rawDesc), len(file_allot_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   20,
+			NumMessages:   21,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -198,8 +198,10 @@ func (x *chaos) killAgent() {
 }
 
 // removeAgent kills an agent with SIGKILL and keeps it down until the
-// leader has removed it (its ping timeout passed), then starts it again
-// on the same work dir and id.
+// leader has marked it unreachable (its ping timeout passed: the
+// framework, not partition-aware, hears its tasks TASK_LOST), then starts
+// it again on the same work dir and id, which the leader takes back,
+// killing the tasks whose end the framework heard.
 func (x *chaos) removeAgent() {
 	// Tasks running on it are what a removal puts to the test: wait a
 	// little for some, unless the workload is at its end.

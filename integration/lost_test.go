@@ -12,13 +12,14 @@ import (
 	"github.com/allot-sched/allot/internal/testcluster"
 )
 
-// An agent down longer than --agent-ping-timeout is removed and its task
-// reported TASK_LOST. Restarted on the same work dir, it recovers the
-// checkpointed executor and comes back under its old id: the master refuses
-// it, it kills the executor (the task's process goes), and registers afresh
-// under a new id. The framework hears RUNNING, LOST and nothing more, and
-// /state lists the task once.
-func TestRemovedAgentKillsLostTaskAndRegistersAfresh(t *testing.T) {
+// An agent down longer than --agent-ping-timeout is unreachable and its
+// task (of a framework not partition-aware) reported TASK_LOST; the
+// operator then marks it gone (MARK_AGENT_GONE). Restarted on the same work
+// dir, it recovers the checkpointed executor and comes back under its old
+// id: the master refuses it, it kills the executor (the task's process
+// goes), and registers afresh under a new id. The framework hears RUNNING,
+// LOST and nothing more, and /state lists the task once.
+func TestGoneAgentKillsLostTaskAndRegistersAfresh(t *testing.T) {
 	c := newCluster(t, 1, "--agent-ping-timeout", "3s")
 	a := c.Agents[0]
 	fw := subscribe(t, c.MasterAddr, checkpointing("lost"))
@@ -36,6 +37,10 @@ func TestRemovedAgentKillsLostTaskAndRegistersAfresh(t *testing.T) {
 	lost := fw.waitState(t, "long", mesos.TASK_LOST)
 	if lost.GetReason() != mesos.REASON_AGENT_REMOVED {
 		t.Fatalf("TASK_LOST with reason %v, want REASON_AGENT_REMOVED", lost.GetReason())
+	}
+	body := `{"type":"MARK_AGENT_GONE","mark_agent_gone":{"agent_id":{"value":"` + oldID + `"}}}`
+	if code, msg := postRaw(t, c.MasterAddr, "/api/v1", "application/json", []byte(body), nil); code != 200 {
+		t.Fatalf("MARK_AGENT_GONE answered %d %q, want 200", code, msg)
 	}
 	c.StartAgent(a)
 

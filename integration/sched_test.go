@@ -42,6 +42,8 @@ type sched struct {
 	// acks queues acknowledgements for a few workers, so that a burst of
 	// updates does not open a connection per update.
 	acks chan *scheduler.Call
+	// failures are the FAILURE events heard (an agent or executor lost).
+	failures []scheduler.Event_Failure
 }
 
 // startAckers runs n goroutines sending queued acknowledgements until ctx
@@ -208,6 +210,10 @@ func (s *sched) handle(ctx context.Context, e *scheduler.Event) {
 	case scheduler.Event_MESSAGE:
 		s.mu.Lock()
 		s.msgs = append(s.msgs, e.Message.Data)
+		s.mu.Unlock()
+	case scheduler.Event_FAILURE:
+		s.mu.Lock()
+		s.failures = append(s.failures, *e.Failure)
 		s.mu.Unlock()
 	}
 }

@@ -75,8 +75,8 @@ func (m *Master) admitAgent(call *api.AgentCall, stream *api.Stream) (string, er
 	if m.agentRemovedLocked(rec.Id) {
 		m.mu.Unlock()
 		m.m.refusedAgents.Inc()
-		m.log.Warn().Str("agent_id", rec.Id).Str("address", rec.Address).Msg("removed agent attempted to re-register; refused, it must shut down its executors and register afresh")
-		return "", api.Errorf(http.StatusGone, "agent %s was removed (its tasks were declared lost) and may not re-register under this id: "+
+		m.log.Warn().Str("agent_id", rec.Id).Str("address", rec.Address).Msg("gone agent attempted to re-register; refused, it must shut down its executors and register afresh")
+		return "", api.Errorf(http.StatusGone, "agent %s was marked gone (its tasks were declared gone or lost) and may not re-register under this id: "+
 			"shut its executors down and register afresh without an agent id", rec.Id)
 	}
 	if err := m.admitMachineLocked(rec); err != nil {
@@ -90,7 +90,9 @@ func (m *Master) admitAgent(call *api.AgentCall, stream *api.Stream) (string, er
 		m.mu.Unlock()
 		return "", err
 	}
+	back := m.unreachableTasksLocked(id)
 	used, unknownFw := m.adoptReportedTasksLocked(a, call.Tasks)
+	m.reachableAgainLocked(a, back)
 	if m.allocOK("add_agent", m.alloc.AddAgent(id, allocator.AgentInfo{Total: total, Attributes: rec.Attributes, Used: used}), "agent_id", id) {
 		a.inAlloc = true
 	}
@@ -142,7 +144,7 @@ func (m *Master) resetAgentLocked(rec *api.AgentRecord, total resources.Resource
 		m.allocOK("remove_agent", m.alloc.RemoveAgent(id), "agent_id", id)
 		a.inAlloc = false
 	}
-	a.rec, a.total, a.stream = rec, total, stream
+	a.rec, a.total, a.stream, a.lastHeard = rec, total, stream, m.clock.Now()
 	a.executors = map[string]resources.Resources{}
 	return a, readd
 }
@@ -236,7 +238,7 @@ func itoa(n uint64) string {
 
 // agentDisconnected starts the clock on an agent whose stream ended: its
 // offers are rescinded at once; if it does not come back within
-// --agent-ping-timeout its tasks are lost and it is removed. Takes m.mu.
+// --agent-ping-timeout it is marked unreachable (partition.go). Takes m.mu.
 func (m *Master) agentDisconnected(id string, stream *api.Stream) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -250,7 +252,8 @@ func (m *Master) agentDisconnected(id string, stream *api.Stream) {
 	m.startAgentLostTimerLocked(a, m.cfg.AgentPingTimeout)
 }
 
-// startAgentLostTimerLocked removes a if it has not reconnected after d.
+// startAgentLostTimerLocked marks a unreachable if it has not reconnected
+// after d.
 func (m *Master) startAgentLostTimerLocked(a *agentState, d time.Duration) {
 	id := a.rec.Id
 	mine := a
@@ -261,36 +264,56 @@ func (m *Master) startAgentLostTimerLocked(a *agentState, d time.Duration) {
 		if a == nil || a != mine || a.stream != nil {
 			return
 		}
-		m.removeAgentLocked(a, "did not reconnect within --agent-ping-timeout")
+		m.markUnreachableLocked(a, "did not reconnect within --agent-ping-timeout")
 	})
 }
 
-// removeAgentLocked declares an agent gone: its tasks are lost. Caller holds m.mu.
+// removeAgentLocked declares an agent gone for good (MARK_AGENT_GONE): its
+// tasks are TASK_GONE_BY_OPERATOR to partition-aware frameworks and
+// TASK_LOST to the others, every connected framework hears FAILURE, and
+// its id is refused if it comes back. Caller holds m.mu.
 func (m *Master) removeAgentLocked(a *agentState, why string) {
 	id := a.rec.Id
 	for _, p := range m.tasksOnLocked(id) {
-		if !taskstate.IsTerminal(p.t.state) {
+		if taskstate.IsTerminal(p.t.state) {
+			continue
+		}
+		if partitionAware(&p.fw.info) {
+			m.taskEndedLocked(p.fw, p.t, mesos.TASK_GONE_BY_OPERATOR, mesos.REASON_AGENT_REMOVED_BY_OPERATOR, "agent removed: "+why)
+		} else {
 			m.taskLostLocked(p.fw, p.t, mesos.REASON_AGENT_REMOVED, "agent removed: "+why)
 		}
 	}
 	if a.inAlloc {
 		m.allocOK("remove_agent", m.alloc.RemoveAgent(id), "agent_id", id)
 	}
+	m.removeAgentOffersLocked(id, true)
+	if a.stream != nil {
+		a.stream.Close("agent removed: " + why)
+	}
 	delete(m.agents, id)
 	m.removedAgents[id] = true
 	m.rep.propose(&api.Command{Type: api.CommandType_AGENT_REMOVE, Id: id})
 	m.publishAgentLocked(evAgentRemoved, a)
+	m.agentLostToFrameworksLocked(id)
 	m.log.Warn().Str("agent_id", id).Str("why", why).Msg("agent removed")
 }
 
 // taskLostLocked marks a task lost and tells its framework. The update carries no
 // uuid (nothing on an agent waits for its acknowledgement).
 func (m *Master) taskLostLocked(fw *framework, t *task, reason mesos.TaskStatus_Reason, msg string) {
+	m.taskEndedLocked(fw, t, mesos.TASK_LOST, reason, msg)
+}
+
+// taskEndedLocked ends a task in the terminal state the master decided on
+// (TASK_LOST, TASK_GONE_BY_OPERATOR) and tells its framework, as
+// taskLostLocked.
+func (m *Master) taskEndedLocked(fw *framework, t *task, state mesos.TaskState, reason mesos.TaskStatus_Reason, msg string) {
 	now := float64(m.clock.Now().UnixNano()) / 1e9
-	st := mesos.TaskStatus{TaskID: mesos.TaskID{Value: t.id}, State: mesos.TASK_LOST.Enum(), AgentID: &mesos.AgentID{Value: t.agent},
+	st := mesos.TaskStatus{TaskID: mesos.TaskID{Value: t.id}, State: state.Enum(), AgentID: &mesos.AgentID{Value: t.agent},
 		Source: mesos.SOURCE_MASTER.Enum(), Reason: reason.Enum(), Message: &msg, Timestamp: &now}
 	wasTerminal := taskstate.IsTerminal(t.state)
-	t.state, t.status = mesos.TASK_LOST, &st
+	t.state, t.status = state, &st
 	if !wasTerminal {
 		if a := m.agents[t.agent]; a != nil && a.inAlloc {
 			m.recoverTaskLocked(fw.id, t.agent, t)
@@ -310,6 +333,7 @@ func (m *Master) agentCall(call *api.AgentCall) error {
 		if a == nil || a.stream == nil {
 			return api.Errorf(http.StatusForbidden, "agent %q is not registered: REGISTER first", call.AgentId)
 		}
+		a.lastHeard = m.clock.Now()
 		return m.agentCallLocked(a, call, 0)
 	})
 }
@@ -401,6 +425,7 @@ func (m *Master) pingLoop() {
 	t := time.NewTicker(PingInterval)
 	defer t.Stop()
 	var streams []*api.Stream
+	var checked time.Time
 	for {
 		select {
 		case <-m.stop:
@@ -409,6 +434,7 @@ func (m *Master) pingLoop() {
 		}
 		streams = streams[:0]
 		m.mu.Lock()
+		checked = m.markSilentAgentsLocked(m.clock.Now(), checked)
 		for _, a := range m.agents {
 			if a.stream != nil {
 				streams = append(streams, a.stream)

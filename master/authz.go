@@ -23,6 +23,7 @@ import (
 //	TEARDOWN (scheduler)          teardown_frameworks, its principal   applyCallLocked -> authorizeCallLocked
 //	TEARDOWN (operator)           teardown_frameworks                  operatorCallAs -> operatorTeardown
 //	UPDATE_WEIGHTS                update_weights, each role            operatorCallAs
+//	MARK_AGENT_GONE               mark_agents_gone, the agent id       operatorCallAs
 //	GET_FRAMEWORKS/TASKS/STATE    view_frameworks, view_tasks (filter) operatorCallAs -> filterResponseLocked
 //	/state                        view_frameworks, view_tasks (filter) handleState -> visibleStateLocked
 //	/pressure, /state's pressure  view_frameworks (filter)             handlePressure, handleState -> visiblePressureLocked
@@ -280,6 +281,10 @@ func (m *Master) operatorCallAs(who auth.Subject, call *mmaster.Call) (*mmaster.
 		}
 	case mmaster.Call_TEARDOWN:
 		return nil, m.operatorTeardown(who, call.Teardown)
+	case mmaster.Call_MARK_AGENT_GONE:
+		if err := m.authorize(who, auth.MarkAgentsGone, call.GetMarkAgentGone().GetAgentID().Value, false); err != nil {
+			return nil, err
+		}
 	case mmaster.Call_RESERVE_RESOURCES, mmaster.Call_UNRESERVE_RESOURCES, mmaster.Call_CREATE_VOLUMES,
 		mmaster.Call_DESTROY_VOLUMES, mmaster.Call_GROW_VOLUME, mmaster.Call_SHRINK_VOLUME:
 		return m.operatorResources(who, call) // resvops.go

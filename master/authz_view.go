@@ -159,6 +159,7 @@ func (m *Master) filterTasksLocked(who auth.Subject, gt *mmaster.Response_GetTas
 	}
 	gt.Tasks, gt.CompletedTasks = keep(gt.Tasks), keep(gt.CompletedTasks)
 	gt.PendingTasks, gt.OrphanTasks = keep(gt.PendingTasks), keep(gt.OrphanTasks)
+	gt.UnreachableTasks = keep(gt.UnreachableTasks)
 }
 
 // sandboxOwners is every (framework, executor) a sandbox path names, as

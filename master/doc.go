@@ -54,6 +54,10 @@
 //	history.go     the leader's completed tasks (bounded as the registry's,
 //	               rebuilt from it on election) and removed agent ids,
 //	               refused when they come back
+//	partition.go   partition awareness: a lost agent marked unreachable
+//	               (TASK_UNREACHABLE to PARTITION_AWARE frameworks, TASK_LOST
+//	               to others, FAILURE to all), its return, MARK_AGENT_GONE,
+//	               reconciliation's answers and the unreachable list's bounds
 //	events.go      operator API subscribers and the event fan-out
 //	routes.go      the route table: every endpoint's method, path and
 //	               authentication class; the mux is built from it alone

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
+	mmaster "github.com/mesos/mesos-go/api/v1/lib/master"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
 
 	"github.com/allot-sched/allot/api"
@@ -58,8 +59,9 @@ func (h *harness) stateListings(id string) int {
 	return n
 }
 
-// An agent removed for staying away past --agent-ping-timeout had its task
-// reported TASK_LOST. When it comes back under the same id it is refused
+// An agent the operator marked gone (MARK_AGENT_GONE) while it was away had
+// its task reported TASK_LOST (its framework is not partition-aware). When
+// it comes back under the same id it is refused
 // (410, by this leader and, from the registry, by the next), so the task's
 // later RUNNING and FINISHED never reach the framework, and /state lists
 // the task once, lost.
@@ -78,7 +80,9 @@ func TestRemovedAgentIsRefusedAndItsTaskStaysLost(t *testing.T) {
 	}
 
 	h.m.agentDisconnected(agentID, as.Stream)
-	h.clock.Advance(h.m.cfg.AgentPingTimeout)
+	if _, err := h.m.markAgentGone(&mmaster.Call_MarkAgentGone{AgentID: mesos.AgentID{Value: agentID}}); err != nil {
+		t.Fatal(err)
+	}
 	if got := lostTasks(t, fw, mesos.REASON_AGENT_REMOVED, 1); got[0] != "t1" {
 		t.Fatalf("lost with the agent: %v, want [t1]", got)
 	}

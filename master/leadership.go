@@ -120,6 +120,7 @@ func (m *Master) resetLiveLocked(why string) error {
 	m.tasksOn = tasksByAgent{}
 	m.removedFrameworks = map[string]bool{}
 	m.removedAgents = map[string]bool{}
+	m.unreachable = map[string]*unreachableAgent{}
 	m.completed = newCompletedTasks(m.cfg.MaxCompletedTasksPerFramework, m.cfg.MaxCompletedFrameworks)
 	m.offers = map[uint64]*offer{}
 	m.opSubs = map[*api.Stream]auth.Subject{}
@@ -185,6 +186,7 @@ func (m *Master) recoverLocked() {
 	}
 	m.recoverCompletedLocked()
 	m.maint = loadMaintState(m.reg.Maintenance())
+	m.recoverUnreachableLocked()
 }
 
 // taskFromRecord is the task a registry record describes.

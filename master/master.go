@@ -132,6 +132,13 @@ type Config struct {
 	// GET_TASKS (Mesos's flags of the same names; 0: Mesos's defaults,
 	// 1000 and 50; history.go).
 	MaxCompletedTasksPerFramework, MaxCompletedFrameworks int
+	// RegistryMaxAgentAge and RegistryMaxAgentCount bound the unreachable
+	// agents kept, checked every RegistryGCInterval (Mesos's
+	// --registry_max_agent_age, --registry_max_agent_count,
+	// --registry_gc_interval; 0: their defaults; partition.go).
+	RegistryMaxAgentAge   time.Duration
+	RegistryMaxAgentCount int
+	RegistryGCInterval    time.Duration
 }
 
 // Master is one running master. Create it with New, then Start.
@@ -177,6 +184,7 @@ type Master struct {
 	offers            map[uint64]*offer // outstanding, by sequence number (state.go's offer)
 	offerSlab         []offer           // where the cycle's offers are carved from (newOfferLocked)
 	seq               uint64
+	unreachable       map[string]*unreachableAgent // agents marked unreachable (partition.go); set on election
 	offerStamp        string                       // "-T<ns>" of the running cycle under StampOffers
 	cycleFws          []*framework                 // frameworks offered to in the running cycle, capacity reused (offerLocked)
 	cycleRefs         []decisionRef                // the running cycle's decisions' frameworks and agents, capacity reused
@@ -407,7 +415,8 @@ func (m *Master) Start() error {
 	go func() { defer m.wg.Done(); m.allocationLoop() }()
 	go func() { defer m.wg.Done(); m.pingLoop() }()
 	go func() { defer m.wg.Done(); m.watchLeadership() }()
-	m.wg.Add(2)
+	m.wg.Add(3)
+	go func() { defer m.wg.Done(); m.registryGCLoop() }()
 	go func() { defer m.wg.Done(); m.policyLoop() }()
 	go func() { defer m.wg.Done(); m.watchForwarding() }()
 	m.log.Info().Str("addr", ln.Addr().String()).Str("http", m.self.HTTP).Str("raft", m.self.Raft).Str("master_id", m.id).

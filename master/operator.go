@@ -107,6 +107,8 @@ func (m *Master) operatorCall(call *mmaster.Call) (*mmaster.Response, error) {
 		m.mu.Unlock()
 		info := m.info
 		return &mmaster.Response{Type: mmaster.Response_GET_MASTER, GetMaster: &mmaster.Response_GetMaster{MasterInfo: &info, StartTime: &st, ElectedTime: &el}}, nil
+	case mmaster.Call_MARK_AGENT_GONE:
+		return m.markAgentGone(call.MarkAgentGone)
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -172,6 +174,11 @@ func (m *Master) agentEntryLocked(a *agentState) mmaster.Response_GetAgents_Agen
 func (m *Master) getAgentsLocked() *mmaster.Response_GetAgents {
 	out := &mmaster.Response_GetAgents{}
 	for _, id := range sortedKeys(m.agents) {
+		if m.awaitingAgentLocked(&mesos.AgentID{Value: id}) {
+			// Known from the registry only, as Mesos's recovered agents.
+			out.RecoveredAgents = append(out.RecoveredAgents, m.agentInfo(m.agents[id]))
+			continue
+		}
 		out.Agents = append(out.Agents, m.agentEntryLocked(m.agents[id]))
 	}
 	return out
@@ -242,6 +249,8 @@ func (m *Master) getTasksLocked() *mmaster.Response_GetTasks {
 			t := fw.tasks[tid]
 			if taskstate.IsTerminal(t.state) {
 				out.CompletedTasks = append(out.CompletedTasks, m.mesosTask(t))
+			} else if t.state == mesos.TASK_UNREACHABLE {
+				out.UnreachableTasks = append(out.UnreachableTasks, m.mesosTask(t))
 			} else {
 				out.Tasks = append(out.Tasks, m.mesosTask(t))
 			}
@@ -322,6 +331,8 @@ func (m *Master) handleState(w http.ResponseWriter, r *http.Request) {
 	doc.Frameworks = m.visibleStateLocked(who, m.stateFrameworksLocked())
 	doc.CompletedFrameworks = m.visibleStateLocked(who, m.stateCompletedFrameworksLocked())
 	doc.ActivatedSlaves = len(doc.Slaves)
+	doc.UnreachableAgents = m.stateUnreachableLocked()
+	doc.UnreachableSlaves = len(doc.UnreachableAgents)
 	if m.allocCfg.Reclaim {
 		p := m.visiblePressureLocked(who, m.pressureLocked())
 		doc.Pressure = &p

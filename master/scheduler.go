@@ -402,7 +402,7 @@ func (m *Master) reconcileLocked(fw *framework, rc *scheduler.Call_Reconcile) {
 		st := mesos.TaskStatus{TaskID: mesos.TaskID{Value: t.id}, State: t.state.Enum(), AgentID: &mesos.AgentID{Value: t.agent},
 			Source: mesos.SOURCE_MASTER.Enum(), Reason: mesos.REASON_RECONCILIATION.Enum()}
 		if t.status != nil {
-			st.Message, st.Timestamp = t.status.Message, t.status.Timestamp
+			st.Message, st.Timestamp, st.UnreachableTime = t.status.Message, t.status.Timestamp, t.status.UnreachableTime
 		}
 		if t.executor != "" {
 			st.ExecutorID = &mesos.ExecutorID{Value: t.executor}
@@ -443,8 +443,7 @@ func (m *Master) reconcileLocked(fw *framework, rc *scheduler.Call_Reconcile) {
 		if m.awaitingAgentLocked(rt.AgentID) {
 			continue
 		}
-		st := mesos.TaskStatus{TaskID: rt.TaskID, State: mesos.TASK_LOST.Enum(), AgentID: rt.AgentID,
-			Source: mesos.SOURCE_MASTER.Enum(), Reason: mesos.REASON_RECONCILIATION.Enum(), Message: strPtr("task is unknown to the master")}
+		st := m.unknownTaskStatusLocked(fw, rt.TaskID, rt.AgentID)
 		m.sendFrameworkLocked(fw, &schedEvent{Type: evUpdate, Update: &scheduler.Event_Update{Status: st}})
 	}
 }

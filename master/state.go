@@ -17,6 +17,7 @@ type agentState struct {
 	stream    *api.Stream // nil while disconnected
 	inAlloc   bool
 	lostTimer Timer
+	lastHeard time.Time // the agent's last call (or REGISTER): silence is partition.go's health check
 	// executors running on the agent with the resources they hold, keyed
 	// "framework/executor".
 	executors map[string]resources.Resources

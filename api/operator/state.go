@@ -21,7 +21,11 @@ type State struct {
 	Pressure  *Pressure `json:"pressure,omitempty"`
 	Slaves    []Agent   `json:"slaves"`
 	StartTime float64   `json:"start_time"` // Unix seconds
-	Version   string    `json:"version"`
+	// UnreachableAgents lists the agents marked unreachable;
+	// UnreachableSlaves counts them (Mesos's field).
+	UnreachableAgents []UnreachableAgent `json:"unreachable_agents,omitempty"`
+	UnreachableSlaves int                `json:"unreachable_slaves"`
+	Version           string             `json:"version"`
 }
 
 // Allocator is the allocation policy in force.

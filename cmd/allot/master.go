@@ -31,6 +31,8 @@ type masterFlags struct {
 	reclaim, redirect, stampOffers                              bool
 	mutexProfileFraction                                        int
 	maxCompletedTasks, maxCompletedFws                          int
+	registryMaxAgentAge, registryGCInterval                     time.Duration
+	registryMaxAgentCount                                       int
 	listen, workDir, sorter, selection, mode, weights, logLevel string
 	allocInterval, offerTimeout, heartbeat, pingTimeout         time.Duration
 	raftAddr, raftBind, peers, advertise                        string
@@ -97,7 +99,7 @@ func addMasterFlags(fs *flag.FlagSet, f *masterFlags) {
 	fs.DurationVar(&f.allocInterval, "allocation-interval", time.Second, "time between batch allocation cycles (events also trigger one)")
 	fs.DurationVar(&f.offerTimeout, "offer-timeout", 0, "rescind offers not answered within this `duration` (0: never)")
 	fs.DurationVar(&f.heartbeat, "heartbeat-interval", 15*time.Second, "HEARTBEAT events to subscribed schedulers and operators this often")
-	fs.DurationVar(&f.pingTimeout, "agent-ping-timeout", 75*time.Second, "an agent whose connection is gone this long is removed and its tasks are lost")
+	fs.DurationVar(&f.pingTimeout, "agent-ping-timeout", 75*time.Second, "an agent whose connection is gone, or that has sent nothing, this long is marked unreachable: partition-aware\nframeworks hear TASK_UNREACHABLE, others TASK_LOST; it may come back under its id (MARK_AGENT_GONE ends it for good)")
 	fs.StringVar(&f.weights, "weights", "", "role weights as `role=weight,...` (default 1 each)")
 	fs.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	fs.StringVar(&f.raftAddr, "raft-addr", "", "`host:port` for raft traffic between masters (empty: a lone master, no cluster)")
@@ -115,7 +117,7 @@ func addMasterFlags(fs *flag.FlagSet, f *masterFlags) {
 	addTLSFlags(fs, &f.tls, "master")
 	fs.BoolVar(&f.redirect, "redirect", false, "a follower answers leader-only calls with 307 to the leader (as Mesos does) instead of\nforwarding them to the leader; /redirect answers 307 either way")
 	fs.BoolVar(&f.reclaim, "reclaim", false, "send inverse offers (Mesos INVERSE_OFFERS): a framework above its fair share while others starve is\nasked to give resources back on an agent; /pressure shows who starves (off: nothing is asked back)")
-	fs.DurationVar(&f.reregister, "agent-reregister-timeout", 0, "after a master is elected (or restarts), agents in the registry have this long to re-register\nbefore their tasks are declared lost (0: --agent-ping-timeout)")
+	fs.DurationVar(&f.reregister, "agent-reregister-timeout", 0, "after a master is elected (or restarts), agents in the registry have this long to re-register\nbefore they are marked unreachable (0: --agent-ping-timeout)")
 	fs.IntVar(&f.maxCompletedTasks, "max-completed-tasks-per-framework", master.DefaultMaxCompletedTasksPerFramework,
 		"completed tasks kept per framework for /state and GET_TASKS, the oldest forgotten first; kept in the\nregistry, so a new leader lists them too (Mesos's flag of the same name)")
 	fs.IntVar(&f.maxCompletedFws, "max-completed-frameworks", master.DefaultMaxCompletedFrameworks,
@@ -126,6 +128,12 @@ func addMasterFlags(fs *flag.FlagSet, f *masterFlags) {
 	fs.IntVar(&f.mutexProfileFraction, "mutex-profile-fraction", 0, "sample one in this `many` contended lock waits for /debug/pprof/mutex, which names the holder that\nmade them wait (0: off; allot bench cluster --profile sets 10)")
 	fs.DurationVar(&f.policySync, "policy-sync-interval", master.DefaultPolicySyncInterval, "the leader replicates its policy models' state (bandit preferences, Prophet's timelines) at most\nthis often, and only when it changed; a failover loses at most this much learning (negative: never)")
 	addLimitFlags(fs, &f.limits)
+	fs.DurationVar(&f.registryMaxAgentAge, "registry-max-agent-age", master.DefaultRegistryMaxAgentAge,
+		"an agent marked unreachable is forgotten this long after (Mesos's --registry_max_agent_age): it may still\nre-register, and a partition-aware framework reconciling its tasks then hears TASK_UNKNOWN")
+	fs.IntVar(&f.registryMaxAgentCount, "registry-max-agent-count", master.DefaultRegistryMaxAgentCount,
+		"unreachable agents kept in the registry, the oldest forgotten first (Mesos's --registry_max_agent_count)")
+	fs.DurationVar(&f.registryGCInterval, "registry-gc-interval", master.DefaultRegistryGCInterval,
+		"how often the leader forgets unreachable agents past --registry-max-agent-age or -count (Mesos's --registry_gc_interval)")
 }
 
 // parsePeers reads --peers. An entry without "=http" gets its HTTP address
@@ -247,10 +255,15 @@ func (f *masterFlags) config(fs *flag.FlagSet, log zerolog.Logger) (master.Confi
 		AgentReregisterTimeout: f.reregister, RaftSnapshotThreshold: f.snapThreshold, RaftTrailingLogs: f.trailingLogs,
 		Bandit: bandit, Reclaim: f.reclaim, Redirect: f.redirect, PolicySyncInterval: f.policySync,
 		TLS: f.tls.files(), Authn: authn, StampOffers: f.stampOffers,
-		MaxCompletedTasksPerFramework: f.maxCompletedTasks, MaxCompletedFrameworks: f.maxCompletedFws}
+		MaxCompletedTasksPerFramework: f.maxCompletedTasks, MaxCompletedFrameworks: f.maxCompletedFws,
+		RegistryMaxAgentAge: f.registryMaxAgentAge, RegistryMaxAgentCount: f.registryMaxAgentCount, RegistryGCInterval: f.registryGCInterval}
 	if f.maxCompletedTasks < 1 || f.maxCompletedFws < 1 {
 		return master.Config{}, usagef("--max-completed-tasks-per-framework and --max-completed-frameworks must be at least 1 (got %d and %d)",
 			f.maxCompletedTasks, f.maxCompletedFws)
+	}
+	if f.registryMaxAgentAge <= 0 || f.registryMaxAgentCount < 1 || f.registryGCInterval <= 0 {
+		return master.Config{}, usagef("--registry-max-agent-age and --registry-gc-interval must be positive and --registry-max-agent-count at least 1 (got %s, %s and %d)",
+			f.registryMaxAgentAge, f.registryGCInterval, f.registryMaxAgentCount)
 	}
 	return cfg, f.limits.apply(&cfg)
 }

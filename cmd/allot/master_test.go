@@ -63,6 +63,8 @@ func TestMasterAgentRunUsage(t *testing.T) {
 		{[]string{"master", "--work-dir", "x", "--weights", "a"}, 2, "--weights"},
 		{[]string{"master", "--work-dir", "x", "--max-completed-tasks-per-framework", "0"}, 2, "must be at least 1"},
 		{[]string{"master", "--help"}, 0, "-max-completed-frameworks"},
+		{[]string{"master", "--work-dir", "x", "--registry-max-agent-count", "0"}, 2, "--registry-max-agent-count at least 1"},
+		{[]string{"master", "--help"}, 0, "-registry-max-agent-age"},
 		{[]string{"agent"}, 2, "--work-dir is required"},
 		{[]string{"agent", "--help"}, 0, "-resources spec"},
 		{[]string{"run"}, 2, "no command"},

@@ -50,6 +50,7 @@ type simAgent struct {
 	tasks    map[string]*simTask
 	lastReg  atomic.Int64 // unix ns of the last REGISTERED
 	everRegd atomic.Bool
+	lastPost atomic.Int64 // unix ns of the last call the master took
 }
 
 // simTask is a launched task the agent "runs" until its timer fires.
@@ -238,6 +239,17 @@ func (a *simAgent) disconnected() {
 // handle applies one command from the master.
 func (a *simAgent) handle(ev *api.AgentEvent) {
 	switch ev.Type {
+	case api.AgentEventType_PING:
+		// The master marks an agent it has not heard from for its
+		// --agent-ping-timeout unreachable: an idle agent answers, as the
+		// real one does.
+		if time.Since(time.Unix(0, a.lastPost.Load())) > 10*time.Second {
+			go func() {
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				defer cancel()
+				a.p.post(ctx, a, nil)
+			}()
+		}
 	case api.AgentEventType_RUN:
 		var ti mesos.TaskInfo
 		if ti.Unmarshal(ev.Task) != nil {
@@ -381,6 +393,7 @@ func (p *agentPool) post(ctx context.Context, a *simAgent, us []*update) error {
 	if resp.StatusCode != http.StatusAccepted {
 		return fmt.Errorf("STATUS_UPDATE answered %s", resp.Status)
 	}
+	a.lastPost.Store(time.Now().UnixNano())
 	return nil
 }
 

@@ -1,6 +1,7 @@
 // Package registry is the master's replicated state: agents, frameworks,
 // tasks with their latest status, the config and the policy record, each
-// framework's completed tasks and the removed agent ids. It is the raft FSM
+// framework's completed tasks, the removed (gone) agent ids and the
+// unreachable agents. It is the raft FSM
 // (raft.FSM): every change arrives as an api.Command through the log, so
 // each master that applies the same log holds the same registry, and its
 // snapshot is a stream of RecordIO-framed api.SnapshotRecords written in a
@@ -14,4 +15,5 @@
 //	history.go   completed tasks and removed agents, bounded as Mesos bounds them
 //	reservations.go  each agent's checkpointed resources (dynamic
 //	             reservations, persistent volumes): AGENT_RESOURCES_SET
+//	unreachable.go  agents marked unreachable, pruned by age and count
 package registry

@@ -34,6 +34,8 @@ type Registry struct {
 	hist registryHistory
 	// held is each agent's checkpointed resources (reservations.go).
 	held agentResources
+	// unreachable is the agents marked unreachable (unreachable.go).
+	unreachable unreachableAgents
 	// applyObs, if set before raft starts, observes how long each log
 	// entry takes to apply (on every master, leader or not).
 	applyObs func(time.Duration)
@@ -44,12 +46,13 @@ var _ raft.FSM = (*Registry)(nil)
 // NewRegistry returns an empty registry.
 func NewRegistry() *Registry {
 	return &Registry{
-		agents:     map[string]*api.AgentRecord{},
-		frameworks: map[string]*api.FrameworkRecord{},
-		tasks:      map[string]*api.TaskRecord{},
-		config:     &api.ConfigRecord{},
-		hist:       newRegistryHistory(),
-		held:       agentResources{},
+		agents:      map[string]*api.AgentRecord{},
+		frameworks:  map[string]*api.FrameworkRecord{},
+		tasks:       map[string]*api.TaskRecord{},
+		config:      &api.ConfigRecord{},
+		hist:        newRegistryHistory(),
+		held:        agentResources{},
+		unreachable: newUnreachableAgents(),
 	}
 }
 
@@ -109,9 +112,11 @@ func (r *Registry) applyLocked(c *api.Command, depth int) error {
 			return fmt.Errorf("registry: AGENT_UPSERT without an agent id")
 		}
 		r.agents[c.Agent.Id] = c.Agent
+		r.unreachable.forget(c.Agent.Id)
 	case api.CommandType_AGENT_REMOVE:
 		delete(r.agents, c.GetId())
 		delete(r.held, c.GetId())
+		r.unreachable.forget(c.GetId())
 		r.hist.removeAgent(c.GetId())
 	case api.CommandType_FRAMEWORK_UPSERT:
 		if c.GetFramework().GetId() == "" {
@@ -144,6 +149,8 @@ func (r *Registry) applyLocked(c *api.Command, depth int) error {
 		if r.frameworks[t.FrameworkId] != nil {
 			r.hist.complete(t, int(c.GetLimit()))
 		}
+	case api.CommandType_AGENT_UNREACHABLE, api.CommandType_AGENT_UNREACHABLE_GC:
+		return r.applyUnreachableLocked(c)
 	case api.CommandType_CONFIG_SET:
 		if c.GetConfig() == nil {
 			return fmt.Errorf("registry: CONFIG_SET without a config")
@@ -169,7 +176,7 @@ func (r *Registry) applyLocked(c *api.Command, depth int) error {
 func (r *Registry) Size() int {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	n := 1 + len(r.agents) + len(r.frameworks) + len(r.tasks) + len(r.hist.removedOrder) + len(r.held)
+	n := 1 + len(r.agents) + len(r.frameworks) + len(r.tasks) + len(r.hist.removedOrder) + len(r.held) + len(r.unreachable.order)
 	for _, list := range r.hist.completed {
 		n += len(list)
 	}
@@ -249,7 +256,8 @@ func (r *Registry) records() []*api.SnapshotRecord {
 	}
 	out = append(out, r.maintenanceRecords()...)
 	out = append(out, r.heldRecords()...)
-	return append(out, r.historyRecords()...)
+	out = append(out, r.historyRecords()...)
+	return append(out, r.unreachableRecords()...)
 }
 
 // Snapshot captures the registry as a list of typed records; Persist writes
@@ -297,6 +305,7 @@ func (r *Registry) Restore(rc io.ReadCloser) error {
 	r.policy, r.held = next.policy, next.held
 	next.hist.restored(next.frameworks)
 	r.hist = next.hist
+	r.unreachable = next.unreachable
 	r.mu.Unlock()
 	return nil
 }
@@ -330,6 +339,8 @@ func (r *Registry) put(rec *api.SnapshotRecord) error {
 		r.maint = x.Maintenance
 	case *api.SnapshotRecord_AgentResources:
 		r.held[x.AgentResources.GetAgentId()] = x.AgentResources
+	case *api.SnapshotRecord_UnreachableAgent:
+		r.unreachable.mark(x.UnreachableAgent)
 	default:
 		return errors.New("unknown record type")
 	}

@@ -97,6 +97,10 @@ func TestRegistrySnapshotRestoreRoundTrip(t *testing.T) {
 		t.Errorf("config restored %v, want %v", r2.Config(), r.Config())
 	}
 	eq("completed tasks", msgs(r.CompletedTasks()), msgs(r2.CompletedTasks()))
+	eq("unreachable agents", msgs(r.Unreachable()), msgs(r2.Unreachable()))
+	if len(r2.Unreachable()) != 2 {
+		t.Errorf("restored unreachable agents %v, want a4 and a5", r2.Unreachable())
+	}
 	if len(r2.CompletedTasks()) != 2 || !r2.AgentRemoved("a2") {
 		t.Errorf("restored completed tasks %v and a2 removed %v, want t3 and f2's t4, and true", r2.CompletedTasks(), r2.AgentRemoved("a2"))
 	}

@@ -27,6 +27,11 @@ func Commands() []*api.Command {
 			{Type: api.CommandType_TASK_REMOVE, Id: "f1/t2"},
 			{Type: api.CommandType_AGENT_REMOVE, Id: "a2"},
 		}},
+		{Type: api.CommandType_AGENT_UPSERT, Agent: &api.AgentRecord{Id: "a3", Address: "127.0.0.1:5053", Resources: "cpus:1"}},
+		{Type: api.CommandType_AGENT_UNREACHABLE, Agent: &api.AgentRecord{Id: "a3", Address: "127.0.0.1:5053", Resources: "cpus:1"}, UnixNano: 5},
+		{Type: api.CommandType_AGENT_UNREACHABLE, Agent: &api.AgentRecord{Id: "a4", Address: "127.0.0.1:5054"}, UnixNano: 9},
+		{Type: api.CommandType_AGENT_UNREACHABLE_GC, UnixNano: 6, Limit: 10},
+		{Type: api.CommandType_AGENT_UNREACHABLE, Agent: &api.AgentRecord{Id: "a5", Address: "127.0.0.1:5055"}, UnixNano: 11},
 	}
 }
 
