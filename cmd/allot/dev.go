@@ -54,6 +54,9 @@ func parseDevFlags(args []string, stderr io.Writer) (*devFlags, *flag.FlagSet, e
 	if err := parseFlags(fs, args); err != nil {
 		return nil, nil, err
 	}
+	if err := absDirFlags(fs); err != nil {
+		return nil, nil, err
+	}
 	if f.agents < 0 || f.agents > 64 {
 		return nil, nil, usagef("--agents must be between 0 and 64")
 	}

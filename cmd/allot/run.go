@@ -85,11 +85,7 @@ func parseRunFlags(args []string, stderr io.Writer) (*runOpts, error) {
 	if err != nil {
 		return nil, usagef("--cpus/--mem: %v", err)
 	}
-	for _, m := range strings.Split(*masters, ",") {
-		if m = strings.TrimSpace(m); m != "" {
-			o.masters = append(o.masters, m)
-		}
-	}
+	o.masters = splitMasters(*masters)
 	if len(o.masters) == 0 {
 		return nil, usagef("--master: no address")
 	}
