@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log"
-	"net/http"
 	"os"
 	"os/signal"
 	"regexp"
@@ -54,6 +53,9 @@ type runOpts struct {
 	role     string
 	timeout  time.Duration
 	failover time.Duration
+	// reconnect bounds the wait for a master after losing one.
+	reconnect time.Duration
+	detach    bool
 }
 
 func parseRunFlags(args []string, stderr io.Writer) (*runOpts, error) {
@@ -66,6 +68,11 @@ func parseRunFlags(args []string, stderr io.Writer) (*runOpts, error) {
 	shell := fs.Bool("shell", false, "run the command through /bin/sh -c (CMD ARGS joined by spaces)")
 	fs.StringVar(&o.role, "role", "*", "role to run in")
 	fs.DurationVar(&o.timeout, "timeout", 0, "give up (and kill the task) after this long; 0 waits forever")
+	name := fs.String("name", "", "the task's name (and its framework's, after \"allot run: \"); default: the command line")
+	var env envFlag
+	fs.Var(&env, "env", "set `K=V` in the task's environment; repeat for more")
+	fs.BoolVar(&o.detach, "detach", false, "print the task's id once it runs and return, leaving a background allot run (its log in the\ntemporary directory) to keep the framework subscribed and tear it down when the task ends;\nallot logs ID --follow prints the task's output")
+	fs.DurationVar(&o.reconnect, "reconnect-timeout", 15*time.Second, "after losing its master (the connection ends, or no HEARTBEAT for 3 of the master's heartbeat\nintervals), give up when no master of --master takes the re-subscription within this long")
 	fs.DurationVar(&o.failover, "failover-timeout", time.Minute, "how long the masters keep the task while allot run is disconnected from them (a master\nfailover, a network cut) before they kill it; allot run re-subscribes within it")
 	addCredFlags(fs, &o.cred)
 	if err := parseFlags(fs, args); err != nil {
@@ -89,7 +96,10 @@ func parseRunFlags(args []string, stderr io.Writer) (*runOpts, error) {
 	if len(o.masters) == 0 {
 		return nil, usagef("--master: no address")
 	}
-	o.task = runTaskSpec{argv: argv, shell: *shell, need: need}
+	if o.reconnect <= 0 {
+		return nil, usagef("--reconnect-timeout must be positive")
+	}
+	o.task = runTaskSpec{argv: argv, shell: *shell, need: need, name: *name, env: env}
 	return o, nil
 }
 
@@ -103,14 +113,15 @@ func runTask(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if o.detach && !isDetachedChild() {
+		return detachRun(args, stdout, stderr)
+	}
 	p := newRunPlanner(o.task, fmt.Sprintf("allot-run-%d", time.Now().UnixNano()), stderr)
+	p.onState = detachedReport()
 	cl, err := newRunClient(o, p, stderr)
 	if err != nil {
 		return err
 	}
-	// hc also reads the task's stdout and stderr from its agent, which
-	// may require the same credential (--authenticate-http-readonly).
-	hc := withCredential(newHTTPClient(0, o.tlsCA), &o.cred)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if o.timeout > 0 {
@@ -132,7 +143,9 @@ func runTask(args []string, stdout, stderr io.Writer) error {
 		<-ended
 		return fmt.Errorf("stopped: %v", ctx.Err())
 	}
+	tail := startSandboxTail(withCredential(newHTTPClient(0, o.tlsCA), &o.cred), cl.ID(), p, stdout, stderr)
 	defer func() {
+		tail.stop()
 		if err := cl.Teardown(); err != nil {
 			fmt.Fprintf(stderr, "allot run: tearing down framework %s: %v (the masters remove it within --failover-timeout)\n", cl.ID(), err)
 		}
@@ -141,14 +154,13 @@ func runTask(args []string, stdout, stderr io.Writer) error {
 	}()
 	select {
 	case st := <-p.done:
-		taskID, _, url, _ := p.current()
-		if url != "" {
-			copySandboxFile(hc, url, cl.ID(), taskID, "stdout", stdout)
-			copySandboxFile(hc, url, cl.ID(), taskID, "stderr", stderr)
-		}
+		tail.stop() // its last pull prints what the task wrote last
 		return taskExit(st)
 	case err := <-ended:
 		ended <- err // for the deferred teardown's wait
+		if errors.Is(err, sched.ErrNoMaster) {
+			return fmt.Errorf("lost the masters: %v; the task may still run until their --failover-timeout (%v) passes", err, o.failover)
+		}
 		if errors.Is(err, sched.ErrRemoved) {
 			return fmt.Errorf("the masters removed framework %s, and with it its task: %v", cl.ID(), err)
 		}
@@ -180,17 +192,6 @@ func taskExit(st mesos.TaskStatus) error {
 	}
 }
 
-func copySandboxFile(hc *http.Client, agentURL, fw, ex, name string, w io.Writer) {
-	resp, err := hc.Get(fmt.Sprintf("%s/files/sandbox?framework_id=%s&executor_id=%s&file=%s", agentURL, fw, ex, name))
-	if err != nil {
-		return
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode == http.StatusOK {
-		io.Copy(w, resp.Body)
-	}
-}
-
 // newRunClient is the sched client of allot run's framework: a failover
 // timeout from --failover-timeout, every master of --master to re-subscribe
 // through, and p reconciled after every subscription.
@@ -212,9 +213,10 @@ func newRunClient(o *runOpts, p *runPlanner, stderr io.Writer) (*sched.Client, e
 	host, _ := os.Hostname()
 	cl, err := sched.New(sched.Config{
 		Masters:               o.masters,
-		Framework:             mesos.FrameworkInfo{User: user, Name: "allot run: " + strings.Join(o.task.argv, " "), Role: &o.role, Hostname: &host},
+		Framework:             mesos.FrameworkInfo{User: user, Name: "allot run: " + o.task.taskName(), Role: &o.role, Hostname: &host},
 		FailoverTimeout:       o.failover,
 		FirstSubscribeTimeout: runFirstSubscribe,
+		ReconnectTimeout:      o.reconnect,
 		TLS:                   tlsCfg,
 		Credential:            credp,
 		Logf:                  log.New(stderr, "allot run: ", 0).Printf,
