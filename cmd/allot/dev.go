@@ -110,6 +110,7 @@ func runDev(args []string, stdout, stderr io.Writer) error {
 	// work dirs, as Ctrl-C does, instead of killing the process midway.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	followGoRun()
 	base := zerolog.New(zerolog.ConsoleWriter{Out: stderr, TimeFormat: "15:04:05.000", NoColor: !isTerminal(stderr)}).Level(lv).With().Timestamp().Logger()
 	dir := f.mf.workDir
 	if dir == "" {

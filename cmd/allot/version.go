@@ -5,6 +5,7 @@ import (
 	"io"
 	"runtime"
 	"runtime/debug"
+	"strings"
 
 	"github.com/allot-sched/allot/master"
 )
@@ -19,15 +20,18 @@ func init() {
 var version, commit string
 
 // buildStamp is the version and commit this binary reports: -ldflags -X
-// first, else the module version and VCS revision `go build` recorded
-// (a dirty tree's revision gets "-dirty"), else master.Version and
-// "unknown" (`go run` and tests record no revision).
+// first, else the module's tagged version and the VCS revision `go build`
+// and `go install` record in a git checkout (a dirty tree's revision gets
+// "-dirty"), else master.Version and "unknown" (-buildvcs=false records no
+// revision).
 func buildStamp() (v, c string) {
 	v, c = version, commit
 	info, ok := debug.ReadBuildInfo()
 	if v == "" {
 		v = master.Version
-		if ok && info.Main.Version != "" && info.Main.Version != "(devel)" {
+		// A tag's version; an untagged commit's pseudo-version
+		// (v0.0.0-date-hash) says no more than the commit below.
+		if ok && info.Main.Version != "" && info.Main.Version != "(devel)" && !strings.HasPrefix(info.Main.Version, "v0.0.0-") {
 			v = info.Main.Version
 		}
 	}
