@@ -50,6 +50,9 @@ func parseDevFlags(args []string, stderr io.Writer) (*devFlags, *flag.FlagSet, e
 	fs.BoolVar(&f.auth, "auth", false, "switch authentication on: write a throwaway credentials file, start the master with every\n--authenticate-* flag and the agents with --credential and --authenticate-http-executors, and print the\nprincipal and secret to use")
 	fs.Set("listen", "127.0.0.1:5050")
 	fs.Set("log-level", "warn")
+	// A local cluster's clients (allot run) notice a silent master after
+	// three missed heartbeats: seconds here, not Mesos's 45.
+	fs.Set("heartbeat-interval", "2s")
 	if err := parseFlags(fs, args); err != nil {
 		return nil, nil, err
 	}
