@@ -104,8 +104,8 @@ func parseRunFlags(args []string, stderr io.Writer) (*runOpts, error) {
 }
 
 // runFirstSubscribe bounds how long allot run tries to reach a master
-// before saying why it cannot; once subscribed it re-subscribes for as
-// long as --failover-timeout keeps its task.
+// before saying why it cannot; once subscribed, --reconnect-timeout bounds
+// each wait for a master after losing one.
 const runFirstSubscribe = 15 * time.Second
 
 func runTask(args []string, stdout, stderr io.Writer) error {
@@ -143,7 +143,7 @@ func runTask(args []string, stdout, stderr io.Writer) error {
 		<-ended
 		return fmt.Errorf("stopped: %v", ctx.Err())
 	}
-	tail := startSandboxTail(withCredential(newHTTPClient(0, o.tlsCA), &o.cred), cl.ID(), p, stdout, stderr)
+	tail := startSandboxTail(withCredential(newHTTPClient(runTailTimeout, o.tlsCA), &o.cred), cl.ID(), p, stdout, stderr)
 	defer func() {
 		tail.stop()
 		if err := cl.Teardown(); err != nil {

@@ -16,6 +16,10 @@ import (
 // stdout and stderr gained, as `allot logs --follow` asks the master.
 const runTailEvery = 250 * time.Millisecond
 
+// runTailTimeout bounds one read from the agent, so that a hung agent
+// delays the output, and allot run's exit, by no more than this.
+const runTailTimeout = 5 * time.Second
+
 // envFlag is a repeatable K=V flag (--env).
 type envFlag []string
 
