@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"path/filepath"
 	"testing"
 
 	"github.com/rs/zerolog"
@@ -22,6 +23,7 @@ func TestOperatorJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer m.Stop(context.Background())
+	snap := filepath.Join(t.TempDir(), "registry.snap")
 	for _, tc := range []struct {
 		args  []string
 		check func(b []byte) bool
@@ -36,9 +38,15 @@ func TestOperatorJSON(t *testing.T) {
 		}},
 		{[]string{"policy", "show", "--json"}, func(b []byte) bool { return json.Valid(b) }},
 		{[]string{"raft", "list-peers", "--json"}, func(b []byte) bool { return json.Valid(b) }},
+		{[]string{"snapshot", "save", "--json", snap}, func(b []byte) bool {
+			var v struct{ Bytes int64 }
+			return json.Unmarshal(b, &v) == nil && v.Bytes > 0
+		}},
 	} {
 		var out, errOut bytes.Buffer
-		err := runOperator(append(tc.args, "--master", m.Addr()), &out, &errOut)
+		// The flags come before the verb's arguments (allot operator's rule).
+		args := append(append(tc.args[:2:2], "--master", m.Addr()), tc.args[2:]...)
+		err := runOperator(args, &out, &errOut)
 		if err != nil || !tc.check(out.Bytes()) {
 			t.Errorf("allot operator %v: %v (%s), output:\n%s", tc.args, err, errOut.String(), out.String())
 		}
