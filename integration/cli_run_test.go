@@ -3,6 +3,7 @@ package integration
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -82,6 +83,14 @@ func TestAllotRunDetach(t *testing.T) {
 			}
 		}
 		return true
+	})
+	m := regexp.MustCompile(`kept if it fails: (\S+)\)`).FindStringSubmatch(errOut)
+	if m == nil {
+		t.Fatalf("allot run --detach names no log file:\n%s", errOut)
+	}
+	testcluster.WaitFor(t, 30*time.Second, "the background allot run to remove its log "+m[1]+" after a clean end", func() bool {
+		_, err := os.Stat(m[1])
+		return os.IsNotExist(err)
 	})
 }
 

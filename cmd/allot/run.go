@@ -38,6 +38,7 @@ var statusRE = regexp.MustCompile(`status (\d+)`)
 // knows only 0, 1 and 2), after the framework has been torn down.
 func runRun(args []string, stdout, stderr io.Writer) error {
 	err := runTask(args, stdout, stderr)
+	detachedDone(err)
 	if code, ok := err.(exitCode); ok {
 		os.Exit(int(code))
 	}

@@ -17,6 +17,11 @@ import (
 // value is the file descriptor on which it reports the task id.
 const detachedEnv = "ALLOT_RUN_DETACHED_FD"
 
+// detachedLogEnv names the background run's log file, which it removes
+// when it ends cleanly (its task ended, whatever its code, and the
+// framework was torn down) and keeps when something went wrong.
+const detachedLogEnv = "ALLOT_RUN_DETACHED_LOG"
+
 // isDetachedChild reports whether this allot run is the background one.
 func isDetachedChild() bool { return os.Getenv(detachedEnv) != "" }
 
@@ -41,7 +46,7 @@ func detachRun(args []string, stdout, stderr io.Writer) error {
 	}
 	defer r.Close()
 	cmd := exec.Command(exe, append([]string{"run"}, args...)...)
-	cmd.Env = append(os.Environ(), detachedEnv+"=3")
+	cmd.Env = append(os.Environ(), detachedEnv+"=3", detachedLogEnv+"="+logf.Name())
 	cmd.ExtraFiles = []*os.File{w}
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
@@ -58,7 +63,7 @@ func detachRun(args []string, stdout, stderr io.Writer) error {
 	}
 	cmd.Process.Release()
 	fmt.Fprintln(stdout, id)
-	fmt.Fprintf(stderr, "allot run: task %s runs; allot logs %s --follow prints its output (background allot run's log: %s)\n", id, id, logf.Name())
+	fmt.Fprintf(stderr, "allot run: task %s runs; allot logs %s --follow prints its output (background allot run's log,\nkept if it fails: %s)\n", id, id, logf.Name())
 	return nil
 }
 
@@ -79,5 +84,15 @@ func detachedReport() func(string, mesos.TaskState) {
 			fmt.Fprintln(f, taskID)
 			f.Close()
 		})
+	}
+}
+
+// detachedDone removes the background run's log after a clean end.
+func detachedDone(err error) {
+	if !isDetachedChild() {
+		return
+	}
+	if _, ok := err.(exitCode); ok || err == nil {
+		os.Remove(os.Getenv(detachedLogEnv))
 	}
 }
