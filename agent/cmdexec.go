@@ -297,7 +297,7 @@ func (ce *commandExecutor) launch(ti mesos.TaskInfo) {
 	}
 	cmd.Env = append(cmd.Env, "MESOS_TASK_ID="+ti.TaskID.Value)
 	if err := cmd.Start(); err != nil {
-		ce.finish(t, mesos.TASK_FAILED, "failed to start command: "+err.Error(), mesos.REASON_COMMAND_EXECUTOR_FAILED.Enum())
+		ce.finish(t, mesos.TASK_FAILED, startFailure(cmd.Dir, err), mesos.REASON_COMMAND_EXECUTOR_FAILED.Enum())
 		return
 	}
 	ce.mu.Lock()

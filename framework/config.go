@@ -5,6 +5,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/allot-sched/allot/auth"
 	"github.com/allot-sched/allot/framework/dispatch"
 	"github.com/allot-sched/allot/framework/elastic"
 	"github.com/allot-sched/allot/profile"
@@ -19,6 +20,9 @@ type Config struct {
 	// certificates: the driver then talks to them over https and verifies
 	// them. Empty: $ALLOT_TLS_CA, else plain HTTP.
 	TLSCA string
+	// Credential, if set, authenticates the framework to masters that
+	// run with --authenticate-frameworks (sched.Config.Credential).
+	Credential *auth.Credential
 	// Local runs the executors inside this process (still over HTTP).
 	Local bool
 	// Executors is how many executors to ask for (the initial number with

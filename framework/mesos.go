@@ -85,7 +85,7 @@ func newMesosBackend(c *Context) (*mesosBackend, error) {
 		cfg.Logf("demand profile: declared=%v (%s)", p != nil, why)
 	}
 	cl, err := sched.New(sched.Config{Masters: strings.Split(cfg.Master, ","), Framework: mesos.FrameworkInfo{Name: cfg.App, Role: &role, Hostname: &host},
-		FailoverTimeout: cfg.FailoverTimeout, RefuseSeconds: cfg.RefuseAfter, Demand: demand, Logf: cfg.Logf, TLS: c.masterTLS,
+		FailoverTimeout: cfg.FailoverTimeout, RefuseSeconds: cfg.RefuseAfter, Demand: demand, Logf: cfg.Logf, TLS: c.masterTLS, Credential: cfg.Credential,
 		// an application demand moves the framework onto the gang path:
 		// no offer before the REQUEST declares it
 		SubscribeSuppressed: b.profile != nil,

@@ -78,7 +78,9 @@ func runAgent(args []string, stdout, stderr io.Writer) error {
 	execAuthn := fs.Bool("authenticate-http-executors", false, "give each executor a token in MESOS_EXECUTOR_AUTHENTICATION_TOKEN and require it as\n\"Authorization: Bearer\" on the executor API (an executor cannot call for another)")
 	var authf agentHTTPFlags
 	addAgentHTTPFlags(fs, &authf)
-	if err := parseFlags(fs, args); err != nil {
+	var configPath string
+	addConfigFlag(fs, &configPath)
+	if err := parseServerFlags(fs, args, &configPath); err != nil {
 		return err
 	}
 	cred, err := agentCredential(*credFile)
@@ -100,7 +102,7 @@ func runAgent(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	a, err := agent.New(agent.Config{Masters: strings.Split(*masters, ","), Listen: *listen, Advertise: *advertise, WorkDir: *workDir,
+	a, err := agent.New(agent.Config{Masters: splitMasters(*masters), Listen: *listen, Advertise: *advertise, WorkDir: *workDir,
 		Resources: *res, Attributes: at, ShutdownGrace: *grace, UsageInterval: *usage, RegistrationTimeout: *regTimeout, Log: log,
 		StatusUpdateRetry: *retry, StatusUpdateRetryMax: *retryMax,
 		FaultDiskBusyFile: *faultBusy, ThrottleIO: *throttle, Isolation: *isolation, CgroupsEnableCFS: *cfs, CgroupsRoot: *cgRoot,

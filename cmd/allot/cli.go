@@ -439,7 +439,7 @@ func runExplain(args []string, stdout, stderr io.Writer) error {
 	if c.json {
 		return printJSON(stdout, map[string]string{"framework_id": fw, "agent_id": ag, "explanation": strings.TrimSpace(string(b))})
 	}
-	fmt.Fprint(stdout, string(b))
+	fmt.Fprint(stdout, humanize(string(b)))
 	return nil
 }
 

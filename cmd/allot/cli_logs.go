@@ -18,7 +18,7 @@ const logsPoll = 500 * time.Millisecond
 // runLogs prints a task's stdout or stderr from its sandbox through the
 // master (which proxies the agent's /files/read), as `nomad alloc logs`.
 func runLogs(args []string, stdout, stderr io.Writer) error {
-	fs, c := newCLIFlags("logs", "TASK [--stderr] [--follow] [flags]", "Print a task's stdout (--stderr: its stderr) from its executor's sandbox on the agent that ran it.\nWith --follow, keep printing what the task writes until it ends (or Ctrl-C).\nA unique prefix of the task id will do.", stderr)
+	fs, c := newCLIFlags("logs", "TASK [--stderr] [--follow] [flags]", "Print a task's stdout (--stderr: its stderr) from its executor's sandbox on the agent that ran it.\nWith --follow, keep printing what the task writes until it ends (or Ctrl-C). With --json, one\nJSON object a line per piece read: {\"task_id\", \"stream\", \"offset\", \"data\"}.\nA unique prefix of the task id will do.", stderr)
 	var errStream, follow bool
 	fs.BoolVar(&errStream, "stderr", false, "print stderr instead of stdout")
 	fs.BoolVar(&follow, "follow", false, "keep printing new output until the task ends")
@@ -48,8 +48,12 @@ func runLogs(args []string, stdout, stderr io.Writer) error {
 	}
 	r := &logReader{c: c, agent: t.SlaveID,
 		path: fmt.Sprintf("/frameworks/%s/executors/%s/runs/latest/%s", t.FrameworkID, exID, name)}
+	out := stdout
+	if c.json {
+		out = &logJSON{enc: json.NewEncoder(stdout), task: t.ID, stream: name}
+	}
 	for ended := isTerminalName(t.State); ; {
-		if err := r.drain(stdout); err != nil {
+		if err := r.drain(out); err != nil {
 			return err
 		}
 		if !follow || ended {
@@ -116,4 +120,22 @@ func (r *logReader) drain(w io.Writer) error {
 		}
 		r.offset = chunk.Offset + int64(len(chunk.Data))
 	}
+}
+
+// logJSON writes each piece of a sandbox file as one JSON line, with the
+// offset it starts at, so that a script can follow a log and resume it.
+type logJSON struct {
+	enc    *json.Encoder
+	task   string
+	stream string
+	offset int64
+}
+
+func (l *logJSON) Write(p []byte) (int, error) {
+	err := l.enc.Encode(map[string]any{"task_id": l.task, "stream": l.stream, "offset": l.offset, "data": string(p)})
+	if err != nil {
+		return 0, err
+	}
+	l.offset += int64(len(p))
+	return len(p), nil
 }

@@ -17,7 +17,6 @@ import (
 	"github.com/allot-sched/allot/agent"
 	"github.com/allot-sched/allot/auth"
 	"github.com/allot-sched/allot/internal/loglevel"
-	"github.com/allot-sched/allot/internal/tlsconf"
 	"github.com/allot-sched/allot/master"
 )
 
@@ -52,7 +51,13 @@ func parseDevFlags(args []string, stderr io.Writer) (*devFlags, *flag.FlagSet, e
 	fs.BoolVar(&f.auth, "auth", false, "switch authentication on: write a throwaway credentials file, start the master with every\n--authenticate-* flag and the agents with --credential and --authenticate-http-executors, and print the\nprincipal and secret to use")
 	fs.Set("listen", "127.0.0.1:5050")
 	fs.Set("log-level", "warn")
+	// A local cluster's clients (allot run) notice a silent master after
+	// three missed heartbeats: seconds here, not Mesos's 45.
+	fs.Set("heartbeat-interval", "2s")
 	if err := parseFlags(fs, args); err != nil {
+		return nil, nil, err
+	}
+	if err := absDirFlags(fs); err != nil {
 		return nil, nil, err
 	}
 	if f.agents < 0 || f.agents > 64 {
@@ -104,6 +109,12 @@ func runDev(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return usagef("--log-level: %v", err)
 	}
+	// Caught from the start: a SIGTERM while the cluster starts (a
+	// supervisor stopping it early) must still stop it and remove the
+	// work dirs, as Ctrl-C does, instead of killing the process midway.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	followGoRun()
 	// One process, one level: the master's and the agents' operator APIs
 	// share the control (internal/loglevel).
 	logLevel := loglevel.Global(lv)
@@ -148,8 +159,6 @@ func runDev(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	printDevBanner(stdout, f, da, cfg, m.Addr(), dir)
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	<-ctx.Done()
 	fmt.Fprintln(stdout, "allot dev: stopping")
 	stopAll()
@@ -179,39 +188,4 @@ func startDevAgents(f *devFlags, da devAuth, m *master.Master, dir string, base 
 		agents = append(agents, a)
 	}
 	return agents, nil
-}
-
-// printDevBanner tells the user where the cluster is and how to use it.
-func printDevBanner(stdout io.Writer, f *devFlags, da devAuth, cfg master.Config, addr, dir string) {
-	scheme := tlsconf.Scheme(cfg.TLS.Enabled())
-	fmt.Fprintf(stdout, `allot dev: master on %s://%s with %d agents (%s each); work dirs in %s
-
-Open %s://%s in a browser: the cluster, agents, frameworks, tasks with their logs, the allocator.
-
-Try:
-  allot run --master %s -- echo hello from allot     # a one-off task; exits with its exit code
-  allot status --master %s                           # the operator CLI: also agents, tasks, logs TASK -f
-  curl -s %s://%s/state                             # Mesos-shaped state
-  curl -s %s://%s/metrics | grep '^allot_'          # Prometheus metrics
-  go run github.com/mesos/mesos-go/api/v1/cmd/msh -master %s -- echo hi   # from this checkout
-Any mesos-go v0.0.11 framework can use %s://%s/api/v1/scheduler.
-Ctrl-C stops everything.
-`, scheme, addr, f.agents, f.resources, dir, scheme, addr, addr, addr, scheme, addr, scheme, addr, addr, scheme, addr)
-	if f.tls {
-		printDevTLS(stdout, cfg.TLS, addr)
-	}
-	if f.auth {
-		curlCA := ""
-		if f.tls {
-			curlCA = "--cacert " + cfg.TLS.CA + " "
-		}
-		fmt.Fprintf(stdout, `
-Authentication is on (every --authenticate-* flag of the master, and the agents' --authenticate-http-*
-with the same credentials, in %s).
-Log in to the UI, and authenticate the CLI and frameworks, as principal %q with secret %q:
-  export ALLOT_PRINCIPAL=%s ALLOT_SECRET_FILE=%s   # allot status, allot run, allot logs ...
-  curl -s %s-u %s:%s %s://%s/state
-`, filepath.Join(dir, "auth", "credentials.json"), da.opCred.Principal, da.opCred.Secret, da.opCred.Principal, filepath.Join(dir, "auth", "secret"),
-			curlCA, da.opCred.Principal, da.opCred.Secret, scheme, addr)
-	}
 }

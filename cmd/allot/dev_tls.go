@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"path/filepath"
 
 	"github.com/allot-sched/allot/internal/tlsconf"
@@ -19,18 +18,4 @@ func devTLS(dir string) (tlsconf.Files, error) {
 		return f, fmt.Errorf("--tls: making a throwaway CA: %w", err)
 	}
 	return f, nil
-}
-
-// printDevTLS tells a newcomer where the CA is and how clients use it.
-func printDevTLS(w io.Writer, f tlsconf.Files, addr string) {
-	fmt.Fprintf(w, `
-TLS is on (--tls): every listener speaks TLS with a throwaway CA and certificate for 127.0.0.1/localhost:
-  CA           %s
-  certificate  %s (key %s)
-Clients verify the master with the CA:
-  export %s=%s          # the CLI, allot run and the framework library read it
-  allot status --master %s --tls-ca %s
-  curl --cacert %s https://%s/state
-A client without the CA is told the master speaks TLS (curl http://%s/state shows the raw refusal).
-`, f.CA, f.Cert, f.Key, tlsconf.EnvCA, f.CA, addr, f.CA, f.CA, addr, addr)
 }

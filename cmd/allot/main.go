@@ -50,10 +50,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		return 0
 	}
+	if args[0] == "--version" || args[0] == "-version" {
+		args = []string{"version"}
+	}
 	c, ok := commands[args[0]]
 	if !ok {
-		fmt.Fprintf(stderr, "allot: unknown command %q\n\n", args[0])
-		printUsage(stderr)
+		fmt.Fprintln(stderr, unknownCommand(args[0]))
 		return 2
 	}
 	err := c.run(args[1:], stdout, stderr)

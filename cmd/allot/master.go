@@ -272,7 +272,9 @@ func runMaster(args []string, stdout, stderr io.Writer) error {
 	var f masterFlags
 	fs := newFlagSet("master", "[flags]", "Run an allot master: the Mesos v1 scheduler API, operator API, agent protocol and the\nregistry (agents, frameworks, tasks, config) replicated through raft in --work-dir.", stderr)
 	addMasterFlags(fs, &f)
-	if err := parseFlags(fs, args); err != nil {
+	var configPath string
+	addConfigFlag(fs, &configPath)
+	if err := parseServerFlags(fs, args, &configPath); err != nil {
 		return err
 	}
 	if f.workDir == "" {

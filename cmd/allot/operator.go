@@ -39,6 +39,7 @@ type operatorFlags struct {
 	tlsCA   string
 	cred    credFlags
 	sw      master.SorterConfig
+	json    bool
 }
 
 // parseOperatorFlags parses the flags after "allot operator GROUP VERB" and
@@ -51,6 +52,7 @@ func parseOperatorFlags(group, verb string, args []string, stderr io.Writer) (*o
 	fs.DurationVar(&f.timeout, "timeout", 60*time.Second, "give up after this `duration`")
 	addClientTLSFlag(fs, &f.tlsCA)
 	addCredFlags(fs, &f.cred)
+	fs.BoolVar(&f.json, "json", false, "print the master's answer as JSON instead of a table or a sentence")
 	if group == "sorter" {
 		fs.StringVar(&f.sw.Sorter, "sorter", "", "sorter set: the criterion to switch to (drf, tsf, psdsf, fifo, ...; empty keeps it)")
 		fs.StringVar(&f.sw.AgentSelection, "agent-selection", "", "sorter set: rrr, bestfit or joint (empty keeps it)")
@@ -76,6 +78,11 @@ func runOperator(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	cli := withCredential(newHTTPClient(f.timeout, f.tlsCA), &f.cred)
+	if f.json {
+		if handled, err := operatorJSON(cli, f, group+" "+verb, rest, stdout); handled {
+			return err
+		}
+	}
 	switch group + " " + verb {
 	case "raft list-peers":
 		return operatorListPeers(cli, f.masters, stdout)

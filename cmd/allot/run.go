@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log"
-	"net/http"
 	"os"
 	"os/signal"
 	"regexp"
@@ -39,6 +38,7 @@ var statusRE = regexp.MustCompile(`status (\d+)`)
 // knows only 0, 1 and 2), after the framework has been torn down.
 func runRun(args []string, stdout, stderr io.Writer) error {
 	err := runTask(args, stdout, stderr)
+	detachedDone(err)
 	if code, ok := err.(exitCode); ok {
 		os.Exit(int(code))
 	}
@@ -54,6 +54,9 @@ type runOpts struct {
 	role     string
 	timeout  time.Duration
 	failover time.Duration
+	// reconnect bounds the wait for a master after losing one.
+	reconnect time.Duration
+	detach    bool
 }
 
 func parseRunFlags(args []string, stderr io.Writer) (*runOpts, error) {
@@ -66,6 +69,11 @@ func parseRunFlags(args []string, stderr io.Writer) (*runOpts, error) {
 	shell := fs.Bool("shell", false, "run the command through /bin/sh -c (CMD ARGS joined by spaces)")
 	fs.StringVar(&o.role, "role", "*", "role to run in")
 	fs.DurationVar(&o.timeout, "timeout", 0, "give up (and kill the task) after this long; 0 waits forever")
+	name := fs.String("name", "", "the task's name (and its framework's, after \"allot run: \"); default: the command line")
+	var env envFlag
+	fs.Var(&env, "env", "set `K=V` in the task's environment; repeat for more")
+	fs.BoolVar(&o.detach, "detach", false, "print the task's id once it runs and return, leaving a background allot run (its log in the\ntemporary directory) to keep the framework subscribed and tear it down when the task ends;\nallot logs ID --follow prints the task's output")
+	fs.DurationVar(&o.reconnect, "reconnect-timeout", 15*time.Second, "after losing its master (the connection ends, or no HEARTBEAT for 3 of the master's heartbeat\nintervals), give up when no master of --master takes the re-subscription within this long")
 	fs.DurationVar(&o.failover, "failover-timeout", time.Minute, "how long the masters keep the task while allot run is disconnected from them (a master\nfailover, a network cut) before they kill it; allot run re-subscribes within it")
 	addCredFlags(fs, &o.cred)
 	if err := parseFlags(fs, args); err != nil {
@@ -85,21 +93,20 @@ func parseRunFlags(args []string, stderr io.Writer) (*runOpts, error) {
 	if err != nil {
 		return nil, usagef("--cpus/--mem: %v", err)
 	}
-	for _, m := range strings.Split(*masters, ",") {
-		if m = strings.TrimSpace(m); m != "" {
-			o.masters = append(o.masters, m)
-		}
-	}
+	o.masters = splitMasters(*masters)
 	if len(o.masters) == 0 {
 		return nil, usagef("--master: no address")
 	}
-	o.task = runTaskSpec{argv: argv, shell: *shell, need: need}
+	if o.reconnect <= 0 {
+		return nil, usagef("--reconnect-timeout must be positive")
+	}
+	o.task = runTaskSpec{argv: argv, shell: *shell, need: need, name: *name, env: env}
 	return o, nil
 }
 
 // runFirstSubscribe bounds how long allot run tries to reach a master
-// before saying why it cannot; once subscribed it re-subscribes for as
-// long as --failover-timeout keeps its task.
+// before saying why it cannot; once subscribed, --reconnect-timeout bounds
+// each wait for a master after losing one.
 const runFirstSubscribe = 15 * time.Second
 
 func runTask(args []string, stdout, stderr io.Writer) error {
@@ -107,14 +114,15 @@ func runTask(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if o.detach && !isDetachedChild() {
+		return detachRun(args, stdout, stderr)
+	}
 	p := newRunPlanner(o.task, fmt.Sprintf("allot-run-%d", time.Now().UnixNano()), stderr)
+	p.onState = detachedReport()
 	cl, err := newRunClient(o, p, stderr)
 	if err != nil {
 		return err
 	}
-	// hc also reads the task's stdout and stderr from its agent, which
-	// may require the same credential (--authenticate-http-readonly).
-	hc := withCredential(newHTTPClient(0, o.tlsCA), &o.cred)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if o.timeout > 0 {
@@ -136,7 +144,9 @@ func runTask(args []string, stdout, stderr io.Writer) error {
 		<-ended
 		return fmt.Errorf("stopped: %v", ctx.Err())
 	}
+	tail := startSandboxTail(withCredential(newHTTPClient(runTailTimeout, o.tlsCA), &o.cred), cl.ID(), p, stdout, stderr)
 	defer func() {
+		tail.stop()
 		if err := cl.Teardown(); err != nil {
 			fmt.Fprintf(stderr, "allot run: tearing down framework %s: %v (the masters remove it within --failover-timeout)\n", cl.ID(), err)
 		}
@@ -145,14 +155,13 @@ func runTask(args []string, stdout, stderr io.Writer) error {
 	}()
 	select {
 	case st := <-p.done:
-		taskID, _, url, _ := p.current()
-		if url != "" {
-			copySandboxFile(hc, url, cl.ID(), taskID, "stdout", stdout)
-			copySandboxFile(hc, url, cl.ID(), taskID, "stderr", stderr)
-		}
+		tail.stop() // its last pull prints what the task wrote last
 		return taskExit(st)
 	case err := <-ended:
 		ended <- err // for the deferred teardown's wait
+		if errors.Is(err, sched.ErrNoMaster) {
+			return fmt.Errorf("lost the masters: %v; the task may still run until their --failover-timeout (%v) passes", err, o.failover)
+		}
 		if errors.Is(err, sched.ErrRemoved) {
 			return fmt.Errorf("the masters removed framework %s, and with it its task: %v", cl.ID(), err)
 		}
@@ -184,17 +193,6 @@ func taskExit(st mesos.TaskStatus) error {
 	}
 }
 
-func copySandboxFile(hc *http.Client, agentURL, fw, ex, name string, w io.Writer) {
-	resp, err := hc.Get(fmt.Sprintf("%s/files/sandbox?framework_id=%s&executor_id=%s&file=%s", agentURL, fw, ex, name))
-	if err != nil {
-		return
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode == http.StatusOK {
-		io.Copy(w, resp.Body)
-	}
-}
-
 // newRunClient is the sched client of allot run's framework: a failover
 // timeout from --failover-timeout, every master of --master to re-subscribe
 // through, and p reconciled after every subscription.
@@ -216,9 +214,10 @@ func newRunClient(o *runOpts, p *runPlanner, stderr io.Writer) (*sched.Client, e
 	host, _ := os.Hostname()
 	cl, err := sched.New(sched.Config{
 		Masters:               o.masters,
-		Framework:             mesos.FrameworkInfo{User: user, Name: "allot run: " + strings.Join(o.task.argv, " "), Role: &o.role, Hostname: &host},
+		Framework:             mesos.FrameworkInfo{User: user, Name: "allot run: " + o.task.taskName(), Role: &o.role, Hostname: &host},
 		FailoverTimeout:       o.failover,
 		FirstSubscribeTimeout: runFirstSubscribe,
+		ReconnectTimeout:      o.reconnect,
 		TLS:                   tlsCfg,
 		Credential:            credp,
 		Logf:                  log.New(stderr, "allot run: ", 0).Printf,

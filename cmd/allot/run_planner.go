@@ -21,14 +21,34 @@ type runTaskSpec struct {
 	argv  []string
 	shell bool
 	need  resources.Resources
+	name  string   // --name; empty: the command line
+	env   []string // --env K=V
 }
 
 func (s runTaskSpec) command() *mesos.CommandInfo {
+	var ci *mesos.CommandInfo
 	if s.shell {
 		v := strings.Join(s.argv, " ")
-		return &mesos.CommandInfo{Value: &v, Shell: boolp(true)}
+		ci = &mesos.CommandInfo{Value: &v, Shell: boolp(true)}
+	} else {
+		ci = &mesos.CommandInfo{Value: &s.argv[0], Arguments: s.argv, Shell: boolp(false)}
 	}
-	return &mesos.CommandInfo{Value: &s.argv[0], Arguments: s.argv, Shell: boolp(false)}
+	if len(s.env) > 0 {
+		ci.Environment = &mesos.Environment{}
+		for _, kv := range s.env {
+			k, v, _ := strings.Cut(kv, "=")
+			ci.Environment.Variables = append(ci.Environment.Variables, mesos.Environment_Variable{Name: k, Value: &v})
+		}
+	}
+	return ci
+}
+
+// taskName is --name, or the command line.
+func (s runTaskSpec) taskName() string {
+	if s.name != "" {
+		return s.name
+	}
+	return strings.Join(s.argv, " ")
 }
 
 // runRelaunches bounds how often allot run launches its task again after
@@ -47,6 +67,9 @@ type runPlanner struct {
 	// reconcile asks the master about one task, off the event loop (set
 	// once the client exists).
 	reconcile func(taskID, agentID string)
+	// onState, if set, hears every state of the current task (under mu:
+	// it must not call back).
+	onState func(taskID string, st mesos.TaskState)
 
 	mu        sync.Mutex
 	taskID    string
@@ -80,7 +103,7 @@ func (p *runPlanner) Offers(offers []mesos.Offer) []sched.Launch {
 		if o.URL != nil {
 			p.url = tlsconf.URL(o.URL.Scheme == "https", net.JoinHostPort(o.URL.Address.GetHostname(), strconv.Itoa(int(o.URL.Address.GetPort()))), "")
 		}
-		t := mesos.TaskInfo{Name: strings.Join(p.spec.argv, " "), TaskID: mesos.TaskID{Value: p.taskID}, AgentID: o.AgentID,
+		t := mesos.TaskInfo{Name: p.spec.taskName(), TaskID: mesos.TaskID{Value: p.taskID}, AgentID: o.AgentID,
 			Command: p.spec.command(), Resources: resources.ToMesos(p.spec.need, "", "")}
 		fmt.Fprintf(p.log, "task %s launched on agent %s\n", p.taskID, o.AgentID.Value)
 		return []sched.Launch{{Offer: o.ID, Tasks: []mesos.TaskInfo{t}}}
@@ -114,6 +137,7 @@ func (p *runPlanner) Update(st mesos.TaskStatus) {
 		if st.GetState() != mesos.TASK_STAGING {
 			p.confirmed = true
 		}
+		p.tellState(st.GetState())
 		return
 	case p.neverLaunched(st) && p.tries <= runRelaunches:
 		p.launched = false
@@ -121,7 +145,15 @@ func (p *runPlanner) Update(st mesos.TaskStatus) {
 		return
 	}
 	p.finished = true
+	p.tellState(st.GetState())
 	p.done <- st
+}
+
+// tellState hands a state of the current task to onState. Caller holds p.mu.
+func (p *runPlanner) tellState(st mesos.TaskState) {
+	if p.onState != nil {
+		p.onState(p.taskID, st)
+	}
 }
 
 // neverLaunched reports whether st is a reconciliation's answer that the

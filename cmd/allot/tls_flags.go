@@ -60,7 +60,7 @@ func usesTLS(cli *http.Client) bool {
 
 // masterURL is the URL of path on the master at addr for cli.
 func masterURL(cli *http.Client, addr, path string) string {
-	return tlsconf.URL(usesTLS(cli), addr, path)
+	return tlsconf.URL(usesTLS(cli), withDefaultPort(addr), path)
 }
 
 type failingTransport struct{ err error }

@@ -34,6 +34,7 @@ import (
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 
+	"github.com/allot-sched/allot/examples/internal/exampleutil"
 	"github.com/allot-sched/allot/framework/sched"
 )
 
@@ -172,7 +173,11 @@ func submit(args []string) error {
 	role, host := "*", "localhost"
 	info := mesos.FrameworkInfo{Name: *name, Role: &role, Hostname: &host,
 		Labels: &mesos.Labels{Labels: []mesos.Label{{Key: jobTypeLabel, Value: typ}}}}
-	cl, err := sched.New(sched.Config{Masters: []string{*master}, Framework: info,
+	cred, err := exampleutil.CredentialFromEnv()
+	if err != nil {
+		return err
+	}
+	cl, err := sched.New(sched.Config{Masters: []string{*master}, Framework: info, Credential: cred,
 		Demand: &sched.Demand{Resources: taskResources(), Tasks: *tasks},
 		Logf:   func(string, ...any) {}}, p)
 	if err != nil {

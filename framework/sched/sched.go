@@ -85,6 +85,12 @@ type Config struct {
 	// ReconnectBackoffMax caps the delay between subscription attempts
 	// (default 5s).
 	ReconnectBackoffMax time.Duration
+	// ReconnectTimeout, if set, bounds how long Run keeps re-subscribing
+	// after a subscription ended (the master died, went silent for a few
+	// heartbeats, or lost leadership): once no master has taken the
+	// subscription this long, Run returns ErrNoMaster. Zero retries for
+	// ever, as a long-running framework should.
+	ReconnectTimeout time.Duration
 	// FirstSubscribeTimeout, if set, bounds the first subscription: Run
 	// returns the last error once none has succeeded this long after it
 	// started, and at once when a master refuses the SUBSCRIBE (400, 401,
@@ -242,10 +248,18 @@ func (c *Client) Run(ctx context.Context) error {
 	go c.acker(ctx)
 	backoff := 100 * time.Millisecond
 	begun := time.Now()
+	var lost reconnectClock
 	for attempt := 0; ; attempt++ {
-		master := c.cfg.Leader(ctx, c.cfg.Masters[attempt%len(c.cfg.Masters)])
+		session := c.sessionCount()
+		actx, endAttempt := c.attemptContext(ctx, &lost, session)
+		master := c.cfg.Leader(actx, c.cfg.Masters[attempt%len(c.cfg.Masters)])
 		started := time.Now()
-		err := c.serve(ctx, tlsconf.URL(c.cfg.TLS != nil, master, "/api/v1/scheduler"))
+		err := c.serve(actx, tlsconf.URL(c.cfg.TLS != nil, master, "/api/v1/scheduler"))
+		endAttempt()
+		lost.ended(session != c.sessionCount())
+		if errors.Is(err, context.Canceled) && ctx.Err() == nil {
+			err = fmt.Errorf("master at %s did not answer within --reconnect-timeout", master)
+		}
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
@@ -264,6 +278,9 @@ func (c *Client) Run(ctx context.Context) error {
 		}
 		if c.ID() == "" && c.cfg.FirstSubscribeTimeout > 0 && (refused(err) || time.Since(begun) >= c.cfg.FirstSubscribeTimeout) {
 			return tlsconf.Explain(err, "master at "+master)
+		}
+		if c.ID() != "" && lost.expired(c.cfg.ReconnectTimeout) {
+			return fmt.Errorf("%w for %v (last: %v)", ErrNoMaster, c.cfg.ReconnectTimeout, tlsconf.Explain(err, "master at "+master))
 		}
 		if time.Since(started) > 10*time.Second {
 			backoff = 100 * time.Millisecond // the last session was healthy

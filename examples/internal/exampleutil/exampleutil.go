@@ -29,6 +29,7 @@ type Flags struct {
 	Backoff bool
 	// The elastic policy (--elastic and iSpark's parameters).
 	Elastic ElasticFlags
+	auth    authFlags
 }
 
 // Register adds the shared flags to fs.
@@ -51,6 +52,7 @@ func (f *Flags) Register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.Backoff, "backoff", false, "with --master: Prophet's task backoff: dispatch fewer tasks to executors predicted to overuse an agent's disk or network while it delivers far below capacity yet stays busy (reads the master's /state usage rates)")
 	fs.StringVar(&f.Placement, "placement", "first", "with --master: choose agents among held offers by offer order (first) or by Prophet's score against the master's /timelines and the declared profile (prophet)")
 	f.Elastic.Register(fs)
+	f.auth.register(fs)
 }
 
 // Context starts a driver for app from the flags.
@@ -62,6 +64,11 @@ func (f *Flags) Context(app string) (*framework.Context, error) {
 		Dynamic: f.Dynamic, MinExecutors: f.MinExecutors, MaxExecutors: f.MaxExecutors, IdleTimeout: f.IdleTimeout, BacklogTimeout: f.BacklogTimeout,
 		ExecutorBinary: f.ExecutorBinary, EventLogDir: f.EventLogDir, DemandModel: f.DemandModel, InputBytes: f.InputBytes}
 	cfg.Placement, cfg.Backoff = f.Placement, f.Backoff
+	cred, err := f.auth.credential()
+	if err != nil {
+		return nil, err
+	}
+	cfg.Credential, cfg.TLSCA = cred, f.auth.tlsCA
 	if f.Quiet {
 		cfg.Logf = func(string, ...any) {}
 	}
