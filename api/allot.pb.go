@@ -55,6 +55,12 @@ const (
 	// that the master declared lost) from the live tasks to its framework's
 	// completed history (Command.task), which keeps the newest Command.limit.
 	CommandType_TASK_COMPLETE CommandType = 10
+	// QUOTA_UPDATE sets the quota of every role in Command.quotas at once
+	// (Mesos's UPDATE_QUOTA is all-or-nothing); a record with neither
+	// guarantees nor limits resets its role to the default (no quota).
+	// Numbered apart from the others so that commands other features add at
+	// the same time do not collide with it.
+	CommandType_QUOTA_UPDATE CommandType = 27
 )
 
 // Enum value maps for CommandType.
@@ -71,6 +77,7 @@ var (
 		8:  "BATCH",
 		9:  "POLICY_SET",
 		10: "TASK_COMPLETE",
+		27: "QUOTA_UPDATE",
 	}
 	CommandType_value = map[string]int32{
 		"COMMAND_UNKNOWN":  0,
@@ -84,6 +91,7 @@ var (
 		"BATCH":            8,
 		"POLICY_SET":       9,
 		"TASK_COMPLETE":    10,
+		"QUOTA_UPDATE":     27,
 	}
 )
 
@@ -272,7 +280,9 @@ type Command struct {
 	// completed tasks of the newest limit removed frameworks. 0: Mesos's
 	// defaults (1000 tasks, 50 frameworks). In the command, not in each
 	// master's flags, so that every replica trims the same records.
-	Limit         int32 `protobuf:"varint,9,opt,name=limit,proto3" json:"limit,omitempty"`
+	Limit int32 `protobuf:"varint,9,opt,name=limit,proto3" json:"limit,omitempty"`
+	// quotas are QUOTA_UPDATE's roles.
+	Quotas        []*QuotaRecord `protobuf:"bytes,27,rep,name=quotas,proto3" json:"quotas,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -368,6 +378,13 @@ func (x *Command) GetLimit() int32 {
 		return x.Limit
 	}
 	return 0
+}
+
+func (x *Command) GetQuotas() []*QuotaRecord {
+	if x != nil {
+		return x.Quotas
+	}
+	return nil
 }
 
 type AgentRecord struct {
@@ -807,6 +824,78 @@ func (x *PolicyRecord) GetUpdatedUnixNano() int64 {
 	return 0
 }
 
+// QuotaRecord is one role's quota as Mesos's quota.QuotaConfig has it:
+// scalar resource name -> amount. A name absent from limits has no limit;
+// one present with 0 is limited to nothing.
+type QuotaRecord struct {
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	Role       string                 `protobuf:"bytes,1,opt,name=role,proto3" json:"role,omitempty"`
+	Guarantees map[string]float64     `protobuf:"bytes,2,rep,name=guarantees,proto3" json:"guarantees,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"fixed64,2,opt,name=value"`
+	Limits     map[string]float64     `protobuf:"bytes,3,rep,name=limits,proto3" json:"limits,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"fixed64,2,opt,name=value"`
+	// principal is who set it (Mesos's QuotaInfo.principal), "" unauthenticated.
+	Principal     string `protobuf:"bytes,4,opt,name=principal,proto3" json:"principal,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *QuotaRecord) Reset() {
+	*x = QuotaRecord{}
+	mi := &file_allot_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *QuotaRecord) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*QuotaRecord) ProtoMessage() {}
+
+func (x *QuotaRecord) ProtoReflect() protoreflect.Message {
+	mi := &file_allot_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use QuotaRecord.ProtoReflect.Descriptor instead.
+func (*QuotaRecord) Descriptor() ([]byte, []int) {
+	return file_allot_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *QuotaRecord) GetRole() string {
+	if x != nil {
+		return x.Role
+	}
+	return ""
+}
+
+func (x *QuotaRecord) GetGuarantees() map[string]float64 {
+	if x != nil {
+		return x.Guarantees
+	}
+	return nil
+}
+
+func (x *QuotaRecord) GetLimits() map[string]float64 {
+	if x != nil {
+		return x.Limits
+	}
+	return nil
+}
+
+func (x *QuotaRecord) GetPrincipal() string {
+	if x != nil {
+		return x.Principal
+	}
+	return ""
+}
+
 // SnapshotRecord is one record of a registry snapshot; a snapshot is a
 // stream of them, each framed as RecordIO ("<len>\n<bytes>").
 type SnapshotRecord struct {
@@ -820,6 +909,7 @@ type SnapshotRecord struct {
 	//	*SnapshotRecord_Policy
 	//	*SnapshotRecord_CompletedTask
 	//	*SnapshotRecord_RemovedAgent
+	//	*SnapshotRecord_Quota
 	Record        isSnapshotRecord_Record `protobuf_oneof:"record"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -827,7 +917,7 @@ type SnapshotRecord struct {
 
 func (x *SnapshotRecord) Reset() {
 	*x = SnapshotRecord{}
-	mi := &file_allot_proto_msgTypes[6]
+	mi := &file_allot_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -839,7 +929,7 @@ func (x *SnapshotRecord) String() string {
 func (*SnapshotRecord) ProtoMessage() {}
 
 func (x *SnapshotRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_allot_proto_msgTypes[6]
+	mi := &file_allot_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -852,7 +942,7 @@ func (x *SnapshotRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SnapshotRecord.ProtoReflect.Descriptor instead.
 func (*SnapshotRecord) Descriptor() ([]byte, []int) {
-	return file_allot_proto_rawDescGZIP(), []int{6}
+	return file_allot_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *SnapshotRecord) GetRecord() isSnapshotRecord_Record {
@@ -925,6 +1015,15 @@ func (x *SnapshotRecord) GetRemovedAgent() string {
 	return ""
 }
 
+func (x *SnapshotRecord) GetQuota() *QuotaRecord {
+	if x != nil {
+		if x, ok := x.Record.(*SnapshotRecord_Quota); ok {
+			return x.Quota
+		}
+	}
+	return nil
+}
+
 type isSnapshotRecord_Record interface {
 	isSnapshotRecord_Record()
 }
@@ -961,6 +1060,11 @@ type SnapshotRecord_RemovedAgent struct {
 	RemovedAgent string `protobuf:"bytes,7,opt,name=removed_agent,json=removedAgent,proto3,oneof"`
 }
 
+type SnapshotRecord_Quota struct {
+	// quota is one role's quota (QUOTA_UPDATE), roles in name order.
+	Quota *QuotaRecord `protobuf:"bytes,27,opt,name=quota,proto3,oneof"`
+}
+
 func (*SnapshotRecord_Agent) isSnapshotRecord_Record() {}
 
 func (*SnapshotRecord_Framework) isSnapshotRecord_Record() {}
@@ -974,6 +1078,8 @@ func (*SnapshotRecord_Policy) isSnapshotRecord_Record() {}
 func (*SnapshotRecord_CompletedTask) isSnapshotRecord_Record() {}
 
 func (*SnapshotRecord_RemovedAgent) isSnapshotRecord_Record() {}
+
+func (*SnapshotRecord_Quota) isSnapshotRecord_Record() {}
 
 type AgentCall struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
@@ -1000,7 +1106,7 @@ type AgentCall struct {
 
 func (x *AgentCall) Reset() {
 	*x = AgentCall{}
-	mi := &file_allot_proto_msgTypes[7]
+	mi := &file_allot_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1012,7 +1118,7 @@ func (x *AgentCall) String() string {
 func (*AgentCall) ProtoMessage() {}
 
 func (x *AgentCall) ProtoReflect() protoreflect.Message {
-	mi := &file_allot_proto_msgTypes[7]
+	mi := &file_allot_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1025,7 +1131,7 @@ func (x *AgentCall) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentCall.ProtoReflect.Descriptor instead.
 func (*AgentCall) Descriptor() ([]byte, []int) {
-	return file_allot_proto_rawDescGZIP(), []int{7}
+	return file_allot_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *AgentCall) GetType() AgentCallType {
@@ -1145,7 +1251,7 @@ type Usage struct {
 
 func (x *Usage) Reset() {
 	*x = Usage{}
-	mi := &file_allot_proto_msgTypes[8]
+	mi := &file_allot_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1157,7 +1263,7 @@ func (x *Usage) String() string {
 func (*Usage) ProtoMessage() {}
 
 func (x *Usage) ProtoReflect() protoreflect.Message {
-	mi := &file_allot_proto_msgTypes[8]
+	mi := &file_allot_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1170,7 +1276,7 @@ func (x *Usage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Usage.ProtoReflect.Descriptor instead.
 func (*Usage) Descriptor() ([]byte, []int) {
-	return file_allot_proto_rawDescGZIP(), []int{8}
+	return file_allot_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *Usage) GetCpusUserSeconds() float64 {
@@ -1313,7 +1419,7 @@ type ExecutorUsage struct {
 
 func (x *ExecutorUsage) Reset() {
 	*x = ExecutorUsage{}
-	mi := &file_allot_proto_msgTypes[9]
+	mi := &file_allot_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1325,7 +1431,7 @@ func (x *ExecutorUsage) String() string {
 func (*ExecutorUsage) ProtoMessage() {}
 
 func (x *ExecutorUsage) ProtoReflect() protoreflect.Message {
-	mi := &file_allot_proto_msgTypes[9]
+	mi := &file_allot_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1338,7 +1444,7 @@ func (x *ExecutorUsage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecutorUsage.ProtoReflect.Descriptor instead.
 func (*ExecutorUsage) Descriptor() ([]byte, []int) {
-	return file_allot_proto_rawDescGZIP(), []int{9}
+	return file_allot_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *ExecutorUsage) GetFrameworkId() string {
@@ -1443,7 +1549,7 @@ type AgentEvent struct {
 
 func (x *AgentEvent) Reset() {
 	*x = AgentEvent{}
-	mi := &file_allot_proto_msgTypes[10]
+	mi := &file_allot_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1455,7 +1561,7 @@ func (x *AgentEvent) String() string {
 func (*AgentEvent) ProtoMessage() {}
 
 func (x *AgentEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_allot_proto_msgTypes[10]
+	mi := &file_allot_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1468,7 +1574,7 @@ func (x *AgentEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentEvent.ProtoReflect.Descriptor instead.
 func (*AgentEvent) Descriptor() ([]byte, []int) {
-	return file_allot_proto_rawDescGZIP(), []int{10}
+	return file_allot_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *AgentEvent) GetType() AgentEventType {
@@ -1579,7 +1685,7 @@ type AppDemand struct {
 
 func (x *AppDemand) Reset() {
 	*x = AppDemand{}
-	mi := &file_allot_proto_msgTypes[11]
+	mi := &file_allot_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1591,7 +1697,7 @@ func (x *AppDemand) String() string {
 func (*AppDemand) ProtoMessage() {}
 
 func (x *AppDemand) ProtoReflect() protoreflect.Message {
-	mi := &file_allot_proto_msgTypes[11]
+	mi := &file_allot_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1604,7 +1710,7 @@ func (x *AppDemand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppDemand.ProtoReflect.Descriptor instead.
 func (*AppDemand) Descriptor() ([]byte, []int) {
-	return file_allot_proto_rawDescGZIP(), []int{11}
+	return file_allot_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *AppDemand) GetExecutors() int32 {
@@ -1652,7 +1758,7 @@ type ProfileStage struct {
 
 func (x *ProfileStage) Reset() {
 	*x = ProfileStage{}
-	mi := &file_allot_proto_msgTypes[12]
+	mi := &file_allot_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1664,7 +1770,7 @@ func (x *ProfileStage) String() string {
 func (*ProfileStage) ProtoMessage() {}
 
 func (x *ProfileStage) ProtoReflect() protoreflect.Message {
-	mi := &file_allot_proto_msgTypes[12]
+	mi := &file_allot_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1677,7 +1783,7 @@ func (x *ProfileStage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProfileStage.ProtoReflect.Descriptor instead.
 func (*ProfileStage) Descriptor() ([]byte, []int) {
-	return file_allot_proto_rawDescGZIP(), []int{12}
+	return file_allot_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *ProfileStage) GetStartNanos() int64 {
@@ -1735,7 +1841,7 @@ type JobSize struct {
 
 func (x *JobSize) Reset() {
 	*x = JobSize{}
-	mi := &file_allot_proto_msgTypes[13]
+	mi := &file_allot_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1747,7 +1853,7 @@ func (x *JobSize) String() string {
 func (*JobSize) ProtoMessage() {}
 
 func (x *JobSize) ProtoReflect() protoreflect.Message {
-	mi := &file_allot_proto_msgTypes[13]
+	mi := &file_allot_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1760,7 +1866,7 @@ func (x *JobSize) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobSize.ProtoReflect.Descriptor instead.
 func (*JobSize) Descriptor() ([]byte, []int) {
-	return file_allot_proto_rawDescGZIP(), []int{13}
+	return file_allot_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *JobSize) GetJob() string {
@@ -1809,7 +1915,7 @@ var File_allot_proto protoreflect.FileDescriptor
 
 const file_allot_proto_rawDesc = "" +
 	"\n" +
-	"\vallot.proto\x12\ballot.v1\"\xf3\x02\n" +
+	"\vallot.proto\x12\ballot.v1\"\xa2\x03\n" +
 	"\aCommand\x12)\n" +
 	"\x04type\x18\x01 \x01(\x0e2\x15.allot.v1.CommandTypeR\x04type\x12+\n" +
 	"\x05agent\x18\x02 \x01(\v2\x15.allot.v1.AgentRecordR\x05agent\x127\n" +
@@ -1819,7 +1925,8 @@ const file_allot_proto_rawDesc = "" +
 	"\x02id\x18\x06 \x01(\tR\x02id\x12'\n" +
 	"\x05batch\x18\a \x03(\v2\x11.allot.v1.CommandR\x05batch\x12.\n" +
 	"\x06policy\x18\b \x01(\v2\x16.allot.v1.PolicyRecordR\x06policy\x12\x14\n" +
-	"\x05limit\x18\t \x01(\x05R\x05limit\"\xc7\x02\n" +
+	"\x05limit\x18\t \x01(\x05R\x05limit\x12-\n" +
+	"\x06quotas\x18\x1b \x03(\v2\x15.allot.v1.QuotaRecordR\x06quotas\"\xc7\x02\n" +
 	"\vAgentRecord\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1a\n" +
 	"\bhostname\x18\x02 \x01(\tR\bhostname\x12\x18\n" +
@@ -1866,7 +1973,20 @@ const file_allot_proto_rawDesc = "" +
 	"\fPolicyRecord\x12\x16\n" +
 	"\x06sorter\x18\x01 \x01(\tR\x06sorter\x12\x14\n" +
 	"\x05state\x18\x02 \x01(\fR\x05state\x12*\n" +
-	"\x11updated_unix_nano\x18\x03 \x01(\x03R\x0fupdatedUnixNano\"\xfa\x02\n" +
+	"\x11updated_unix_nano\x18\x03 \x01(\x03R\x0fupdatedUnixNano\"\xbb\x02\n" +
+	"\vQuotaRecord\x12\x12\n" +
+	"\x04role\x18\x01 \x01(\tR\x04role\x12E\n" +
+	"\n" +
+	"guarantees\x18\x02 \x03(\v2%.allot.v1.QuotaRecord.GuaranteesEntryR\n" +
+	"guarantees\x129\n" +
+	"\x06limits\x18\x03 \x03(\v2!.allot.v1.QuotaRecord.LimitsEntryR\x06limits\x12\x1c\n" +
+	"\tprincipal\x18\x04 \x01(\tR\tprincipal\x1a=\n" +
+	"\x0fGuaranteesEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\x1a9\n" +
+	"\vLimitsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\"\xa9\x03\n" +
 	"\x0eSnapshotRecord\x12-\n" +
 	"\x05agent\x18\x01 \x01(\v2\x15.allot.v1.AgentRecordH\x00R\x05agent\x129\n" +
 	"\tframework\x18\x02 \x01(\v2\x19.allot.v1.FrameworkRecordH\x00R\tframework\x12*\n" +
@@ -1874,7 +1994,8 @@ const file_allot_proto_rawDesc = "" +
 	"\x06config\x18\x04 \x01(\v2\x16.allot.v1.ConfigRecordH\x00R\x06config\x120\n" +
 	"\x06policy\x18\x05 \x01(\v2\x16.allot.v1.PolicyRecordH\x00R\x06policy\x12=\n" +
 	"\x0ecompleted_task\x18\x06 \x01(\v2\x14.allot.v1.TaskRecordH\x00R\rcompletedTask\x12%\n" +
-	"\rremoved_agent\x18\a \x01(\tH\x00R\fremovedAgentB\b\n" +
+	"\rremoved_agent\x18\a \x01(\tH\x00R\fremovedAgent\x12-\n" +
+	"\x05quota\x18\x1b \x01(\v2\x15.allot.v1.QuotaRecordH\x00R\x05quotaB\b\n" +
 	"\x06record\"\x8f\x03\n" +
 	"\tAgentCall\x12+\n" +
 	"\x04type\x18\x01 \x01(\x0e2\x17.allot.v1.AgentCallTypeR\x04type\x12\x19\n" +
@@ -1962,7 +2083,7 @@ const file_allot_proto_rawDesc = "" +
 	"\tsize_mb_s\x18\x03 \x01(\x01R\asizeMbS\x12\x15\n" +
 	"\x06apb_mb\x18\x04 \x01(\x01R\x05apbMb\x12\x13\n" +
 	"\x05am_mb\x18\x05 \x01(\x01R\x04amMb\x12\x19\n" +
-	"\bapb_cpus\x18\x06 \x01(\x01R\aapbCpus*\xd2\x01\n" +
+	"\bapb_cpus\x18\x06 \x01(\x01R\aapbCpus*\xe4\x01\n" +
 	"\vCommandType\x12\x13\n" +
 	"\x0fCOMMAND_UNKNOWN\x10\x00\x12\x10\n" +
 	"\fAGENT_UPSERT\x10\x01\x12\x10\n" +
@@ -1977,7 +2098,8 @@ const file_allot_proto_rawDesc = "" +
 	"\n" +
 	"POLICY_SET\x10\t\x12\x11\n" +
 	"\rTASK_COMPLETE\x10\n" +
-	"*\x8f\x01\n" +
+	"\x12\x10\n" +
+	"\fQUOTA_UPDATE\x10\x1b*\x8f\x01\n" +
 	"\rAgentCallType\x12\x16\n" +
 	"\x12AGENT_CALL_UNKNOWN\x10\x00\x12\f\n" +
 	"\bREGISTER\x10\x01\x12\x11\n" +
@@ -2011,7 +2133,7 @@ func file_allot_proto_rawDescGZIP() []byte {
 }
 
 var file_allot_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_allot_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
+var file_allot_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
 var file_allot_proto_goTypes = []any{
 	(CommandType)(0),        // 0: allot.v1.CommandType
 	(AgentCallType)(0),      // 1: allot.v1.AgentCallType
@@ -2022,16 +2144,19 @@ var file_allot_proto_goTypes = []any{
 	(*TaskRecord)(nil),      // 6: allot.v1.TaskRecord
 	(*ConfigRecord)(nil),    // 7: allot.v1.ConfigRecord
 	(*PolicyRecord)(nil),    // 8: allot.v1.PolicyRecord
-	(*SnapshotRecord)(nil),  // 9: allot.v1.SnapshotRecord
-	(*AgentCall)(nil),       // 10: allot.v1.AgentCall
-	(*Usage)(nil),           // 11: allot.v1.Usage
-	(*ExecutorUsage)(nil),   // 12: allot.v1.ExecutorUsage
-	(*AgentEvent)(nil),      // 13: allot.v1.AgentEvent
-	(*AppDemand)(nil),       // 14: allot.v1.AppDemand
-	(*ProfileStage)(nil),    // 15: allot.v1.ProfileStage
-	(*JobSize)(nil),         // 16: allot.v1.JobSize
-	nil,                     // 17: allot.v1.AgentRecord.AttributesEntry
-	nil,                     // 18: allot.v1.ConfigRecord.WeightsEntry
+	(*QuotaRecord)(nil),     // 9: allot.v1.QuotaRecord
+	(*SnapshotRecord)(nil),  // 10: allot.v1.SnapshotRecord
+	(*AgentCall)(nil),       // 11: allot.v1.AgentCall
+	(*Usage)(nil),           // 12: allot.v1.Usage
+	(*ExecutorUsage)(nil),   // 13: allot.v1.ExecutorUsage
+	(*AgentEvent)(nil),      // 14: allot.v1.AgentEvent
+	(*AppDemand)(nil),       // 15: allot.v1.AppDemand
+	(*ProfileStage)(nil),    // 16: allot.v1.ProfileStage
+	(*JobSize)(nil),         // 17: allot.v1.JobSize
+	nil,                     // 18: allot.v1.AgentRecord.AttributesEntry
+	nil,                     // 19: allot.v1.ConfigRecord.WeightsEntry
+	nil,                     // 20: allot.v1.QuotaRecord.GuaranteesEntry
+	nil,                     // 21: allot.v1.QuotaRecord.LimitsEntry
 }
 var file_allot_proto_depIdxs = []int32{
 	0,  // 0: allot.v1.Command.type:type_name -> allot.v1.CommandType
@@ -2041,29 +2166,33 @@ var file_allot_proto_depIdxs = []int32{
 	7,  // 4: allot.v1.Command.config:type_name -> allot.v1.ConfigRecord
 	3,  // 5: allot.v1.Command.batch:type_name -> allot.v1.Command
 	8,  // 6: allot.v1.Command.policy:type_name -> allot.v1.PolicyRecord
-	17, // 7: allot.v1.AgentRecord.attributes:type_name -> allot.v1.AgentRecord.AttributesEntry
-	14, // 8: allot.v1.FrameworkRecord.app_demand:type_name -> allot.v1.AppDemand
-	16, // 9: allot.v1.FrameworkRecord.job_size:type_name -> allot.v1.JobSize
-	18, // 10: allot.v1.ConfigRecord.weights:type_name -> allot.v1.ConfigRecord.WeightsEntry
-	4,  // 11: allot.v1.SnapshotRecord.agent:type_name -> allot.v1.AgentRecord
-	5,  // 12: allot.v1.SnapshotRecord.framework:type_name -> allot.v1.FrameworkRecord
-	6,  // 13: allot.v1.SnapshotRecord.task:type_name -> allot.v1.TaskRecord
-	7,  // 14: allot.v1.SnapshotRecord.config:type_name -> allot.v1.ConfigRecord
-	8,  // 15: allot.v1.SnapshotRecord.policy:type_name -> allot.v1.PolicyRecord
-	6,  // 16: allot.v1.SnapshotRecord.completed_task:type_name -> allot.v1.TaskRecord
-	1,  // 17: allot.v1.AgentCall.type:type_name -> allot.v1.AgentCallType
-	4,  // 18: allot.v1.AgentCall.agent:type_name -> allot.v1.AgentRecord
-	6,  // 19: allot.v1.AgentCall.tasks:type_name -> allot.v1.TaskRecord
-	11, // 20: allot.v1.AgentCall.usage:type_name -> allot.v1.Usage
-	10, // 21: allot.v1.AgentCall.batch:type_name -> allot.v1.AgentCall
-	12, // 22: allot.v1.Usage.executors:type_name -> allot.v1.ExecutorUsage
-	2,  // 23: allot.v1.AgentEvent.type:type_name -> allot.v1.AgentEventType
-	15, // 24: allot.v1.AppDemand.stages:type_name -> allot.v1.ProfileStage
-	25, // [25:25] is the sub-list for method output_type
-	25, // [25:25] is the sub-list for method input_type
-	25, // [25:25] is the sub-list for extension type_name
-	25, // [25:25] is the sub-list for extension extendee
-	0,  // [0:25] is the sub-list for field type_name
+	9,  // 7: allot.v1.Command.quotas:type_name -> allot.v1.QuotaRecord
+	18, // 8: allot.v1.AgentRecord.attributes:type_name -> allot.v1.AgentRecord.AttributesEntry
+	15, // 9: allot.v1.FrameworkRecord.app_demand:type_name -> allot.v1.AppDemand
+	17, // 10: allot.v1.FrameworkRecord.job_size:type_name -> allot.v1.JobSize
+	19, // 11: allot.v1.ConfigRecord.weights:type_name -> allot.v1.ConfigRecord.WeightsEntry
+	20, // 12: allot.v1.QuotaRecord.guarantees:type_name -> allot.v1.QuotaRecord.GuaranteesEntry
+	21, // 13: allot.v1.QuotaRecord.limits:type_name -> allot.v1.QuotaRecord.LimitsEntry
+	4,  // 14: allot.v1.SnapshotRecord.agent:type_name -> allot.v1.AgentRecord
+	5,  // 15: allot.v1.SnapshotRecord.framework:type_name -> allot.v1.FrameworkRecord
+	6,  // 16: allot.v1.SnapshotRecord.task:type_name -> allot.v1.TaskRecord
+	7,  // 17: allot.v1.SnapshotRecord.config:type_name -> allot.v1.ConfigRecord
+	8,  // 18: allot.v1.SnapshotRecord.policy:type_name -> allot.v1.PolicyRecord
+	6,  // 19: allot.v1.SnapshotRecord.completed_task:type_name -> allot.v1.TaskRecord
+	9,  // 20: allot.v1.SnapshotRecord.quota:type_name -> allot.v1.QuotaRecord
+	1,  // 21: allot.v1.AgentCall.type:type_name -> allot.v1.AgentCallType
+	4,  // 22: allot.v1.AgentCall.agent:type_name -> allot.v1.AgentRecord
+	6,  // 23: allot.v1.AgentCall.tasks:type_name -> allot.v1.TaskRecord
+	12, // 24: allot.v1.AgentCall.usage:type_name -> allot.v1.Usage
+	11, // 25: allot.v1.AgentCall.batch:type_name -> allot.v1.AgentCall
+	13, // 26: allot.v1.Usage.executors:type_name -> allot.v1.ExecutorUsage
+	2,  // 27: allot.v1.AgentEvent.type:type_name -> allot.v1.AgentEventType
+	16, // 28: allot.v1.AppDemand.stages:type_name -> allot.v1.ProfileStage
+	29, // [29:29] is the sub-list for method output_type
+	29, // [29:29] is the sub-list for method input_type
+	29, // [29:29] is the sub-list for extension type_name
+	29, // [29:29] is the sub-list for extension extendee
+	0,  // [0:29] is the sub-list for field type_name
 }
 
 func init() { file_allot_proto_init() }
@@ -2071,7 +2200,7 @@ func file_allot_proto_init() {
 	if File_allot_proto != nil {
 		return
 	}
-	file_allot_proto_msgTypes[6].OneofWrappers = []any{
+	file_allot_proto_msgTypes[7].OneofWrappers = []any{
 		(*SnapshotRecord_Agent)(nil),
 		(*SnapshotRecord_Framework)(nil),
 		(*SnapshotRecord_Task)(nil),
@@ -2079,6 +2208,7 @@ func file_allot_proto_init() {
 		(*SnapshotRecord_Policy)(nil),
 		(*SnapshotRecord_CompletedTask)(nil),
 		(*SnapshotRecord_RemovedAgent)(nil),
+		(*SnapshotRecord_Quota)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -2086,7 +2216,7 @@ func file_allot_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_allot_proto_rawDesc), len(file_allot_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   16,
+			NumMessages:   19,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

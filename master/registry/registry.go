@@ -31,6 +31,8 @@ type Registry struct {
 	policy     *api.PolicyRecord // nil until the first POLICY_SET (the master's policy.go)
 	// hist is the completed tasks and the removed agents (history.go).
 	hist registryHistory
+	// quotas is every role's quota but the default, by role (quota.go).
+	quotas map[string]*api.QuotaRecord
 	// applyObs, if set before raft starts, observes how long each log
 	// entry takes to apply (on every master, leader or not).
 	applyObs func(time.Duration)
@@ -45,6 +47,7 @@ func NewRegistry() *Registry {
 		frameworks: map[string]*api.FrameworkRecord{},
 		tasks:      map[string]*api.TaskRecord{},
 		config:     &api.ConfigRecord{},
+		quotas:     map[string]*api.QuotaRecord{},
 		hist:       newRegistryHistory(),
 	}
 }
@@ -149,6 +152,8 @@ func (r *Registry) applyLocked(c *api.Command, depth int) error {
 			return fmt.Errorf("registry: POLICY_SET without a policy record")
 		}
 		r.policy = c.Policy
+	case api.CommandType_QUOTA_UPDATE:
+		return r.applyQuotaLocked(c)
 	default:
 		return fmt.Errorf("registry: unknown command type %d", c.GetType())
 	}
@@ -160,7 +165,7 @@ func (r *Registry) applyLocked(c *api.Command, depth int) error {
 func (r *Registry) Size() int {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	n := 1 + len(r.agents) + len(r.frameworks) + len(r.tasks) + len(r.hist.removedOrder)
+	n := 1 + len(r.agents) + len(r.frameworks) + len(r.tasks) + len(r.quotas) + len(r.hist.removedOrder)
 	for _, list := range r.hist.completed {
 		n += len(list)
 	}
@@ -238,6 +243,7 @@ func (r *Registry) records() []*api.SnapshotRecord {
 	if p := r.Policy(); p != nil {
 		out = append(out, &api.SnapshotRecord{Record: &api.SnapshotRecord_Policy{Policy: p}})
 	}
+	out = append(out, r.quotaSnapshotRecords()...)
 	return append(out, r.historyRecords()...)
 }
 
@@ -282,7 +288,7 @@ func (r *Registry) Restore(rc io.ReadCloser) error {
 	}
 	r.mu.Lock()
 	r.agents, r.frameworks, r.tasks, r.config = next.agents, next.frameworks, next.tasks, next.config
-	r.policy = next.policy
+	r.policy, r.quotas = next.policy, next.quotas
 	next.hist.restored(next.frameworks)
 	r.hist = next.hist
 	r.mu.Unlock()
@@ -314,6 +320,8 @@ func (r *Registry) put(rec *api.SnapshotRecord) error {
 		r.hist.restoreTask(x.CompletedTask)
 	case *api.SnapshotRecord_RemovedAgent:
 		r.hist.removeAgent(x.RemovedAgent)
+	case *api.SnapshotRecord_Quota:
+		r.quotas[x.Quota.GetRole()] = x.Quota
 	default:
 		return errors.New("unknown record type")
 	}
