@@ -24,6 +24,12 @@ type agent struct {
 	view    sorter.Agent
 	version uint32 // bumped on every change of avail during a cycle
 	npend   int32  // holdings with pending tasks this cycle
+	// pools are the agent's reservations by role (reserve.go), poolNames
+	// their roles sorted; parts say, in role mode only, who holds what
+	// for which role from which pool.
+	pools     map[string]*pool
+	poolNames []string
+	parts     []part
 }
 
 // holding is what one framework holds on one agent. Scalars are inline and
@@ -65,7 +71,9 @@ type filter struct {
 type framework struct {
 	id         string
 	idx        int32
-	role       string
+	role       string          // the first of roles: its weight is the framework's
+	roles      []string        // every role it is subscribed to (MULTI_ROLE)
+	roff       map[string]bool // roles suppressed, nil if none
 	active     bool
 	suppressed bool
 	alloc      resources.Resources // scalars only: ports are tracked per agent
@@ -117,6 +125,17 @@ type Allocator struct {
 	// classCrit is that criterion, nil when the path does not use them.
 	classes   map[resources.Vector]*classOrder
 	classCrit sorter.CapacityScored
+
+	// roles (roles.go): the tree by name, its top level, the roles with
+	// quota, and what decides role mode (settleRoleMode)
+	roleTree       map[string]*roleNode
+	roleTop        []*roleNode
+	roleOrderDirty bool
+	quotas         map[string]bool
+	nMulti, nHier  int // frameworks with several roles, with a nested role
+	nResvAgents    int // agents with reservations
+	rm             bool
+	rc             roleCycle // per-cycle state of the role-aware fill
 
 	// scratch reused across cycles
 	perm      []int32
@@ -201,6 +220,9 @@ func (a *Allocator) AddAgent(id string, info AgentInfo) error {
 	a.capClasses[ag.total.Scalars]++
 	ag.view = sorter.Agent{Index: int(ag.idx), Capacity: ag.total.Scalars, Available: ag.avail.Scalars}
 	a.keysDirty = true
+	if a.rm {
+		a.materialize(ag)
+	}
 	if len(a.models) > 0 {
 		a.tell(policy.Event{Kind: policy.AgentAdded, Agent: id, Res: ag.total})
 	}
@@ -224,6 +246,7 @@ func (a *Allocator) RemoveAgent(id string) error {
 	for _, fl := range ag.filters {
 		a.fws[fl.fw].nfilters--
 	}
+	a.forgetAgentRoles(ag)
 	a.cluster.Total = a.cluster.Total.Sub(ag.total.Scalars)
 	if a.capClasses[ag.total.Scalars]--; a.capClasses[ag.total.Scalars] == 0 {
 		delete(a.capClasses, ag.total.Scalars)
@@ -232,6 +255,7 @@ func (a *Allocator) RemoveAgent(id string) error {
 	delete(a.agentByID, id)
 	a.nAgents--
 	a.keysDirty = true
+	a.settleRoleMode()
 	if len(a.models) > 0 {
 		a.tell(policy.Event{Kind: policy.AgentRemoved, Agent: id})
 	}
@@ -258,6 +282,9 @@ func (a *Allocator) UpdateAgent(id string, total resources.Resources) error {
 	ag.avail = total.Sub(held)
 	ag.view.Capacity, ag.view.Available = ag.total.Scalars, ag.avail.Scalars
 	a.keysDirty = true
+	if a.rm {
+		a.clampPools(ag)
+	}
 	if len(a.models) > 0 {
 		a.tell(policy.Event{Kind: policy.AgentUpdated, Agent: id, Res: ag.total})
 	}
@@ -279,7 +306,9 @@ func (a *Allocator) AddFramework(id, role string) error {
 	f.view = sorter.Framework{Index: int(f.idx), Weight: a.weight(role)}
 	a.fws = append(a.fws, f)
 	a.fwByID[id] = f.idx
+	a.subscribe(f, []string{role})
 	a.frameworkChanged(f)
+	a.settleRoleMode()
 	if len(a.models) > 0 {
 		a.tell(policy.Event{Kind: policy.FrameworkAdded, Framework: id})
 	}
@@ -294,6 +323,7 @@ func (a *Allocator) RemoveFramework(id string) error {
 	}
 	f.active = false
 	a.frameworkChanged(f) // leaves every set
+	a.dropParts(f)
 	for _, ag := range a.agents {
 		if ag == nil {
 			continue
@@ -308,8 +338,10 @@ func (a *Allocator) RemoveFramework(id string) error {
 		}
 		a.dropFilters(ag, f.idx)
 	}
+	a.unsubscribe(f)
 	a.fws[f.idx] = nil
 	delete(a.fwByID, id)
+	a.settleRoleMode()
 	if len(a.models) > 0 {
 		a.tell(policy.Event{Kind: policy.FrameworkRemoved, Framework: id})
 	}
@@ -361,17 +393,8 @@ func (a *Allocator) Revive(id string) error {
 		return fmt.Errorf("revive: %w", err)
 	}
 	f.suppressed = false
-	if f.nfilters > 0 {
-		// Only where filters were put: with thousands of agents and
-		// frameworks reviving as their tasks finish, a walk of every
-		// agent per REVIVE was 7% of a master's CPU, under its lock.
-		for _, i := range f.filterAgents {
-			if ag := a.agents[i]; ag != nil {
-				a.dropFilters(ag, f.idx)
-			}
-		}
-	}
-	f.filterAgents = f.filterAgents[:0]
+	f.roff = nil
+	a.clearFilters(f)
 	a.frameworkChanged(f)
 	if len(a.models) > 0 {
 		a.tell(policy.Event{Kind: policy.Revived, Framework: id})
@@ -442,77 +465,19 @@ func (a *Allocator) weight(role string) float64 {
 	return 1
 }
 
-// Recover returns resources a framework held on an agent: a declined offer,
-// the unused part of an accepted one, or the resources of finished tasks.
-// With a filter, the agent's resources r are not offered to the framework
-// again for max(allocation interval, refuse_seconds). Recovering more than
-// the framework holds there is an error and changes nothing.
-func (a *Allocator) Recover(fwID, agentID string, r resources.Resources, fl *Filter) error {
-	f, err := a.framework(fwID)
-	if err != nil {
-		return fmt.Errorf("recover: %w", err)
-	}
-	ag, err := a.agent(agentID)
-	if err != nil {
-		return fmt.Errorf("recover: %w", err)
-	}
-	if fl != nil && (math.IsNaN(fl.RefuseSeconds) || math.IsInf(fl.RefuseSeconds, 0)) {
-		return fmt.Errorf("recover: refuse_seconds %v is not a finite number", fl.RefuseSeconds)
-	}
-	r = r.Reservable()
-	hi := -1
-	for i := range ag.holds {
-		if ag.holds[i].fw == f.idx {
-			hi = i
-			break
-		}
-	}
-	if hi < 0 {
-		if !r.IsEmpty() {
-			return fmt.Errorf("recover %s: framework %q holds nothing on agent %q", r, fwID, agentID)
-		}
-	} else {
-		h := &ag.holds[hi]
-		held := h.res()
-		if !held.Contains(r) {
-			return fmt.Errorf("recover %s: framework %q holds only %s on agent %q", r, fwID, held, agentID)
-		}
-		held = held.Sub(r)
-		h.set(held)
-		// tasks' worth left: as many of the demand as still fit in what is
-		// held, never more than before, none once nothing is held
-		oldTasks := h.tasks
-		if f.hasDemand {
-			if fit := sorter.TaskCapacity(f.demand.Scalars, h.scalars); fit < h.tasks {
-				h.tasks = fit
+// clearFilters drops every filter of f.
+func (a *Allocator) clearFilters(f *framework) {
+	if f.nfilters > 0 {
+		// Only where filters were put: with thousands of agents and
+		// frameworks reviving as their tasks finish, a walk of every
+		// agent per REVIVE was 7% of a master's CPU, under its lock.
+		for _, i := range f.filterAgents {
+			if ag := a.agents[i]; ag != nil {
+				a.dropFilters(ag, f.idx)
 			}
 		}
-		newTasks := h.tasks
-		if held.IsEmpty() {
-			newTasks = 0
-			ag.holds = append(ag.holds[:hi], ag.holds[hi+1:]...) // h is stale from here
-		}
-		ag.avail = ag.avail.Add(r)
-		ag.view.Available = ag.avail.Scalars
-		old := a.keysOf(f)
-		f.alloc = f.alloc.Sub(resources.Resources{Scalars: r.Scalars, Extra: r.Extra})
-		f.view.Tasks -= oldTasks - newTasks
-		a.syncView(f)
-		a.reposition(f, old)
 	}
-	if fl != nil && fl.RefuseSeconds > 0 && !r.IsEmpty() {
-		d := time.Duration(fl.RefuseSeconds * float64(time.Second))
-		if d < a.cfg.AllocationInterval {
-			d = a.cfg.AllocationInterval
-		}
-		ag.filters = append(ag.filters, filter{fw: f.idx, until: a.clock.Now().Add(d), res: r})
-		f.nfilters++
-		a.noteFilterAgent(f, ag.idx)
-	}
-	if len(a.models) > 0 {
-		a.tell(policy.Event{Kind: policy.Recovered, Framework: fwID, Agent: agentID, Res: r})
-	}
-	return nil
+	f.filterAgents = f.filterAgents[:0]
 }
 
 func (a *Allocator) agent(id string) (*agent, error) {

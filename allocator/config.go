@@ -102,6 +102,14 @@ type Offer struct {
 	// zero for whole-agent offers.
 	Tasks  int
 	Reason Reason
+	// Role is the role the resources are allocated to: one of the
+	// framework's roles (Mesos's allocation_info.role).
+	Role string
+	// Reserved is the part of Resources that comes from reservations,
+	// keyed by the reservation's role (the innermost of a refined stack);
+	// nil when the offer holds only unreserved resources. Each
+	// reservation pool is offered whole.
+	Reserved map[string]resources.Resources
 }
 
 // Reason says why an offer went where it went.

@@ -24,7 +24,11 @@ func (a *Allocator) Allocate() Decisions {
 		a.rebuildKeys()
 	}
 	a.out = nil // sized on first use: most cycles in a busy cluster offer little
-	a.path.fill()
+	if a.rm {
+		a.roleFill() // rolefill.go: quota, reservations, nested and multiple roles
+	} else {
+		a.path.fill()
+	}
 	if len(a.models) > 0 {
 		for i := range a.out {
 			o := &a.out[i]

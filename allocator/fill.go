@@ -63,7 +63,7 @@ func (a *Allocator) emit(f *framework, ag *agent, res resources.Resources, score
 	a.trace(f, ag, res, score)
 	a.out = append(a.out, Offer{
 		Framework: f.id, Agent: ag.id, Resources: res.Clone(),
-		Reason: a.reason(score),
+		Reason: a.reason(score), Role: f.role,
 	})
 }
 
@@ -119,7 +119,7 @@ func (a *Allocator) flushPending() {
 			a.out = append(a.out, Offer{
 				Framework: f.id, Agent: ag.id, Tasks: int(h.pend),
 				Resources: resources.Resources{Scalars: f.task.Times(int64(h.pend))},
-				Reason:    a.reason(h.pscore),
+				Reason:    a.reason(h.pscore), Role: f.role,
 			})
 			h.pend = 0
 		}

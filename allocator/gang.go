@@ -372,7 +372,7 @@ func (p *gangPath) placeGang(g *gangApp) {
 		p.a.trace(g.f, ag, res, score)
 		r := p.a.reason(score)
 		r.Why = p.reasonText
-		p.a.out = append(p.a.out, Offer{Framework: g.f.id, Agent: ag.id, Resources: res.Clone(), Tasks: 1, Reason: r})
+		p.a.out = append(p.a.out, Offer{Framework: g.f.id, Agent: ag.id, Resources: res.Clone(), Tasks: 1, Reason: r, Role: g.f.role})
 		p.note(int(i), s)
 	}
 }

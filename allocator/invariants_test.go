@@ -24,7 +24,10 @@ func invariants(a *Allocator) error {
 	if err := setInvariants(a); err != nil {
 		return err
 	}
-	return holdingInvariants(a)
+	if err := holdingInvariants(a); err != nil {
+		return err
+	}
+	return roleInvariants(a)
 }
 
 // setInvariants checks the framework sets: membership and order.

@@ -1,0 +1,367 @@
+package allocator
+
+import (
+	"math"
+	"sort"
+
+	"github.com/allot-sched/allot/resources"
+)
+
+// The role-aware cycle (Mesos 1.11's two allocation stages), which runs
+// instead of the fill path while the allocator is in role mode:
+//
+//  1. quota stage: agents in random order; on each, roles with an unmet
+//     guarantee in hierarchical order get their reservations and
+//     unreserved resources up to the unmet guarantee (other unreserved
+//     resources only while the headroom holds);
+//  2. fair-share stage: agents in random order; on each, every role in
+//     hierarchical order gets its reservations and what is unreserved,
+//     holding back enough unreserved resources (the headroom) that every
+//     unmet guarantee can still be met.
+//
+// In both, offers of unreserved resources are clipped so that no role's
+// consumption exceeds its limit or an ancestor's. Roles are sorted level
+// by level by weighted dominant share of what their subtree holds (a role
+// with frameworks of its own and children competes with its children as
+// a virtual leaf, as in Mesos's sorter); within a role, frameworks are
+// picked by the allocator's criterion on the agent.
+
+// roleCycle is the per-cycle state of the role-aware fill.
+type roleCycle struct {
+	availHead resources.Resources // free unreserved resources in the cluster
+	reqHead   resources.Resources // what unmet guarantees still need
+	touched   []*roleNode         // leaves granted on the current agent
+	granted   []int32             // frameworks granted on the current agent and role
+}
+
+// roleFill runs both stages.
+func (a *Allocator) roleFill() {
+	a.prepareRoleCycle()
+	perm := a.liveAgents()
+	a.shuffle(perm)
+	if len(a.quotas) > 0 {
+		for _, ai := range perm {
+			a.roleVisit(a.agents[ai], true)
+		}
+	}
+	for _, ai := range perm {
+		a.roleVisit(a.agents[ai], false)
+	}
+}
+
+// prepareRoleCycle computes shares, sorts the tree and sums the headroom.
+func (a *Allocator) prepareRoleCycle() {
+	rc := &a.rc
+	rc.availHead, rc.reqHead = resources.Resources{}, resources.Resources{}
+	for _, ag := range a.agents {
+		if ag != nil {
+			rc.availHead = rc.availHead.Add(scalarsOf(a.unreservedFree(ag)))
+		}
+	}
+	for _, n := range a.roleTree {
+		a.roleShare(n)
+		n.headroom = resources.Resources{}
+		if a.headroomRoot(n) == n {
+			n.headroom = scalarsOf(n.quota.Guarantees).Sub(n.consumption())
+			rc.reqHead = rc.reqHead.Add(n.headroom)
+		}
+	}
+	sortRoles(a.roleTop)
+	for _, n := range a.roleTree {
+		sortRoles(n.kids)
+	}
+}
+
+// roleShare sets n's share (its subtree's holdings) and its virtual
+// leaf's (its own frameworks').
+func (a *Allocator) roleShare(n *roleNode) {
+	w := a.weight(n.name)
+	n.share = n.alloc.Scalars.DominantShare(a.cluster.Total) / w
+	n.ownShare = n.own.Scalars.DominantShare(a.cluster.Total) / w
+}
+
+func roleLess(x, y *roleNode) bool {
+	if x.share != y.share {
+		return x.share < y.share
+	}
+	return x.name < y.name
+}
+
+func sortRoles(s []*roleNode) {
+	sort.Slice(s, func(i, j int) bool { return roleLess(s[i], s[j]) })
+}
+
+// headroomRoot is the topmost role at or above n with a guarantee (its
+// guarantee covers those of the roles below it), or nil.
+func (a *Allocator) headroomRoot(n *roleNode) *roleNode {
+	var root *roleNode
+	for m := n; m != nil; m = m.parent {
+		if m.hasQ && !m.quota.Guarantees.IsEmpty() {
+			root = m
+		}
+	}
+	return root
+}
+
+// roleVisit offers what is free on ag, roles in hierarchical order, then
+// re-sorts the roles that were granted.
+func (a *Allocator) roleVisit(ag *agent, quotaStage bool) {
+	if !a.allocatable(ag.avail.Reservable()) {
+		return
+	}
+	a.rc.touched = a.rc.touched[:0]
+	a.walkRoles(a.roleTop, ag, quotaStage)
+	for _, n := range a.rc.touched {
+		a.resortPath(n)
+	}
+}
+
+// walkRoles visits the subtrees in s in order; it stops once ag has
+// nothing allocatable left.
+func (a *Allocator) walkRoles(s []*roleNode, ag *agent, quotaStage bool) bool {
+	for _, n := range s {
+		if !a.walkRole(n, ag, quotaStage) {
+			return false
+		}
+	}
+	return true
+}
+
+// walkRole visits n's subtree: n's own frameworks compete with its
+// children as a virtual leaf named "." (which sorts before any child of
+// equal share).
+func (a *Allocator) walkRole(n *roleNode, ag *agent, quotaStage bool) bool {
+	if n.nsub == 0 {
+		return true
+	}
+	if len(n.kids) == 0 {
+		return a.offerRole(n, ag, quotaStage)
+	}
+	self := len(n.fws) == 0 // done, or nothing to do
+	for _, k := range n.kids {
+		if !self && n.ownShare <= k.share {
+			self = true
+			if !a.offerRole(n, ag, quotaStage) {
+				return false
+			}
+		}
+		if !a.walkRole(k, ag, quotaStage) {
+			return false
+		}
+	}
+	return self || a.offerRole(n, ag, quotaStage)
+}
+
+// resortPath recomputes the shares from n up and moves each node to its
+// place among its siblings.
+func (a *Allocator) resortPath(n *roleNode) {
+	for m := n; m != nil; m = m.parent {
+		a.roleShare(m)
+		sib := a.roleTop
+		if m.parent != nil {
+			sib = m.parent.kids
+		}
+		i := 0
+		for sib[i] != m {
+			i++
+		}
+		for i > 0 && roleLess(m, sib[i-1]) {
+			sib[i], sib[i-1] = sib[i-1], m
+			i--
+		}
+		for i+1 < len(sib) && roleLess(sib[i+1], m) {
+			sib[i], sib[i+1] = sib[i+1], m
+			i++
+		}
+	}
+}
+
+// offerRole offers ag's free resources to role n's frameworks, best
+// first, while something allocatable is left; false once nothing is.
+func (a *Allocator) offerRole(n *roleNode, ag *agent, quotaStage bool) bool {
+	rc := &a.rc
+	rc.granted = rc.granted[:0]
+	for {
+		unres, resv, ok := a.roleOffer(n, ag, quotaStage)
+		if !ok {
+			break
+		}
+		offer := unres
+		for _, r := range resv {
+			offer = offer.Add(r)
+		}
+		if !a.allocatable(offer) {
+			break
+		}
+		f, score := a.pickInRole(n, ag, offer)
+		if f == nil {
+			break
+		}
+		a.roleGrant(f, n, ag, unres, resv, score)
+		rc.granted = append(rc.granted, f.idx)
+	}
+	return a.allocatable(ag.avail.Reservable())
+}
+
+// roleOffer is what role n may be offered on ag now: the unreserved part
+// (clipped to the unmet guarantee in the quota stage, held back for the
+// headroom, clipped to limits) and the free pools of n and its ancestors.
+func (a *Allocator) roleOffer(n *roleNode, ag *agent, quotaStage bool) (unres resources.Resources, resv map[string]resources.Resources, ok bool) {
+	var unmet resources.Resources
+	if quotaStage {
+		if !n.hasQ {
+			return unres, nil, false
+		}
+		if unmet = scalarsOf(n.quota.Guarantees).Sub(n.consumption()); unmet.IsEmpty() {
+			return unres, nil, false
+		}
+	}
+	for _, name := range ag.poolNames {
+		if pl := ag.pools[name]; !pl.free.IsEmpty() && resources.IsRoleOrDescendant(n.name, name) {
+			if resv == nil {
+				resv = map[string]resources.Resources{}
+			}
+			resv[name] = pl.free
+		}
+	}
+	free := ag.avail.Reservable()
+	if len(ag.poolNames) > 0 {
+		free = a.unreservedFree(ag)
+	}
+	if quotaStage {
+		// guaranteed kinds up to the unmet guarantee; the others only if
+		// the headroom holds
+		g := n.quota.Guarantees
+		var guaranteed, other resources.Resources
+		for _, nm := range scalarNames(free) {
+			q := free.Scalar(nm)
+			if g.Scalar(nm) > 0 {
+				guaranteed = guaranteed.WithScalar(nm, min(q, unmet.Scalar(nm)))
+			} else {
+				other = other.WithScalar(nm, q)
+			}
+		}
+		if !a.headroomHolds(other) {
+			other = resources.Resources{}
+		}
+		unres = guaranteed.Add(other)
+		unres.Ports = free.Ports
+	} else {
+		unres = free
+		if !a.headroomHolds(scalarsOf(free)) {
+			unres = resources.Resources{Ports: free.Ports}
+		}
+	}
+	unres = a.clipToLimits(n, unres)
+	return unres, resv, true
+}
+
+// scalarNames lists the scalars r has.
+func scalarNames(r resources.Resources) []string {
+	var out []string
+	for k, q := range r.Scalars {
+		if q > 0 {
+			out = append(out, resources.KindNames[k])
+		}
+	}
+	for _, e := range r.Extra {
+		out = append(out, e.Name)
+	}
+	return out
+}
+
+// headroomHolds reports whether taking x from the free unreserved
+// resources still leaves what unmet guarantees need.
+func (a *Allocator) headroomHolds(x resources.Resources) bool {
+	if a.rc.reqHead.IsEmpty() || x.IsEmpty() {
+		return true
+	}
+	return a.rc.availHead.Sub(x).Contains(a.rc.reqHead)
+}
+
+// clipToLimits shrinks x so that neither n nor any ancestor consumes more
+// than its limit once it holds x.
+func (a *Allocator) clipToLimits(n *roleNode, x resources.Resources) resources.Resources {
+	for m := n; m != nil; m = m.parent {
+		if !m.hasQ || len(m.quota.Limited) == 0 {
+			continue
+		}
+		used := m.consumption()
+		for _, nm := range m.quota.Limited {
+			room := m.quota.Limits.Scalar(nm) - used.Scalar(nm)
+			if room < 0 {
+				room = 0
+			}
+			if x.Scalar(nm) > room {
+				x = x.WithScalar(nm, room)
+			}
+		}
+	}
+	return x
+}
+
+// pickInRole is the framework of role n that the criterion serves first
+// on ag with offer: active, the role not suppressed, wanting something,
+// not filtered, not already granted on this agent for this role.
+func (a *Allocator) pickInRole(n *roleNode, ag *agent, offer resources.Resources) (*framework, float64) {
+	ok := func(f *framework) bool {
+		if !f.active || f.roleSuppressed(n.name) || (a.cfg.Mode == Characterized && f.hasDemand && f.want == 0) {
+			return false
+		}
+		for _, g := range a.rc.granted {
+			if g == f.idx {
+				return false
+			}
+		}
+		return !a.blocked(f, ag, offer)
+	}
+	if d, isDraw := a.rank.(byDraw); isDraw {
+		return a.sampleExact(d.s, n.fws, ok)
+	}
+	var best *framework
+	bs := math.Inf(1)
+	for _, i := range n.fws {
+		f := a.fws[i]
+		if !ok(f) {
+			continue
+		}
+		if s := a.rank.score(f, ag, &a.cluster); best == nil || s < bs || s == bs && f.idx < best.idx {
+			best, bs = f, s
+		}
+	}
+	return best, bs
+}
+
+// roleGrant allocates unres and the pools in resv on ag to f for role n,
+// keeps the books and the headroom, and records the offer.
+func (a *Allocator) roleGrant(f *framework, n *roleNode, ag *agent, unres resources.Resources, resv map[string]resources.Resources, score float64) {
+	offer := unres
+	for _, r := range resv {
+		offer = offer.Add(r)
+	}
+	a.grant(f, ag, offer, 0)
+	a.acct(ag, f.idx, n.name, "", unres, +1)
+	var reserved map[string]resources.Resources
+	for name, r := range resv {
+		a.acct(ag, f.idx, n.name, name, r, +1)
+		if reserved == nil {
+			reserved = map[string]resources.Resources{}
+		}
+		reserved[name] = r.Clone()
+	}
+	rc := &a.rc
+	rc.availHead = rc.availHead.Sub(scalarsOf(unres))
+	if root := a.headroomRoot(n); root != nil {
+		rc.reqHead = rc.reqHead.Sub(root.headroom)
+		root.headroom = scalarsOf(root.quota.Guarantees).Sub(root.consumption())
+		rc.reqHead = rc.reqHead.Add(root.headroom)
+	}
+	if len(rc.touched) == 0 || rc.touched[len(rc.touched)-1] != n {
+		rc.touched = append(rc.touched, n)
+	}
+	a.trace(f, ag, offer, score)
+	a.out = append(a.out, Offer{
+		Framework: f.id, Agent: ag.id, Resources: offer.Clone(),
+		Reason: a.reason(score), Role: n.name, Reserved: reserved,
+	})
+}
