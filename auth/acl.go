@@ -55,6 +55,8 @@ const (
 	AccessSandboxes    Action = "access_sandboxes"    // object: the executor's user
 	UpdateSorter       Action = "update_sorter"       // no object: the allocation policy
 	ManageRaft         Action = "manage_raft"         // no object: raft peers and snapshots
+	UpdateQuota        Action = "update_quotas"       // object: a role (Mesos's ACL key)
+	ViewRoles          Action = "view_roles"          // object: a role
 )
 
 // objectKeys is each action's object key in the file ("" for none), and so
@@ -69,6 +71,8 @@ var objectKeys = map[Action]string{
 	AccessSandboxes:    "users",
 	UpdateSorter:       "",
 	ManageRaft:         "",
+	UpdateQuota:        "roles",
+	ViewRoles:          "roles",
 }
 
 // objectNames is how a denial names an action's object.

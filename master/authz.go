@@ -23,6 +23,8 @@ import (
 //	TEARDOWN (scheduler)          teardown_frameworks, its principal   applyCallLocked -> authorizeCallLocked
 //	TEARDOWN (operator)           teardown_frameworks                  operatorCallAs -> operatorTeardown
 //	UPDATE_WEIGHTS                update_weights, each role            operatorCallAs
+//	UPDATE/SET/REMOVE_QUOTA, /quota update_quota, each role              operatorCallAs -> rolesOperatorCall
+//	GET_QUOTA, GET_ROLES, /roles  view_roles, each role (filter)       quotaStatus, rolesLocked
 //	GET_FRAMEWORKS/TASKS/STATE    view_frameworks, view_tasks (filter) operatorCallAs -> filterResponseLocked
 //	/state                        view_frameworks, view_tasks (filter) handleState -> visibleStateLocked
 //	/pressure, /state's pressure  view_frameworks (filter)             handlePressure, handleState -> visiblePressureLocked
@@ -277,6 +279,9 @@ func (m *Master) operatorCallAs(who auth.Subject, call *mmaster.Call) (*mmaster.
 		}
 	case mmaster.Call_TEARDOWN:
 		return nil, m.operatorTeardown(who, call.Teardown)
+	}
+	if resp, ok, err := m.rolesOperatorCall(who, call); ok {
+		return resp, err
 	}
 	resp, err := m.operatorCall(call)
 	if err != nil || resp == nil || m.authz.authorizer == nil {

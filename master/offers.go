@@ -134,6 +134,9 @@ type madeOffer struct {
 	agent  *agentState
 	fields []byte
 	size   int
+	// allocRole is the allocation_info role the offer carries ("" for a
+	// framework that is not multi-role), set by prepare.
+	allocRole string
 }
 
 // sendOffersLocked sends fw the offers made to it in this cycle as one
@@ -190,7 +193,7 @@ func (m *Master) makeOfferLocked(d allocator.Offer, ref decisionRef) (madeOffer,
 	o := m.newOfferLocked()
 	// d's ids, not fw.id and a.rec.Id: the same strings (the tables'
 	// keys), without fetching the agent's record.
-	*o = offer{seq: m.seq, master: m.id, stamp: m.offerStamp, fw: d.Framework, agent: d.Agent, res: d.Resources}
+	*o = offer{seq: m.seq, master: m.id, stamp: m.offerStamp, fw: d.Framework, agent: d.Agent, role: d.Role, res: d.Resources}
 	m.offers[o.seq] = o
 	fw.offers[o.seq] = o
 	a.addOffer(o)
@@ -206,7 +209,7 @@ func (m *Master) makeOfferLocked(d allocator.Offer, ref decisionRef) (madeOffer,
 	}
 	mo := madeOffer{offer: o, agent: a}
 	if fw.encodesOffers() {
-		mo.prepare(fw.id, fw.allocRole(), m.scheme())
+		mo.prepare(fw.id, fw.allocRole(o), m.scheme())
 	}
 	return mo, fw
 }
@@ -282,10 +285,7 @@ func (m *Master) offerSeq(id string) (uint64, bool) {
 
 // mesosOfferLocked is offer o as the Mesos API shows it. Caller holds m.mu.
 func (m *Master) mesosOfferLocked(fw *framework, a *agentState, o *offer) mesos.Offer {
-	allocRole := ""
-	if fw.multiRole {
-		allocRole = fw.role
-	}
+	allocRole := fw.allocRole(o)
 	host := a.rec.Hostname
 	mo := mesos.Offer{
 		ID:          mesos.OfferID{Value: o.id()},
