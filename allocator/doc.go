@@ -81,6 +81,22 @@
 // A new placement shape is a new file beside these and a case in
 // choosePath, not a branch inside an existing path.
 //
+// # Roles, quota and reservations
+//
+// roles.go keeps the role tree (Mesos's hierarchical roles: weights,
+// quota, the frameworks subscribed to each role), multirole.go the
+// frameworks subscribed to several roles and suppression per role,
+// reserve.go each agent's reservation pools and, in role mode, who holds
+// what for which role from which pool, recover.go giving resources back.
+// With flat roles, no quota, no reservation and no multi-role framework,
+// Allocate runs the fill path above, unchanged; once any of them is in
+// use it runs rolefill.go instead: Mesos 1.11's quota stage (unmet
+// guarantees first) then fair-share stage (headroom held back for unmet
+// guarantees), roles sorted level by level by weighted dominant share and
+// frameworks within a role by the criterion, offers clipped to limits and
+// reservation pools offered whole inside their role's subtree.
+// docs/roles.md states the semantics and where they leave Mesos.
+//
 // # Decisions and policy models
 //
 // Allocate returns Decisions: offers, and inverse offers (give-back

@@ -14,8 +14,9 @@ import (
 // hands it everything the old one holds:
 //
 //   - frameworks in registration order (so ties break as before), their
-//     role, activity, suppression and declared per-task demand with the
-//     tasks still wanted; role weights;
+//     roles, activity, suppression (per role) and declared per-task
+//     demand with the tasks still wanted; role weights and quotas;
+//   - reservations, and which role and pool each holding is for;
 //   - agents in registration order with their totals, attributes and each
 //     framework's holding, task counts included (TSF's and PS-DSF's x_n);
 //   - decline filters that have not expired (a switch is no revive);
@@ -57,6 +58,9 @@ func (a *Allocator) Reconfigure(rc Reconfiguration) (b *Allocator, dropped []str
 	if err := b.SetWeights(a.weights); err != nil {
 		return nil, nil, fmt.Errorf("reconfigure: weights: %w", err)
 	}
+	if err := a.replayQuotas(b); err != nil {
+		return nil, nil, err
+	}
 	fwMap, err := a.replayFrameworks(b)
 	if err != nil {
 		return nil, nil, err
@@ -64,6 +68,7 @@ func (a *Allocator) Reconfigure(rc Reconfiguration) (b *Allocator, dropped []str
 	if err := a.replayAgents(b, fwMap); err != nil {
 		return nil, nil, err
 	}
+	a.carryRoleBooks(b, fwMap)
 	for _, f := range a.fws {
 		if f == nil || f.app == nil {
 			continue
@@ -89,8 +94,16 @@ func (a *Allocator) replayFrameworks(b *Allocator) (map[int32]int32, error) {
 		if err = b.AddFramework(f.id, f.role); err == nil && !f.active {
 			err = b.DeactivateFramework(f.id)
 		}
+		if err == nil && len(f.roles) > 1 {
+			err = b.SetFrameworkRoles(f.id, f.roles)
+		}
 		if err == nil && f.suppressed {
 			err = b.Suppress(f.id)
+		}
+		for r := range f.roff {
+			if err == nil && !f.suppressed {
+				err = b.SuppressRoles(f.id, []string{r})
+			}
 		}
 		if err == nil && f.hasDemand {
 			err = b.SetDemand(f.id, Demand{Task: f.demand, Tasks: int(f.want)})
@@ -117,6 +130,15 @@ func (a *Allocator) replayAgents(b *Allocator, fwMap map[int32]int32) error {
 		}
 		if err := b.AddAgent(ag.id, AgentInfo{Total: ag.total, Attributes: ag.attrs, Used: used}); err != nil {
 			return fmt.Errorf("reconfigure: agent %q: %w", ag.id, err)
+		}
+		if len(ag.pools) > 0 {
+			byRole := map[string]resources.Resources{}
+			for name, pl := range ag.pools {
+				byRole[name] = pl.total
+			}
+			if err := b.SetReservations(ag.id, byRole); err != nil {
+				return fmt.Errorf("reconfigure: agent %q: %w", ag.id, err)
+			}
 		}
 		bg := b.agents[b.agentByID[ag.id]]
 		for _, h := range ag.holds {

@@ -16,12 +16,31 @@ import (
 // again for max(allocation interval, refuse_seconds). Recovering more than
 // the framework holds there is an error and changes nothing.
 func (a *Allocator) Recover(fwID, agentID string, r resources.Resources, fl *Filter) error {
-	return a.recover(fwID, agentID, "", r, fl)
+	return a.recover(fwID, agentID, source{}, r, fl)
 }
 
-// recover is Recover, and with pool set RecoverReserved: the resources
-// come back to that reservation pool.
-func (a *Allocator) recover(fwID, agentID, pool string, r resources.Resources, fl *Filter) error {
+// RecoverFor is Recover for resources allocated to the framework for
+// role, from role pool's reservation ("" for unreserved resources), as a
+// master knows them from an offer's Role and Reserved or a task's
+// allocation and reservations. Recover and RecoverReserved, which do not
+// say the allocation role, take from any of a multi-role framework's.
+func (a *Allocator) RecoverFor(fwID, agentID, role, pool string, r resources.Resources, fl *Filter) error {
+	if pool == resources.Unreserved {
+		pool = ""
+	}
+	return a.recover(fwID, agentID, source{role: role, pool: pool, strict: true}, r, fl)
+}
+
+// source says where recovered resources were allocated from: for which
+// allocation role ("" any) and, when strict, from exactly which pool (""
+// unreserved); not strict, unreserved parts are taken first.
+type source struct {
+	role, pool string
+	strict     bool
+}
+
+// recover is Recover, RecoverReserved and RecoverFor.
+func (a *Allocator) recover(fwID, agentID string, src source, r resources.Resources, fl *Filter) error {
 	f, err := a.framework(fwID)
 	if err != nil {
 		return fmt.Errorf("recover: %w", err)
@@ -34,9 +53,9 @@ func (a *Allocator) recover(fwID, agentID, pool string, r resources.Resources, f
 		return fmt.Errorf("recover: refuse_seconds %v is not a finite number", fl.RefuseSeconds)
 	}
 	r = r.Reservable()
-	if pool != "" {
-		if held := a.heldFromPool(ag, f, pool); !held.Contains(r) {
-			return fmt.Errorf("recover %s: framework %q holds only %s of role %q's reservation on agent %q", r, fwID, held, pool, agentID)
+	if src.strict && a.rm {
+		if held := a.heldFrom(ag, f, src); !held.Contains(r) {
+			return fmt.Errorf("recover %s: framework %q holds only %s %s on agent %q", r, fwID, held, src, agentID)
 		}
 	}
 	hi := -1
@@ -74,7 +93,7 @@ func (a *Allocator) recover(fwID, agentID, pool string, r resources.Resources, f
 		ag.avail = ag.avail.Add(r)
 		ag.view.Available = ag.avail.Scalars
 		if a.rm {
-			a.takeParts(ag, f, pool, r)
+			a.takeParts(ag, f, src, r)
 		}
 		old := a.keysOf(f)
 		f.alloc = f.alloc.Sub(resources.Resources{Scalars: r.Scalars, Extra: r.Extra})

@@ -52,6 +52,7 @@ func (a *Allocator) settleRoleMode() {
 				a.materialize(ag)
 			}
 		}
+		a.resetSets()
 	case !want && a.rm:
 		a.rm = false
 		for _, ag := range a.agents {
@@ -62,7 +63,20 @@ func (a *Allocator) settleRoleMode() {
 		for _, n := range a.roleTree {
 			n.alloc, n.unres, n.own = resources.Resources{}, resources.Resources{}, resources.Resources{}
 		}
+		a.resetSets()
 	}
+}
+
+// resetSets puts every framework in the sets it belongs to after the mode
+// changed (wantsGlobal, wantsShape).
+func (a *Allocator) resetSets() {
+	for _, f := range a.fws {
+		if f != nil {
+			a.leaveSets(f)
+			a.joinSets(f)
+		}
+	}
+	a.keysDirty = true
 }
 
 // materialize splits ag's holdings into parts on entering role mode (or
@@ -98,29 +112,22 @@ func (a *Allocator) acct(ag *agent, fw int32, role, pool string, r resources.Res
 	}
 	p := &ag.parts[pi]
 	n := a.role(role)
-	q := resources.Resources{Scalars: r.Scalars, Extra: r.Extra} // roles count scalars
+	addScalars(&n.own, r, sign)
+	for m := n; m != nil; m = m.parent {
+		addScalars(&m.alloc, r, sign)
+		if pool == "" {
+			addScalars(&m.unres, r, sign)
+		}
+	}
+	pl := ag.pools[pool]
 	if sign > 0 {
 		p.res = p.res.Add(r)
-		n.own = n.own.Add(q)
-		for m := n; m != nil; m = m.parent {
-			m.alloc = m.alloc.Add(q)
-			if pool == "" {
-				m.unres = m.unres.Add(q)
-			}
-		}
-		if pl := ag.pools[pool]; pool != "" && pl != nil {
+		if pool != "" && pl != nil {
 			pl.free = pl.free.Sub(r)
 		}
 	} else {
 		p.res = p.res.Sub(r)
-		n.own = n.own.Sub(q)
-		for m := n; m != nil; m = m.parent {
-			m.alloc = m.alloc.Sub(q)
-			if pool == "" {
-				m.unres = m.unres.Sub(q)
-			}
-		}
-		if pl := ag.pools[pool]; pool != "" && pl != nil {
+		if pool != "" && pl != nil {
 			pl.free = pl.free.Add(r)
 		}
 	}
@@ -168,29 +175,47 @@ func (a *Allocator) heldFromPoolAll(ag *agent, pool string) resources.Resources 
 	return out
 }
 
-// heldFromPool is what f holds of pool on ag (role mode).
-func (a *Allocator) heldFromPool(ag *agent, f *framework, pool string) resources.Resources {
+// heldFrom is what f holds on ag from src (role mode).
+func (a *Allocator) heldFrom(ag *agent, f *framework, src source) resources.Resources {
 	var out resources.Resources
 	for i := range ag.parts {
-		if p := &ag.parts[i]; p.fw == f.idx && p.pool == pool {
+		if p := &ag.parts[i]; p.fw == f.idx && src.matches(p, true) {
 			out = out.Add(p.res)
 		}
 	}
 	return out
 }
 
-// takeParts takes r from f's parts on ag when it recovers r: from pool's
-// parts only when pool is set, else unreserved parts first and then the
-// pools' (a caller that does not say which pool still gets its books
-// right).
-func (a *Allocator) takeParts(ag *agent, f *framework, pool string, r resources.Resources) {
+func (src source) matches(p *part, unreservedPass bool) bool {
+	if src.role != "" && p.role != src.role {
+		return false
+	}
+	if src.strict {
+		return p.pool == src.pool
+	}
+	return (p.pool == "") == unreservedPass
+}
+
+func (src source) String() string {
+	what := "unreserved"
+	if src.pool != "" {
+		what = fmt.Sprintf("of role %q's reservation", src.pool)
+	}
+	if src.role != "" {
+		what += fmt.Sprintf(" for role %q", src.role)
+	}
+	return what
+}
+
+// takeParts takes r from f's parts on ag when it recovers r, from the
+// parts src names; a source that is not strict takes unreserved parts
+// first, then the pools' (a caller that does not say which pool still
+// gets its books right).
+func (a *Allocator) takeParts(ag *agent, f *framework, src source, r resources.Resources) {
 	for pass := 0; pass < 2 && !r.IsEmpty(); pass++ {
 		for i := 0; i < len(ag.parts) && !r.IsEmpty(); i++ {
 			p := ag.parts[i]
-			if p.fw != f.idx {
-				continue
-			}
-			if pool != "" && p.pool != pool || pool == "" && (p.pool == "") != (pass == 0) {
+			if p.fw != f.idx || !src.matches(&p, pass == 0) {
 				continue
 			}
 			take := minRes(p.res, r)
@@ -307,7 +332,7 @@ func (a *Allocator) RecoverReserved(fwID, agentID, role string, r resources.Reso
 	if !a.rm {
 		return fmt.Errorf("recover %s: there are no reservations for role %q on agent %q", r, role, agentID)
 	}
-	return a.recover(fwID, agentID, role, r, fl)
+	return a.recover(fwID, agentID, source{pool: role, strict: true}, r, fl)
 }
 
 // unreservedFree is what of ag is free and in no pool (role mode).
@@ -317,4 +342,44 @@ func (a *Allocator) unreservedFree(ag *agent) resources.Resources {
 		free = free.Sub(ag.pools[name].free)
 	}
 	return free
+}
+
+// replayQuotas sets a's quotas in b, parents before children.
+func (a *Allocator) replayQuotas(b *Allocator) error {
+	names := make([]string, 0, len(a.quotas))
+	for name := range a.quotas {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		if err := b.SetQuota(name, a.roleTree[name].quota); err != nil {
+			return fmt.Errorf("reconfigure: %w", err)
+		}
+	}
+	return nil
+}
+
+// carryRoleBooks gives b, rebuilt from a, a's parts: which role and pool
+// each holding is for (replaying holdings alone would count them all
+// unreserved, for each framework's first role).
+func (a *Allocator) carryRoleBooks(b *Allocator, fwMap map[int32]int32) {
+	if !a.rm || !b.rm {
+		return
+	}
+	for _, ag := range a.agents {
+		if ag == nil {
+			continue
+		}
+		bg := b.agents[b.agentByID[ag.id]]
+		for len(bg.parts) > 0 {
+			p := bg.parts[0]
+			b.acct(bg, p.fw, p.role, p.pool, p.res, -1)
+		}
+		for _, p := range ag.parts {
+			b.acct(bg, fwMap[p.fw], p.role, p.pool, p.res, +1)
+		}
+		for name, pl := range ag.pools {
+			bg.pools[name].free = pl.free.Clone()
+		}
+	}
 }

@@ -2,6 +2,7 @@ package allocator
 
 import (
 	"math"
+	"slices"
 	"sort"
 
 	"github.com/allot-sched/allot/resources"
@@ -30,19 +31,38 @@ import (
 type roleCycle struct {
 	availHead resources.Resources // free unreserved resources in the cluster
 	reqHead   resources.Resources // what unmet guarantees still need
+	nunmet    int                 // roles with an unmet guarantee and frameworks
 	touched   []*roleNode         // leaves granted on the current agent
 	granted   []int32             // frameworks granted on the current agent and role
+	resv      []poolPart          // scratch: the pools of the offer being built
+	unresOK   bool                // the current agent's free unreserved part is allocatable
+	// the quota stage's offers by framework and agent, so that the
+	// fair-share stage adds to them rather than make a second offer
+	quotaOffers  map[offerKey]int
+	inQuotaStage bool
+}
+
+// poolPart is a pool's free part in an offer being built.
+type poolPart struct {
+	pool string
+	res  resources.Resources
 }
 
 // roleFill runs both stages.
 func (a *Allocator) roleFill() {
 	a.prepareRoleCycle()
+	// about an offer per agent, more where pools split one: growing the
+	// slice offer by offer was a tenth of a cycle
+	a.out = make([]Offer, 0, a.nAgents+a.nAgents/8+2*a.nResvAgents)
 	perm := a.liveAgents()
 	a.shuffle(perm)
+	clear(a.rc.quotaOffers)
 	if len(a.quotas) > 0 {
+		a.rc.inQuotaStage = true
 		for _, ai := range perm {
 			a.roleVisit(a.agents[ai], true)
 		}
+		a.rc.inQuotaStage = false
 	}
 	for _, ai := range perm {
 		a.roleVisit(a.agents[ai], false)
@@ -52,14 +72,18 @@ func (a *Allocator) roleFill() {
 // prepareRoleCycle computes shares, sorts the tree and sums the headroom.
 func (a *Allocator) prepareRoleCycle() {
 	rc := &a.rc
-	rc.availHead, rc.reqHead = resources.Resources{}, resources.Resources{}
+	rc.availHead, rc.reqHead, rc.nunmet = resources.Resources{}, resources.Resources{}, 0
 	for _, ag := range a.agents {
 		if ag != nil {
 			rc.availHead = rc.availHead.Add(scalarsOf(a.unreservedFree(ag)))
 		}
 	}
 	for _, n := range a.roleTree {
+		n.unmet, n.nunmet = false, 0
+	}
+	for _, n := range a.roleTree {
 		a.roleShare(n)
+		a.noteUnmet(n)
 		n.headroom = resources.Resources{}
 		if a.headroomRoot(n) == n {
 			n.headroom = scalarsOf(n.quota.Guarantees).Sub(n.consumption())
@@ -70,6 +94,25 @@ func (a *Allocator) prepareRoleCycle() {
 	for _, n := range a.roleTree {
 		sortRoles(n.kids)
 	}
+}
+
+// noteUnmet keeps n.unmet, and the counts of unmet roles above it, in
+// step with n's consumption: the quota stage walks only subtrees that
+// hold an unmet role.
+func (a *Allocator) noteUnmet(n *roleNode) {
+	unmet := n.hasQ && len(n.fws) > 0 && !scalarsOf(n.quota.Guarantees).Sub(n.consumption()).IsEmpty()
+	if unmet == n.unmet {
+		return
+	}
+	d := 1
+	if !unmet {
+		d = -1
+	}
+	n.unmet = unmet
+	for m := n; m != nil; m = m.parent {
+		m.nunmet += d
+	}
+	a.rc.nunmet += d
 }
 
 // roleShare sets n's share (its subtree's holdings) and its virtual
@@ -106,10 +149,11 @@ func (a *Allocator) headroomRoot(n *roleNode) *roleNode {
 // roleVisit offers what is free on ag, roles in hierarchical order, then
 // re-sorts the roles that were granted.
 func (a *Allocator) roleVisit(ag *agent, quotaStage bool) {
-	if !a.allocatable(ag.avail.Reservable()) {
+	if quotaStage && a.rc.nunmet == 0 || !a.allocatable(ag.avail.Reservable()) {
 		return
 	}
 	a.rc.touched = a.rc.touched[:0]
+	a.noteUnreserved(ag)
 	a.walkRoles(a.roleTop, ag, quotaStage)
 	for _, n := range a.rc.touched {
 		a.resortPath(n)
@@ -131,7 +175,7 @@ func (a *Allocator) walkRoles(s []*roleNode, ag *agent, quotaStage bool) bool {
 // children as a virtual leaf named "." (which sorts before any child of
 // equal share).
 func (a *Allocator) walkRole(n *roleNode, ag *agent, quotaStage bool) bool {
-	if n.nsub == 0 {
+	if n.nsub == 0 || quotaStage && n.nunmet == 0 {
 		return true
 	}
 	if len(n.kids) == 0 {
@@ -153,7 +197,8 @@ func (a *Allocator) walkRole(n *roleNode, ag *agent, quotaStage bool) bool {
 }
 
 // resortPath recomputes the shares from n up and moves each node to its
-// place among its siblings.
+// place among its siblings: found by pointer, placed by binary search,
+// shifted with one copy.
 func (a *Allocator) resortPath(n *roleNode) {
 	for m := n; m != nil; m = m.parent {
 		a.roleShare(m)
@@ -161,18 +206,12 @@ func (a *Allocator) resortPath(n *roleNode) {
 		if m.parent != nil {
 			sib = m.parent.kids
 		}
-		i := 0
-		for sib[i] != m {
-			i++
-		}
-		for i > 0 && roleLess(m, sib[i-1]) {
-			sib[i], sib[i-1] = sib[i-1], m
-			i--
-		}
-		for i+1 < len(sib) && roleLess(sib[i+1], m) {
-			sib[i], sib[i+1] = sib[i+1], m
-			i++
-		}
+		i := slices.Index(sib, m)
+		copy(sib[i:], sib[i+1:]) // take m out; the last slot is free
+		rest := sib[:len(sib)-1]
+		j := sort.Search(len(rest), func(k int) bool { return roleLess(m, rest[k]) })
+		copy(sib[j+1:], sib[j:len(sib)-1])
+		sib[j] = m
 	}
 }
 
@@ -180,6 +219,9 @@ func (a *Allocator) resortPath(n *roleNode) {
 // first, while something allocatable is left; false once nothing is.
 func (a *Allocator) offerRole(n *roleNode, ag *agent, quotaStage bool) bool {
 	rc := &a.rc
+	if !rc.unresOK && !hasPoolFor(n, ag) {
+		return true // only reservations are left here, none of them n's
+	}
 	rc.granted = rc.granted[:0]
 	for {
 		unres, resv, ok := a.roleOffer(n, ag, quotaStage)
@@ -188,6 +230,7 @@ func (a *Allocator) offerRole(n *roleNode, ag *agent, quotaStage bool) bool {
 		}
 		offer := unres
 		for _, r := range resv {
+			r := r.res
 			offer = offer.Add(r)
 		}
 		if !a.allocatable(offer) {
@@ -197,16 +240,34 @@ func (a *Allocator) offerRole(n *roleNode, ag *agent, quotaStage bool) bool {
 		if f == nil {
 			break
 		}
-		a.roleGrant(f, n, ag, unres, resv, score)
+		a.roleGrant(f, n, ag, offer, unres, resv, score)
 		rc.granted = append(rc.granted, f.idx)
+		a.noteUnreserved(ag)
 	}
 	return a.allocatable(ag.avail.Reservable())
+}
+
+// noteUnreserved notes whether ag's free unreserved resources are
+// allocatable: once they are not, only the roles its pools are for need
+// visiting, which spares an agent with a reservation a walk of every role.
+func (a *Allocator) noteUnreserved(ag *agent) {
+	a.rc.unresOK = len(ag.poolNames) == 0 || a.allocatable(a.unreservedFree(ag))
+}
+
+// hasPoolFor reports whether ag has a pool with free resources for n.
+func hasPoolFor(n *roleNode, ag *agent) bool {
+	for _, name := range ag.poolNames {
+		if pl := ag.pools[name]; !pl.free.IsEmpty() && resources.IsRoleOrDescendant(n.name, name) {
+			return true
+		}
+	}
+	return false
 }
 
 // roleOffer is what role n may be offered on ag now: the unreserved part
 // (clipped to the unmet guarantee in the quota stage, held back for the
 // headroom, clipped to limits) and the free pools of n and its ancestors.
-func (a *Allocator) roleOffer(n *roleNode, ag *agent, quotaStage bool) (unres resources.Resources, resv map[string]resources.Resources, ok bool) {
+func (a *Allocator) roleOffer(n *roleNode, ag *agent, quotaStage bool) (unres resources.Resources, resv []poolPart, ok bool) {
 	var unmet resources.Resources
 	if quotaStage {
 		if !n.hasQ {
@@ -216,14 +277,13 @@ func (a *Allocator) roleOffer(n *roleNode, ag *agent, quotaStage bool) (unres re
 			return unres, nil, false
 		}
 	}
+	resv = a.rc.resv[:0]
 	for _, name := range ag.poolNames {
 		if pl := ag.pools[name]; !pl.free.IsEmpty() && resources.IsRoleOrDescendant(n.name, name) {
-			if resv == nil {
-				resv = map[string]resources.Resources{}
-			}
-			resv[name] = pl.free
+			resv = append(resv, poolPart{name, pl.free})
 		}
 	}
+	a.rc.resv = resv
 	free := ag.avail.Reservable()
 	if len(ag.poolNames) > 0 {
 		free = a.unreservedFree(ag)
@@ -248,7 +308,7 @@ func (a *Allocator) roleOffer(n *roleNode, ag *agent, quotaStage bool) (unres re
 		unres.Ports = free.Ports
 	} else {
 		unres = free
-		if !a.headroomHolds(scalarsOf(free)) {
+		if !a.rc.reqHead.IsEmpty() && !a.headroomHolds(scalarsOf(free)) {
 			unres = resources.Resources{Ports: free.Ports}
 		}
 	}
@@ -287,11 +347,16 @@ func (a *Allocator) clipToLimits(n *roleNode, x resources.Resources) resources.R
 			continue
 		}
 		used := m.consumption()
-		for _, nm := range m.quota.Limited {
-			room := m.quota.Limits.Scalar(nm) - used.Scalar(nm)
-			if room < 0 {
-				room = 0
+		for k := resources.Kind(0); k < resources.NumKinds; k++ {
+			if !m.limKind[k] {
+				continue
 			}
+			if room := m.quota.Limits.Scalars[k] - used.Scalars[k]; x.Scalars[k] > room {
+				x.Scalars[k] = max(room, 0)
+			}
+		}
+		for _, nm := range m.limExtra {
+			room := max(m.quota.Limits.Scalar(nm)-used.Scalar(nm), 0)
 			if x.Scalar(nm) > room {
 				x = x.WithScalar(nm, room)
 			}
@@ -304,53 +369,71 @@ func (a *Allocator) clipToLimits(n *roleNode, x resources.Resources) resources.R
 // on ag with offer: active, the role not suppressed, wanting something,
 // not filtered, not already granted on this agent for this role.
 func (a *Allocator) pickInRole(n *roleNode, ag *agent, offer resources.Resources) (*framework, float64) {
-	ok := func(f *framework) bool {
-		if !f.active || f.roleSuppressed(n.name) || (a.cfg.Mode == Characterized && f.hasDemand && f.want == 0) {
-			return false
-		}
-		for _, g := range a.rc.granted {
-			if g == f.idx {
-				return false
-			}
-		}
-		return !a.blocked(f, ag, offer)
-	}
 	if d, isDraw := a.rank.(byDraw); isDraw {
-		return a.sampleExact(d.s, n.fws, ok)
+		return a.sampleExact(d.s, n.fws, func(f *framework) bool { return a.mayOffer(f, n, ag, offer) })
 	}
 	var best *framework
 	bs := math.Inf(1)
 	for _, i := range n.fws {
 		f := a.fws[i]
-		if !ok(f) {
+		if !a.wantsRole(f, n) {
 			continue
 		}
-		if s := a.rank.score(f, ag, &a.cluster); best == nil || s < bs || s == bs && f.idx < best.idx {
-			best, bs = f, s
+		s := a.rank.score(f, ag, &a.cluster)
+		if best != nil && !(s < bs || s == bs && f.idx < best.idx) {
+			continue // the filter check is the dear part: only for a better one
 		}
+		if a.granted(f) || a.blocked(f, ag, offer) {
+			continue
+		}
+		best, bs = f, s
 	}
 	return best, bs
 }
 
+// mayOffer reports whether f may be offered offer on ag for role n.
+func (a *Allocator) mayOffer(f *framework, n *roleNode, ag *agent, offer resources.Resources) bool {
+	return a.wantsRole(f, n) && !a.granted(f) && !a.blocked(f, ag, offer)
+}
+
+// wantsRole reports whether f takes offers for role n: active, the role
+// not suppressed, and, with a declared demand, tasks still wanted.
+func (a *Allocator) wantsRole(f *framework, n *roleNode) bool {
+	return f.active && !f.roleSuppressed(n.name) && !(a.cfg.Mode == Characterized && f.hasDemand && f.want == 0)
+}
+
+// granted reports whether f was granted on the current agent for the
+// current role already.
+func (a *Allocator) granted(f *framework) bool {
+	for _, g := range a.rc.granted {
+		if g == f.idx {
+			return true
+		}
+	}
+	return false
+}
+
 // roleGrant allocates unres and the pools in resv on ag to f for role n,
 // keeps the books and the headroom, and records the offer.
-func (a *Allocator) roleGrant(f *framework, n *roleNode, ag *agent, unres resources.Resources, resv map[string]resources.Resources, score float64) {
-	offer := unres
-	for _, r := range resv {
-		offer = offer.Add(r)
-	}
+func (a *Allocator) roleGrant(f *framework, n *roleNode, ag *agent, offer, unres resources.Resources, resv []poolPart, score float64) {
 	a.grant(f, ag, offer, 0)
 	a.acct(ag, f.idx, n.name, "", unres, +1)
 	var reserved map[string]resources.Resources
-	for name, r := range resv {
+	for _, pp := range resv {
+		name, r := pp.pool, pp.res
 		a.acct(ag, f.idx, n.name, name, r, +1)
 		if reserved == nil {
 			reserved = map[string]resources.Resources{}
 		}
-		reserved[name] = r.Clone()
+		reserved[name] = r // pool values are replaced, never changed in place
+	}
+	for m := n; m != nil; m = m.parent {
+		if m.hasQ {
+			a.noteUnmet(m)
+		}
 	}
 	rc := &a.rc
-	rc.availHead = rc.availHead.Sub(scalarsOf(unres))
+	addScalars(&rc.availHead, unres, -1)
 	if root := a.headroomRoot(n); root != nil {
 		rc.reqHead = rc.reqHead.Sub(root.headroom)
 		root.headroom = scalarsOf(root.quota.Guarantees).Sub(root.consumption())
@@ -360,8 +443,41 @@ func (a *Allocator) roleGrant(f *framework, n *roleNode, ag *agent, unres resour
 		rc.touched = append(rc.touched, n)
 	}
 	a.trace(f, ag, offer, score)
-	a.out = append(a.out, Offer{
-		Framework: f.id, Agent: ag.id, Resources: offer.Clone(),
+	a.emitRole(Offer{
+		Framework: f.id, Agent: ag.id, Resources: offer, // built for this offer; never changed in place
 		Reason: a.reason(score), Role: n.name, Reserved: reserved,
-	})
+	}, f, ag)
+}
+
+// offerKey names the one offer a cycle makes per framework, agent and role.
+type offerKey struct {
+	fw, ag int32
+	role   string
+}
+
+// emitRole records o. A framework offered part of an agent for a role in
+// the quota stage and more in the fair-share stage gets one offer with
+// both, as Mesos merges what one cycle offers a framework on an agent for
+// a role.
+func (a *Allocator) emitRole(o Offer, f *framework, ag *agent) {
+	rc := &a.rc
+	k := offerKey{f.idx, ag.idx, o.Role}
+	if i, ok := rc.quotaOffers[k]; ok {
+		prev := &a.out[i]
+		prev.Resources = prev.Resources.Add(o.Resources)
+		for pool, r := range o.Reserved {
+			if prev.Reserved == nil {
+				prev.Reserved = map[string]resources.Resources{}
+			}
+			prev.Reserved[pool] = prev.Reserved[pool].Add(r)
+		}
+		return
+	}
+	if rc.inQuotaStage {
+		if rc.quotaOffers == nil {
+			rc.quotaOffers = map[offerKey]int{}
+		}
+		rc.quotaOffers[k] = len(a.out)
+	}
+	a.out = append(a.out, o)
 }

@@ -69,6 +69,10 @@ type roleNode struct {
 	nsub   int         // subscriptions in this subtree
 	quota  Quota
 	hasQ   bool
+	// the kinds quota.Limited names, as flags on the well-known kinds and
+	// the other names, so that clipping an offer looks up no strings
+	limKind  [resources.NumKinds]bool
+	limExtra []string
 	// reserved is the reservation totals of this role and its
 	// descendants, kept in every mode.
 	reserved resources.Resources
@@ -78,6 +82,8 @@ type roleNode struct {
 	alloc, unres, own resources.Resources
 	// per cycle
 	share, ownShare float64
+	unmet           bool                // its own guarantee is not met and it has frameworks
+	nunmet          int                 // roles in this subtree that are unmet
 	headroom        resources.Resources // unmet guarantee counted in the required headroom
 }
 
@@ -104,7 +110,30 @@ func (a *Allocator) role(name string) *roleNode {
 // consumption is what counts against a role's quota: everything reserved
 // under it plus the unreserved resources its subtree holds.
 func (n *roleNode) consumption() resources.Resources {
+	if len(n.reserved.Extra) == 0 && len(n.unres.Extra) == 0 {
+		return resources.Resources{Scalars: n.reserved.Scalars.Add(n.unres.Scalars)}
+	}
 	return n.reserved.Add(n.unres)
+}
+
+// addScalars adds (sign > 0) or takes r's scalars to x, on the vectors
+// alone in the common case of no named scalars: the role books are
+// updated on every grant.
+func addScalars(x *resources.Resources, r resources.Resources, sign int) {
+	if len(r.Extra) == 0 && len(x.Extra) == 0 {
+		if sign > 0 {
+			x.Scalars = x.Scalars.Add(r.Scalars)
+		} else {
+			x.Scalars = x.Scalars.Sub(r.Scalars)
+		}
+		return
+	}
+	q := resources.Resources{Scalars: r.Scalars, Extra: r.Extra}
+	if sign > 0 {
+		*x = x.Add(q)
+	} else {
+		*x = x.Sub(q)
+	}
 }
 
 // SetQuota sets role's quota; an empty Quota removes it. It checks what
@@ -137,6 +166,14 @@ func (a *Allocator) SetQuota(role string, q Quota) error {
 	}
 	n := a.role(role)
 	n.quota, n.hasQ = q, !q.IsEmpty()
+	n.limKind, n.limExtra = [resources.NumKinds]bool{}, nil
+	for _, nm := range q.Limited {
+		if k, ok := resources.KindOf(nm); ok {
+			n.limKind[k] = true
+		} else {
+			n.limExtra = append(n.limExtra, nm)
+		}
+	}
 	if n.hasQ {
 		if a.quotas == nil {
 			a.quotas = map[string]bool{}

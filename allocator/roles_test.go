@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/allot-sched/allot/resources"
+	"github.com/allot-sched/allot/sorter"
 )
 
 func quota(guarantee, limit string) Quota {
@@ -292,5 +293,80 @@ func TestRolesState(t *testing.T) {
 	}
 	if byName["ops"].Weight != 2 {
 		t.Fatalf("ops: %+v", byName["ops"])
+	}
+}
+
+func TestReconfigureKeepsRoleBooks(t *testing.T) {
+	fx := newFixture(t, Config{Seed: 4}).agent("a1", "cpus:4;mem:1024").agent("a2", "cpus:4;mem:1024").
+		framework("f1", "eng/ml").roles("f1", "eng/ml", "ops").framework("f2", "ads").
+		quota("eng", "cpus:2", "cpus:6").reserve("a1", map[string]string{"eng": "cpus:1;mem:128"})
+	if err := fx.a.SuppressRoles("f1", []string{"ops"}); err != nil {
+		t.Fatal(err)
+	}
+	fx.cycle()
+	b, dropped, err := fx.a.Reconfigure(Reconfiguration{Sorter: mustLookup(t, "psdsf")})
+	if err != nil || len(dropped) > 0 {
+		t.Fatalf("Reconfigure: %v, dropped %v", err, dropped)
+	}
+	checkInvariants(t, b)
+	if !reflect.DeepEqual(fx.a.Roles(), b.Roles()) || !reflect.DeepEqual(fx.a.Quotas(), b.Quotas()) {
+		t.Fatalf("roles after reconfigure:\n%+v\nwant\n%+v", b.Roles(), fx.a.Roles())
+	}
+	if f := b.fws[b.fwByID["f1"]]; !f.roff["ops"] || len(f.roles) != 2 {
+		t.Fatalf("f1 after reconfigure: roles %v, suppressed %v", f.roles, f.roff)
+	}
+}
+
+func mustLookup(t *testing.T, name string) sorter.Criterion {
+	t.Helper()
+	c, err := sorter.Lookup(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func TestQuotaAndFairShareStagesMakeOneOffer(t *testing.T) {
+	// g's guarantee takes half the agent in the quota stage and the
+	// fair-share stage the rest: one offer, as Mesos merges them
+	fx := newFixture(t, Config{}).agent("a1", "cpus:4;mem:1024").framework("f1", "g").quota("g", "cpus:2", "")
+	out := fx.cycle()
+	if want := map[string]string{"f1@a1/g": "cpus:4;mem:1024"}; len(out) != 1 || !reflect.DeepEqual(gotRoles(out), want) {
+		t.Fatalf("offers %v, want %v", gotRoles(out), want)
+	}
+}
+
+func TestRecoverForNamesRoleAndPool(t *testing.T) {
+	fx := newFixture(t, Config{Seed: 1}).agent("a1", "cpus:4;mem:1024").agent("a2", "cpus:4;mem:1024").
+		framework("f1", "a").roles("f1", "a", "b")
+	out := fx.cycle()
+	if len(out) != 2 {
+		t.Fatalf("offers %v", gotRoles(out))
+	}
+	o := out[0]
+	other := "b"
+	if o.Role == "b" {
+		other = "a"
+	}
+	err := fx.a.RecoverFor("f1", o.Agent, other, "", o.Resources, nil)
+	if err == nil || !strings.Contains(err.Error(), `unreserved for role "`+other+`"`) {
+		t.Fatalf("recovering for the other role: %v", err)
+	}
+	if err := fx.a.RecoverFor("f1", o.Agent, o.Role, "*", o.Resources, nil); err != nil {
+		t.Fatal(err)
+	}
+	checkInvariants(t, fx.a)
+}
+
+func TestRolesInFlatMode(t *testing.T) {
+	// without role mode, a role's allocation is its frameworks'
+	fx := newFixture(t, Config{}).agent("a1", "cpus:4;mem:1024").framework("f1", "web")
+	fx.cycle()
+	if fx.a.rm {
+		t.Fatal("flat roles, no quota, no reservation: not role mode")
+	}
+	roles := fx.a.Roles()
+	if len(roles) != 1 || roles[0].Name != "web" || roles[0].Allocated.String() != "cpus:4;mem:1024" || roles[0].Weight != 1 {
+		t.Fatalf("Roles() = %+v", roles)
 	}
 }

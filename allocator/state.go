@@ -27,13 +27,15 @@ func (a *Allocator) keysOf(f *framework) oldKeys { return oldKeys{f.key, f.skey}
 // suppressed frameworks are served from the global (oblivious) set, or from
 // their shape's set in characterized mode when they declared a demand and
 // still want tasks. A framework with an application demand (gang.go) is in
-// neither: only the gang path serves it.
+// neither: only the gang path serves it. In role mode no framework is in
+// a set: the role-aware cycle reads the keys, not the sets' order, and
+// keeping the order on every grant cost as much as the grant.
 func (a *Allocator) wantsGlobal(f *framework) bool {
-	return f.active && !f.suppressed && !(a.cfg.Mode == Characterized && f.hasDemand) && f.app == nil
+	return !a.rm && f.active && !f.suppressed && !(a.cfg.Mode == Characterized && f.hasDemand) && f.app == nil
 }
 
 func (a *Allocator) wantsShape(f *framework) bool {
-	return f.active && !f.suppressed && a.cfg.Mode == Characterized && f.hasDemand && f.want != 0 && f.app == nil
+	return !a.rm && f.active && !f.suppressed && a.cfg.Mode == Characterized && f.hasDemand && f.want != 0 && f.app == nil
 }
 
 // syncView refreshes what criteria see and recomputes both keys.

@@ -24,6 +24,11 @@
 // seeded source to a choice. The allocator owns a Preferences as a model;
 // its doc comment states the choices the paper leaves open.
 //
+// Criteria rank frameworks, never roles: with hierarchical roles, quota or
+// reservations in use, the allocator sorts roles level by level by
+// weighted dominant share (Mesos's role sorter) and asks the criterion
+// only which framework within a role is served first (docs/roles.md).
+//
 // PS-DSF and rPS-DSF are also Separable (score = framework factor x agent
 // factor), which lets the allocator select framework and agent jointly in
 // O(shapes x log agents) per task rather than scoring every pair.
