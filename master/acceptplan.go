@@ -24,7 +24,7 @@ func (m *Master) planAcceptLocked(fw *framework, acc *scheduler.Call_Accept) (*a
 	if err != nil {
 		return nil, err
 	}
-	c := &taskChecker{fw: fw, a: p.agent, remaining: p.remaining, newIDs: map[string]bool{}, newExecutors: map[string]bool{}}
+	c := &taskChecker{fw: fw, a: p.agent, remaining: p.remaining, newIDs: map[string]bool{}, newExecutors: map[string]bool{}, role: p.role}
 	if p.launches, err = c.operations(acc.Operations); err != nil {
 		return nil, err
 	}
@@ -52,6 +52,9 @@ func (m *Master) acceptedOffersLocked(fw *framework, acc *scheduler.Call_Accept)
 			return nil, api.Errorf(http.StatusBadRequest, "ACCEPT: offers %v are on different agents", acc.OfferIDs)
 		}
 		agentID = o.agent
+		if err := p.sameRole(fw, o); err != nil {
+			return nil, err
+		}
 		p.offers = append(p.offers, o)
 		p.remaining = p.remaining.Add(o.res)
 	}
@@ -72,6 +75,7 @@ type taskChecker struct {
 	newIDs       map[string]bool
 	newExecutors map[string]bool
 	refused      []refusedTask // answered TASK_ERROR instead of launched
+	role         string        // the offers' allocation role: what a MULTI_ROLE task's resources must carry
 }
 
 // operations validates LAUNCH and LAUNCH_GROUP operations into launches.
@@ -143,6 +147,9 @@ func (c *taskChecker) check(t *mesos.TaskInfo, ex *mesos.ExecutorInfo) error {
 	if ex == nil && t.Command != nil && t.Executor != nil {
 		return api.Errorf(http.StatusBadRequest, "ACCEPT: task %q has both command and executor; give one", t.TaskID.Value)
 	}
+	if err := c.stampRole("task "+t.TaskID.Value, t.Resources); err != nil {
+		return err
+	}
 	need, err := taskResources(t.Resources)
 	if err != nil {
 		return api.Errorf(http.StatusBadRequest, "ACCEPT: task %q: %v", t.TaskID.Value, err)
@@ -179,6 +186,9 @@ func (c *taskChecker) executor(t *mesos.TaskInfo, ex *mesos.ExecutorInfo) (resou
 	key := c.fw.id + "/" + ex.ExecutorID.Value
 	if _, running := c.a.executors[key]; running || c.newExecutors[key] {
 		return resources.Resources{}, nil
+	}
+	if err := c.stampRole("executor "+ex.ExecutorID.Value, ex.Resources); err != nil {
+		return resources.Resources{}, err
 	}
 	exRes, err := taskResources(ex.Resources)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 
+	"github.com/allot-sched/allot/allocator"
 	"github.com/allot-sched/allot/api"
 	"github.com/allot-sched/allot/resources"
 )
@@ -157,4 +158,55 @@ func (fw *framework) allSuppressed() bool {
 		}
 	}
 	return true
+}
+
+// recoverAs returns r, allocated to fwID on agentID for role, to the
+// allocator's books of that role ("": whichever of the framework's roles
+// holds it, for resources whose allocation role the master does not know,
+// as a task's recovered after a failover). Where the allocator's books
+// put them under another of the framework's roles (it attributes what a
+// framework holds to its first role when it starts keeping books by role)
+// they are recovered from whichever role holds them: returned somewhere
+// rather than held forever. Caller holds m.mu.
+func (m *Master) recoverAs(fwID, agentID, role string, r resources.Resources, fl *allocator.Filter) error {
+	if role != "" && m.alloc.RecoverFor(fwID, agentID, role, "", r, fl) == nil {
+		return nil
+	}
+	return m.alloc.Recover(fwID, agentID, r, fl)
+}
+
+// sameRole checks that o, accepted with p's offers so far, was allocated
+// to the same role as they were: one ACCEPT uses one role's resources, as
+// Mesos requires of aggregated offers. Caller holds m.mu.
+func (p *acceptPlan) sameRole(fw *framework, o *offer) error {
+	role := o.role
+	if role == "" {
+		role = fw.role
+	}
+	if len(p.offers) > 0 && role != p.role {
+		return api.Errorf(http.StatusBadRequest, "ACCEPT: aggregated offers must be allocated to the same role (%q and %q)", p.role, role)
+	}
+	p.role = role
+	return nil
+}
+
+// stampRole gives a MULTI_ROLE framework's task (or executor) resources
+// the allocation_info of the offers they come from, where the framework
+// left it out, and refuses resources allocated to another role. what
+// names them in the error.
+func (c *taskChecker) stampRole(what string, list []mesos.Resource) error {
+	if !c.fw.multiRole || c.role == "" {
+		return nil
+	}
+	for i := range list {
+		ai := list[i].AllocationInfo
+		switch {
+		case ai == nil || ai.Role == nil:
+			role := c.role
+			list[i].AllocationInfo = &mesos.Resource_AllocationInfo{Role: &role}
+		case *ai.Role != c.role:
+			return api.Errorf(http.StatusBadRequest, "ACCEPT: %s: resource %q is allocated to role %q, but the offers are allocated to %q", what, list[i].Name, *ai.Role, c.role)
+		}
+	}
+	return nil
 }

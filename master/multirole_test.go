@@ -134,3 +134,43 @@ func TestUpdateFrameworkChangesRoles(t *testing.T) {
 		t.Errorf("offers for %v after the update, want one for b or eng/ml", got)
 	}
 }
+
+// A MULTI_ROLE framework's task launched on an offer for role b carries
+// b's allocation_info to the agent even where the framework left it out;
+// a resource allocated to another role is refused.
+func TestMultiRoleTaskCarriesAllocationRole(t *testing.T) {
+	h := newHarness(t, nil)
+	_, agent := h.agent("cpus:2;mem:1024")
+	fw := h.multiRoleFramework([]string{"a", "b"}, []string{"a"})
+	h.allocate()
+	o := fw.nextEvent(t, scheduler.Event_OFFERS).Offers.Offers[0]
+	if o.GetAllocationInfo().GetRole() != "b" {
+		t.Fatalf("offer for %q, want b (a is suppressed)", o.GetAllocationInfo().GetRole())
+	}
+	shell := "true"
+	task := func(id string, res ...mesos.Resource) mesos.TaskInfo {
+		return mesos.TaskInfo{Name: id, TaskID: mesos.TaskID{Value: id}, AgentID: o.AgentID, Command: &mesos.CommandInfo{Value: &shell}, Resources: res}
+	}
+	accept := func(ti mesos.TaskInfo) error {
+		return h.call(fw, &scheduler.Call{Type: scheduler.Call_ACCEPT, Accept: &scheduler.Call_Accept{OfferIDs: []mesos.OfferID{o.ID},
+			Operations: []mesos.Offer_Operation{{Type: mesos.Offer_Operation_LAUNCH, Launch: &mesos.Offer_Operation_Launch{TaskInfos: []mesos.TaskInfo{ti}}}}}})
+	}
+	wrong := scalarRes("cpus", 1)
+	other := "a"
+	wrong.AllocationInfo = &mesos.Resource_AllocationInfo{Role: &other}
+	if err := accept(task("t0", wrong)); err == nil || !strings.Contains(err.Error(), `allocated to role "a", but the offers are allocated to "b"`) {
+		t.Errorf("a task with a's resources on b's offer: %v, want a 400 saying so", err)
+	}
+	if err := accept(task("t1", scalarRes("cpus", 1), scalarRes("mem", 64))); err != nil {
+		t.Fatal(err)
+	}
+	var ti mesos.TaskInfo
+	if err := ti.Unmarshal(agent.nextAgentEvent(t, api.AgentEventType_RUN).Task); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range ti.Resources {
+		if r.GetAllocationInfo().GetRole() != "b" {
+			t.Errorf("the agent runs t1 with %s allocated to %q, want b", r.Name, r.GetAllocationInfo().GetRole())
+		}
+	}
+}

@@ -186,7 +186,7 @@ func (m *Master) lookupDecisionsLocked(ds []allocator.Offer) []decisionRef {
 func (m *Master) makeOfferLocked(d allocator.Offer, ref decisionRef) (madeOffer, *framework) {
 	fw, a := ref.fw, ref.a
 	if fw == nil || fw.stream == nil || a == nil || a.stream == nil {
-		m.allocOK("recover", m.alloc.Recover(d.Framework, d.Agent, d.Resources, nil), "framework_id", d.Framework, "agent_id", d.Agent)
+		m.allocOK("recover", m.recoverAs(d.Framework, d.Agent, d.Role, d.Resources, nil), "framework_id", d.Framework, "agent_id", d.Agent)
 		return madeOffer{}, nil
 	}
 	m.seq++
@@ -376,7 +376,7 @@ func (m *Master) removeOfferLocked(o *offer, recoverRes bool, fl *allocator.Filt
 		a.dropOffer(o)
 	}
 	if recoverRes {
-		if err := m.alloc.Recover(o.fw, o.agent, o.res, fl); err != nil {
+		if err := m.recoverAs(o.fw, o.agent, o.role, o.res, fl); err != nil {
 			// The id is built only for the log: a decline of every offer
 			// of a cycle comes through here.
 			m.allocOK("recover", err, "framework_id", o.fw, "agent_id", o.agent, "offer_id", o.id())
@@ -428,6 +428,7 @@ type acceptPlan struct {
 	remaining resources.Resources
 	filter    *allocator.Filter
 	refused   []refusedTask
+	role      string // the offers' allocation role (multirole.go)
 }
 
 // launchLocked carries out a validated ACCEPT: it consumes the offers,
@@ -448,7 +449,7 @@ func (m *Master) launchLocked(fw *framework, p *acceptPlan) {
 	}
 	m.refuseLocked(fw, p.agent.rec.Id, p.refused)
 	if !p.remaining.IsEmpty() {
-		m.allocOK("recover", m.alloc.Recover(fw.id, p.agent.rec.Id, p.remaining, p.filter), "framework_id", fw.id, "agent_id", p.agent.rec.Id)
+		m.allocOK("recover", m.recoverAs(fw.id, p.agent.rec.Id, p.role, p.remaining, p.filter), "framework_id", fw.id, "agent_id", p.agent.rec.Id)
 	}
 	m.triggerAllocation()
 }
