@@ -93,36 +93,8 @@ func TestQuotaGuaranteeLimitAndFailover(t *testing.T) {
 		t.Fatalf("UPDATE_QUOTA: %d %s", code, b)
 	}
 
-	// capped is offered 1 cpu, clipped to its limit, and no more once it
-	// holds it (its mem limit keeps what it may still be offered small, so
-	// that it leaves the rest to bulk).
-	capped := subscribe(t, lead, mesos.FrameworkInfo{Name: "capped", Role: strPtr("capped")})
-	o := capped.takeOfferFits(t, 0.5, 64)
-	if got := offered(o, "cpus"); got != 1 {
-		t.Fatalf("capped (limit 1 cpu) was offered %v cpus", got)
-	}
-	task := cmdTask("capped-1", o, "sleep 600", 1, 64)
-	if err := capped.call(calls.Accept(calls.OfferOperations{calls.OpLaunch(task)}.WithOffers(o.ID))); err != nil {
-		t.Fatal(err)
-	}
-	capped.waitState(t, "capped-1", mesos.TASK_RUNNING)
-
-	// bulk floods everything but gold's headroom: 6 cpus less capped's 1
-	// less gold's 2.
-	bulk := subscribe(t, lead, mesos.FrameworkInfo{Name: "bulk", Role: strPtr("bulk")})
-	flooded := 0.0
-	var bulkTasks []string
-	testcluster.WaitFor(t, 60*time.Second, "bulk to hold 3 cpus", func() bool {
-		cpus, ids := launchAll(t, bulk, "bulk")
-		flooded, bulkTasks = flooded+cpus, append(bulkTasks, ids...)
-		return flooded >= 3
-	})
-	for _, id := range bulkTasks {
-		bulk.waitState(t, id, mesos.TASK_RUNNING)
-	}
-	if flooded != 3 {
-		t.Fatalf("bulk launched %v cpus, want 3: gold's guarantee must be held back", flooded)
-	}
+	capped := startCapped(t, lead)
+	floodBulk(t, lead)
 
 	// gold gets its guarantee within two cycles of subscribing. The quota
 	// stage gives it, agent by agent, what is still unmet, so the 2 cpus
@@ -170,6 +142,48 @@ func TestQuotaGuaranteeLimitAndFailover(t *testing.T) {
 	roles := rolesOf(t, addr)
 	if roles["gold"].Quota.Guarantee["cpus"] != 2 || roles["capped"].Quota.Limit["cpus"] != 1 {
 		t.Errorf("the new leader's allocator holds gold %+v and capped %+v, want their quota", roles["gold"].Quota, roles["capped"].Quota)
+	}
+}
+
+// startCapped subscribes a framework in role capped (limit 1 cpu) and runs
+// a 1-cpu task on its first offer, which must hold no more than that.
+func startCapped(t *testing.T, lead string) *sched {
+	t.Helper()
+	// capped is offered 1 cpu, clipped to its limit, and no more once it
+	// holds it (its mem limit keeps what it may still be offered small, so
+	// that it leaves the rest to bulk).
+	capped := subscribe(t, lead, mesos.FrameworkInfo{Name: "capped", Role: strPtr("capped")})
+	o := capped.takeOfferFits(t, 0.5, 64)
+	if got := offered(o, "cpus"); got != 1 {
+		t.Fatalf("capped (limit 1 cpu) was offered %v cpus", got)
+	}
+	task := cmdTask("capped-1", o, "sleep 600", 1, 64)
+	if err := capped.call(calls.Accept(calls.OfferOperations{calls.OpLaunch(task)}.WithOffers(o.ID))); err != nil {
+		t.Fatal(err)
+	}
+	capped.waitState(t, "capped-1", mesos.TASK_RUNNING)
+	return capped
+}
+
+// floodBulk subscribes a framework in role bulk that launches on all it is
+// offered.
+func floodBulk(t *testing.T, lead string) {
+	t.Helper()
+	// bulk floods everything but gold's headroom: 6 cpus less capped's 1
+	// less gold's 2.
+	bulk := subscribe(t, lead, mesos.FrameworkInfo{Name: "bulk", Role: strPtr("bulk")})
+	flooded := 0.0
+	var bulkTasks []string
+	testcluster.WaitFor(t, 60*time.Second, "bulk to hold 3 cpus", func() bool {
+		cpus, ids := launchAll(t, bulk, "bulk")
+		flooded, bulkTasks = flooded+cpus, append(bulkTasks, ids...)
+		return flooded >= 3
+	})
+	for _, id := range bulkTasks {
+		bulk.waitState(t, id, mesos.TASK_RUNNING)
+	}
+	if flooded != 3 {
+		t.Fatalf("bulk launched %v cpus, want 3: gold's guarantee must be held back", flooded)
 	}
 }
 
