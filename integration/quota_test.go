@@ -6,11 +6,14 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os/exec"
+	"strings"
 	"testing"
 	"time"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	mmaster "github.com/mesos/mesos-go/api/v1/lib/master"
+	mquota "github.com/mesos/mesos-go/api/v1/lib/quota"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler/calls"
 
 	"github.com/allot-sched/allot/api"
@@ -142,6 +145,32 @@ func TestQuotaGuaranteeLimitAndFailover(t *testing.T) {
 	roles := rolesOf(t, addr)
 	if roles["gold"].Quota.Guarantee["cpus"] != 2 || roles["capped"].Quota.Limit["cpus"] != 1 {
 		t.Errorf("the new leader's allocator holds gold %+v and capped %+v, want their quota", roles["gold"].Quota, roles["capped"].Quota)
+	}
+	quotaCLI(t, addr)
+}
+
+// quotaCLI sets, reads and lists quota with the allot CLI on master addr.
+func quotaCLI(t *testing.T, addr string) {
+	t.Helper()
+	run := func(args ...string) string {
+		out, err := exec.Command(allotBin, append(args, "--master", addr)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("allot %v: %v\n%s", args, err, out)
+		}
+		return string(out)
+	}
+	if out := run("quota", "set", "eng/ml", "--guarantee", "cpus:0.5", "--limit", "cpus:1;mem:256"); !strings.Contains(out, "quota of eng/ml: guarantee cpus:0.5, limit cpus:1;mem:256") {
+		t.Errorf("allot quota set: %q", out)
+	}
+	var st mquota.QuotaStatus
+	if out := run("quota", "get", "--json"); json.Unmarshal([]byte(out), &st) != nil || len(st.Configs) != 3 {
+		t.Errorf("allot quota get --json: %q, want three roles' quota in mesos-go's QuotaStatus", out)
+	}
+	out := run("roles")
+	for _, want := range []string{"ROLE", "eng/ml", "cpus:0.5", "cpus:1;mem:256", "gold"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("allot roles lacks %q:\n%s", want, out)
+		}
 	}
 }
 
