@@ -189,7 +189,8 @@ type Master struct {
 	restoring atomic.Bool
 	// quotaMu orders quota updates from validation to the allocator, taken
 	// before mu (quota_calls.go).
-	quotaMu sync.Mutex
+	quotaMu     sync.Mutex
+	quotaGauges quotaGauges // quota_alloc.go; under mu
 
 	tasksOn tasksByAgent // tasks by agent, under mu (tasksbyagent.go)
 

@@ -3,6 +3,8 @@ package master
 import (
 	"sort"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/allot-sched/allot/allocator"
 	"github.com/allot-sched/allot/api"
 	"github.com/allot-sched/allot/resources"
@@ -41,10 +43,49 @@ func (m *Master) applyQuotasLocked(recs []*api.QuotaRecord) {
 		}
 		m.allocOK("set_quota", m.alloc.SetQuota(q.Role, allocatorQuota(q)), "role", q.Role)
 	}
+	m.setQuotaGauges()
 }
 
 // restoreQuotasLocked gives a new leader's allocator the registry's
 // quotas. Caller holds m.mu.
 func (m *Master) restoreQuotasLocked() {
 	m.applyQuotasLocked(m.reg.Quotas())
+}
+
+// quotaGauges are the quotas this leader's allocator holds, per role and
+// resource, as Mesos's allocator/mesos/quota/roles/<role>/resources/<r>/
+// guarantee and .../limit: what an operator alerts on beside what the
+// role is allocated.
+type quotaGauges struct {
+	guarantee, limit *prometheus.GaugeVec
+}
+
+// initQuotaMetrics registers the gauges the first time this master gives
+// its allocator the quotas (its first election), under m.mu.
+func (m *Master) initQuotaMetrics() {
+	g := &m.quotaGauges
+	g.guarantee = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "allot_master_quota_guarantee",
+		Help: "Each role's quota guarantee, by resource (UPDATE_QUOTA)."}, []string{"role", "resource"})
+	g.limit = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "allot_master_quota_limit",
+		Help: "Each role's quota limit, by resource; a resource without a limit has no series."}, []string{"role", "resource"})
+	m.m.reg.MustRegister(g.guarantee, g.limit)
+}
+
+// setQuotaGauges makes the gauges say what the registry holds. Caller
+// holds m.mu.
+func (m *Master) setQuotaGauges() {
+	g := &m.quotaGauges
+	if g.guarantee == nil {
+		m.initQuotaMetrics()
+	}
+	g.guarantee.Reset()
+	g.limit.Reset()
+	for _, q := range m.reg.Quotas() {
+		for name, v := range q.Guarantees {
+			g.guarantee.WithLabelValues(q.Role, name).Set(v)
+		}
+		for name, v := range q.Limits {
+			g.limit.WithLabelValues(q.Role, name).Set(v)
+		}
+	}
 }

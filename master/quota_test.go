@@ -8,6 +8,7 @@ import (
 
 	mmaster "github.com/mesos/mesos-go/api/v1/lib/master"
 	mquota "github.com/mesos/mesos-go/api/v1/lib/quota"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/allot-sched/allot/api"
 )
@@ -234,5 +235,9 @@ func TestQuotaSurvivesReelection(t *testing.T) {
 	}
 	if st := getQuota(t, h, ""); len(st.Configs) != 2 {
 		t.Errorf("GET_QUOTA after re-election: %+v", st.Configs)
+	}
+	if g, l := testutil.ToFloat64(h.m.quotaGauges.guarantee.WithLabelValues("eng/ml", "cpus")),
+		testutil.ToFloat64(h.m.quotaGauges.limit.WithLabelValues("eng", "mem")); g != 3 || l != 0 {
+		t.Errorf("quota gauges: eng/ml guarantee %v cpus, eng limit %v mem; want 3 and 0", g, l)
 	}
 }
