@@ -75,6 +75,12 @@ const (
 	// Command.unix_nano, then the oldest beyond Command.limit (Mesos's
 	// --registry_max_agent_age and --registry_max_agent_count).
 	CommandType_AGENT_UNREACHABLE_GC CommandType = 32
+	// QUOTA_UPDATE sets the quota of every role in Command.quotas at once
+	// (Mesos's UPDATE_QUOTA is all-or-nothing); a record with neither
+	// guarantees nor limits resets its role to the default (no quota).
+	// Numbered apart from the others so that commands other features add at
+	// the same time do not collide with it.
+	CommandType_QUOTA_UPDATE CommandType = 27
 )
 
 // Enum value maps for CommandType.
@@ -95,6 +101,7 @@ var (
 		41: "AGENT_RESOURCES_SET",
 		31: "AGENT_UNREACHABLE",
 		32: "AGENT_UNREACHABLE_GC",
+		27: "QUOTA_UPDATE",
 	}
 	CommandType_value = map[string]int32{
 		"COMMAND_UNKNOWN":      0,
@@ -112,6 +119,7 @@ var (
 		"AGENT_RESOURCES_SET":  41,
 		"AGENT_UNREACHABLE":    31,
 		"AGENT_UNREACHABLE_GC": 32,
+		"QUOTA_UPDATE":         27,
 	}
 )
 
@@ -312,7 +320,9 @@ type Command struct {
 	// unix_nano is when an agent became unreachable (AGENT_UNREACHABLE), or
 	// the cutoff before which unreachable agents are forgotten
 	// (AGENT_UNREACHABLE_GC).
-	UnixNano      int64 `protobuf:"varint,31,opt,name=unix_nano,json=unixNano,proto3" json:"unix_nano,omitempty"`
+	UnixNano int64 `protobuf:"varint,31,opt,name=unix_nano,json=unixNano,proto3" json:"unix_nano,omitempty"`
+	// quotas are QUOTA_UPDATE's roles.
+	Quotas        []*QuotaRecord `protobuf:"bytes,27,rep,name=quotas,proto3" json:"quotas,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -429,6 +439,13 @@ func (x *Command) GetUnixNano() int64 {
 		return x.UnixNano
 	}
 	return 0
+}
+
+func (x *Command) GetQuotas() []*QuotaRecord {
+	if x != nil {
+		return x.Quotas
+	}
+	return nil
 }
 
 type AgentRecord struct {
@@ -924,6 +941,78 @@ func (x *PolicyRecord) GetUpdatedUnixNano() int64 {
 	return 0
 }
 
+// QuotaRecord is one role's quota as Mesos's quota.QuotaConfig has it:
+// scalar resource name -> amount. A name absent from limits has no limit;
+// one present with 0 is limited to nothing.
+type QuotaRecord struct {
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	Role       string                 `protobuf:"bytes,1,opt,name=role,proto3" json:"role,omitempty"`
+	Guarantees map[string]float64     `protobuf:"bytes,2,rep,name=guarantees,proto3" json:"guarantees,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"fixed64,2,opt,name=value"`
+	Limits     map[string]float64     `protobuf:"bytes,3,rep,name=limits,proto3" json:"limits,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"fixed64,2,opt,name=value"`
+	// principal is who set it (Mesos's QuotaInfo.principal), "" unauthenticated.
+	Principal     string `protobuf:"bytes,4,opt,name=principal,proto3" json:"principal,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *QuotaRecord) Reset() {
+	*x = QuotaRecord{}
+	mi := &file_allot_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *QuotaRecord) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*QuotaRecord) ProtoMessage() {}
+
+func (x *QuotaRecord) ProtoReflect() protoreflect.Message {
+	mi := &file_allot_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use QuotaRecord.ProtoReflect.Descriptor instead.
+func (*QuotaRecord) Descriptor() ([]byte, []int) {
+	return file_allot_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *QuotaRecord) GetRole() string {
+	if x != nil {
+		return x.Role
+	}
+	return ""
+}
+
+func (x *QuotaRecord) GetGuarantees() map[string]float64 {
+	if x != nil {
+		return x.Guarantees
+	}
+	return nil
+}
+
+func (x *QuotaRecord) GetLimits() map[string]float64 {
+	if x != nil {
+		return x.Limits
+	}
+	return nil
+}
+
+func (x *QuotaRecord) GetPrincipal() string {
+	if x != nil {
+		return x.Principal
+	}
+	return ""
+}
+
 // SnapshotRecord is one record of a registry snapshot; a snapshot is a
 // stream of them, each framed as RecordIO ("<len>\n<bytes>").
 type SnapshotRecord struct {
@@ -940,6 +1029,7 @@ type SnapshotRecord struct {
 	//	*SnapshotRecord_Maintenance
 	//	*SnapshotRecord_AgentResources
 	//	*SnapshotRecord_UnreachableAgent
+	//	*SnapshotRecord_Quota
 	Record        isSnapshotRecord_Record `protobuf_oneof:"record"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -947,7 +1037,7 @@ type SnapshotRecord struct {
 
 func (x *SnapshotRecord) Reset() {
 	*x = SnapshotRecord{}
-	mi := &file_allot_proto_msgTypes[7]
+	mi := &file_allot_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -959,7 +1049,7 @@ func (x *SnapshotRecord) String() string {
 func (*SnapshotRecord) ProtoMessage() {}
 
 func (x *SnapshotRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_allot_proto_msgTypes[7]
+	mi := &file_allot_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -972,7 +1062,7 @@ func (x *SnapshotRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SnapshotRecord.ProtoReflect.Descriptor instead.
 func (*SnapshotRecord) Descriptor() ([]byte, []int) {
-	return file_allot_proto_rawDescGZIP(), []int{7}
+	return file_allot_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *SnapshotRecord) GetRecord() isSnapshotRecord_Record {
@@ -1072,6 +1162,15 @@ func (x *SnapshotRecord) GetUnreachableAgent() *UnreachableAgent {
 	return nil
 }
 
+func (x *SnapshotRecord) GetQuota() *QuotaRecord {
+	if x != nil {
+		if x, ok := x.Record.(*SnapshotRecord_Quota); ok {
+			return x.Quota
+		}
+	}
+	return nil
+}
+
 type isSnapshotRecord_Record interface {
 	isSnapshotRecord_Record()
 }
@@ -1122,6 +1221,11 @@ type SnapshotRecord_UnreachableAgent struct {
 	UnreachableAgent *UnreachableAgent `protobuf:"bytes,31,opt,name=unreachable_agent,json=unreachableAgent,proto3,oneof"`
 }
 
+type SnapshotRecord_Quota struct {
+	// quota is one role's quota (QUOTA_UPDATE), roles in name order.
+	Quota *QuotaRecord `protobuf:"bytes,27,opt,name=quota,proto3,oneof"`
+}
+
 func (*SnapshotRecord_Agent) isSnapshotRecord_Record() {}
 
 func (*SnapshotRecord_Framework) isSnapshotRecord_Record() {}
@@ -1141,6 +1245,8 @@ func (*SnapshotRecord_Maintenance) isSnapshotRecord_Record() {}
 func (*SnapshotRecord_AgentResources) isSnapshotRecord_Record() {}
 
 func (*SnapshotRecord_UnreachableAgent) isSnapshotRecord_Record() {}
+
+func (*SnapshotRecord_Quota) isSnapshotRecord_Record() {}
 
 // MaintenanceRecord is what operators asked of machines and agents
 // (Mesos's maintenance schedule and machine modes, and its agents'
@@ -1164,7 +1270,7 @@ type MaintenanceRecord struct {
 
 func (x *MaintenanceRecord) Reset() {
 	*x = MaintenanceRecord{}
-	mi := &file_allot_proto_msgTypes[8]
+	mi := &file_allot_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1176,7 +1282,7 @@ func (x *MaintenanceRecord) String() string {
 func (*MaintenanceRecord) ProtoMessage() {}
 
 func (x *MaintenanceRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_allot_proto_msgTypes[8]
+	mi := &file_allot_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1189,7 +1295,7 @@ func (x *MaintenanceRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MaintenanceRecord.ProtoReflect.Descriptor instead.
 func (*MaintenanceRecord) Descriptor() ([]byte, []int) {
-	return file_allot_proto_rawDescGZIP(), []int{8}
+	return file_allot_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *MaintenanceRecord) GetSchedule() []byte {
@@ -1224,7 +1330,7 @@ type AgentMaintenance struct {
 
 func (x *AgentMaintenance) Reset() {
 	*x = AgentMaintenance{}
-	mi := &file_allot_proto_msgTypes[9]
+	mi := &file_allot_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1236,7 +1342,7 @@ func (x *AgentMaintenance) String() string {
 func (*AgentMaintenance) ProtoMessage() {}
 
 func (x *AgentMaintenance) ProtoReflect() protoreflect.Message {
-	mi := &file_allot_proto_msgTypes[9]
+	mi := &file_allot_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1249,7 +1355,7 @@ func (x *AgentMaintenance) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentMaintenance.ProtoReflect.Descriptor instead.
 func (*AgentMaintenance) Descriptor() ([]byte, []int) {
-	return file_allot_proto_rawDescGZIP(), []int{9}
+	return file_allot_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *AgentMaintenance) GetDeactivated() bool {
@@ -1295,7 +1401,7 @@ type AgentCall struct {
 
 func (x *AgentCall) Reset() {
 	*x = AgentCall{}
-	mi := &file_allot_proto_msgTypes[10]
+	mi := &file_allot_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1307,7 +1413,7 @@ func (x *AgentCall) String() string {
 func (*AgentCall) ProtoMessage() {}
 
 func (x *AgentCall) ProtoReflect() protoreflect.Message {
-	mi := &file_allot_proto_msgTypes[10]
+	mi := &file_allot_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1320,7 +1426,7 @@ func (x *AgentCall) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentCall.ProtoReflect.Descriptor instead.
 func (*AgentCall) Descriptor() ([]byte, []int) {
-	return file_allot_proto_rawDescGZIP(), []int{10}
+	return file_allot_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *AgentCall) GetType() AgentCallType {
@@ -1447,7 +1553,7 @@ type Usage struct {
 
 func (x *Usage) Reset() {
 	*x = Usage{}
-	mi := &file_allot_proto_msgTypes[11]
+	mi := &file_allot_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1459,7 +1565,7 @@ func (x *Usage) String() string {
 func (*Usage) ProtoMessage() {}
 
 func (x *Usage) ProtoReflect() protoreflect.Message {
-	mi := &file_allot_proto_msgTypes[11]
+	mi := &file_allot_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1472,7 +1578,7 @@ func (x *Usage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Usage.ProtoReflect.Descriptor instead.
 func (*Usage) Descriptor() ([]byte, []int) {
-	return file_allot_proto_rawDescGZIP(), []int{11}
+	return file_allot_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *Usage) GetCpusUserSeconds() float64 {
@@ -1615,7 +1721,7 @@ type ExecutorUsage struct {
 
 func (x *ExecutorUsage) Reset() {
 	*x = ExecutorUsage{}
-	mi := &file_allot_proto_msgTypes[12]
+	mi := &file_allot_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1627,7 +1733,7 @@ func (x *ExecutorUsage) String() string {
 func (*ExecutorUsage) ProtoMessage() {}
 
 func (x *ExecutorUsage) ProtoReflect() protoreflect.Message {
-	mi := &file_allot_proto_msgTypes[12]
+	mi := &file_allot_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1640,7 +1746,7 @@ func (x *ExecutorUsage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecutorUsage.ProtoReflect.Descriptor instead.
 func (*ExecutorUsage) Descriptor() ([]byte, []int) {
-	return file_allot_proto_rawDescGZIP(), []int{12}
+	return file_allot_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *ExecutorUsage) GetFrameworkId() string {
@@ -1747,7 +1853,7 @@ type AgentEvent struct {
 
 func (x *AgentEvent) Reset() {
 	*x = AgentEvent{}
-	mi := &file_allot_proto_msgTypes[13]
+	mi := &file_allot_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1759,7 +1865,7 @@ func (x *AgentEvent) String() string {
 func (*AgentEvent) ProtoMessage() {}
 
 func (x *AgentEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_allot_proto_msgTypes[13]
+	mi := &file_allot_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1772,7 +1878,7 @@ func (x *AgentEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentEvent.ProtoReflect.Descriptor instead.
 func (*AgentEvent) Descriptor() ([]byte, []int) {
-	return file_allot_proto_rawDescGZIP(), []int{13}
+	return file_allot_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *AgentEvent) GetType() AgentEventType {
@@ -1890,7 +1996,7 @@ type AppDemand struct {
 
 func (x *AppDemand) Reset() {
 	*x = AppDemand{}
-	mi := &file_allot_proto_msgTypes[14]
+	mi := &file_allot_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1902,7 +2008,7 @@ func (x *AppDemand) String() string {
 func (*AppDemand) ProtoMessage() {}
 
 func (x *AppDemand) ProtoReflect() protoreflect.Message {
-	mi := &file_allot_proto_msgTypes[14]
+	mi := &file_allot_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1915,7 +2021,7 @@ func (x *AppDemand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppDemand.ProtoReflect.Descriptor instead.
 func (*AppDemand) Descriptor() ([]byte, []int) {
-	return file_allot_proto_rawDescGZIP(), []int{14}
+	return file_allot_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *AppDemand) GetExecutors() int32 {
@@ -1963,7 +2069,7 @@ type ProfileStage struct {
 
 func (x *ProfileStage) Reset() {
 	*x = ProfileStage{}
-	mi := &file_allot_proto_msgTypes[15]
+	mi := &file_allot_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1975,7 +2081,7 @@ func (x *ProfileStage) String() string {
 func (*ProfileStage) ProtoMessage() {}
 
 func (x *ProfileStage) ProtoReflect() protoreflect.Message {
-	mi := &file_allot_proto_msgTypes[15]
+	mi := &file_allot_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1988,7 +2094,7 @@ func (x *ProfileStage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProfileStage.ProtoReflect.Descriptor instead.
 func (*ProfileStage) Descriptor() ([]byte, []int) {
-	return file_allot_proto_rawDescGZIP(), []int{15}
+	return file_allot_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *ProfileStage) GetStartNanos() int64 {
@@ -2046,7 +2152,7 @@ type JobSize struct {
 
 func (x *JobSize) Reset() {
 	*x = JobSize{}
-	mi := &file_allot_proto_msgTypes[16]
+	mi := &file_allot_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2058,7 +2164,7 @@ func (x *JobSize) String() string {
 func (*JobSize) ProtoMessage() {}
 
 func (x *JobSize) ProtoReflect() protoreflect.Message {
-	mi := &file_allot_proto_msgTypes[16]
+	mi := &file_allot_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2071,7 +2177,7 @@ func (x *JobSize) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobSize.ProtoReflect.Descriptor instead.
 func (*JobSize) Descriptor() ([]byte, []int) {
-	return file_allot_proto_rawDescGZIP(), []int{16}
+	return file_allot_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *JobSize) GetJob() string {
@@ -2128,7 +2234,7 @@ type UnreachableAgent struct {
 
 func (x *UnreachableAgent) Reset() {
 	*x = UnreachableAgent{}
-	mi := &file_allot_proto_msgTypes[17]
+	mi := &file_allot_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2140,7 +2246,7 @@ func (x *UnreachableAgent) String() string {
 func (*UnreachableAgent) ProtoMessage() {}
 
 func (x *UnreachableAgent) ProtoReflect() protoreflect.Message {
-	mi := &file_allot_proto_msgTypes[17]
+	mi := &file_allot_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2153,7 +2259,7 @@ func (x *UnreachableAgent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UnreachableAgent.ProtoReflect.Descriptor instead.
 func (*UnreachableAgent) Descriptor() ([]byte, []int) {
-	return file_allot_proto_rawDescGZIP(), []int{17}
+	return file_allot_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *UnreachableAgent) GetAgent() *AgentRecord {
@@ -2174,7 +2280,7 @@ var File_allot_proto protoreflect.FileDescriptor
 
 const file_allot_proto_rawDesc = "" +
 	"\n" +
-	"\vallot.proto\x12\ballot.v1\"\x98\x04\n" +
+	"\vallot.proto\x12\ballot.v1\"\xc7\x04\n" +
 	"\aCommand\x12)\n" +
 	"\x04type\x18\x01 \x01(\x0e2\x15.allot.v1.CommandTypeR\x04type\x12+\n" +
 	"\x05agent\x18\x02 \x01(\v2\x15.allot.v1.AgentRecordR\x05agent\x127\n" +
@@ -2187,7 +2293,8 @@ const file_allot_proto_rawDesc = "" +
 	"\x05limit\x18\t \x01(\x05R\x05limit\x12=\n" +
 	"\vmaintenance\x18\x14 \x01(\v2\x1b.allot.v1.MaintenanceRecordR\vmaintenance\x12G\n" +
 	"\x0fagent_resources\x18) \x01(\v2\x1e.allot.v1.AgentResourcesRecordR\x0eagentResources\x12\x1b\n" +
-	"\tunix_nano\x18\x1f \x01(\x03R\bunixNano\"\xc7\x02\n" +
+	"\tunix_nano\x18\x1f \x01(\x03R\bunixNano\x12-\n" +
+	"\x06quotas\x18\x1b \x03(\v2\x15.allot.v1.QuotaRecordR\x06quotas\"\xc7\x02\n" +
 	"\vAgentRecord\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1a\n" +
 	"\bhostname\x18\x02 \x01(\tR\bhostname\x12\x18\n" +
@@ -2237,7 +2344,20 @@ const file_allot_proto_rawDesc = "" +
 	"\fPolicyRecord\x12\x16\n" +
 	"\x06sorter\x18\x01 \x01(\tR\x06sorter\x12\x14\n" +
 	"\x05state\x18\x02 \x01(\fR\x05state\x12*\n" +
-	"\x11updated_unix_nano\x18\x03 \x01(\x03R\x0fupdatedUnixNano\"\xd1\x04\n" +
+	"\x11updated_unix_nano\x18\x03 \x01(\x03R\x0fupdatedUnixNano\"\xbb\x02\n" +
+	"\vQuotaRecord\x12\x12\n" +
+	"\x04role\x18\x01 \x01(\tR\x04role\x12E\n" +
+	"\n" +
+	"guarantees\x18\x02 \x03(\v2%.allot.v1.QuotaRecord.GuaranteesEntryR\n" +
+	"guarantees\x129\n" +
+	"\x06limits\x18\x03 \x03(\v2!.allot.v1.QuotaRecord.LimitsEntryR\x06limits\x12\x1c\n" +
+	"\tprincipal\x18\x04 \x01(\tR\tprincipal\x1a=\n" +
+	"\x0fGuaranteesEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\x1a9\n" +
+	"\vLimitsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\"\x80\x05\n" +
 	"\x0eSnapshotRecord\x12-\n" +
 	"\x05agent\x18\x01 \x01(\v2\x15.allot.v1.AgentRecordH\x00R\x05agent\x129\n" +
 	"\tframework\x18\x02 \x01(\v2\x19.allot.v1.FrameworkRecordH\x00R\tframework\x12*\n" +
@@ -2248,7 +2368,8 @@ const file_allot_proto_rawDesc = "" +
 	"\rremoved_agent\x18\a \x01(\tH\x00R\fremovedAgent\x12?\n" +
 	"\vmaintenance\x18\x14 \x01(\v2\x1b.allot.v1.MaintenanceRecordH\x00R\vmaintenance\x12I\n" +
 	"\x0fagent_resources\x18) \x01(\v2\x1e.allot.v1.AgentResourcesRecordH\x00R\x0eagentResources\x12I\n" +
-	"\x11unreachable_agent\x18\x1f \x01(\v2\x1a.allot.v1.UnreachableAgentH\x00R\x10unreachableAgentB\b\n" +
+	"\x11unreachable_agent\x18\x1f \x01(\v2\x1a.allot.v1.UnreachableAgentH\x00R\x10unreachableAgent\x12-\n" +
+	"\x05quota\x18\x1b \x01(\v2\x15.allot.v1.QuotaRecordH\x00R\x05quotaB\b\n" +
 	"\x06record\"\xdb\x01\n" +
 	"\x11MaintenanceRecord\x12\x1a\n" +
 	"\bschedule\x18\x01 \x01(\fR\bschedule\x12\x12\n" +
@@ -2351,7 +2472,7 @@ const file_allot_proto_rawDesc = "" +
 	"\bapb_cpus\x18\x06 \x01(\x01R\aapbCpus\"s\n" +
 	"\x10UnreachableAgent\x12+\n" +
 	"\x05agent\x18\x01 \x01(\v2\x15.allot.v1.AgentRecordR\x05agent\x122\n" +
-	"\x15unreachable_unix_nano\x18\x02 \x01(\x03R\x13unreachableUnixNano*\xb1\x02\n" +
+	"\x15unreachable_unix_nano\x18\x02 \x01(\x03R\x13unreachableUnixNano*\xc3\x02\n" +
 	"\vCommandType\x12\x13\n" +
 	"\x0fCOMMAND_UNKNOWN\x10\x00\x12\x10\n" +
 	"\fAGENT_UPSERT\x10\x01\x12\x10\n" +
@@ -2370,7 +2491,8 @@ const file_allot_proto_rawDesc = "" +
 	"\x0fMAINTENANCE_SET\x10\x14\x12\x17\n" +
 	"\x13AGENT_RESOURCES_SET\x10)\x12\x15\n" +
 	"\x11AGENT_UNREACHABLE\x10\x1f\x12\x18\n" +
-	"\x14AGENT_UNREACHABLE_GC\x10 *\x8f\x01\n" +
+	"\x14AGENT_UNREACHABLE_GC\x10 \x12\x10\n" +
+	"\fQUOTA_UPDATE\x10\x1b*\x8f\x01\n" +
 	"\rAgentCallType\x12\x16\n" +
 	"\x12AGENT_CALL_UNKNOWN\x10\x00\x12\f\n" +
 	"\bREGISTER\x10\x01\x12\x11\n" +
@@ -2405,7 +2527,7 @@ func file_allot_proto_rawDescGZIP() []byte {
 }
 
 var file_allot_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_allot_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
+var file_allot_proto_msgTypes = make([]protoimpl.MessageInfo, 24)
 var file_allot_proto_goTypes = []any{
 	(CommandType)(0),             // 0: allot.v1.CommandType
 	(AgentCallType)(0),           // 1: allot.v1.AgentCallType
@@ -2417,20 +2539,23 @@ var file_allot_proto_goTypes = []any{
 	(*AgentResourcesRecord)(nil), // 7: allot.v1.AgentResourcesRecord
 	(*ConfigRecord)(nil),         // 8: allot.v1.ConfigRecord
 	(*PolicyRecord)(nil),         // 9: allot.v1.PolicyRecord
-	(*SnapshotRecord)(nil),       // 10: allot.v1.SnapshotRecord
-	(*MaintenanceRecord)(nil),    // 11: allot.v1.MaintenanceRecord
-	(*AgentMaintenance)(nil),     // 12: allot.v1.AgentMaintenance
-	(*AgentCall)(nil),            // 13: allot.v1.AgentCall
-	(*Usage)(nil),                // 14: allot.v1.Usage
-	(*ExecutorUsage)(nil),        // 15: allot.v1.ExecutorUsage
-	(*AgentEvent)(nil),           // 16: allot.v1.AgentEvent
-	(*AppDemand)(nil),            // 17: allot.v1.AppDemand
-	(*ProfileStage)(nil),         // 18: allot.v1.ProfileStage
-	(*JobSize)(nil),              // 19: allot.v1.JobSize
-	(*UnreachableAgent)(nil),     // 20: allot.v1.UnreachableAgent
-	nil,                          // 21: allot.v1.AgentRecord.AttributesEntry
-	nil,                          // 22: allot.v1.ConfigRecord.WeightsEntry
-	nil,                          // 23: allot.v1.MaintenanceRecord.AgentsEntry
+	(*QuotaRecord)(nil),          // 10: allot.v1.QuotaRecord
+	(*SnapshotRecord)(nil),       // 11: allot.v1.SnapshotRecord
+	(*MaintenanceRecord)(nil),    // 12: allot.v1.MaintenanceRecord
+	(*AgentMaintenance)(nil),     // 13: allot.v1.AgentMaintenance
+	(*AgentCall)(nil),            // 14: allot.v1.AgentCall
+	(*Usage)(nil),                // 15: allot.v1.Usage
+	(*ExecutorUsage)(nil),        // 16: allot.v1.ExecutorUsage
+	(*AgentEvent)(nil),           // 17: allot.v1.AgentEvent
+	(*AppDemand)(nil),            // 18: allot.v1.AppDemand
+	(*ProfileStage)(nil),         // 19: allot.v1.ProfileStage
+	(*JobSize)(nil),              // 20: allot.v1.JobSize
+	(*UnreachableAgent)(nil),     // 21: allot.v1.UnreachableAgent
+	nil,                          // 22: allot.v1.AgentRecord.AttributesEntry
+	nil,                          // 23: allot.v1.ConfigRecord.WeightsEntry
+	nil,                          // 24: allot.v1.QuotaRecord.GuaranteesEntry
+	nil,                          // 25: allot.v1.QuotaRecord.LimitsEntry
+	nil,                          // 26: allot.v1.MaintenanceRecord.AgentsEntry
 }
 var file_allot_proto_depIdxs = []int32{
 	0,  // 0: allot.v1.Command.type:type_name -> allot.v1.CommandType
@@ -2440,37 +2565,41 @@ var file_allot_proto_depIdxs = []int32{
 	8,  // 4: allot.v1.Command.config:type_name -> allot.v1.ConfigRecord
 	3,  // 5: allot.v1.Command.batch:type_name -> allot.v1.Command
 	9,  // 6: allot.v1.Command.policy:type_name -> allot.v1.PolicyRecord
-	11, // 7: allot.v1.Command.maintenance:type_name -> allot.v1.MaintenanceRecord
+	12, // 7: allot.v1.Command.maintenance:type_name -> allot.v1.MaintenanceRecord
 	7,  // 8: allot.v1.Command.agent_resources:type_name -> allot.v1.AgentResourcesRecord
-	21, // 9: allot.v1.AgentRecord.attributes:type_name -> allot.v1.AgentRecord.AttributesEntry
-	17, // 10: allot.v1.FrameworkRecord.app_demand:type_name -> allot.v1.AppDemand
-	19, // 11: allot.v1.FrameworkRecord.job_size:type_name -> allot.v1.JobSize
-	22, // 12: allot.v1.ConfigRecord.weights:type_name -> allot.v1.ConfigRecord.WeightsEntry
-	4,  // 13: allot.v1.SnapshotRecord.agent:type_name -> allot.v1.AgentRecord
-	5,  // 14: allot.v1.SnapshotRecord.framework:type_name -> allot.v1.FrameworkRecord
-	6,  // 15: allot.v1.SnapshotRecord.task:type_name -> allot.v1.TaskRecord
-	8,  // 16: allot.v1.SnapshotRecord.config:type_name -> allot.v1.ConfigRecord
-	9,  // 17: allot.v1.SnapshotRecord.policy:type_name -> allot.v1.PolicyRecord
-	6,  // 18: allot.v1.SnapshotRecord.completed_task:type_name -> allot.v1.TaskRecord
-	11, // 19: allot.v1.SnapshotRecord.maintenance:type_name -> allot.v1.MaintenanceRecord
-	7,  // 20: allot.v1.SnapshotRecord.agent_resources:type_name -> allot.v1.AgentResourcesRecord
-	20, // 21: allot.v1.SnapshotRecord.unreachable_agent:type_name -> allot.v1.UnreachableAgent
-	23, // 22: allot.v1.MaintenanceRecord.agents:type_name -> allot.v1.MaintenanceRecord.AgentsEntry
-	1,  // 23: allot.v1.AgentCall.type:type_name -> allot.v1.AgentCallType
-	4,  // 24: allot.v1.AgentCall.agent:type_name -> allot.v1.AgentRecord
-	6,  // 25: allot.v1.AgentCall.tasks:type_name -> allot.v1.TaskRecord
-	14, // 26: allot.v1.AgentCall.usage:type_name -> allot.v1.Usage
-	13, // 27: allot.v1.AgentCall.batch:type_name -> allot.v1.AgentCall
-	15, // 28: allot.v1.Usage.executors:type_name -> allot.v1.ExecutorUsage
-	2,  // 29: allot.v1.AgentEvent.type:type_name -> allot.v1.AgentEventType
-	18, // 30: allot.v1.AppDemand.stages:type_name -> allot.v1.ProfileStage
-	4,  // 31: allot.v1.UnreachableAgent.agent:type_name -> allot.v1.AgentRecord
-	12, // 32: allot.v1.MaintenanceRecord.AgentsEntry.value:type_name -> allot.v1.AgentMaintenance
-	33, // [33:33] is the sub-list for method output_type
-	33, // [33:33] is the sub-list for method input_type
-	33, // [33:33] is the sub-list for extension type_name
-	33, // [33:33] is the sub-list for extension extendee
-	0,  // [0:33] is the sub-list for field type_name
+	10, // 9: allot.v1.Command.quotas:type_name -> allot.v1.QuotaRecord
+	22, // 10: allot.v1.AgentRecord.attributes:type_name -> allot.v1.AgentRecord.AttributesEntry
+	18, // 11: allot.v1.FrameworkRecord.app_demand:type_name -> allot.v1.AppDemand
+	20, // 12: allot.v1.FrameworkRecord.job_size:type_name -> allot.v1.JobSize
+	23, // 13: allot.v1.ConfigRecord.weights:type_name -> allot.v1.ConfigRecord.WeightsEntry
+	24, // 14: allot.v1.QuotaRecord.guarantees:type_name -> allot.v1.QuotaRecord.GuaranteesEntry
+	25, // 15: allot.v1.QuotaRecord.limits:type_name -> allot.v1.QuotaRecord.LimitsEntry
+	4,  // 16: allot.v1.SnapshotRecord.agent:type_name -> allot.v1.AgentRecord
+	5,  // 17: allot.v1.SnapshotRecord.framework:type_name -> allot.v1.FrameworkRecord
+	6,  // 18: allot.v1.SnapshotRecord.task:type_name -> allot.v1.TaskRecord
+	8,  // 19: allot.v1.SnapshotRecord.config:type_name -> allot.v1.ConfigRecord
+	9,  // 20: allot.v1.SnapshotRecord.policy:type_name -> allot.v1.PolicyRecord
+	6,  // 21: allot.v1.SnapshotRecord.completed_task:type_name -> allot.v1.TaskRecord
+	12, // 22: allot.v1.SnapshotRecord.maintenance:type_name -> allot.v1.MaintenanceRecord
+	7,  // 23: allot.v1.SnapshotRecord.agent_resources:type_name -> allot.v1.AgentResourcesRecord
+	21, // 24: allot.v1.SnapshotRecord.unreachable_agent:type_name -> allot.v1.UnreachableAgent
+	10, // 25: allot.v1.SnapshotRecord.quota:type_name -> allot.v1.QuotaRecord
+	26, // 26: allot.v1.MaintenanceRecord.agents:type_name -> allot.v1.MaintenanceRecord.AgentsEntry
+	1,  // 27: allot.v1.AgentCall.type:type_name -> allot.v1.AgentCallType
+	4,  // 28: allot.v1.AgentCall.agent:type_name -> allot.v1.AgentRecord
+	6,  // 29: allot.v1.AgentCall.tasks:type_name -> allot.v1.TaskRecord
+	15, // 30: allot.v1.AgentCall.usage:type_name -> allot.v1.Usage
+	14, // 31: allot.v1.AgentCall.batch:type_name -> allot.v1.AgentCall
+	16, // 32: allot.v1.Usage.executors:type_name -> allot.v1.ExecutorUsage
+	2,  // 33: allot.v1.AgentEvent.type:type_name -> allot.v1.AgentEventType
+	19, // 34: allot.v1.AppDemand.stages:type_name -> allot.v1.ProfileStage
+	4,  // 35: allot.v1.UnreachableAgent.agent:type_name -> allot.v1.AgentRecord
+	13, // 36: allot.v1.MaintenanceRecord.AgentsEntry.value:type_name -> allot.v1.AgentMaintenance
+	37, // [37:37] is the sub-list for method output_type
+	37, // [37:37] is the sub-list for method input_type
+	37, // [37:37] is the sub-list for extension type_name
+	37, // [37:37] is the sub-list for extension extendee
+	0,  // [0:37] is the sub-list for field type_name
 }
 
 func init() { file_allot_proto_init() }
@@ -2478,7 +2607,7 @@ func file_allot_proto_init() {
 	if File_allot_proto != nil {
 		return
 	}
-	file_allot_proto_msgTypes[7].OneofWrappers = []any{
+	file_allot_proto_msgTypes[8].OneofWrappers = []any{
 		(*SnapshotRecord_Agent)(nil),
 		(*SnapshotRecord_Framework)(nil),
 		(*SnapshotRecord_Task)(nil),
@@ -2489,6 +2618,7 @@ func file_allot_proto_init() {
 		(*SnapshotRecord_Maintenance)(nil),
 		(*SnapshotRecord_AgentResources)(nil),
 		(*SnapshotRecord_UnreachableAgent)(nil),
+		(*SnapshotRecord_Quota)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -2496,7 +2626,7 @@ func file_allot_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_allot_proto_rawDesc), len(file_allot_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   21,
+			NumMessages:   24,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -73,6 +73,8 @@ const (
 	CreateVolumes      Action = "create_volumes"      // object: the volume's role
 	DestroyVolumes     Action = "destroy_volumes"     // object: the volume's creator principal
 	ResizeVolume       Action = "resize_volume"       // object: the volume's role
+	UpdateQuota        Action = "update_quotas"       // object: a role (Mesos's ACL key)
+	ViewRoles          Action = "view_roles"          // object: a role
 )
 
 // objectKeys is each action's object key in the file ("" for none), and so
@@ -104,6 +106,8 @@ var objectKeys = map[Action]string{
 	CreateVolumes:      "roles",
 	DestroyVolumes:     "creator_principals",
 	ResizeVolume:       "roles",
+	UpdateQuota:        "roles",
+	ViewRoles:          "roles",
 }
 
 // objectNames is how a denial names an action's object.

@@ -73,6 +73,10 @@ func (m *Master) offersErrorLocked(fw *framework, acc *scheduler.Call_Accept) st
 		if o := m.frameworkOfferLocked(fw, oid.Value); o.agent != first.agent {
 			return fmt.Sprintf("Aggregated offers must belong to one single agent. Offer %s uses agent %s and agent %s", oid.Value, o.agent, first.agent)
 		}
+		if o := m.frameworkOfferLocked(fw, oid.Value); fw.allocRole(o) != fw.allocRole(first) {
+			return fmt.Sprintf("Aggregated offers must be allocated to the same role. Offer %s uses role %s and offer %s uses role %s",
+				acc.OfferIDs[0].Value, fw.allocRole(first), oid.Value, fw.allocRole(o))
+		}
 	}
 	if a := m.agents[first.agent]; a == nil || a.stream == nil {
 		return "Offer " + acc.OfferIDs[0].Value + " is no longer valid"

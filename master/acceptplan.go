@@ -29,7 +29,7 @@ import (
 // m.mu.
 func (m *Master) planAcceptLocked(fw *framework, acc *scheduler.Call_Accept) (*acceptPlan, error) {
 	p := m.acceptedOffersLocked(fw, acc)
-	c := &taskChecker{fw: fw, a: p.agent, remaining: p.remaining, newIDs: map[string]bool{}, newExecutors: map[string]bool{}}
+	c := &taskChecker{fw: fw, a: p.agent, remaining: p.remaining, newIDs: map[string]bool{}, newExecutors: map[string]bool{}, role: p.role}
 	c.resv = m.newAcceptResv(fw, p) // resvaccept.go
 	var err error
 	if p.launches, err = c.operations(acc.Operations); err != nil {
@@ -42,11 +42,13 @@ func (m *Master) planAcceptLocked(fw *framework, acc *scheduler.Call_Accept) (*a
 }
 
 // acceptedOffersLocked sums the accepted offers, which invalidOffersLocked
-// found to be fw's, distinct and on one connected agent. Caller holds m.mu.
+// found to be fw's, distinct, allocated to one role and on one connected
+// agent. Caller holds m.mu.
 func (m *Master) acceptedOffersLocked(fw *framework, acc *scheduler.Call_Accept) *acceptPlan {
 	p := &acceptPlan{}
 	for _, oid := range acc.OfferIDs {
 		o := m.frameworkOfferLocked(fw, oid.Value)
+		p.role = m.offerRoleLocked(fw, o)
 		p.offers = append(p.offers, o)
 		p.remaining = p.remaining.Add(o.res)
 		p.agent = m.agents[o.agent]
@@ -65,6 +67,7 @@ type taskChecker struct {
 	newExecutors map[string]bool
 	refused      []refusedTask // answered TASK_ERROR instead of launched
 	resv         *acceptResv   // reservation and volume operations (resvaccept.go)
+	role         string        // the offers' allocation role: what a MULTI_ROLE task's resources must carry
 }
 
 // operations validates LAUNCH and LAUNCH_GROUP operations into launches;
@@ -175,6 +178,9 @@ func (c *taskChecker) check(t *mesos.TaskInfo, ex *mesos.ExecutorInfo) string {
 	if err := healthcheck.Validate(t.HealthCheck); err != nil {
 		return "Task uses invalid health check: " + err.Error()
 	}
+	if err := c.stampRole("task "+t.TaskID.Value, t.Resources); err != nil {
+		return err.Error()
+	}
 	need, err := taskResources(t.Resources)
 	if err != nil {
 		return "Task uses invalid resources: " + err.Error()
@@ -226,6 +232,9 @@ func (c *taskChecker) executor(ex *mesos.ExecutorInfo) (resources.Resources, str
 	}
 	if msg := api.UnsupportedContainer("Executor", ex.Container); msg != "" {
 		return resources.Resources{}, msg
+	}
+	if err := c.stampRole("executor "+ex.ExecutorID.Value, ex.Resources); err != nil {
+		return resources.Resources{}, err.Error()
 	}
 	exRes, err := taskResources(ex.Resources)
 	if err != nil {

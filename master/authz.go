@@ -24,6 +24,8 @@ import (
 //	TEARDOWN (operator)           teardown_frameworks                  operatorCallAs -> operatorTeardown
 //	UPDATE_WEIGHTS                update_weights, each role            operatorCallAs
 //	MARK_AGENT_GONE               mark_agents_gone, the agent id       operatorCallAs
+//	UPDATE/SET/REMOVE_QUOTA, /quota update_quota, each role              operatorCallAs -> rolesOperatorCall
+//	GET_QUOTA, GET_ROLES, /roles  view_roles, each role (filter)       quotaStatus, rolesLocked
 //	GET_FRAMEWORKS/TASKS/STATE    view_frameworks, view_tasks (filter) operatorCallAs -> filterResponseLocked
 //	/state                        view_frameworks, view_tasks (filter) handleState -> visibleStateLocked
 //	/pressure, /state's pressure  view_frameworks (filter)             handlePressure, handleState -> visiblePressureLocked
@@ -293,6 +295,9 @@ func (m *Master) operatorCallAs(who auth.Subject, call *mmaster.Call) (*mmaster.
 	}
 	if isMaintenanceCall(call.Type) {
 		return m.maintenanceCallAs(who, call) // maintenance.go: authorized machine by machine, agent by agent
+	}
+	if resp, ok, err := m.rolesOperatorCall(who, call); ok {
+		return resp, err
 	}
 	resp, err := m.operatorCall(call)
 	if err != nil || resp == nil || m.authz.authorizer == nil {

@@ -90,6 +90,14 @@
 //	               launches; tasks' reserved resources checked exactly
 //	opfeedback.go  UPDATE_OPERATION_STATUS, ACKNOWLEDGE_OPERATION_STATUS,
 //	               RECONCILE_OPERATIONS, GET_OPERATIONS
+//	quota.go, quota_calls.go, quota_http.go, quota_alloc.go
+//	               quota per role: UPDATE_QUOTA, SET_QUOTA, REMOVE_QUOTA,
+//	               GET_QUOTA and /quota, validated as Mesos validates them,
+//	               replicated (QUOTA_UPDATE) before the allocator is given
+//	               it, restored on election
+//	roles.go       GET_ROLES and GET /roles from the allocator's role tree
+//	multirole.go   MULTI_ROLE frameworks: roles at SUBSCRIBE and
+//	               UPDATE_FRAMEWORK, SUPPRESS/REVIVE per role
 //
 // Offers are leader-local and never replicated; after a restart the master
 // rebuilds its allocator from the registry, agents re-register with the

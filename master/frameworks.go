@@ -9,6 +9,7 @@ import (
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
 
 	"github.com/allot-sched/allot/api"
+	"github.com/allot-sched/allot/auth"
 )
 
 // startFailoverTimerLocked removes fw if it has not re-subscribed within its
@@ -96,30 +97,30 @@ func (m *Master) disconnected(id string, stream *api.Stream) {
 	m.startFailoverTimerLocked(fw)
 }
 
-// updateFrameworkLocked applies UPDATE_FRAMEWORK: new info in the same
-// role, and suppression if asked. Caller holds m.mu.
+// updateFrameworkLocked applies UPDATE_FRAMEWORK: new info, maybe new
+// roles, and exactly the suppressed roles it names. Caller holds m.mu.
 func (m *Master) updateFrameworkLocked(fw *framework, up *scheduler.Call_UpdateFramework) error {
 	info := up.FrameworkInfo
 	if id := info.GetID().GetValue(); id != "" && id != fw.id {
 		return api.Errorf(http.StatusBadRequest, "UPDATE_FRAMEWORK: framework_info.id %q does not match framework_id %q", id, fw.id)
 	}
-	probe := &framework{id: fw.id}
-	probe.setInfo(info)
-	if probe.role != fw.role {
-		return api.Errorf(http.StatusBadRequest, "UPDATE_FRAMEWORK: changing roles (%q to %q) is not supported yet", fw.role, probe.role)
+	if err := validateFrameworkRoles("UPDATE_FRAMEWORK", &info, up.SuppressedRoles); err != nil {
+		return err
 	}
 	js, err := labelJobSize("UPDATE_FRAMEWORK", &info)
 	if err != nil {
+		return err
+	}
+	allow := func(role string) error { return m.authorize(fw.subject, auth.RegisterFrameworks, role, false) }
+	if err := m.changeRolesLocked(fw, info, allow); err != nil {
 		return err
 	}
 	old := oldLabelJobSize(fw)
 	fw.setInfo(info)
 	m.jobTypeLocked(fw)
 	m.allocOK("set_job_size", m.labelsDeclareLocked(fw, old, js), "framework_id", fw.id)
-	if len(up.SuppressedRoles) > 0 {
-		fw.suppressed = true
-		m.allocOK("suppress", m.alloc.Suppress(fw.id), "framework_id", fw.id)
-	}
+	m.setSuppressedLocked(fw, up.SuppressedRoles)
+	m.triggerAllocation()
 	m.rep.propose(&api.Command{Type: api.CommandType_FRAMEWORK_UPSERT, Framework: m.frameworkRecordLocked(fw)})
 	m.publishFrameworkLocked(evFrameworkUpdated, fw)
 	return nil
@@ -148,13 +149,7 @@ func (m *Master) admitFramework(id string, info mesos.FrameworkInfo, suppressedR
 	fw.stream, fw.streamID = stream, streamID
 	fw.subscribing, fw.held = true, nil
 	fw.disconnectedAt = time.Time{}
-	fw.suppressed = false
-	if len(suppressedRoles) > 0 {
-		m.allocOK("suppress", m.alloc.Suppress(id), "framework_id", id)
-		fw.suppressed = true
-	} else {
-		m.allocOK("revive", m.alloc.Revive(id), "framework_id", id)
-	}
+	m.setSuppressedLocked(fw, suppressedRoles)
 	rec := m.frameworkRecordLocked(fw)
 	if failover {
 		m.publishFrameworkLocked(evFrameworkUpdated, fw)
@@ -215,16 +210,15 @@ func (m *Master) attachFrameworkLocked(id string, info mesos.FrameworkInfo) (fw 
 		fw = m.newFramework(id, info)
 		fw.registered = now
 		m.frameworks[id] = fw
-		if err := m.alloc.AddFramework(id, fw.role); err != nil {
+		if err := m.addFrameworkLocked(fw); err != nil {
 			delete(m.frameworks, id)
 			return nil, false, api.Errorf(http.StatusBadRequest, "adding framework: %v", err)
 		}
 		return fw, false, nil
 	}
-	probe := &framework{id: id}
-	probe.setInfo(info)
-	if probe.role != fw.role {
-		return nil, false, api.Errorf(http.StatusBadRequest, "framework %s is in role %q; changing roles (to %q) on re-subscription is not supported yet", id, fw.role, probe.role)
+	// SUBSCRIBE authorized every role of info before it came here.
+	if err := m.changeRolesLocked(fw, info, nil); err != nil {
+		return nil, false, err
 	}
 	if fw.stream != nil {
 		m.deliverPendingLocked(fw) // the old stream's last OFFERS before its ERROR

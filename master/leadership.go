@@ -146,6 +146,7 @@ func (m *Master) recoverLocked() {
 		}
 	}
 	held := m.heldByAgent()
+	m.restoreQuotasLocked()
 	for _, rec := range m.reg.Agents() {
 		total, static, err := agentTotal(rec.Resources)
 		if err != nil {
@@ -167,7 +168,7 @@ func (m *Master) recoverLocked() {
 		fw.registered = time.Unix(0, rec.RegisteredUnixNano)
 		fw.disconnectedAt = now
 		m.frameworks[rec.Id] = fw
-		if m.allocOK("add_framework", m.alloc.AddFramework(fw.id, fw.role), "framework_id", fw.id, "role", fw.role) {
+		if m.allocOK("add_framework", m.addFrameworkLocked(fw), "framework_id", fw.id, "role", fw.role) {
 			m.allocOK("deactivate_framework", m.alloc.DeactivateFramework(fw.id), "framework_id", fw.id)
 			m.restoreAppDemandLocked(fw, rec.AppDemand)
 			fw.jobSize = rec.JobSize // declared after the policy state is restored

@@ -203,6 +203,10 @@ type Master struct {
 	lim *limiter  // body, rate and stream limits (limits.go)
 	// restoring is held by the one snapshot restore allowed at a time.
 	restoring atomic.Bool
+	// quotaMu orders quota updates from validation to the allocator, taken
+	// before mu (quota_calls.go).
+	quotaMu     sync.Mutex
+	quotaGauges quotaGauges // quota_alloc.go; under mu
 
 	tasksOn tasksByAgent // tasks by agent, under mu (tasksbyagent.go)
 

@@ -89,7 +89,7 @@ func TestSchedulerCallsWithMissingFields(t *testing.T) {
 		{`{"type":"SUBSCRIBE"}`, 400, "framework_info"},
 		{`{"type":"SUBSCRIBE","subscribe":{"framework_info":{"name":"no user"}}}`, 400, "user is required"},
 		{`{"type":"SUBSCRIBE","framework_id":{"value":"a"},"subscribe":{"framework_info":{"user":"u","name":"n","id":{"value":"b"}}}}`, 400, "does not match"},
-		{`{"type":"SUBSCRIBE","subscribe":{"framework_info":{"user":"u","name":"n","role":"other","id":{"value":"FW"}}}}`, 400, "changing roles"},
+		{`{"type":"SUBSCRIBE","subscribe":{"framework_info":{"user":"u","name":"n","role":"a//b","id":{"value":"FW"}}}}`, 400, `SUBSCRIBE: invalid role "a//b"`},
 		{`{"type":"ACCEPT"}`, 400, "without framework_id"},
 		{`{"type":"ACCEPT","framework_id":{"value":"FW"}}`, 400, "without accept"},
 		{`{"type":"ACCEPT","framework_id":{"value":"FW"},"accept":{}}`, 202, ""}, // as Mesos: its tasks, none here, are answered "No offers specified"
@@ -105,7 +105,7 @@ func TestSchedulerCallsWithMissingFields(t *testing.T) {
 		{`{"type":"REQUEST","framework_id":{"value":"FW"},"request":{"requests":[{"resources":[{"name":"ports","type":"SCALAR","scalar":{"value":1}}]}]}}`, 400, "RANGES"},
 		{`{"type":"UPDATE_FRAMEWORK","framework_id":{"value":"FW"}}`, 400, "update_framework"},
 		{`{"type":"UPDATE_FRAMEWORK","framework_id":{"value":"FW"},"update_framework":{"framework_info":{"user":"u","name":"n","id":{"value":"other"}}}}`, 400, "does not match"},
-		{`{"type":"UPDATE_FRAMEWORK","framework_id":{"value":"FW"},"update_framework":{"framework_info":{"user":"u","name":"n","role":"other"}}}`, 400, "changing roles"},
+		{`{"type":"UPDATE_FRAMEWORK","framework_id":{"value":"FW"},"update_framework":{"framework_info":{"user":"u","name":"n","role":"a//b"}}}`, 400, `UPDATE_FRAMEWORK: invalid role "a//b"`},
 		{`{"type":"NOT_A_TYPE"}`, 400, "failed to parse"},
 		{`{"type":"REVIVE","framework_id":{"value":"FW"}}`, 202, ""},
 		{`{"type":"RECONCILE","framework_id":{"value":"FW"}}`, 202, ""},

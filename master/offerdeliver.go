@@ -30,12 +30,11 @@ import (
 // encoded: everything encodeOffers reads, copied or immutable, so that it
 // can be encoded without m.mu.
 type pendingOffers struct {
-	mu        sync.Mutex
-	sent      bool
-	stream    *api.Stream
-	fwID      string
-	allocRole string
-	offers    []madeOffer
+	mu     sync.Mutex
+	sent   bool
+	stream *api.Stream
+	fwID   string
+	offers []madeOffer
 }
 
 // deliver encodes and queues the event once; a second call (from the other
@@ -48,7 +47,7 @@ func (p *pendingOffers) deliver() {
 		return
 	}
 	p.sent = true
-	p.stream.SendFrame(encodeOffersFor(p.fwID, p.allocRole, p.offers))
+	p.stream.SendFrame(encodeOffersFor(p.fwID, p.offers))
 	// The offers and agents are no longer needed by this event.
 	clear(p.offers)
 	p.offers = nil
@@ -71,7 +70,7 @@ func (b offerBatch) deliver() {
 // pending for fw goes first. Caller holds m.mu.
 func (m *Master) deferOffersLocked(fw *framework, offers []madeOffer) *pendingOffers {
 	m.deliverPendingLocked(fw)
-	p := &pendingOffers{stream: fw.stream, fwID: fw.id, allocRole: fw.allocRole(),
+	p := &pendingOffers{stream: fw.stream, fwID: fw.id,
 		offers: append([]madeOffer(nil), offers...)}
 	fw.pending = p
 	return p

@@ -136,6 +136,9 @@ type madeOffer struct {
 	agent  *agentState
 	fields []byte
 	size   int
+	// allocRole is the allocation_info role the offer carries ("" for a
+	// framework that is not multi-role), set by prepare.
+	allocRole string
 }
 
 // sendOffersLocked sends fw the offers made to it in this cycle as one
@@ -185,14 +188,14 @@ func (m *Master) lookupDecisionsLocked(ds []allocator.Offer) []decisionRef {
 func (m *Master) makeOfferLocked(d allocator.Offer, ref decisionRef) (madeOffer, *framework) {
 	fw, a := ref.fw, ref.a
 	if fw == nil || fw.stream == nil || a == nil || a.stream == nil {
-		m.allocOK("recover", m.alloc.Recover(d.Framework, d.Agent, d.Resources, nil), "framework_id", d.Framework, "agent_id", d.Agent)
+		m.allocOK("recover", m.recoverAs(d.Framework, d.Agent, d.Role, d.Resources, nil), "framework_id", d.Framework, "agent_id", d.Agent)
 		return madeOffer{}, nil
 	}
 	m.seq++
 	o := m.newOfferLocked()
 	// d's ids, not fw.id and a.rec.Id: the same strings (the tables'
 	// keys), without fetching the agent's record.
-	*o = offer{seq: m.seq, master: m.id, stamp: m.offerStamp, fw: d.Framework, agent: d.Agent, res: d.Resources}
+	*o = offer{seq: m.seq, master: m.id, stamp: m.offerStamp, fw: d.Framework, agent: d.Agent, role: d.Role, res: d.Resources}
 	m.reserveOfferLocked(o, a, d.Reserved) // resvoffers.go
 	m.offers[o.seq] = o
 	fw.offers[o.seq] = o
@@ -209,7 +212,7 @@ func (m *Master) makeOfferLocked(d allocator.Offer, ref decisionRef) (madeOffer,
 	}
 	mo := madeOffer{offer: o, agent: a}
 	if fw.encodesOffers() {
-		mo.prepare(fw.id, fw.allocRole(), m.scheme())
+		mo.prepare(fw.id, fw.allocRole(o), m.scheme())
 	}
 	return mo, fw
 }
@@ -285,10 +288,7 @@ func (m *Master) offerSeq(id string) (uint64, bool) {
 
 // mesosOfferLocked is offer o as the Mesos API shows it. Caller holds m.mu.
 func (m *Master) mesosOfferLocked(fw *framework, a *agentState, o *offer) mesos.Offer {
-	allocRole := ""
-	if fw.multiRole {
-		allocRole = fw.role
-	}
+	allocRole := fw.allocRole(o)
 	host := a.rec.Hostname
 	mo := mesos.Offer{
 		ID:          mesos.OfferID{Value: o.id()},
@@ -429,6 +429,7 @@ type acceptPlan struct {
 	filter    *allocator.Filter
 	refused   []refusedTask
 	resv      *acceptResv // its reservation and volume operations (resvaccept.go)
+	role      string      // the offers' allocation role (multirole.go)
 }
 
 // launchLocked carries out a validated ACCEPT: it consumes the offers,

@@ -150,13 +150,12 @@ func offerAttributes(rec *api.AgentRecord) []mesos.Attribute {
 // of the right size: encoding into a scratch buffer and copying it out into
 // a fresh exactly sized one was a fifth of the master's cycle.
 func encodeOffers(fw *framework, offers []madeOffer) *api.Frame {
-	return encodeOffersFor(fw.id, fw.allocRole(), offers)
+	return encodeOffersFor(fw.id, offers)
 }
 
-// encodeOffersFor is encodeOffers for the framework fwID of allocRole, so
-// that it needs no framework state (it runs after m.mu is released,
-// offerdeliver.go).
-func encodeOffersFor(fwID, allocRole string, offers []madeOffer) *api.Frame {
+// encodeOffersFor is encodeOffers for the framework fwID, so that it needs
+// no framework state (it runs after m.mu is released, offerdeliver.go).
+func encodeOffersFor(fwID string, offers []madeOffer) *api.Frame {
 	body := 0
 	for i := range offers {
 		n := offers[i].size
@@ -168,16 +167,21 @@ func encodeOffersFor(fwID, allocRole string, offers []madeOffer) *api.Frame {
 	b = append(b, tagEventOffers)
 	b = protowire.AppendVarint(b, uint64(body))
 	for i := range offers {
-		b = appendOffer(b, fwID, allocRole, &offers[i])
+		b = appendOffer(b, fwID, &offers[i])
 	}
 	f.B = b
 	return f
 }
 
-// allocRole is the role an offer's resources are allocated to: the
-// framework's role if it is multi-role, else none.
-func (fw *framework) allocRole() string {
+// allocRole is the role offer o's resources are allocated to, as its
+// allocation_info names it: the role the allocator offered them to (one
+// of a multi-role framework's roles), none for a framework that is not
+// multi-role.
+func (fw *framework) allocRole(o *offer) string {
 	if fw.multiRole {
+		if o.role != "" {
+			return o.role
+		}
 		return fw.role
 	}
 	return ""
@@ -188,6 +192,7 @@ func (fw *framework) allocRole() string {
 // it while the agent's state is in the cache, so encodeOffers does not
 // fetch it again.
 func (mo *madeOffer) prepare(fwID, allocRole, scheme string) {
+	mo.allocRole = allocRole
 	if mo.offer.reserved != nil {
 		mo.fields = mo.agent.offerWire(scheme).reservedOfferFields(mo.offer, allocRole) // resvoffers.go
 	} else {
@@ -202,7 +207,8 @@ func (mo *madeOffer) prepare(fwID, allocRole, scheme string) {
 
 // appendOffer appends one prepared Offer as field 1 of
 // scheduler.Event.Offers.
-func appendOffer(b []byte, fwID, allocRole string, mo *madeOffer) []byte {
+func appendOffer(b []byte, fwID string, mo *madeOffer) []byte {
+	allocRole := mo.allocRole
 	idLen := mo.offer.idLen()
 	b = append(b, tagOffersOffer)
 	b = protowire.AppendVarint(b, uint64(mo.size))

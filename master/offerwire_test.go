@@ -97,7 +97,7 @@ func checkOffersEncoding(t *testing.T, m *Master, fw *framework, made []madeOffe
 		t.Fatal(err)
 	}
 	for i := range made {
-		made[i].prepare(fw.id, fw.allocRole(), m.scheme())
+		made[i].prepare(fw.id, fw.allocRole(made[i].offer), m.scheme())
 	}
 	got := encodeOffers(fw, made).B
 	if !bytes.Equal(got, wantB) {

@@ -123,12 +123,10 @@ func (m *Master) operatorCall(call *mmaster.Call) (*mmaster.Response, error) {
 		return &mmaster.Response{Type: mmaster.Response_GET_EXECUTORS, GetExecutors: m.getExecutorsLocked()}, nil
 	case mmaster.Call_GET_TASKS:
 		return &mmaster.Response{Type: mmaster.Response_GET_TASKS, GetTasks: m.getTasksLocked()}, nil
-	case mmaster.Call_GET_ROLES:
-		return &mmaster.Response{Type: mmaster.Response_GET_ROLES, GetRoles: m.getRolesLocked()}, nil
 	case mmaster.Call_GET_WEIGHTS:
 		var wi []mesos.WeightInfo
-		for role, w := range m.weights {
-			wi = append(wi, mesos.WeightInfo{Role: strPtr(role), Weight: w})
+		for _, role := range sortedKeys(m.weights) {
+			wi = append(wi, mesos.WeightInfo{Role: strPtr(role), Weight: m.weights[role]})
 		}
 		return &mmaster.Response{Type: mmaster.Response_GET_WEIGHTS, GetWeights: &mmaster.Response_GetWeights{WeightInfos: wi}}, nil
 	case mmaster.Call_UPDATE_WEIGHTS:
@@ -260,33 +258,6 @@ func (m *Master) getTasksLocked() *mmaster.Response_GetTasks {
 		for _, t := range m.completed.of(fw) {
 			out.CompletedTasks = append(out.CompletedTasks, m.mesosTask(t))
 		}
-	}
-	return out
-}
-
-// getRolesLocked answers GET_ROLES. Caller holds m.mu.
-func (m *Master) getRolesLocked() *mmaster.Response_GetRoles {
-	roles := map[string]*mesos.Role{}
-	for _, fid := range sortedKeys(m.frameworks) {
-		fw := m.frameworks[fid]
-		r := roles[fw.role]
-		if r == nil {
-			w := 1.0
-			if x, ok := m.weights[fw.role]; ok {
-				w = x
-			}
-			r = &mesos.Role{Name: fw.role, Weight: w}
-			roles[fw.role] = r
-		}
-		r.Frameworks = append(r.Frameworks, mesos.FrameworkID{Value: fw.id})
-		if st, err := m.alloc.Framework(fw.id); err == nil {
-			sum, _ := taskResources(r.Resources)
-			r.Resources = resources.ToMesos(sum.Add(st.Allocated), "", "")
-		}
-	}
-	out := &mmaster.Response_GetRoles{}
-	for _, name := range sortedKeys(roles) {
-		out.Roles = append(out.Roles, *roles[name])
 	}
 	return out
 }
@@ -435,6 +406,9 @@ func (m *Master) updateWeightsLocked(uw *mmaster.Call_UpdateWeights) (*mmaster.R
 	for _, wi := range uw.WeightInfos {
 		if wi.GetRole() == "" {
 			return nil, api.Errorf(http.StatusBadRequest, "UPDATE_WEIGHTS: weight_info without a role")
+		}
+		if err := resources.ValidateRole(wi.GetRole()); err != nil {
+			return nil, api.Errorf(http.StatusBadRequest, "UPDATE_WEIGHTS: %v", err)
 		}
 		next[wi.GetRole()] = wi.Weight
 	}

@@ -186,7 +186,7 @@ func (m *Master) applyAcceptOpsLocked(fw *framework, p *acceptPlan) {
 	}
 	id := p.agent.rec.Id
 	for _, pl := range r.ops {
-		m.recoverPooledLocked(fw.id, id, mesosQuantity(pl.conv.Consumed), byPool(pl.conv.Consumed), nil)
+		m.recoverPooledLocked(fw.id, id, "", mesosQuantity(pl.conv.Consumed), byPool(pl.conv.Consumed), nil)
 		fb := opFeedback{state: mesos.OPERATION_FINISHED, conv: pl.conv.Converted}
 		if _, err := m.applyOperationLocked(p.agent, pl.op, pl.op.Type.String(), p.agent.resv.total, nil); err != nil {
 			fb.state, fb.msg = mesos.OPERATION_FAILED, err.Error()
@@ -209,5 +209,5 @@ func (m *Master) recoverRemainingLocked(fw *framework, p *acceptPlan) {
 	if p.resv != nil {
 		reserved = byPool(p.resv.offered)
 	}
-	m.recoverPooledLocked(fw.id, p.agent.rec.Id, p.remaining, reserved, p.filter)
+	m.recoverPooledLocked(fw.id, p.agent.rec.Id, p.role, p.remaining, reserved, p.filter)
 }

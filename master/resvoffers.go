@@ -104,41 +104,52 @@ func byPool(list []mesos.Resource) map[string]resources.Resources {
 }
 
 // recoverPooledLocked returns total to the allocator for framework fwID on
-// agentID: the parts in reserved to their pools, the rest as unreserved. A
-// part the allocator does not count in its pool (it took the agent back
-// with the tasks as unreserved) is returned unreserved. Caller holds m.mu.
-func (m *Master) recoverPooledLocked(fwID, agentID string, total resources.Resources, reserved map[string]resources.Resources, fl *allocator.Filter) {
+// agentID, allocated to role (a MULTI_ROLE framework's; "" for the
+// framework's one role): the parts in reserved to their pools, the rest as
+// unreserved. A part the allocator does not count in its pool (it took the
+// agent back with the tasks as unreserved) is returned unreserved. Caller
+// holds m.mu.
+func (m *Master) recoverPooledLocked(fwID, agentID, role string, total resources.Resources, reserved map[string]resources.Resources, fl *allocator.Filter) {
 	rest := total
-	for role, q := range reserved {
-		if role == resources.Unreserved || q.IsEmpty() {
+	for pool, q := range reserved {
+		if pool == resources.Unreserved || q.IsEmpty() {
 			continue
 		}
 		rest = rest.Sub(q)
-		if err := m.alloc.RecoverReserved(fwID, agentID, role, q, fl); err != nil {
+		if err := m.recoverPoolAs(fwID, agentID, role, pool, q, fl); err != nil {
 			rest = rest.Add(q)
 		}
 	}
 	if !rest.IsEmpty() {
-		m.allocOK("recover", m.alloc.Recover(fwID, agentID, rest, fl), "framework_id", fwID, "agent_id", agentID)
+		m.allocOK("recover", m.recoverAs(fwID, agentID, role, rest, fl), "framework_id", fwID, "agent_id", agentID)
 	}
+}
+
+// recoverPoolAs returns q of pool's reservation to the allocator, booked
+// under allocation role where the framework holds it there.
+func (m *Master) recoverPoolAs(fwID, agentID, role, pool string, q resources.Resources, fl *allocator.Filter) error {
+	if role != "" && m.alloc.RecoverFor(fwID, agentID, role, pool, q, fl) == nil {
+		return nil
+	}
+	return m.alloc.RecoverReserved(fwID, agentID, pool, q, fl)
 }
 
 // recoverOfferLocked returns an offer's resources with filter fl.
 // Caller holds m.mu.
 func (m *Master) recoverOfferLocked(o *offer, fl *allocator.Filter) {
 	if o.reserved == nil {
-		if err := m.alloc.Recover(o.fw, o.agent, o.res, fl); err != nil {
+		if err := m.recoverAs(o.fw, o.agent, o.role, o.res, fl); err != nil {
 			// The id is built only for the log: a decline of every offer
 			// of a cycle comes through here.
 			m.allocOK("recover", err, "framework_id", o.fw, "agent_id", o.agent, "offer_id", o.id())
 		}
 		return
 	}
-	m.recoverPooledLocked(o.fw, o.agent, o.res, o.reserved, fl)
+	m.recoverPooledLocked(o.fw, o.agent, o.role, o.res, o.reserved, fl)
 }
 
 // recoverTaskLocked returns an ended task's resources to their pools.
 // Caller holds m.mu.
 func (m *Master) recoverTaskLocked(fwID, agentID string, t *task) {
-	m.recoverPooledLocked(fwID, agentID, t.res, byPool(t.info.Resources), nil)
+	m.recoverPooledLocked(fwID, agentID, "", t.res, byPool(t.info.Resources), nil)
 }

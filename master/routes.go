@@ -33,8 +33,8 @@ import (
 
 // route is one endpoint of the master.
 type route struct {
-	// method is http.MethodGet (which serves HEAD too) or
-	// http.MethodPost. Empty for the two rows that serve any method and
+	// method is http.MethodGet (which serves HEAD too), http.MethodPost,
+	// or http.MethodDelete (Mesos's DELETE /quota/<role>). Empty for the two rows that serve any method and
 	// answer it themselves: the UI's pages ("/": GET and HEAD on a page,
 	// 405 otherwise, the UI's 404 page on an unknown path) and the UI's
 	// data paths (inner).
@@ -59,7 +59,7 @@ func (rt route) pattern() string {
 // routes is every endpoint of the master, registered on mux by newRouter.
 // The UI's data row serves its inner paths through mux.
 func (m *Master) routes(mux *http.ServeMux) []route {
-	get, post := http.MethodGet, http.MethodPost
+	get, post, del := http.MethodGet, http.MethodPost, http.MethodDelete
 	lo := func(h http.HandlerFunc) http.Handler { return m.leaderOnly(h) }
 	return append([]route{
 		// Mesos's scheduler, operator and read endpoints.
@@ -68,6 +68,14 @@ func (m *Master) routes(mux *http.ServeMux) []route {
 		{method: get, path: "/state", class: classReadOnly, handler: lo(m.handleState)},
 		{method: get, path: "/master/state", class: classReadOnly, handler: lo(m.handleState)},
 		{method: get, path: "/state.json", class: classReadOnly, handler: lo(m.handleState)},
+		{method: get, path: "/roles", class: classReadOnly, handler: lo(m.handleRoles)},
+		{method: get, path: "/master/roles", class: classReadOnly, handler: lo(m.handleRoles)},
+		{method: get, path: "/quota", class: classReadOnly, handler: lo(m.handleQuotaGet)},
+		{method: post, path: "/quota", class: classReadWrite, handler: lo(m.handleQuotaSet)},
+		{method: get, path: "/master/quota", class: classReadOnly, handler: lo(m.handleQuotaGet)},
+		{method: post, path: "/master/quota", class: classReadWrite, handler: lo(m.handleQuotaSet)},
+		{method: del, path: "/quota/", class: classReadWrite, handler: lo(m.handleQuotaRemove)},
+		{method: del, path: "/master/quota/", class: classReadWrite, handler: lo(m.handleQuotaRemove)},
 		{method: get, path: "/files/browse", class: classReadOnly, handler: lo(m.handleFilesProxy)},
 		{method: get, path: "/files/read", class: classReadOnly, handler: lo(m.handleFilesProxy)},
 		{method: get, path: "/files/download", class: classReadOnly, handler: lo(m.handleFilesProxy)},
@@ -150,13 +158,13 @@ func newRouter(mux *http.ServeMux, rs []route) *router {
 }
 
 // fallbackClass is the class of the 405 answer on path p: that of its POST
-// row if it has one, else that of its GET row.
+// (or DELETE) row if it has one, else that of its GET row.
 func fallbackClass(rs []route, p string) endpointClass {
 	class, found := classReadOnly, false
 	for _, r := range rs {
 		switch {
 		case r.path != p:
-		case r.method == http.MethodPost:
+		case r.method == http.MethodPost || r.method == http.MethodDelete:
 			return r.class
 		case r.method == http.MethodGet && !found:
 			class, found = r.class, true

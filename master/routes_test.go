@@ -136,9 +136,9 @@ func TestRouteTableIsTheMux(t *testing.T) {
 			t.Errorf("%s has no handler", r)
 		case r.method == "" && r.path != "/" && !r.inner:
 			t.Errorf("%s serves every method: route it by method", r)
-		case r.method != "" && r.method != http.MethodGet && r.method != http.MethodPost:
-			t.Errorf("%s: the master serves GET (and HEAD) and POST only", r)
-		case r.method == http.MethodPost && (r.class == classOpen || r.class == classReadOnly):
+		case r.method != "" && r.method != http.MethodGet && r.method != http.MethodPost && r.method != http.MethodDelete:
+			t.Errorf("%s: the master serves GET (and HEAD), POST and DELETE only", r)
+		case r.method != "" && r.method != http.MethodGet && (r.class == classOpen || r.class == classReadOnly):
 			t.Errorf("%s changes state but is classed %s", r, r.class)
 		}
 	}

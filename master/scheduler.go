@@ -151,6 +151,9 @@ func subscribeInfo(call *scheduler.Call) (string, mesos.FrameworkInfo, error) {
 	if ft := info.GetFailoverTimeout(); ft < 0 || ft != ft {
 		return "", info, api.Errorf(http.StatusBadRequest, "subscribe.framework_info.failover_timeout must be a non-negative number of seconds")
 	}
+	if err := validateFrameworkRoles("SUBSCRIBE", &info, sub.SuppressedRoles); err != nil {
+		return "", info, err
+	}
 	return id, info, nil
 }
 
@@ -221,12 +224,10 @@ func (m *Master) applyCallLocked(fw *framework, call *scheduler.Call) error {
 	case scheduler.Call_DECLINE:
 		m.declineLocked(fw, call.Decline)
 	case scheduler.Call_REVIVE:
-		fw.suppressed = false
-		m.allocOK("revive", m.alloc.Revive(fw.id), "framework_id", fw.id)
+		m.reviveRolesLocked(fw, call.GetRevive().GetRoles())
 		m.triggerAllocation()
 	case scheduler.Call_SUPPRESS:
-		fw.suppressed = true
-		m.allocOK("suppress", m.alloc.Suppress(fw.id), "framework_id", fw.id)
+		m.suppressRolesLocked(fw, call.GetSuppress().GetRoles())
 	case scheduler.Call_KILL:
 		return m.killLocked(fw, call.Kill)
 	case scheduler.Call_SHUTDOWN:

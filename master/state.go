@@ -64,6 +64,10 @@ type framework struct {
 	// seen before they know their framework id.
 	subscribing bool
 	held        []*schedEvent
+	// suppressedRoles are the roles SUPPRESS (or suppressed_roles) took
+	// out of offers; suppressed is set when that is every role
+	// (multirole.go).
+	suppressedRoles map[string]bool
 	// app is the application demand of the last REQUEST that carried one
 	// (nil: none), replicated in the framework's record.
 	app *api.AppDemand
@@ -100,6 +104,7 @@ type offer struct {
 	seq           uint64
 	master, stamp string // the master's id and the cycle's stamp ("" unless --stamp-offers)
 	fw, agent     string
+	role          string // the role the allocator offered res to (one of a MULTI_ROLE framework's)
 	res           resources.Resources
 	timer         Timer
 	agentIdx      int // its index in its agent's offers

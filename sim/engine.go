@@ -92,6 +92,9 @@ type Config struct {
 	// earlier run: the paper's RA*, a warm start).
 	Bandit      bandit.Config
 	Preferences []byte
+	// Roles, if set, gives the allocator weights and quota per role before
+	// the first job arrives (roles.go).
+	Roles *Roles
 }
 
 // Progress says how far a run is.
@@ -306,6 +309,9 @@ func Run(w *Workload, cfg Config) (*Result, error) {
 		return nil, err
 	}
 	e.al = al
+	if err := cfg.Roles.apply(al); err != nil {
+		return nil, err
+	}
 	if err := e.setup(); err != nil {
 		return nil, err
 	}
@@ -352,10 +358,7 @@ func (e *engine) setup() error {
 		if !ok {
 			fi = len(e.fws)
 			e.fwIx[j.Framework] = fi
-			role := j.Role
-			if role == "" {
-				role = resources.Unreserved
-			}
+			role := e.cfg.Roles.roleOf(j.Framework, j.Role)
 			e.fws = append(e.fws, &simFramework{id: j.Framework, idx: fi, role: role, weight: 1, activeAt: -1})
 		}
 		e.fws[fi].jobsLeft++

@@ -9,7 +9,7 @@ import (
 )
 
 // DataPrefix is where the pages' script fetches its data: DataPrefix +
-// "/state", "/explain", "/files/read", "/api/v1/allot/sorter",
+// "/state", "/roles", "/explain", "/files/read", "/api/v1/allot/sorter",
 // "/api/v1/allot/raft" and "/api/v1" (the operator event stream). The
 // server that mounts Handler must serve these.
 const DataPrefix = "/ui/data"
@@ -31,6 +31,7 @@ var pages = []page{
 	{"/", "overview", "Cluster", true},
 	{"/agents", "agents", "Agents", true},
 	{"/frameworks", "frameworks", "Frameworks", true},
+	{"/roles", "roles", "Roles", true},
 	{"/tasks", "tasks", "Tasks", true},
 	{"/allocator", "allocator", "Allocator", true},
 	{"/task", "task", "Task", false},

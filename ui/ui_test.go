@@ -22,6 +22,7 @@ func TestPages(t *testing.T) {
 		{"/", 200, []string{`data-page="overview"`, `data-api="/ui/data"`, `id="resources"`, `href="/agents"`}},
 		{"/agents", 200, []string{`data-page="agents"`, `id="agents"`, `class="current"`}},
 		{"/frameworks", 200, []string{`id="frameworks"`}},
+		{"/roles", 200, []string{`data-page="roles"`, `id="roles"`}},
 		{"/tasks", 200, []string{`id="state-filter"`}},
 		{"/task", 200, []string{`id="log"`, `id="history"`}},
 		{"/allocator", 200, []string{`id="share-chart"`, `id="sorter-form"`, `id="explain-form"`, `<option>drf</option><option>psdsf</option>`}},

@@ -21,6 +21,7 @@ import (
 	"github.com/allot-sched/allot/auth"
 	"github.com/allot-sched/allot/internal/loglevel"
 	"github.com/allot-sched/allot/master"
+	"github.com/allot-sched/allot/resources"
 )
 
 func init() {
@@ -100,7 +101,7 @@ func addMasterFlags(fs *flag.FlagSet, f *masterFlags) {
 	fs.DurationVar(&f.offerTimeout, "offer-timeout", 0, "rescind offers not answered within this `duration` (0: never)")
 	fs.DurationVar(&f.heartbeat, "heartbeat-interval", 15*time.Second, "HEARTBEAT events to subscribed schedulers and operators this often")
 	fs.DurationVar(&f.pingTimeout, "agent-ping-timeout", 75*time.Second, "an agent whose connection is gone, or that has sent nothing, this long is marked unreachable: partition-aware\nframeworks hear TASK_UNREACHABLE, others TASK_LOST; it may come back under its id (MARK_AGENT_GONE ends it for good)")
-	fs.StringVar(&f.weights, "weights", "", "role weights as `role=weight,...` (default 1 each)")
+	fs.StringVar(&f.weights, "weights", "", "role weights as `role=weight,...` (default 1 each); roles may be hierarchical (eng/ml=2), each\nweighed against its siblings")
 	fs.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	fs.StringVar(&f.raftAddr, "raft-addr", "", "`host:port` for raft traffic between masters (empty: a lone master, no cluster)")
 	fs.StringVar(&f.raftBind, "raft-bind", "", "`host:port` raft listens on when peers reach it through another address (NAT, a proxy);\nraft connections to peers are made from its IP (default: --raft-addr)")
@@ -183,6 +184,9 @@ func parseWeights(s string) (map[string]float64, error) {
 		w, err := strconv.ParseFloat(v, 64)
 		if err != nil || !(w > 0) {
 			return nil, fmt.Errorf("%q: weight must be a positive number", part)
+		}
+		if err := resources.ValidateRole(k); err != nil {
+			return nil, fmt.Errorf("%q: %v", part, err)
 		}
 		out[k] = w
 	}

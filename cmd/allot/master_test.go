@@ -21,6 +21,9 @@ func TestParseWeights(t *testing.T) {
 		{"prod=0", nil, "positive"},
 		{"prod=x", nil, "positive"},
 		{"=3", nil, "want role=weight"},
+		{"eng=2,eng/ml=3", map[string]float64{"eng": 2, "eng/ml": 3}, ""},
+		{"eng//ml=3", nil, `"eng//ml=3"`},
+		{"eng/..=3", nil, `"eng/..=3"`},
 	}
 	for _, tc := range tests {
 		got, err := parseWeights(tc.in)

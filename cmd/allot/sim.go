@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -58,6 +59,8 @@ type simOptions struct {
 	progress                   string
 	sizes                      sim.SizeOptions // fsp, fspy
 	whatIf                     trace.WhatIf    // --time-scale, --duration-scale, --nodes-sample, --cluster-scale
+	rolesFile                  string          // --roles
+	roles                      *sim.Roles
 }
 
 func runSim(args []string, stdout, stderr io.Writer) error {
@@ -78,6 +81,9 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 	}
 	if o.rateNoise > 0 && (format != trace.FormatSWIM || o.generate != "") {
 		return usagef("--rate-noise applies to --format swim only")
+	}
+	if o.roles, err = readSimRoles(o.rolesFile); err != nil {
+		return err
 	}
 	configs, err := simConfigs(o, stderr)
 	if err != nil {
@@ -106,6 +112,7 @@ func parseSimFlags(args []string, stderr io.Writer) (simOptions, error) {
 	fs.StringVar(&o.sorters, "sorter", "drf", "comma-separated `sorters` to compare")
 	fs.StringVar(&o.selections, "agent-selection", "rrr", "comma-separated agent `selections`: rrr, bestfit, joint")
 	fs.StringVar(&o.modes, "mode", "characterized", "comma-separated `modes`: oblivious, characterized")
+	fs.StringVar(&o.rolesFile, "roles", "", "roles `file` (JSON): weights and quota per role, given to the allocator before the first job (docs/roles.md); jobs' roles come from the workload")
 	fs.StringVar(&o.out, "out", "", "write CSV series, SVG plots and index.html into `dir`")
 	fs.BoolVar(&o.json, "json", false, "print one JSON object {\"runs\":[...]} instead of the table")
 	fs.Uint64Var(&o.seed, "seed", 1, "random `seed` (agent shuffles, random sorter)")
@@ -261,7 +268,7 @@ func simConfigs(o simOptions, stderr io.Writer) ([]sim.Config, error) {
 					skipped = append(skipped, fmt.Sprintf("%s with %s: %v", p.Name, p.Selection, err))
 					continue
 				}
-				out = append(out, sim.Config{Policy: p, Mode: m, Seed: o.seed, Interval: o.interval, RefuseSeconds: refuseFlag(o.refuse), Sizes: o.sizes})
+				out = append(out, sim.Config{Policy: p, Mode: m, Seed: o.seed, Interval: o.interval, RefuseSeconds: refuseFlag(o.refuse), Sizes: o.sizes, Roles: o.roles})
 			}
 		}
 	}
@@ -403,4 +410,21 @@ func (b *progressBar) done() {
 	if b != nil && b.drawn {
 		fmt.Fprintf(b.w, "\r%s\r", strings.Repeat(" ", 90))
 	}
+}
+
+// readSimRoles reads --roles; nil when not given.
+func readSimRoles(path string) (*sim.Roles, error) {
+	if path == "" {
+		return nil, nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, usagef("--roles: %v", err)
+	}
+	defer f.Close()
+	r, err := sim.ReadRoles(f)
+	if err != nil {
+		return nil, usagef("--roles %s: %v", path, err)
+	}
+	return r, nil
 }

@@ -36,6 +36,8 @@ type Registry struct {
 	held agentResources
 	// unreachable is the agents marked unreachable (unreachable.go).
 	unreachable unreachableAgents
+	// quotas is every role's quota but the default, by role (quota.go).
+	quotas map[string]*api.QuotaRecord
 	// applyObs, if set before raft starts, observes how long each log
 	// entry takes to apply (on every master, leader or not).
 	applyObs func(time.Duration)
@@ -50,6 +52,7 @@ func NewRegistry() *Registry {
 		frameworks:  map[string]*api.FrameworkRecord{},
 		tasks:       map[string]*api.TaskRecord{},
 		config:      &api.ConfigRecord{},
+		quotas:      map[string]*api.QuotaRecord{},
 		hist:        newRegistryHistory(),
 		held:        agentResources{},
 		unreachable: newUnreachableAgents(),
@@ -165,6 +168,8 @@ func (r *Registry) applyLocked(c *api.Command, depth int) error {
 		return r.applyMaintenance(c)
 	case api.CommandType_AGENT_RESOURCES_SET:
 		return r.setAgentResourcesLocked(c)
+	case api.CommandType_QUOTA_UPDATE:
+		return r.applyQuotaLocked(c)
 	default:
 		return fmt.Errorf("registry: unknown command type %d", c.GetType())
 	}
@@ -176,7 +181,7 @@ func (r *Registry) applyLocked(c *api.Command, depth int) error {
 func (r *Registry) Size() int {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	n := 1 + len(r.agents) + len(r.frameworks) + len(r.tasks) + len(r.hist.removedOrder) + len(r.held) + len(r.unreachable.order)
+	n := 1 + len(r.agents) + len(r.frameworks) + len(r.tasks) + len(r.quotas) + len(r.hist.removedOrder) + len(r.held) + len(r.unreachable.order)
 	for _, list := range r.hist.completed {
 		n += len(list)
 	}
@@ -256,6 +261,7 @@ func (r *Registry) records() []*api.SnapshotRecord {
 	}
 	out = append(out, r.maintenanceRecords()...)
 	out = append(out, r.heldRecords()...)
+	out = append(out, r.quotaSnapshotRecords()...)
 	out = append(out, r.historyRecords()...)
 	return append(out, r.unreachableRecords()...)
 }
@@ -302,7 +308,7 @@ func (r *Registry) Restore(rc io.ReadCloser) error {
 	r.mu.Lock()
 	r.agents, r.frameworks, r.tasks, r.config = next.agents, next.frameworks, next.tasks, next.config
 	r.policy, r.maint = next.policy, next.maint
-	r.policy, r.held = next.policy, next.held
+	r.held, r.quotas = next.held, next.quotas
 	next.hist.restored(next.frameworks)
 	r.hist = next.hist
 	r.unreachable = next.unreachable
@@ -341,6 +347,8 @@ func (r *Registry) put(rec *api.SnapshotRecord) error {
 		r.held[x.AgentResources.GetAgentId()] = x.AgentResources
 	case *api.SnapshotRecord_UnreachableAgent:
 		r.unreachable.mark(x.UnreachableAgent)
+	case *api.SnapshotRecord_Quota:
+		r.quotas[x.Quota.GetRole()] = x.Quota
 	default:
 		return errors.New("unknown record type")
 	}

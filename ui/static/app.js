@@ -124,6 +124,13 @@ const render = {
       filters(f), String((f.tasks || []).length), String((f.completed_tasks || []).length), f.job_type || "–"]), "no frameworks subscribed");
   },
 
+  async roles() {
+    const doc = await getJSON("/roles");
+    const list = (m) => Object.keys(m || {}).sort().map((k) => `${k} ${qty(k, m[k])}`).join(", ") || "–";
+    fill("roles", (doc.roles || []).map((r) => [r.name, String(r.weight), list(r.quota && r.quota.guarantee), list(r.quota && r.quota.limit),
+      list(r.allocated), list(r.reserved), String((r.frameworks || []).length)]), "no roles: none has a weight, quota, reservation or framework");
+  },
+
   tasks(st) {
     const want = $("state-filter").value;
     const fw = new URLSearchParams(location.search).get("framework");
