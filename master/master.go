@@ -191,6 +191,7 @@ type Master struct {
 	opSubs            map[*api.Stream]auth.Subject // operator subscribers and who each is (views are filtered, authz_view.go)
 	gauges            atomic.Pointer[stateGauges]  // the state gauges' last reading, for scrapes that find mu held (metrics.go)
 	gaugesWanted      atomic.Bool                  // a scrape found mu held since that reading (metrics.go)
+	unreachableSeen   atomic.Int64                 // the unreachable agents at the last reading (partition.go)
 	usage             map[string]*api.Usage
 	usageRates        map[string]api.UsageRates // from the last two usage reports (signals.go)
 	weights           map[string]float64

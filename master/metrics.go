@@ -139,6 +139,7 @@ type stateGauges struct {
 // them for scrapes that find m.mu held. Caller holds m.mu.
 func (m *Master) readGaugesLocked() *stateGauges {
 	g := &stateGauges{tasks: map[string]int{}, offers: len(m.offers), opSubs: len(m.opSubs)}
+	m.unreachableSeen.Store(int64(len(m.unreachable)))
 	for _, a := range m.agents {
 		if a.stream != nil {
 			g.agentsConn++

@@ -309,14 +309,18 @@ func (m *Master) stateUnreachableLocked() []operator.UnreachableAgent {
 
 // unreachableAgentsGauge is allot_master_agents_unreachable: the agents the
 // leader holds unreachable (Mesos's master/slave_unreachable_* tell the
-// same story). Takes m.mu when scraped.
+// same story). Like the state gauges (stateCollector), a scrape never
+// waits for m.mu: it reads the count if the lock is free, else reports the
+// last reading, which the state gauges' reading also refreshes.
 func unreachableAgentsGauge(m *Master) prometheus.Collector {
 	return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "allot_master_agents_unreachable",
 		Help: "Agents marked unreachable and not yet back, gone or forgotten (--registry-max-agent-age, --registry-max-agent-count)."},
 		func() float64 {
-			m.mu.Lock()
-			defer m.mu.Unlock()
-			return float64(len(m.unreachable))
+			if m.mu.TryLock() {
+				m.unreachableSeen.Store(int64(len(m.unreachable)))
+				m.mu.Unlock()
+			}
+			return float64(m.unreachableSeen.Load())
 		})
 }
 
