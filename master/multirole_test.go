@@ -151,18 +151,22 @@ func TestMultiRoleTaskCarriesAllocationRole(t *testing.T) {
 	task := func(id string, res ...mesos.Resource) mesos.TaskInfo {
 		return mesos.TaskInfo{Name: id, TaskID: mesos.TaskID{Value: id}, AgentID: o.AgentID, Command: &mesos.CommandInfo{Value: &shell}, Resources: res}
 	}
-	accept := func(ti mesos.TaskInfo) error {
-		return h.call(fw, &scheduler.Call{Type: scheduler.Call_ACCEPT, Accept: &scheduler.Call_Accept{OfferIDs: []mesos.OfferID{o.ID},
-			Operations: []mesos.Offer_Operation{{Type: mesos.Offer_Operation_LAUNCH, Launch: &mesos.Offer_Operation_Launch{TaskInfos: []mesos.TaskInfo{ti}}}}}})
-	}
 	wrong := scalarRes("cpus", 1)
 	other := "a"
 	wrong.AllocationInfo = &mesos.Resource_AllocationInfo{Role: &other}
-	if err := accept(task("t0", wrong)); err == nil || !strings.Contains(err.Error(), `allocated to role "a", but the offers are allocated to "b"`) {
-		t.Errorf("a task with a's resources on b's offer: %v, want a 400 saying so", err)
+	// One ACCEPT: the task with a's resources is refused (TASK_ERROR, as
+	// Mesos reports an invalid task), the other one launches.
+	err := h.call(fw, &scheduler.Call{Type: scheduler.Call_ACCEPT, Accept: &scheduler.Call_Accept{OfferIDs: []mesos.OfferID{o.ID},
+		Operations: []mesos.Offer_Operation{{Type: mesos.Offer_Operation_LAUNCH, Launch: &mesos.Offer_Operation_Launch{TaskInfos: []mesos.TaskInfo{
+			task("t0", wrong), task("t1", scalarRes("cpus", 1), scalarRes("mem", 64))}}}}}})
+	if err != nil {
+		t.Fatalf("ACCEPT answered %v, want 202", err)
 	}
-	if err := accept(task("t1", scalarRes("cpus", 1), scalarRes("mem", 64))); err != nil {
-		t.Fatal(err)
+	st := fw.nextEvent(t, scheduler.Event_UPDATE).Update.Status
+	if st.TaskID.Value != "t0" || st.GetState() != mesos.TASK_ERROR || st.GetReason() != mesos.REASON_TASK_INVALID ||
+		!strings.Contains(st.GetMessage(), `allocated to role "a", but the offers are allocated to "b"`) {
+		t.Errorf("a task with a's resources on b's offer: %s %v %v %q, want t0 TASK_ERROR REASON_TASK_INVALID saying so",
+			st.TaskID.Value, st.GetState(), st.GetReason(), st.GetMessage())
 	}
 	var ti mesos.TaskInfo
 	if err := ti.Unmarshal(agent.nextAgentEvent(t, api.AgentEventType_RUN).Task); err != nil {

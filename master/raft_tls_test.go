@@ -97,19 +97,29 @@ func TestRaftOverMutualTLS(t *testing.T) {
 	dir := t.TempDir()
 	b, f := devBundle(t, filepath.Join(dir, "pki"))
 	nodes, fsms, trans := tlsRaftPair(t, b)
-	var leader *raft.Raft
-	for deadline := time.Now().Add(10 * time.Second); leader == nil; time.Sleep(20 * time.Millisecond) {
+	// The entry is applied through whichever node leads; a loaded host can
+	// make leadership change hands (200 ms timeouts) between finding the
+	// leader and committing, which says nothing about TLS, so the apply is
+	// retried on the new leader until the deadline.
+	var err error
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatal("no leader elected over mutual TLS within 10s")
+			t.Fatalf("no entry committed over mutual TLS within 30s (last: %v)", err)
 		}
+		var leader *raft.Raft
 		for _, r := range nodes {
 			if r.State() == raft.Leader {
 				leader = r
 			}
 		}
-	}
-	if err := leader.Apply([]byte("x"), 5*time.Second).Error(); err != nil {
-		t.Fatalf("apply: %v", err)
+		if leader == nil {
+			continue
+		}
+		if err = leader.Apply([]byte("x"), 5*time.Second).Error(); err == nil {
+			break
+		} else if err != raft.ErrLeadershipLost && err != raft.ErrNotLeader && err != raft.ErrLeadershipTransferInProgress {
+			t.Fatalf("apply: %v", err)
+		}
 	}
 	for deadline := time.Now().Add(5 * time.Second); fsms[0].applied() < 1 || fsms[1].applied() < 1; time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(deadline) {
@@ -151,8 +161,13 @@ func TestRaftOverMutualTLS(t *testing.T) {
 			t.Fatal("RequestVote in plaintext succeeded")
 		}
 	})
-	if got := leader.State(); got != raft.Leader {
-		t.Fatalf("the refused peers disturbed the leader: now %v", got)
+	// A vote request that got through would have raised the term to the
+	// intruder's 1<<40 (and made the leader step down); leadership may
+	// still change hands on a loaded host, which says nothing about TLS.
+	for _, r := range nodes {
+		if term := r.Stats()["term"]; len(term) > 10 {
+			t.Fatalf("the refused peers disturbed the cluster: term now %s", term)
+		}
 	}
 }
 

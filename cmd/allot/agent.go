@@ -113,6 +113,11 @@ func runAgent(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	return serveAgent(a, stdout)
+}
+
+// serveAgent starts a and runs it until SIGINT or SIGTERM, then stops it.
+func serveAgent(a *agent.Agent, stdout io.Writer) error {
 	if err := a.Start(); err != nil {
 		return err
 	}
