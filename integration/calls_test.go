@@ -452,7 +452,7 @@ func TestUpdatesRetriedUntilAcknowledged(t *testing.T) {
 }
 
 // With --offer-timeout an unanswered offer is rescinded and its resources
-// offered again.
+// offered again; a launch on the rescinded offer is lost, not run.
 func TestOfferTimeoutRescinds(t *testing.T) {
 	c := newCluster(t, 1, "--offer-timeout", "300ms")
 	fw := subscribe(t, c.MasterAddr, mesos.FrameworkInfo{Name: "slow"})
@@ -467,8 +467,13 @@ func TestOfferTimeoutRescinds(t *testing.T) {
 		}
 		return false
 	})
-	if err := fw.call(launch(o, cmdTask("late", o, "true", 0.1, 32))); err == nil {
-		t.Error("ACCEPT of a rescinded offer succeeded")
+	// As Mesos: the ACCEPT is answered 202 and its task reported lost with
+	// REASON_INVALID_OFFERS (TASK_DROPPED for partition-aware frameworks).
+	if err := fw.call(launch(o, cmdTask("late", o, "true", 0.1, 32))); err != nil {
+		t.Fatalf("ACCEPT of a rescinded offer answered %v, want 202", err)
+	}
+	if st := fw.waitState(t, "late", mesos.TASK_LOST); st.GetReason() != mesos.REASON_INVALID_OFFERS {
+		t.Errorf("the late task is TASK_LOST with %v, want REASON_INVALID_OFFERS", st.GetReason())
 	}
 	fw.takeOffer(t, "") // the resources come back
 }
