@@ -47,7 +47,7 @@ func TestClassify(t *testing.T) {
 		{"GET", SorterPath, classReadOnly},
 		{"PUT", SorterPath, classReadWrite},
 		{"POST", KillPath, classReadWrite},
-		{"GET", KillPath, classReadWrite}, // answered 405, classed as the path's POST row
+		{"GET", KillPath, classReadWrite},   // answered 405, classed as the path's POST row
 		{"POST", PolicyPath, classReadOnly}, // a read-only endpoint: answered 405
 		{"GET", PolicyPath, classReadOnly},
 		{"POST", RaftPath, classReadWrite},

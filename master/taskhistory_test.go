@@ -158,7 +158,9 @@ func TestKillRoute(t *testing.T) {
 	if err := h.agentUpdate(agentID, fw.id, "t2", mesos.TASK_FINISHED, "f2"); err != nil {
 		t.Fatal(err)
 	}
-	body := func(fwID, task string) []byte { return []byte(`{"framework_id":"` + fwID + `","task_id":"` + task + `"}`) }
+	body := func(fwID, task string) []byte {
+		return []byte(`{"framework_id":"` + fwID + `","task_id":"` + task + `"}`)
+	}
 	tests := []struct {
 		name, principal string
 		body            []byte
