@@ -90,7 +90,7 @@ func TestCompletedHistoryAndActionsFromCLI(t *testing.T) {
 		t.Fatalf("allot run -- sh -c 'exit 3': %v, want exit 3\n%s", err, out)
 	}
 	allot(t, "run", "--master", masters, "--", "true")
-	const failed, ok = "allot run: sh", "allot run: true"
+	const failed, ok = "allot run: sh -c exit 3", "allot run: true"
 	check := func(when string) {
 		t.Helper()
 		var runs map[string]operator.Task
