@@ -358,7 +358,8 @@ func (m *Master) stateCompletedFrameworksLocked() []operator.Framework {
 	removed := m.completed.removedFrameworks()
 	out := make([]operator.Framework, 0, len(removed))
 	for _, id := range removed {
-		f := operator.Framework{ID: id, Tasks: []operator.Task{}, CompletedTasks: []operator.Task{}}
+		f := operator.Framework{ID: id, Tasks: []operator.Task{}, CompletedTasks: []operator.Task{},
+			UsedResources: map[string]float64{}, Filters: []operator.Filter{}}
 		if info := m.completed.info(id); info != nil {
 			f.Name, f.Role = info.Name, info.GetRole()
 		}
