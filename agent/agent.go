@@ -70,6 +70,10 @@ type Config struct {
 	// Isolation is --isolation: "" or "auto" (cgroups when writable, else
 	// posix), "cgroups/cpu,cgroups/mem" or "posix/cpu,posix/mem".
 	Isolation string
+	// GPUDeviceRoot is where /dev/nvidia* and /proc/driver/nvidia are
+	// looked for ("" is /); NvidiaSMI is the nvidia-smi to ask first
+	// ("" is nvidia-smi on PATH). Tests point both at fakes (gpu.go).
+	GPUDeviceRoot, NvidiaSMI string
 	// CgroupsRoot is where the cgroup hierarchies are mounted
 	// (/sys/fs/cgroup).
 	CgroupsRoot string
@@ -163,6 +167,11 @@ type Agent struct {
 	diskDu            bool
 	diskQuotaExceeded int
 	diskChecks        int
+	// gpus is gpu/nvidia's pool (nil without it); gpuFound and gpuHow are
+	// what detection found and how (gpu.go, gpu_isolator.go).
+	gpus     *gpuPool
+	gpuFound []gpuInfo
+	gpuHow   string
 
 	execTokens *auth.ExecutorSigner // nil: executor authentication off (authn.go)
 
@@ -214,6 +223,11 @@ func New(cfg Config) (*Agent, error) {
 	if err != nil {
 		return nil, err
 	}
+	found, how := detectGPUs(smiDetector{bin: orDefault(cfg.NvidiaSMI, "nvidia-smi"), timeout: 10 * time.Second},
+		devfsDetector{root: orDefault(cfg.GPUDeviceRoot, "/")})
+	if total, static, err = applyGPUs(total, static, found, want.gpu); err != nil {
+		return nil, fmt.Errorf("--resources: %w", err)
+	}
 	iso, why, err := newIsolator(want, orDefault(cfg.CgroupsRoot, "/sys/fs/cgroup"), cfg.WorkDir, cfg.CgroupsEnableCFS)
 	if err != nil {
 		return nil, err
@@ -232,6 +246,11 @@ func New(cfg Config) (*Agent, error) {
 		isoWhy:     why,
 		diskDu:     want.disk,
 		execTokens: signer,
+		gpuFound:   found,
+		gpuHow:     how,
+	}
+	if want.gpu {
+		a.gpus = newGPUPool(found)
 	}
 	a.started = a.clock().Now()
 	if a.cfg.LogLevel == nil {
@@ -359,6 +378,7 @@ func (a *Agent) Start() error {
 		a.log.Info().Dur("interval", a.cfg.DiskWatchInterval).Bool("enforce", !a.cfg.DiskQuotaWarnOnly).Msg("disk/du: sandbox disk quotas on")
 	}
 	a.logUserSwitching()
+	a.logGPUs()
 	a.log.Info().Str("addr", a.addr).Str("resources", a.total.String()).Str("agent_id", a.id).
 		Str("isolation", a.iso.kind()).Str("isolation_reason", a.isoWhy).Msg("agent started")
 	return nil
