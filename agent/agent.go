@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
-	"fmt"
 	"net"
 	"net/http"
 	"os"
@@ -167,11 +166,7 @@ type Agent struct {
 	diskDu            bool
 	diskQuotaExceeded int
 	diskChecks        int
-	// gpus is gpu/nvidia's pool (nil without it); gpuFound and gpuHow are
-	// what detection found and how (gpu.go, gpu_isolator.go).
-	gpus     *gpuPool
-	gpuFound []gpuInfo
-	gpuHow   string
+	gpu               agentGPUs // what was detected, and gpu/nvidia's pool (gpu.go)
 
 	execTokens *auth.ExecutorSigner // nil: executor authentication off (authn.go)
 
@@ -212,21 +207,16 @@ func New(cfg Config) (*Agent, error) {
 		}
 		cfg.ExecutorCommand = []string{self, "executor"}
 	}
-	total, static, err := detectResources(cfg.Resources, cfg.WorkDir)
-	if err != nil {
-		return nil, fmt.Errorf("--resources: %w", err)
-	}
-	if err := os.MkdirAll(filepath.Join(cfg.WorkDir, "meta"), 0o755); err != nil {
-		return nil, err
-	}
 	want, err := parseIsolation(cfg.Isolation)
 	if err != nil {
 		return nil, err
 	}
-	found, how := detectGPUs(smiDetector{bin: orDefault(cfg.NvidiaSMI, "nvidia-smi"), timeout: 10 * time.Second},
-		devfsDetector{root: orDefault(cfg.GPUDeviceRoot, "/")})
-	if total, static, err = applyGPUs(total, static, found, want.gpu); err != nil {
-		return nil, fmt.Errorf("--resources: %w", err)
+	total, static, gpu, err := agentResources(cfg, want.gpu) // gpu.go
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(filepath.Join(cfg.WorkDir, "meta"), 0o755); err != nil {
+		return nil, err
 	}
 	iso, why, err := newIsolator(want, orDefault(cfg.CgroupsRoot, "/sys/fs/cgroup"), cfg.WorkDir, cfg.CgroupsEnableCFS)
 	if err != nil {
@@ -246,11 +236,7 @@ func New(cfg Config) (*Agent, error) {
 		isoWhy:     why,
 		diskDu:     want.disk,
 		execTokens: signer,
-		gpuFound:   found,
-		gpuHow:     how,
-	}
-	if want.gpu {
-		a.gpus = newGPUPool(found)
+		gpu:        gpu,
 	}
 	a.started = a.clock().Now()
 	if a.cfg.LogLevel == nil {

@@ -166,6 +166,33 @@ func detectGPUs(ds ...gpuDetector) ([]gpuInfo, string) {
 	return nil, "no NVIDIA GPUs found (" + strings.Join(why, "; ") + ")"
 }
 
+// agentGPUs is what the agent found of GPUs, how, and gpu/nvidia's pool
+// (nil without it).
+type agentGPUs struct {
+	found []gpuInfo
+	how   string
+	pool  *gpuPool
+}
+
+// agentResources is detectResources with the detected GPUs applied.
+func agentResources(cfg Config, mapped bool) (resources.Resources, string, agentGPUs, error) {
+	var g agentGPUs
+	total, static, err := detectResources(cfg.Resources, cfg.WorkDir)
+	if err != nil {
+		return total, static, g, fmt.Errorf("--resources: %w", err)
+	}
+	g.found, g.how = detectGPUs(smiDetector{bin: orDefault(cfg.NvidiaSMI, "nvidia-smi"), timeout: 10 * time.Second},
+		devfsDetector{root: orDefault(cfg.GPUDeviceRoot, "/")})
+	if mapped {
+		g.pool = newGPUPool(g.found)
+	}
+	total, static, err = applyGPUs(total, static, g.found, mapped)
+	if err != nil {
+		return total, static, g, fmt.Errorf("--resources: %w", err)
+	}
+	return total, static, g, nil
+}
+
 // applyGPUs sets the gpus of total from what was detected: added where
 // --resources names none; where it does, it must be whole and, when the
 // agent maps devices to tasks (gpu/nvidia), no more than were found.

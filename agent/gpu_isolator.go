@@ -143,7 +143,7 @@ func gpuEnv(idx []int) []string {
 // assignGPUs gives ex's container its GPUs before the executor starts.
 // Caller does not hold a.mu.
 func (a *Agent) assignGPUs(ex *executor) error {
-	if a.gpus == nil {
+	if a.gpu.pool == nil {
 		return nil
 	}
 	a.mu.Lock()
@@ -152,7 +152,7 @@ func (a *Agent) assignGPUs(ex *executor) error {
 	if err != nil {
 		return err
 	}
-	idx, err := a.gpus.assign(ex.containerID, n)
+	idx, err := a.gpu.pool.assign(ex.containerID, n)
 	if err != nil {
 		return err
 	}
@@ -165,7 +165,7 @@ func (a *Agent) assignGPUs(ex *executor) error {
 // executorGPUEnv is what executorEnv adds for GPUs (nothing without
 // gpu/nvidia).
 func (a *Agent) executorGPUEnv(ex *executor) []string {
-	if a.gpus == nil {
+	if a.gpu.pool == nil {
 		return nil
 	}
 	return gpuEnv(ex.gpus)
@@ -174,32 +174,32 @@ func (a *Agent) executorGPUEnv(ex *executor) []string {
 // recoverGPUs claims the GPUs of executors that survived a restart.
 // Caller holds a.mu.
 func (a *Agent) recoverGPUsLocked() {
-	if a.gpus == nil {
+	if a.gpu.pool == nil {
 		return
 	}
 	for _, ex := range a.executors {
 		if ex.pid > 0 && len(ex.gpus) > 0 {
-			a.gpus.claim(ex.containerID, ex.gpus)
+			a.gpu.pool.claim(ex.containerID, ex.gpus)
 		}
 	}
 }
 
 // gpuState is what /state shows of GPUs.
 func (a *Agent) gpuState() map[string]any {
-	if a.gpus == nil {
-		return map[string]any{"isolation": "none", "detected": a.gpuFound, "detection": a.gpuHow}
+	if a.gpu.pool == nil {
+		return map[string]any{"isolation": "none", "detected": a.gpu.found, "detection": a.gpu.how}
 	}
-	return map[string]any{"isolation": "gpu/nvidia", "enforcement": a.gpus.enforcement(),
-		"detected": a.gpuFound, "detection": a.gpuHow, "assigned": a.gpus.used()}
+	return map[string]any{"isolation": "gpu/nvidia", "enforcement": a.gpu.pool.enforcement(),
+		"detected": a.gpu.found, "detection": a.gpu.how, "assigned": a.gpu.pool.used()}
 }
 
 // logGPUs says at start what was found and how tasks are kept to theirs.
 func (a *Agent) logGPUs() {
-	e := a.log.Info().Int("gpus", len(a.gpuFound)).Str("detection", a.gpuHow)
+	e := a.log.Info().Int("gpus", len(a.gpu.found)).Str("detection", a.gpu.how)
 	switch {
-	case a.gpus != nil:
-		e.Str("gpu_isolation", "gpu/nvidia").Str("enforcement", a.gpus.enforcement()).Msg("GPUs")
-	case len(a.gpuFound) > 0:
+	case a.gpu.pool != nil:
+		e.Str("gpu_isolation", "gpu/nvidia").Str("enforcement", a.gpu.pool.enforcement()).Msg("GPUs")
+	case len(a.gpu.found) > 0:
 		e.Str("gpu_isolation", "none").Msg("GPUs advertised but not assigned to tasks: add gpu/nvidia to --isolation")
 	default:
 		e.Msg("GPUs")

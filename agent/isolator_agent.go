@@ -97,8 +97,8 @@ func (a *Agent) checkLimitOnEndLocked(ex *executor, st *mesos.TaskStatus) *mesos
 }
 
 func (a *Agent) destroyContainer(cid string, pid int) {
-	if a.gpus != nil {
-		defer a.gpus.free(cid)
+	if a.gpu.pool != nil {
+		defer a.gpu.pool.free(cid)
 	}
 	if err := a.iso.destroy(cid, pid); err != nil {
 		a.log.Warn().Err(err).Str("container_id", cid).Msg("container not removed")
