@@ -182,3 +182,40 @@ func TestGPUsWantedAndEnv(t *testing.T) {
 		t.Errorf("gpuEnv(none) = %v", got)
 	}
 }
+
+// TestGPUsSurviveAgentRestart: a checkpointed executor that is still alive
+// keeps its GPU after the agent restarts, and the GPU is not given to
+// another container; one whose process is gone frees its GPU.
+func TestGPUsSurviveAgentRestart(t *testing.T) {
+	smi, work := fakeSMI(t, twoGPUs), t.TempDir()
+	cfg := Config{Masters: []string{"127.0.0.1:1"}, WorkDir: work, Resources: "cpus:1;mem:64;disk:64",
+		Isolation: "posix,gpu/nvidia", NvidiaSMI: smi, GPUDeviceRoot: t.TempDir(), Log: zerolog.Nop()}
+	a, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fwID := "fw1"
+	ex := &executor{fw: fwID, id: "live", checkpoint: true, containerID: "c-live", pid: os.Getpid(), gpus: []int{1},
+		fwInfo: mesos.FrameworkInfo{ID: &mesos.FrameworkID{Value: fwID}, Name: "f", User: "u"},
+		info:   mesos.ExecutorInfo{ExecutorID: mesos.ExecutorID{Value: "live"}}, tasks: map[string]*agentTask{}}
+	a.mu.Lock()
+	a.checkpointLocked(ex)
+	a.mu.Unlock()
+
+	b, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer close(b.stop)
+	b.recover()
+	b.recoverContainers()
+	if got := b.gpu.pool.used(); !reflect.DeepEqual(got, map[string][]int{"c-live": {1}}) {
+		t.Fatalf("after restart GPUs in use %v, want c-live holding 1", got)
+	}
+	if _, err := b.gpu.pool.assign("c-new", 2); err == nil {
+		t.Error("a new container got both GPUs while the recovered one holds one")
+	}
+	if got, _ := b.gpu.pool.assign("c-new", 1); !reflect.DeepEqual(got, []int{0}) {
+		t.Errorf("new container got %v, want [0]", got)
+	}
+}
