@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
-	"fmt"
 	"net"
 	"net/http"
 	"os"
@@ -70,6 +69,10 @@ type Config struct {
 	// Isolation is --isolation: "" or "auto" (cgroups when writable, else
 	// posix), "cgroups/cpu,cgroups/mem" or "posix/cpu,posix/mem".
 	Isolation string
+	// GPUDeviceRoot is where /dev/nvidia* and /proc/driver/nvidia are
+	// looked for ("" is /); NvidiaSMI is the nvidia-smi to ask first
+	// ("" is nvidia-smi on PATH). Tests point both at fakes (gpu.go).
+	GPUDeviceRoot, NvidiaSMI string
 	// CgroupsRoot is where the cgroup hierarchies are mounted
 	// (/sys/fs/cgroup).
 	CgroupsRoot string
@@ -163,6 +166,7 @@ type Agent struct {
 	diskDu            bool
 	diskQuotaExceeded int
 	diskChecks        int
+	gpu               agentGPUs // what was detected, and gpu/nvidia's pool (gpu.go)
 
 	execTokens *auth.ExecutorSigner // nil: executor authentication off (authn.go)
 
@@ -203,15 +207,15 @@ func New(cfg Config) (*Agent, error) {
 		}
 		cfg.ExecutorCommand = []string{self, "executor"}
 	}
-	total, static, err := detectResources(cfg.Resources, cfg.WorkDir)
-	if err != nil {
-		return nil, fmt.Errorf("--resources: %w", err)
-	}
-	if err := os.MkdirAll(filepath.Join(cfg.WorkDir, "meta"), 0o755); err != nil {
-		return nil, err
-	}
 	want, err := parseIsolation(cfg.Isolation)
 	if err != nil {
+		return nil, err
+	}
+	total, static, gpu, err := agentResources(cfg, want.gpu) // gpu.go
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(filepath.Join(cfg.WorkDir, "meta"), 0o755); err != nil {
 		return nil, err
 	}
 	iso, why, err := newIsolator(want, orDefault(cfg.CgroupsRoot, "/sys/fs/cgroup"), cfg.WorkDir, cfg.CgroupsEnableCFS)
@@ -232,6 +236,7 @@ func New(cfg Config) (*Agent, error) {
 		isoWhy:     why,
 		diskDu:     want.disk,
 		execTokens: signer,
+		gpu:        gpu,
 	}
 	a.started = a.clock().Now()
 	if a.cfg.LogLevel == nil {
@@ -359,6 +364,7 @@ func (a *Agent) Start() error {
 		a.log.Info().Dur("interval", a.cfg.DiskWatchInterval).Bool("enforce", !a.cfg.DiskQuotaWarnOnly).Msg("disk/du: sandbox disk quotas on")
 	}
 	a.logUserSwitching()
+	a.logGPUs()
 	a.log.Info().Str("addr", a.addr).Str("resources", a.total.String()).Str("agent_id", a.id).
 		Str("isolation", a.iso.kind()).Str("isolation_reason", a.isoWhy).Msg("agent started")
 	return nil

@@ -27,6 +27,7 @@ type executorCheckpoint struct {
 	ContainerID   string           `json:"container_id"`
 	Pid           int              `json:"pid"`
 	Tasks         []taskCheckpoint `json:"tasks"`
+	GPUs          []int            `json:"gpus,omitempty"`
 }
 
 type taskCheckpoint struct {
@@ -48,7 +49,7 @@ func (a *Agent) checkpointLocked(ex *executor) {
 	if !ex.checkpoint {
 		return
 	}
-	cp := executorCheckpoint{Command: ex.command, CommandTask: ex.commandTask, Sandbox: ex.sandbox, ContainerID: ex.containerID, Pid: ex.pid}
+	cp := executorCheckpoint{Command: ex.command, CommandTask: ex.commandTask, Sandbox: ex.sandbox, ContainerID: ex.containerID, Pid: ex.pid, GPUs: ex.gpus}
 	cp.FrameworkInfo, _ = ex.fwInfo.Marshal()
 	cp.ExecutorInfo, _ = ex.info.Marshal()
 	for _, t := range ex.tasks {
@@ -91,7 +92,7 @@ func (a *Agent) recover() {
 			os.Remove(f)
 			continue
 		}
-		ex := &executor{command: cp.Command, commandTask: cp.CommandTask, checkpoint: true, sandbox: cp.Sandbox, containerID: cp.ContainerID, pid: cp.Pid, tasks: map[string]*agentTask{}}
+		ex := &executor{command: cp.Command, commandTask: cp.CommandTask, checkpoint: true, sandbox: cp.Sandbox, containerID: cp.ContainerID, pid: cp.Pid, gpus: cp.GPUs, tasks: map[string]*agentTask{}}
 		if ex.fwInfo.Unmarshal(cp.FrameworkInfo) != nil || ex.info.Unmarshal(cp.ExecutorInfo) != nil {
 			os.Remove(f)
 			continue
@@ -240,7 +241,7 @@ func (a *Agent) handleState(w http.ResponseWriter, r *http.Request) {
 	doc := map[string]any{"id": a.id, "hostname": a.cfg.Hostname, "pid": "slave(1)@" + a.addr, "resources": a.total.String(),
 		"master": a.master, "connected": a.connected,
 		"isolation": a.iso.kind(), "isolation_reason": a.isoWhy, "disk_isolation": a.diskDu,
-		"disk_quota_exceeded": a.diskQuotaExceeded, "disk_checks": a.diskChecks}
+		"disk_quota_exceeded": a.diskQuotaExceeded, "disk_checks": a.diskChecks, "gpus": a.gpuState()}
 	var tasks []jt
 	for _, ex := range a.executors {
 		for _, t := range ex.tasks {

@@ -45,6 +45,7 @@ type executor struct {
 	// its quota excess was logged (warn-only mode logs it once).
 	diskUsed   uint64
 	diskWarned bool
+	gpus       []int // GPU indices under gpu/nvidia (gpu_isolator.go)
 	// forgotten: the agent dropped it with its tasks (the master removed
 	// the agent, removed.go); its exit is reported to no one.
 	forgotten bool

@@ -94,12 +94,14 @@ type isolation struct {
 	cgroups  bool
 	cpu, mem bool
 	disk     bool // disk/du: sandbox quotas, beside either family
+	gpu      bool // gpu/nvidia: GPUs assigned per container (gpu_isolator.go)
 }
 
 // parseIsolation reads --isolation: "auto" (or empty), or a comma-separated
 // list of cgroups/cpu, cgroups/mem, posix/cpu, posix/mem ("cgroups" and
 // "posix" alone mean both of theirs), plus disk/du, which goes with either
-// family. Mixing cgroups and posix is an error. "auto" does not include
+// family, and gpu/nvidia, likewise ("auto,gpu/nvidia" keeps auto's
+// choice). Mixing cgroups and posix is an error. "auto" does not include
 // disk/du (as Mesos's default isolation does not): walking every sandbox
 // costs I/O, and it starts killing tasks that ran before, so it is asked for.
 func parseIsolation(s string) (isolation, error) {
@@ -110,13 +112,20 @@ func parseIsolation(s string) (isolation, error) {
 	var iso isolation
 	fams := map[string]bool{}
 	for _, part := range strings.Split(s, ",") {
-		if strings.TrimSpace(part) == "disk/du" {
+		switch strings.TrimSpace(part) {
+		case "disk/du":
 			iso.disk = true
+			continue
+		case "gpu/nvidia":
+			iso.gpu = true
+			continue
+		case "auto":
+			iso.auto, iso.cpu, iso.mem = true, true, true
 			continue
 		}
 		fam, res, _ := strings.Cut(strings.TrimSpace(part), "/")
 		if fam != "cgroups" && fam != "posix" {
-			return iso, fmt.Errorf("--isolation: unknown isolator %q (want cgroups/cpu, cgroups/mem, posix/cpu, posix/mem, disk/du)", part)
+			return iso, fmt.Errorf("--isolation: unknown isolator %q (want cgroups/cpu, cgroups/mem, posix/cpu, posix/mem, disk/du, gpu/nvidia)", part)
 		}
 		fams[fam] = true
 		switch res {
@@ -132,6 +141,9 @@ func parseIsolation(s string) (isolation, error) {
 	}
 	if len(fams) > 1 {
 		return iso, errors.New("--isolation: cgroups and posix isolators cannot be mixed")
+	}
+	if iso.auto && len(fams) > 0 {
+		return iso, errors.New("--isolation: auto picks cgroups or posix itself; name neither beside it")
 	}
 	iso.cgroups = fams["cgroups"]
 	return iso, nil

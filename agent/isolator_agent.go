@@ -97,6 +97,9 @@ func (a *Agent) checkLimitOnEndLocked(ex *executor, st *mesos.TaskStatus) *mesos
 }
 
 func (a *Agent) destroyContainer(cid string, pid int) {
+	if a.gpu.pool != nil {
+		defer a.gpu.pool.free(cid)
+	}
 	if err := a.iso.destroy(cid, pid); err != nil {
 		a.log.Warn().Err(err).Str("container_id", cid).Msg("container not removed")
 	}
@@ -114,6 +117,7 @@ func (a *Agent) recoverContainers() {
 			live[ex.containerID] = true
 		}
 	}
+	a.recoverGPUsLocked()
 	a.mu.Unlock()
 	cg, ok := a.iso.(*cgroupsIsolator)
 	if !ok {

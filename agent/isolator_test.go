@@ -35,6 +35,9 @@ func TestParseIsolation(t *testing.T) {
 		{"posix,disk/du", isolation{cpu: true, mem: true, disk: true}, false},
 		{"disk/du", isolation{disk: true}, false},
 		{"disk/xfs", isolation{}, true},
+		{"cgroups,gpu/nvidia", isolation{cgroups: true, cpu: true, mem: true, gpu: true}, false},
+		{"auto,gpu/nvidia", isolation{auto: true, cpu: true, mem: true, gpu: true}, false},
+		{"auto,cgroups/cpu", isolation{}, true},
 	}
 	for _, tc := range tests {
 		got, err := parseIsolation(tc.in)

@@ -35,6 +35,10 @@ func (a *Agent) launchExecutor(ex *executor, uris []mesos.CommandInfo_URI) {
 		a.cleanupLocked(ex)
 		go a.destroyContainer(ex.containerID, 0)
 	}
+	if err := a.assignGPUs(ex); err != nil {
+		fail(err)
+		return
+	}
 	su, argv, cmdEnv, stdout, stderr, err := a.prepareSandbox(ex, uris)
 	if err != nil {
 		fail(err)
@@ -287,6 +291,7 @@ func (a *Agent) executorEnv(ex *executor, su *switchedUser, extra []mesos.Enviro
 	for _, v := range extra {
 		env = append(env, v.Name+"="+v.GetValue())
 	}
+	env = append(env, a.executorGPUEnv(ex)...)
 	env = append(env, a.executorTokenEnv(ex)...)
 	return append(env, a.throttleEnv()...)
 }

@@ -48,6 +48,9 @@ type Config struct {
 	HeartbeatInterval  time.Duration
 	AgentPingTimeout   time.Duration // how long a disconnected agent may stay away
 	Weights            map[string]float64
+	// NoFilterGPUResources (--filter-gpu-resources=false) offers agents
+	// with GPUs to frameworks without GPU_RESOURCES too (gpus.go).
+	NoFilterGPUResources bool
 	// Bandit holds the co-location bandit's parameters (--sorter bandit).
 	Bandit bandit.Config
 	// PolicySyncInterval is how often, at most, the leader replicates its

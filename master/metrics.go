@@ -9,6 +9,7 @@ import (
 type metrics struct {
 	reg           *prometheus.Registry
 	offers        prometheus.Counter
+	gpuFiltered   prometheus.Counter
 	tasksLaunched prometheus.Counter
 	statusUpdates *prometheus.CounterVec
 	calls         *prometheus.CounterVec
@@ -29,8 +30,10 @@ type metrics struct {
 
 func newMetrics(m *Master) *metrics {
 	x := &metrics{
-		reg:           prometheus.NewRegistry(),
-		offers:        prometheus.NewCounter(prometheus.CounterOpts{Name: "allot_master_offers_total", Help: "Offers made."}),
+		reg:    prometheus.NewRegistry(),
+		offers: prometheus.NewCounter(prometheus.CounterOpts{Name: "allot_master_offers_total", Help: "Offers made."}),
+		gpuFiltered: prometheus.NewCounter(prometheus.CounterOpts{Name: "allot_master_gpu_filtered_offers_total",
+			Help: "Decisions not offered because the agent has GPUs and the framework lacks GPU_RESOURCES (--filter-gpu-resources)."}),
 		tasksLaunched: prometheus.NewCounter(prometheus.CounterOpts{Name: "allot_master_tasks_launched_total", Help: "Tasks launched."}),
 		statusUpdates: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "allot_master_status_updates_total", Help: "Task status updates by state."}, []string{"state"}),
 		calls:         prometheus.NewCounterVec(prometheus.CounterOpts{Name: "allot_master_scheduler_calls_total", Help: "Scheduler calls by type."}, []string{"type"}),
@@ -60,7 +63,7 @@ func newMetrics(m *Master) *metrics {
 		Help: "Status updates for a task already terminal or completed in the master: acknowledged to the agent, not forwarded (Mesos's master/invalid_status_updates)."})
 	x.refusedAgents = prometheus.NewCounter(prometheus.CounterOpts{Name: "allot_master_removed_agent_registrations_total",
 		Help: "REGISTERs refused (410) because the agent id was removed; the agent shuts its executors down and registers afresh."})
-	x.reg.MustRegister(x.invalidUpdates, x.refusedAgents)
+	x.reg.MustRegister(x.invalidUpdates, x.refusedAgents, x.gpuFiltered)
 	x.reg.MustRegister(unreachableAgentsGauge(m))
 	x.reg.MustRegister(x.offers, x.tasksLaunched, x.statusUpdates, x.calls, x.badRequests, x.allocCycle, x.leaderChanges, x.commitLatency, x.applyLatency)
 	x.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "allot_master_is_leader", Help: "1 while this master leads and serves."},

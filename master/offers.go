@@ -191,6 +191,9 @@ func (m *Master) makeOfferLocked(d allocator.Offer, ref decisionRef) (madeOffer,
 		m.allocOK("recover", m.recoverAs(d.Framework, d.Agent, d.Role, d.Resources, nil), "framework_id", d.Framework, "agent_id", d.Agent)
 		return madeOffer{}, nil
 	}
+	if m.gpuFilteredLocked(fw, a, d) { // gpus.go
+		return madeOffer{}, nil
+	}
 	m.seq++
 	o := m.newOfferLocked()
 	// d's ids, not fw.id and a.rec.Id: the same strings (the tables'

@@ -61,12 +61,8 @@ func runAgent(args []string, stdout, stderr io.Writer) error {
 	usage := fs.Duration("usage-interval", 10*time.Second, "report usage (CPU, memory, disk and network counters per host and executor) to the master this often")
 	level := fs.String("log-level", "info", "log level: debug, info, warn, error")
 	throttle := fs.Bool("throttle-io", false, "make the advertised disk_bw and net_bw real: the framework library's executors on this agent share one token bucket per device (for live experiments on one machine)")
-	isolation := fs.String("isolation", "auto", "`isolators`: auto (cgroups when /sys/fs/cgroup is writable, else posix), cgroups/cpu,cgroups/mem (one cgroup v1 or v2 container per executor: cpu shares, memory limit with OOM kill, pids limit) or posix/cpu,posix/mem (usage sampled from /proc, an executor over its memory killed); add disk/du to either for sandbox disk quotas (not in auto)")
-	diskWatch := fs.Duration("container-disk-watch-interval", 15*time.Second, "with disk/du isolation, measure each executor's sandbox this often")
-	enforceDisk := fs.Bool("enforce-container-disk-quota", true, "with disk/du isolation, kill an executor whose sandbox passes its disk allocation (false: only log it and count it in /state)")
+	isof := addIsolationFlags(fs)
 	switchUser := fs.Bool("switch-user", true, "when the agent runs as root, run each executor as its task's (CommandInfo.user) or framework's (FrameworkInfo.user) user and give it its sandbox")
-	cfs := fs.Bool("cgroups-enable-cfs", false, "with cgroups isolation, also cap each executor's CPU time at its cpus (CFS quota), not only weight it")
-	cgRoot := fs.String("cgroups-root", "/sys/fs/cgroup", "`dir` where the cgroup hierarchies are mounted")
 	var tlsf tlsFlags
 	addTLSFlags(fs, &tlsf, "agent")
 	var maxBody int64
@@ -105,8 +101,9 @@ func runAgent(args []string, stdout, stderr io.Writer) error {
 	a, err := agent.New(agent.Config{Masters: splitMasters(*masters), Listen: *listen, Advertise: *advertise, WorkDir: *workDir,
 		Resources: *res, Attributes: at, ShutdownGrace: *grace, UsageInterval: *usage, RegistrationTimeout: *regTimeout, Log: log,
 		StatusUpdateRetry: *retry, StatusUpdateRetryMax: *retryMax,
-		FaultDiskBusyFile: *faultBusy, ThrottleIO: *throttle, Isolation: *isolation, CgroupsEnableCFS: *cfs, CgroupsRoot: *cgRoot,
-		DiskWatchInterval: *diskWatch, DiskQuotaWarnOnly: !*enforceDisk, NoSwitchUser: !*switchUser,
+		FaultDiskBusyFile: *faultBusy, ThrottleIO: *throttle, NoSwitchUser: !*switchUser, Isolation: isof.isolation,
+		CgroupsEnableCFS: isof.cfs, CgroupsRoot: isof.cgRoot, GPUDeviceRoot: isof.gpuRoot, NvidiaSMI: isof.smi,
+		DiskWatchInterval: isof.diskWatch, DiskQuotaWarnOnly: !isof.enforceDisk,
 		TLS: tlsf.files(), Credential: cred, AuthenticateExecutors: *execAuthn, MaxRequestBytes: maxBody,
 		HTTPAuthn: httpAuthn, Authorizer: authz, Pprof: authf.pprof, HTTP: httpf.server(),
 		Flags: flagValues(fs), Version: master.Version, LogLevel: logLevel})

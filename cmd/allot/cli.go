@@ -217,7 +217,7 @@ func usedOf(name string, used, total map[string]float64) string {
 
 // runAgents lists the agents.
 func runAgents(args []string, stdout, stderr io.Writer) error {
-	st, c, err := readState("agents", "List the agents: allocated over total cpus, mem and disk, measured CPU use and I/O wait, active tasks.", args, stderr)
+	st, c, err := readState("agents", "List the agents: allocated over total cpus, mem, disk and gpus, measured CPU use and I/O wait, active tasks.", args, stderr)
 	if err != nil {
 		return err
 	}
@@ -231,7 +231,7 @@ func runAgents(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tADDRESS\tSTATE\tCPUS\tMEM\tDISK\tCPU USE\tIOWAIT\tTASKS")
+	fmt.Fprintln(tw, "ID\tADDRESS\tSTATE\tCPUS\tMEM\tDISK\tGPUS\tCPU USE\tIOWAIT\tTASKS")
 	for _, a := range st.Slaves {
 		state, cpu, iowait := a.State, "-", "-"
 		if state == "" { // a master older than agent states
@@ -240,8 +240,9 @@ func runAgents(args []string, stdout, stderr io.Writer) error {
 		if a.Rates != nil && a.Rates.CPUMeasured {
 			cpu, iowait = fmt.Sprintf("%.0f%%", 100*a.Rates.CPU), fmt.Sprintf("%.0f%%", 100*a.Rates.IOWait)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\n", a.ID, strings.TrimPrefix(a.PID, "slave(1)@"), state,
-			usedOf("cpus", a.Used, a.Resources), usedOf("mem", a.Used, a.Resources), usedOf("disk", a.Used, a.Resources), cpu, iowait, tasks[a.ID])
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\n", a.ID, strings.TrimPrefix(a.PID, "slave(1)@"), state,
+			usedOf("cpus", a.Used, a.Resources), usedOf("mem", a.Used, a.Resources), usedOf("disk", a.Used, a.Resources),
+			usedOf("gpus", a.Used, a.Resources), cpu, iowait, tasks[a.ID])
 	}
 	return tw.Flush()
 }

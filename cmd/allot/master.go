@@ -30,6 +30,7 @@ func init() {
 
 type masterFlags struct {
 	reclaim, redirect, stampOffers                              bool
+	filterGPUs                                                  bool
 	mutexProfileFraction                                        int
 	maxCompletedTasks, maxCompletedFws                          int
 	registryMaxAgentAge, registryGCInterval                     time.Duration
@@ -125,6 +126,7 @@ func addMasterFlags(fs *flag.FlagSet, f *masterFlags) {
 		"removed frameworks whose completed tasks are kept (/state's completed_frameworks), the oldest\nforgotten first; kept in the registry (Mesos's flag of the same name)")
 	fs.StringVar(&f.acls, "acls", "", "ACL file in (a subset of) Mesos's JSON format: who may register in which roles, run tasks as\nwhich users, tear down, view, update weights and the sorter, manage raft (docs/security-acl.md);\nempty: every caller may do everything")
 	addAuthnFlags(fs, &f.authn)
+	fs.BoolVar(&f.filterGPUs, "filter-gpu-resources", true, "offer agents that have GPUs only to frameworks with the GPU_RESOURCES capability (Mesos's default); false offers them to every framework")
 	fs.BoolVar(&f.stampOffers, "stamp-offers", false, "append each allocation cycle's start to its offer ids (-T<unix ns>), for allot bench cluster's offer latency")
 	fs.IntVar(&f.mutexProfileFraction, "mutex-profile-fraction", 0, "sample one in this `many` contended lock waits for /debug/pprof/mutex, which names the holder that\nmade them wait (0: off; allot bench cluster --profile sets 10)")
 	fs.DurationVar(&f.policySync, "policy-sync-interval", master.DefaultPolicySyncInterval, "the leader replicates its policy models' state (bandit preferences, Prophet's timelines) at most\nthis often, and only when it changed; a failover loses at most this much learning (negative: never)")
@@ -258,7 +260,7 @@ func (f *masterFlags) config(fs *flag.FlagSet, log zerolog.Logger) (master.Confi
 		RaftAddr: f.raftAddr, RaftBind: f.raftBind, Peers: peers, Advertise: f.advertise, RaftMultiplier: f.raftMultiplier,
 		AgentReregisterTimeout: f.reregister, RaftSnapshotThreshold: f.snapThreshold, RaftTrailingLogs: f.trailingLogs,
 		Bandit: bandit, Reclaim: f.reclaim, Redirect: f.redirect, PolicySyncInterval: f.policySync,
-		TLS: f.tls.files(), Authn: authn, StampOffers: f.stampOffers,
+		TLS: f.tls.files(), Authn: authn, StampOffers: f.stampOffers, NoFilterGPUResources: !f.filterGPUs,
 		MaxCompletedTasksPerFramework: f.maxCompletedTasks, MaxCompletedFrameworks: f.maxCompletedFws,
 		RegistryMaxAgentAge: f.registryMaxAgentAge, RegistryMaxAgentCount: f.registryMaxAgentCount, RegistryGCInterval: f.registryGCInterval}
 	if f.maxCompletedTasks < 1 || f.maxCompletedFws < 1 {

@@ -66,6 +66,7 @@ func parseRunFlags(args []string, stderr io.Writer) (*runOpts, error) {
 	addClientTLSFlag(fs, &o.tlsCA)
 	cpus := fs.Float64("cpus", 0.1, "cpus for the task")
 	mem := fs.Float64("mem", 32, "memory for the task, MB")
+	gpus := fs.Int("gpus", 0, "whole GPUs for the task (its framework then declares GPU_RESOURCES; docs/gpus.md)")
 	shell := fs.Bool("shell", false, "run the command through /bin/sh -c (CMD ARGS joined by spaces)")
 	fs.StringVar(&o.role, "role", "*", "role to run in")
 	fs.DurationVar(&o.timeout, "timeout", 0, "give up (and kill the task) after this long; 0 waits forever")
@@ -89,9 +90,9 @@ func parseRunFlags(args []string, stderr io.Writer) (*runOpts, error) {
 	if o.failover <= 0 {
 		return nil, usagef("--failover-timeout must be positive: with none the masters kill the task when a failover cuts the connection")
 	}
-	need, err := resources.Parse(fmt.Sprintf("cpus:%g;mem:%g", *cpus, *mem))
+	need, err := resources.Parse(fmt.Sprintf("cpus:%g;mem:%g", *cpus, *mem) + gpuSpec(*gpus))
 	if err != nil {
-		return nil, usagef("--cpus/--mem: %v", err)
+		return nil, usagef("--cpus/--mem/--gpus: %v", err)
 	}
 	o.masters = splitMasters(*masters)
 	if len(o.masters) == 0 {
@@ -213,8 +214,9 @@ func newRunClient(o *runOpts, p *runPlanner, stderr io.Writer) (*sched.Client, e
 	}
 	host, _ := os.Hostname()
 	cl, err := sched.New(sched.Config{
-		Masters:               o.masters,
-		Framework:             mesos.FrameworkInfo{User: user, Name: "allot run: " + o.task.taskName(), Role: &o.role, Hostname: &host},
+		Masters: o.masters,
+		Framework: mesos.FrameworkInfo{User: user, Name: "allot run: " + o.task.taskName(), Role: &o.role, Hostname: &host,
+			Capabilities: runCapabilities(o.task.need)},
 		FailoverTimeout:       o.failover,
 		FirstSubscribeTimeout: runFirstSubscribe,
 		ReconnectTimeout:      o.reconnect,

@@ -109,7 +109,7 @@ const render = {
     const of = (a, k) => a.resources[k] ? `${qty(k, (a.used_resources || {})[k])} / ${qty(k, a.resources[k])}` : "–";
     fill("agents", (st.slaves || []).map((a) => {
       const r = a.usage_rates && a.usage_rates.cpu_measured ? a.usage_rates : null;
-      return [idCell(a.id), a.pid.replace(/^slave\(1\)@/, ""), stateBadge(a.state || (a.active ? "active" : "disconnected")), of(a, "cpus"), of(a, "mem"), of(a, "disk"),
+      return [idCell(a.id), a.pid.replace(/^slave\(1\)@/, ""), stateBadge(a.state || (a.active ? "active" : "disconnected")), of(a, "cpus"), of(a, "mem"), of(a, "disk") + (a.resources.gpus ? ` · gpus ${of(a, "gpus")}` : ""),
         r ? pct(r.cpu) : "–", r ? pct(r.iowait) : "–", String(tasks[a.id] || 0), agentAction(a)];
     }), "no agents registered");
   },
