@@ -134,7 +134,13 @@ func (a *Allocator) acctNode(ag *agent, fw int32, n *roleNode, from string, r re
 		pl = ag.pools[from]
 	}
 	if sign > 0 {
-		p.res = p.res.Add(r)
+		if p.res.IsEmpty() {
+			// resources are values no operation changes in place: a new
+			// part may share r's lists rather than copy them
+			p.res = r
+		} else {
+			p.res = p.res.Add(r)
+		}
 		if pl != nil {
 			pl.free = pl.free.Sub(r)
 		}
