@@ -405,6 +405,33 @@ func (a *Allocator) pickInRole(n *roleNode, ag *agent, offer resources.Resources
 	if d, isDraw := a.rank.(byDraw); isDraw {
 		return a.sampleExact(d.s, n.fws, func(f *framework) bool { return a.mayOffer(f, n, ag, offer) })
 	}
+	// The best by score is seldom filtered: find it first and look at the
+	// filters once, rather than once per framework that betters the best
+	// so far. Scores that do not order (NaN) take the full scan.
+	var best *framework
+	bs := math.Inf(1)
+	for _, i := range n.fws {
+		f := a.fws[i]
+		if !a.wantsRole(f, n) || a.granted(f) {
+			continue
+		}
+		s := a.rank.score(f, ag, &a.cluster)
+		if math.IsNaN(s) {
+			return a.pickInRoleScan(n, ag, offer)
+		}
+		if best == nil || s < bs || s == bs && f.idx < best.idx {
+			best, bs = f, s
+		}
+	}
+	if best == nil || !a.blocked(best, ag, offer) {
+		return best, bs
+	}
+	return a.pickInRoleScan(n, ag, offer)
+}
+
+// pickInRoleScan is pickInRole's full scan, which checks the filters of
+// every framework that betters the best so far.
+func (a *Allocator) pickInRoleScan(n *roleNode, ag *agent, offer resources.Resources) (*framework, float64) {
 	var best *framework
 	bs := math.Inf(1)
 	for _, i := range n.fws {
