@@ -487,14 +487,16 @@ func (a *Allocator) roleGrant(f *framework, n *roleNode, ag *agent, offer, unres
 		}
 		reserved[name] = r // pool values are replaced, never changed in place
 	}
+	// a grant only adds to consumption: a met guarantee stays met and a
+	// headroom of nothing stays nothing, so only unmet ones are redone
 	for m := n; m != nil; m = m.parent {
-		if m.hasQ {
+		if m.unmet {
 			a.noteUnmet(m)
 		}
 	}
 	rc := &a.rc
 	addScalars(&rc.availHead, unres, -1)
-	if root := a.headroomRoot(n); root != nil {
+	if root := a.headroomRoot(n); root != nil && !root.headroom.IsEmpty() {
 		rc.reqHead = rc.reqHead.Sub(root.headroom)
 		root.headroom = scalarsOf(root.quota.Guarantees).Sub(root.consumption())
 		rc.reqHead = rc.reqHead.Add(root.headroom)
