@@ -25,11 +25,17 @@ type agent struct {
 	version uint32 // bumped on every change of avail during a cycle
 	npend   int32  // holdings with pending tasks this cycle
 	// pools are the agent's reservations by role (reserve.go), poolNames
-	// their roles sorted; parts say, in role mode only, who holds what
-	// for which role from which pool.
+	// their roles sorted and poolList the pools in that order (the cycle
+	// walks the list rather than look names up); parts say, in role mode
+	// only, who holds what for which role from which pool.
 	pools     map[string]*pool
 	poolNames []string
+	poolList  []*pool
 	parts     []part
+	// qcycle is the role-aware cycle whose quota stage made an offer on
+	// the agent, so that the fair-share stage looks for one to add to
+	// only where there can be one.
+	qcycle uint32
 }
 
 // holding is what one framework holds on one agent. Scalars are inline and

@@ -95,7 +95,7 @@ func (a *Allocator) unsubscribe(f *framework) {
 
 // roleSuppressed reports whether f takes no offers for role.
 func (f *framework) roleSuppressed(role string) bool {
-	return f.suppressed || f.roff[role]
+	return f.suppressed || len(f.roff) > 0 && f.roff[role]
 }
 
 // SuppressRoles stops offers to framework id for roles (all of its roles

@@ -21,6 +21,7 @@ import (
 
 // pool is one reservation on an agent.
 type pool struct {
+	name  string
 	total resources.Resources
 	free  resources.Resources // role mode: total less what frameworks hold of it
 }
@@ -99,35 +100,53 @@ func (a *Allocator) acct(ag *agent, fw int32, role, pool string, r resources.Res
 	if r.IsEmpty() {
 		return
 	}
+	a.acctNode(ag, fw, a.role(role), pool, r, sign)
+}
+
+// acctNode is acct for the node of the role, which the cycle has at hand
+// (a look-up by name per grant was a good part of the books' cost).
+func (a *Allocator) acctNode(ag *agent, fw int32, n *roleNode, from string, r resources.Resources, sign int) {
+	if r.IsEmpty() {
+		return
+	}
+	role := n.name
 	pi := -1
 	for i := range ag.parts {
-		if p := &ag.parts[i]; p.fw == fw && p.role == role && p.pool == pool {
+		if p := &ag.parts[i]; p.fw == fw && p.role == role && p.pool == from {
 			pi = i
 			break
 		}
 	}
 	if pi < 0 {
 		pi = len(ag.parts)
-		ag.parts = append(ag.parts, part{fw: fw, role: role, pool: pool})
+		ag.parts = append(ag.parts, part{fw: fw, role: role, pool: from})
 	}
 	p := &ag.parts[pi]
-	n := a.role(role)
 	addScalars(&n.own, r, sign)
 	for m := n; m != nil; m = m.parent {
 		addScalars(&m.alloc, r, sign)
-		if pool == "" {
+		if from == "" {
 			addScalars(&m.unres, r, sign)
 		}
 	}
-	pl := ag.pools[pool]
+	var pl *pool
+	if from != "" {
+		pl = ag.pools[from]
+	}
 	if sign > 0 {
-		p.res = p.res.Add(r)
-		if pool != "" && pl != nil {
+		if p.res.IsEmpty() {
+			// resources are values no operation changes in place: a new
+			// part may share r's lists rather than copy them
+			p.res = r
+		} else {
+			p.res = p.res.Add(r)
+		}
+		if pl != nil {
 			pl.free = pl.free.Sub(r)
 		}
 	} else {
 		p.res = p.res.Sub(r)
-		if pool != "" && pl != nil {
+		if pl != nil {
 			pl.free = pl.free.Add(r)
 		}
 	}
@@ -150,9 +169,8 @@ func (a *Allocator) clampPools(ag *agent) {
 		}
 	}
 	left := ag.avail.Reservable()
-	for _, name := range ag.poolNames {
-		pl := ag.pools[name]
-		free := pl.total.Sub(a.heldFromPoolAll(ag, name))
+	for _, pl := range ag.poolList {
+		free := pl.total.Sub(a.heldFromPoolAll(ag, pl.name))
 		free = minRes(free, left)
 		pl.free = free
 		left = left.Sub(free)
@@ -269,18 +287,21 @@ func (a *Allocator) setPools(ag *agent, byRole map[string]resources.Resources) {
 	if len(ag.pools) > 0 {
 		a.nResvAgents--
 	}
-	ag.pools, ag.poolNames = nil, nil
+	ag.pools, ag.poolNames, ag.poolList = nil, nil, nil
 	for name, r := range byRole {
 		if ag.pools == nil {
 			ag.pools = map[string]*pool{}
 		}
-		ag.pools[name] = &pool{total: r.Clone()}
+		ag.pools[name] = &pool{name: name, total: r.Clone()}
 		ag.poolNames = append(ag.poolNames, name)
 		for m := a.role(name); m != nil; m = m.parent {
 			m.reserved = m.reserved.Add(scalarsOf(r))
 		}
 	}
 	sort.Strings(ag.poolNames)
+	for _, name := range ag.poolNames {
+		ag.poolList = append(ag.poolList, ag.pools[name])
+	}
 	if len(ag.pools) > 0 {
 		a.nResvAgents++
 	}
@@ -338,8 +359,8 @@ func (a *Allocator) RecoverReserved(fwID, agentID, role string, r resources.Reso
 // unreservedFree is what of ag is free and in no pool (role mode).
 func (a *Allocator) unreservedFree(ag *agent) resources.Resources {
 	free := ag.avail.Reservable()
-	for _, name := range ag.poolNames {
-		free = free.Sub(ag.pools[name].free)
+	for _, pl := range ag.poolList {
+		free = free.Sub(pl.free)
 	}
 	return free
 }

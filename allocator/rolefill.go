@@ -36,6 +36,8 @@ type roleCycle struct {
 	granted   []int32             // frameworks granted on the current agent and role
 	resv      []poolPart          // scratch: the pools of the offer being built
 	unresOK   bool                // the current agent's free unreserved part is allocatable
+	unresFree resources.Resources // the current agent's free unreserved part
+	cycle     uint32              // counts role-aware cycles, for agent.qcycle
 	// the quota stage's offers by framework and agent, so that the
 	// fair-share stage adds to them rather than make a second offer
 	quotaOffers  map[offerKey]int
@@ -57,15 +59,33 @@ func (a *Allocator) roleFill() {
 	perm := a.liveAgents()
 	a.shuffle(perm)
 	clear(a.rc.quotaOffers)
+	a.nextRoleCycle()
 	if len(a.quotas) > 0 {
 		a.rc.inQuotaStage = true
 		for _, ai := range perm {
+			if a.rc.nunmet == 0 {
+				break // no agent is visited in the quota stage from here
+			}
 			a.roleVisit(a.agents[ai], true)
 		}
 		a.rc.inQuotaStage = false
 	}
 	for _, ai := range perm {
 		a.roleVisit(a.agents[ai], false)
+	}
+}
+
+// nextRoleCycle counts a cycle for agent.qcycle; when the count wraps, no
+// agent's mark may be mistaken for the new cycle's.
+func (a *Allocator) nextRoleCycle() {
+	a.rc.cycle++
+	if a.rc.cycle == 0 {
+		a.rc.cycle = 1
+		for _, ag := range a.agents {
+			if ag != nil {
+				ag.qcycle = 0
+			}
+		}
 	}
 }
 
@@ -197,8 +217,10 @@ func (a *Allocator) walkRole(n *roleNode, ag *agent, quotaStage bool) bool {
 }
 
 // resortPath recomputes the shares from n up and moves each node to its
-// place among its siblings: found by pointer, placed by binary search,
-// shifted with one copy.
+// place among its siblings: found by pointer, placed by binary search on
+// the side it moves to, and only the siblings it passes are shifted (a
+// granted role moves right, usually far; one copy of the whole list in
+// and one out was most of the re-sort).
 func (a *Allocator) resortPath(n *roleNode) {
 	for m := n; m != nil; m = m.parent {
 		a.roleShare(m)
@@ -207,10 +229,15 @@ func (a *Allocator) resortPath(n *roleNode) {
 			sib = m.parent.kids
 		}
 		i := slices.Index(sib, m)
-		copy(sib[i:], sib[i+1:]) // take m out; the last slot is free
-		rest := sib[:len(sib)-1]
-		j := sort.Search(len(rest), func(k int) bool { return roleLess(m, rest[k]) })
-		copy(sib[j+1:], sib[j:len(sib)-1])
+		if right := sib[i+1:]; len(right) > 0 && roleLess(right[0], m) {
+			j := sort.Search(len(right), func(k int) bool { return roleLess(m, right[k]) })
+			copy(sib[i:i+j], right[:j])
+			sib[i+j] = m
+			continue
+		}
+		left := sib[:i]
+		j := sort.Search(len(left), func(k int) bool { return roleLess(m, left[k]) })
+		copy(sib[j+1:i+1], sib[j:i])
 		sib[j] = m
 	}
 }
@@ -242,22 +269,31 @@ func (a *Allocator) offerRole(n *roleNode, ag *agent, quotaStage bool) bool {
 		}
 		a.roleGrant(f, n, ag, offer, unres, resv, score)
 		rc.granted = append(rc.granted, f.idx)
+		if !a.allocatable(ag.avail.Reservable()) {
+			return false // what is left of the agent is no offer, for anyone
+		}
 		a.noteUnreserved(ag)
 	}
 	return a.allocatable(ag.avail.Reservable())
 }
 
-// noteUnreserved notes whether ag's free unreserved resources are
-// allocatable: once they are not, only the roles its pools are for need
-// visiting, which spares an agent with a reservation a walk of every role.
+// noteUnreserved notes ag's free unreserved resources, for the offers
+// made on it until the next grant, and whether they are allocatable: once
+// they are not, only the roles its pools are for need visiting, which
+// spares an agent with a reservation a walk of every role.
 func (a *Allocator) noteUnreserved(ag *agent) {
-	a.rc.unresOK = len(ag.poolNames) == 0 || a.allocatable(a.unreservedFree(ag))
+	if len(ag.poolList) == 0 {
+		a.rc.unresFree, a.rc.unresOK = ag.avail.Reservable(), true
+		return
+	}
+	a.rc.unresFree = a.unreservedFree(ag)
+	a.rc.unresOK = a.allocatable(a.rc.unresFree)
 }
 
 // hasPoolFor reports whether ag has a pool with free resources for n.
 func hasPoolFor(n *roleNode, ag *agent) bool {
-	for _, name := range ag.poolNames {
-		if pl := ag.pools[name]; !pl.free.IsEmpty() && resources.IsRoleOrDescendant(n.name, name) {
+	for _, pl := range ag.poolList {
+		if !pl.free.IsEmpty() && resources.IsRoleOrDescendant(n.name, pl.name) {
 			return true
 		}
 	}
@@ -278,16 +314,13 @@ func (a *Allocator) roleOffer(n *roleNode, ag *agent, quotaStage bool) (unres re
 		}
 	}
 	resv = a.rc.resv[:0]
-	for _, name := range ag.poolNames {
-		if pl := ag.pools[name]; !pl.free.IsEmpty() && resources.IsRoleOrDescendant(n.name, name) {
-			resv = append(resv, poolPart{name, pl.free})
+	for _, pl := range ag.poolList {
+		if !pl.free.IsEmpty() && resources.IsRoleOrDescendant(n.name, pl.name) {
+			resv = append(resv, poolPart{pl.name, pl.free})
 		}
 	}
 	a.rc.resv = resv
-	free := ag.avail.Reservable()
-	if len(ag.poolNames) > 0 {
-		free = a.unreservedFree(ag)
-	}
+	free := a.rc.unresFree // noted since the last grant on ag
 	if quotaStage {
 		// guaranteed kinds up to the unmet guarantee; the others only if
 		// the headroom holds
@@ -372,6 +405,33 @@ func (a *Allocator) pickInRole(n *roleNode, ag *agent, offer resources.Resources
 	if d, isDraw := a.rank.(byDraw); isDraw {
 		return a.sampleExact(d.s, n.fws, func(f *framework) bool { return a.mayOffer(f, n, ag, offer) })
 	}
+	// The best by score is seldom filtered: find it first and look at the
+	// filters once, rather than once per framework that betters the best
+	// so far. Scores that do not order (NaN) take the full scan.
+	var best *framework
+	bs := math.Inf(1)
+	for _, i := range n.fws {
+		f := a.fws[i]
+		if !a.wantsRole(f, n) || a.granted(f) {
+			continue
+		}
+		s := a.rank.score(f, ag, &a.cluster)
+		if math.IsNaN(s) {
+			return a.pickInRoleScan(n, ag, offer)
+		}
+		if best == nil || s < bs || s == bs && f.idx < best.idx {
+			best, bs = f, s
+		}
+	}
+	if best == nil || !a.blocked(best, ag, offer) {
+		return best, bs
+	}
+	return a.pickInRoleScan(n, ag, offer)
+}
+
+// pickInRoleScan is pickInRole's full scan, which checks the filters of
+// every framework that betters the best so far.
+func (a *Allocator) pickInRoleScan(n *roleNode, ag *agent, offer resources.Resources) (*framework, float64) {
 	var best *framework
 	bs := math.Inf(1)
 	for _, i := range n.fws {
@@ -417,24 +477,26 @@ func (a *Allocator) granted(f *framework) bool {
 // keeps the books and the headroom, and records the offer.
 func (a *Allocator) roleGrant(f *framework, n *roleNode, ag *agent, offer, unres resources.Resources, resv []poolPart, score float64) {
 	a.grant(f, ag, offer, 0)
-	a.acct(ag, f.idx, n.name, "", unres, +1)
+	a.acctNode(ag, f.idx, n, "", unres, +1)
 	var reserved map[string]resources.Resources
 	for _, pp := range resv {
 		name, r := pp.pool, pp.res
-		a.acct(ag, f.idx, n.name, name, r, +1)
+		a.acctNode(ag, f.idx, n, name, r, +1)
 		if reserved == nil {
 			reserved = map[string]resources.Resources{}
 		}
 		reserved[name] = r // pool values are replaced, never changed in place
 	}
+	// a grant only adds to consumption: a met guarantee stays met and a
+	// headroom of nothing stays nothing, so only unmet ones are redone
 	for m := n; m != nil; m = m.parent {
-		if m.hasQ {
+		if m.unmet {
 			a.noteUnmet(m)
 		}
 	}
 	rc := &a.rc
 	addScalars(&rc.availHead, unres, -1)
-	if root := a.headroomRoot(n); root != nil {
+	if root := a.headroomRoot(n); root != nil && !root.headroom.IsEmpty() {
 		rc.reqHead = rc.reqHead.Sub(root.headroom)
 		root.headroom = scalarsOf(root.quota.Guarantees).Sub(root.consumption())
 		rc.reqHead = rc.reqHead.Add(root.headroom)
@@ -462,7 +524,9 @@ type offerKey struct {
 func (a *Allocator) emitRole(o Offer, f *framework, ag *agent) {
 	rc := &a.rc
 	k := offerKey{f.idx, ag.idx, o.Role}
-	if i, ok := rc.quotaOffers[k]; ok {
+	if ag.qcycle != rc.cycle {
+		// no quota-stage offer on ag this cycle
+	} else if i, ok := rc.quotaOffers[k]; ok {
 		prev := &a.out[i]
 		prev.Resources = prev.Resources.Add(o.Resources)
 		for pool, r := range o.Reserved {
@@ -478,6 +542,7 @@ func (a *Allocator) emitRole(o Offer, f *framework, ag *agent) {
 			rc.quotaOffers = map[offerKey]int{}
 		}
 		rc.quotaOffers[k] = len(a.out)
+		ag.qcycle = rc.cycle
 	}
 	a.out = append(a.out, o)
 }

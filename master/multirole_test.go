@@ -178,3 +178,50 @@ func TestMultiRoleTaskCarriesAllocationRole(t *testing.T) {
 		}
 	}
 }
+
+// A MULTI_ROLE framework holding resources for two roles on one agent: a
+// task that ends returns its resources to the role they were allocated
+// to (its allocation_info), not to whichever role the framework holds
+// first, so each role's allocation stays exact.
+func TestMultiRoleTaskEndRecoversToItsRole(t *testing.T) {
+	h := newHarness(t, nil)
+	agentID, as := h.agent("cpus:2;mem:1024")
+	fw := h.multiRoleFramework([]string{"a", "b"}, nil)
+	shell := "true"
+	zero := 0.0
+	launch := func(id string) string {
+		h.allocate()
+		o := fw.nextEvent(t, scheduler.Event_OFFERS).Offers.Offers[0]
+		ti := mesos.TaskInfo{Name: id, TaskID: mesos.TaskID{Value: id}, AgentID: o.AgentID, Command: &mesos.CommandInfo{Value: &shell},
+			Resources: []mesos.Resource{scalarRes("cpus", 1), scalarRes("mem", 64)}}
+		if err := h.call(fw, &scheduler.Call{Type: scheduler.Call_ACCEPT, Accept: &scheduler.Call_Accept{OfferIDs: []mesos.OfferID{o.ID},
+			Operations: []mesos.Offer_Operation{{Type: mesos.Offer_Operation_LAUNCH, Launch: &mesos.Offer_Operation_Launch{TaskInfos: []mesos.TaskInfo{ti}}}},
+			Filters:    &mesos.Filters{RefuseSeconds: &zero}}}); err != nil {
+			t.Fatal(err)
+		}
+		as.nextAgentEvent(t, api.AgentEventType_RUN)
+		return o.GetAllocationInfo().GetRole()
+	}
+	first, second := launch("t1"), launch("t2")
+	if first == second {
+		t.Fatalf("both tasks run for role %q, want one per role", first)
+	}
+	if err := h.agentUpdate(agentID, fw.id, "t2", mesos.TASK_FINISHED, "u1"); err != nil {
+		t.Fatal(err)
+	}
+	h.m.mu.Lock()
+	roles := h.m.alloc.Roles()
+	h.m.mu.Unlock()
+	for _, r := range roles {
+		want := ""
+		if r.Name == first {
+			want = "cpus:1;mem:64"
+		}
+		if r.Name != first && r.Name != second {
+			continue
+		}
+		if got := r.Allocated.String(); got != want && !(want == "" && r.Allocated.IsEmpty()) {
+			t.Errorf("after %s's task t2 ended role %q holds %q, want %q", second, r.Name, got, want)
+		}
+	}
+}

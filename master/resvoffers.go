@@ -148,8 +148,22 @@ func (m *Master) recoverOfferLocked(o *offer, fl *allocator.Filter) {
 	m.recoverPooledLocked(o.fw, o.agent, o.role, o.res, o.reserved, fl)
 }
 
-// recoverTaskLocked returns an ended task's resources to their pools.
-// Caller holds m.mu.
+// recoverTaskLocked returns an ended task's resources to their pools,
+// booked back under the role they were allocated to (a MULTI_ROLE
+// framework's task carries it in allocation_info), so that the role
+// accounting of a framework in several roles stays exact. Caller holds
+// m.mu.
 func (m *Master) recoverTaskLocked(fwID, agentID string, t *task) {
-	m.recoverPooledLocked(fwID, agentID, "", t.res, byPool(t.info.Resources), nil)
+	m.recoverPooledLocked(fwID, agentID, allocRoleOf(t.info.Resources), t.res, byPool(t.info.Resources), nil)
+}
+
+// allocRoleOf is the allocation role of a task's resources ("" where none
+// says: a framework in one role).
+func allocRoleOf(list []mesos.Resource) string {
+	for i := range list {
+		if role := list[i].GetAllocationInfo().GetRole(); role != "" {
+			return role
+		}
+	}
+	return ""
 }
