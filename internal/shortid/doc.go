@@ -7,7 +7,7 @@
 // the beginnings of ids are all alike and their ends tell them apart. The
 // short form of an id is therefore its shortest suffix, of at least MinLen
 // characters, that no other known id ends with: the end of an id, as Nomad
-// shows a fixed-length prefix of its random ids. An id of at most MinLen
+// shows a fixed-length prefix of its random ids. An id of at most 2*MinLen
 // characters (a task id a framework chose, "web-1") is its own short form.
 //
 // Resolve accepts what a person may paste: the whole id, a short form (any

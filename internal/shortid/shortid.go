@@ -11,10 +11,13 @@ import (
 const MinLen = 8
 
 // Short is id's shortest suffix of at least MinLen characters that no other
-// id of all ends with (all may include id itself). An id no suffix of
-// which is unique (one id is the end of another) is returned whole.
+// id of all ends with (all may include id itself). An id of at most
+// 2*MinLen characters (a name a framework chose, "web-1", "uipg-alpha") is
+// shown whole: cutting a few characters off it saves nothing and hides
+// the part a person reads. An id no suffix of which is unique (one id is
+// the end of another) is returned whole too.
 func Short(id string, all []string) string {
-	if len(id) <= MinLen {
+	if len(id) <= 2*MinLen {
 		return id
 	}
 	for n := MinLen; n < len(id); n++ {

@@ -22,6 +22,8 @@ func TestShort(t *testing.T) {
 		{agents[0], []string{agents[0], "xxxc4a70-S1"}, "6c4a70-S1"},
 		{"web-1", fws, "web-1"},
 		{"exactly8", nil, "exactly8"},
+		{"sixteen-chars-id", []string{"sixteen-chars-id", "xsixteen-chars-id"}, "sixteen-chars-id"},
+		{"seventeen-chars-id", []string{"seventeen-chars-id", "x-chars-id"}, "n-chars-id"},
 		// An id that is the end of another has no unique suffix: whole.
 		{master, []string{master, "x-" + master}, master},
 	}

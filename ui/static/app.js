@@ -45,12 +45,12 @@ const pct = (x) => (100 * x).toFixed(0) + "%";
 const stateBadge = (s) => el("span", { class: "state " + s, text: s.replace(/^TASK_/, "").toLowerCase() });
 // The short form of an id, the one the CLI prints and accepts
 // (internal/shortid): its shortest suffix of at least 8 characters that no
-// other id of its kind ends with. Master-issued ids all begin with the
+// other id of its kind ends with (ids of up to 16 characters whole). Master-issued ids all begin with the
 // master's id, so their ends tell them apart. known holds each kind's ids
 // from the last /state.
 const known = { framework: [], agent: [], task: [] };
 function shortForm(id, all) {
-  if (id.length <= 8) return id;
+  if (id.length <= 16) return id; // a name a framework chose: shown whole
   for (let n = 8; n < id.length; n++) { const s = id.slice(-n); if (!all.some((o) => o !== id && o.endsWith(s))) return s; }
   return id;
 }

@@ -33,7 +33,7 @@ function arrange(table) {
     r.hidden = q !== "" && !text.includes(q);
     if (!r.hidden) shown++;
   }
-  const note = table.parentElement.querySelector(".filter-note");
+  const note = table.filterNote;
   if (note) note.textContent = q && rows.length ? `${shown} of ${rows.length}` : "";
 }
 
@@ -57,7 +57,8 @@ function makeSortable(table) {
 function makeFilterable(table) {
   const box = el("input", { type: "search", class: "table-filter", placeholder: "filter rows…", "aria-label": "filter the rows of this table", "data-for": table.id });
   box.addEventListener("input", () => { table.dataset.filter = box.value; arrange(table); });
-  table.parentElement.before(el("div", { class: "filter-bar" }, box, el("span", { class: "filter-note" })));
+  table.filterNote = el("span", { class: "filter-note" });
+  table.parentElement.before(el("div", { class: "filter-bar" }, box, table.filterNote));
 }
 
 for (const t of document.querySelectorAll("table.grid")) {
