@@ -270,8 +270,8 @@ const allocatorPage = {
       $("sorter-form").dataset.synced = "1";
     }
     const keep = (sel, items) => { const v = sel.value; sel.replaceChildren(...items.map(([id, label]) => el("option", { value: id, text: label }))); if (v) sel.value = v; };
-    keep($("explain-fw"), (st.frameworks || []).map((f) => [f.id, `${f.name} (${f.id.slice(-6)})`]));
-    keep($("explain-agent"), (st.slaves || []).map((a) => [a.id, `${a.pid.replace(/^slave\(1\)@/, "")} (${a.id.slice(-4)})`]));
+    keep($("explain-fw"), (st.frameworks || []).map((f) => [f.id, `${f.name} (${shortID("framework", f.id)})`]));
+    keep($("explain-agent"), (st.slaves || []).map((a) => [a.id, `${a.pid.replace(/^slave\(1\)@/, "")} (${shortID("agent", a.id)})`]));
   },
   // The chart is the master's own samples (GET /api/v1/allot/samples):
   // the last hour, there on load and after a reload.
@@ -279,7 +279,7 @@ const allocatorPage = {
     const doc = await getJSON("/api/v1/allot/samples");
     const series = {};
     for (const smp of doc.samples || []) for (const [id, f] of Object.entries(smp.frameworks || {})) (series[id] = series[id] || { id, name: f.name, pts: [] }).pts.push([smp.at * 1000, f.dominant_share]);
-    drawChart($("share-chart"), $("legend"), Object.values(series).map((x) => ({ ...x, label: `${x.name || "(no name)"} ${shortID("framework", x.id)}`, href: hrefOf.framework(x.id) })), (doc.span_seconds || 3600) * 1000, pct);
+    drawChart($("share-chart"), $("legend"), Object.values(series).map((x) => ({ ...x, label: x.name || "(no name)", tag: shortID("framework", x.id), href: hrefOf.framework(x.id) })), (doc.span_seconds || 3600) * 1000, pct);
   },
 };
 

@@ -73,8 +73,14 @@ for (const t of document.querySelectorAll("table.grid")) {
 // the title).
 const palette = ["#2f6fdf", "#e07b39", "#1f8a4c", "#c53030", "#7c3aed", "#0e9aa7", "#b7791f", "#db2777"];
 
-function drawChart(svg, legendEl, series, span, fmt) {
-  const W = 1000, H = 240, L = 48, B = 24, now = Date.now();
+// The x axis reaches back to the oldest sample, ten minutes at least and
+// span at most, so that a young cluster's few samples are not a spike at
+// "now"; the drawing is as wide as the box, so text keeps its size on a
+// phone.
+function drawChart(svg, legendEl, series, maxSpan, fmt) {
+  const now = Date.now(), oldest = Math.min(now, ...series.flatMap((s) => s.pts.map(([t]) => t)));
+  const span = Math.min(maxSpan, Math.max(600000, Math.ceil((now - oldest) / 300000) * 300000));
+  const W = Math.max(320, Math.round(svg.clientWidth || 1000)), H = W < 600 ? 180 : 240, L = 48, B = 24;
   svg.setAttribute("viewBox", `0 0 ${W} ${H}`);
   const x = (t) => L + (W - L - 8) * (1 - (now - t) / span), y = (v) => 8 + (H - B - 8) * (1 - Math.min(1, Math.max(0, v)));
   const ns = "http://www.w3.org/2000/svg", mk = (tag, a) => { const e = document.createElementNS(ns, tag); for (const [k, v] of Object.entries(a)) e.setAttribute(k, v); return e; };
@@ -84,7 +90,7 @@ function drawChart(svg, legendEl, series, span, fmt) {
     const t = mk("text", { x: L - 6, y: y(v) + 4, "text-anchor": "end", class: "axis" }); t.textContent = fmt(v); svg.append(t);
   }
   const mins = span / 60000;
-  for (const m of [mins, (mins * 3) / 4, mins / 2, mins / 4, 0]) {
+  for (const m of W < 600 ? [mins, mins / 2, 0] : [mins, (mins * 3) / 4, mins / 2, mins / 4, 0]) {
     const t = mk("text", { x: x(now - m * 60000), y: H - 6, "text-anchor": m === mins ? "start" : m ? "middle" : "end", class: "axis" });
     t.textContent = m ? `-${Math.round(m)} min` : "now"; svg.append(t);
   }
@@ -97,7 +103,7 @@ function drawChart(svg, legendEl, series, span, fmt) {
       const [lt, lv] = pts[pts.length - 1];
       svg.append(mk("circle", { cx: x(lt).toFixed(1), cy: y(lv).toFixed(1), r: 3.5, fill: c }));
     }
-    const last = pts.length ? fmt(pts[pts.length - 1][1]) : "–";
+    const last = (s.tag ? s.tag + " " : "") + (pts.length ? fmt(pts[pts.length - 1][1]) : "–");
     const name = s.href ? el("a", { href: s.href, class: "name", text: s.label }) : el("span", { class: "name", text: s.label });
     legend.push(el("li", { title: `${s.label} ${last}` }, el("i", { style: "background:" + c }), name, el("span", { class: "val", text: last })));
   });
