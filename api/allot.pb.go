@@ -654,9 +654,13 @@ type TaskRecord struct {
 	Info []byte `protobuf:"bytes,5,opt,name=info,proto3" json:"info,omitempty"`
 	// status is the latest mesos.TaskStatus in protobuf encoding (may be empty
 	// while the task is staging).
-	Status        []byte `protobuf:"bytes,6,opt,name=status,proto3" json:"status,omitempty"`
-	State         int32  `protobuf:"varint,7,opt,name=state,proto3" json:"state,omitempty"`
-	Resources     string `protobuf:"bytes,8,opt,name=resources,proto3" json:"resources,omitempty"`
+	Status    []byte `protobuf:"bytes,6,opt,name=status,proto3" json:"status,omitempty"`
+	State     int32  `protobuf:"varint,7,opt,name=state,proto3" json:"state,omitempty"`
+	Resources string `protobuf:"bytes,8,opt,name=resources,proto3" json:"resources,omitempty"`
+	// statuses is the task's state history, oldest first: each update the
+	// master applied, as mesos.TaskStatus in protobuf encoding without its
+	// data (Mesos's Task.statuses), the newest few dozen kept.
+	Statuses      [][]byte `protobuf:"bytes,60,rep,name=statuses,proto3" json:"statuses,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -745,6 +749,13 @@ func (x *TaskRecord) GetResources() string {
 		return x.Resources
 	}
 	return ""
+}
+
+func (x *TaskRecord) GetStatuses() [][]byte {
+	if x != nil {
+		return x.Statuses
+	}
+	return nil
 }
 
 // AgentResourcesRecord is an agent's checkpointed resources as the master
@@ -1030,6 +1041,7 @@ type SnapshotRecord struct {
 	//	*SnapshotRecord_AgentResources
 	//	*SnapshotRecord_UnreachableAgent
 	//	*SnapshotRecord_Quota
+	//	*SnapshotRecord_CompletedFramework
 	Record        isSnapshotRecord_Record `protobuf_oneof:"record"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1171,6 +1183,15 @@ func (x *SnapshotRecord) GetQuota() *QuotaRecord {
 	return nil
 }
 
+func (x *SnapshotRecord) GetCompletedFramework() *FrameworkRecord {
+	if x != nil {
+		if x, ok := x.Record.(*SnapshotRecord_CompletedFramework); ok {
+			return x.CompletedFramework
+		}
+	}
+	return nil
+}
+
 type isSnapshotRecord_Record interface {
 	isSnapshotRecord_Record()
 }
@@ -1226,6 +1247,13 @@ type SnapshotRecord_Quota struct {
 	Quota *QuotaRecord `protobuf:"bytes,27,opt,name=quota,proto3,oneof"`
 }
 
+type SnapshotRecord_CompletedFramework struct {
+	// completed_framework is a removed framework whose completed tasks are
+	// kept (its FrameworkInfo, so completed_frameworks keep their names),
+	// written before those tasks.
+	CompletedFramework *FrameworkRecord `protobuf:"bytes,60,opt,name=completed_framework,json=completedFramework,proto3,oneof"`
+}
+
 func (*SnapshotRecord_Agent) isSnapshotRecord_Record() {}
 
 func (*SnapshotRecord_Framework) isSnapshotRecord_Record() {}
@@ -1247,6 +1275,8 @@ func (*SnapshotRecord_AgentResources) isSnapshotRecord_Record() {}
 func (*SnapshotRecord_UnreachableAgent) isSnapshotRecord_Record() {}
 
 func (*SnapshotRecord_Quota) isSnapshotRecord_Record() {}
+
+func (*SnapshotRecord_CompletedFramework) isSnapshotRecord_Record() {}
 
 // MaintenanceRecord is what operators asked of machines and agents
 // (Mesos's maintenance schedule and machine modes, and its agents'
@@ -2318,7 +2348,7 @@ const file_allot_proto_rawDesc = "" +
 	"suppressed\x122\n" +
 	"\n" +
 	"app_demand\x18\x06 \x01(\v2\x13.allot.v1.AppDemandR\tappDemand\x12,\n" +
-	"\bjob_size\x18\a \x01(\v2\x11.allot.v1.JobSizeR\ajobSize\"\xe4\x01\n" +
+	"\bjob_size\x18\a \x01(\v2\x11.allot.v1.JobSizeR\ajobSize\"\x80\x02\n" +
 	"\n" +
 	"TaskRecord\x12!\n" +
 	"\fframework_id\x18\x01 \x01(\tR\vframeworkId\x12\x17\n" +
@@ -2329,7 +2359,8 @@ const file_allot_proto_rawDesc = "" +
 	"\x04info\x18\x05 \x01(\fR\x04info\x12\x16\n" +
 	"\x06status\x18\x06 \x01(\fR\x06status\x12\x14\n" +
 	"\x05state\x18\a \x01(\x05R\x05state\x12\x1c\n" +
-	"\tresources\x18\b \x01(\tR\tresources\"O\n" +
+	"\tresources\x18\b \x01(\tR\tresources\x12\x1a\n" +
+	"\bstatuses\x18< \x03(\fR\bstatuses\"O\n" +
 	"\x14AgentResourcesRecord\x12\x19\n" +
 	"\bagent_id\x18\x01 \x01(\tR\aagentId\x12\x1c\n" +
 	"\tresources\x18\x02 \x03(\fR\tresources\"\xde\x01\n" +
@@ -2357,7 +2388,7 @@ const file_allot_proto_rawDesc = "" +
 	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\x1a9\n" +
 	"\vLimitsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\"\x80\x05\n" +
+	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\"\xce\x05\n" +
 	"\x0eSnapshotRecord\x12-\n" +
 	"\x05agent\x18\x01 \x01(\v2\x15.allot.v1.AgentRecordH\x00R\x05agent\x129\n" +
 	"\tframework\x18\x02 \x01(\v2\x19.allot.v1.FrameworkRecordH\x00R\tframework\x12*\n" +
@@ -2369,7 +2400,8 @@ const file_allot_proto_rawDesc = "" +
 	"\vmaintenance\x18\x14 \x01(\v2\x1b.allot.v1.MaintenanceRecordH\x00R\vmaintenance\x12I\n" +
 	"\x0fagent_resources\x18) \x01(\v2\x1e.allot.v1.AgentResourcesRecordH\x00R\x0eagentResources\x12I\n" +
 	"\x11unreachable_agent\x18\x1f \x01(\v2\x1a.allot.v1.UnreachableAgentH\x00R\x10unreachableAgent\x12-\n" +
-	"\x05quota\x18\x1b \x01(\v2\x15.allot.v1.QuotaRecordH\x00R\x05quotaB\b\n" +
+	"\x05quota\x18\x1b \x01(\v2\x15.allot.v1.QuotaRecordH\x00R\x05quota\x12L\n" +
+	"\x13completed_framework\x18< \x01(\v2\x19.allot.v1.FrameworkRecordH\x00R\x12completedFrameworkB\b\n" +
 	"\x06record\"\xdb\x01\n" +
 	"\x11MaintenanceRecord\x12\x1a\n" +
 	"\bschedule\x18\x01 \x01(\fR\bschedule\x12\x12\n" +
@@ -2584,22 +2616,23 @@ var file_allot_proto_depIdxs = []int32{
 	7,  // 23: allot.v1.SnapshotRecord.agent_resources:type_name -> allot.v1.AgentResourcesRecord
 	21, // 24: allot.v1.SnapshotRecord.unreachable_agent:type_name -> allot.v1.UnreachableAgent
 	10, // 25: allot.v1.SnapshotRecord.quota:type_name -> allot.v1.QuotaRecord
-	26, // 26: allot.v1.MaintenanceRecord.agents:type_name -> allot.v1.MaintenanceRecord.AgentsEntry
-	1,  // 27: allot.v1.AgentCall.type:type_name -> allot.v1.AgentCallType
-	4,  // 28: allot.v1.AgentCall.agent:type_name -> allot.v1.AgentRecord
-	6,  // 29: allot.v1.AgentCall.tasks:type_name -> allot.v1.TaskRecord
-	15, // 30: allot.v1.AgentCall.usage:type_name -> allot.v1.Usage
-	14, // 31: allot.v1.AgentCall.batch:type_name -> allot.v1.AgentCall
-	16, // 32: allot.v1.Usage.executors:type_name -> allot.v1.ExecutorUsage
-	2,  // 33: allot.v1.AgentEvent.type:type_name -> allot.v1.AgentEventType
-	19, // 34: allot.v1.AppDemand.stages:type_name -> allot.v1.ProfileStage
-	4,  // 35: allot.v1.UnreachableAgent.agent:type_name -> allot.v1.AgentRecord
-	13, // 36: allot.v1.MaintenanceRecord.AgentsEntry.value:type_name -> allot.v1.AgentMaintenance
-	37, // [37:37] is the sub-list for method output_type
-	37, // [37:37] is the sub-list for method input_type
-	37, // [37:37] is the sub-list for extension type_name
-	37, // [37:37] is the sub-list for extension extendee
-	0,  // [0:37] is the sub-list for field type_name
+	5,  // 26: allot.v1.SnapshotRecord.completed_framework:type_name -> allot.v1.FrameworkRecord
+	26, // 27: allot.v1.MaintenanceRecord.agents:type_name -> allot.v1.MaintenanceRecord.AgentsEntry
+	1,  // 28: allot.v1.AgentCall.type:type_name -> allot.v1.AgentCallType
+	4,  // 29: allot.v1.AgentCall.agent:type_name -> allot.v1.AgentRecord
+	6,  // 30: allot.v1.AgentCall.tasks:type_name -> allot.v1.TaskRecord
+	15, // 31: allot.v1.AgentCall.usage:type_name -> allot.v1.Usage
+	14, // 32: allot.v1.AgentCall.batch:type_name -> allot.v1.AgentCall
+	16, // 33: allot.v1.Usage.executors:type_name -> allot.v1.ExecutorUsage
+	2,  // 34: allot.v1.AgentEvent.type:type_name -> allot.v1.AgentEventType
+	19, // 35: allot.v1.AppDemand.stages:type_name -> allot.v1.ProfileStage
+	4,  // 36: allot.v1.UnreachableAgent.agent:type_name -> allot.v1.AgentRecord
+	13, // 37: allot.v1.MaintenanceRecord.AgentsEntry.value:type_name -> allot.v1.AgentMaintenance
+	38, // [38:38] is the sub-list for method output_type
+	38, // [38:38] is the sub-list for method input_type
+	38, // [38:38] is the sub-list for extension type_name
+	38, // [38:38] is the sub-list for extension extendee
+	0,  // [0:38] is the sub-list for field type_name
 }
 
 func init() { file_allot_proto_init() }
@@ -2619,6 +2652,7 @@ func file_allot_proto_init() {
 		(*SnapshotRecord_AgentResources)(nil),
 		(*SnapshotRecord_UnreachableAgent)(nil),
 		(*SnapshotRecord_Quota)(nil),
+		(*SnapshotRecord_CompletedFramework)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{

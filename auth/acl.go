@@ -44,7 +44,8 @@ func (s Subject) String() string {
 // Action is one kind of ACL, named as its key in the ACL file.
 type Action string
 
-// The actions: Mesos's (a subset) and allot's own two.
+// The actions: Mesos's (a subset) and allot's own (update_sorter,
+// manage_raft, kill_tasks).
 const (
 	RegisterFrameworks Action = "register_frameworks" // object: a role
 	RunTasks           Action = "run_tasks"           // object: a Unix user
@@ -75,6 +76,11 @@ const (
 	ResizeVolume       Action = "resize_volume"       // object: the volume's role
 	UpdateQuota        Action = "update_quotas"       // object: a role (Mesos's ACL key)
 	ViewRoles          Action = "view_roles"          // object: a role
+
+	// KillTasks is allot's own (Mesos's operator API cannot kill one
+	// task): POST /api/v1/allot/kill. Object: the framework's principal,
+	// as teardown_frameworks.
+	KillTasks Action = "kill_tasks"
 )
 
 // objectKeys is each action's object key in the file ("" for none), and so
@@ -83,6 +89,7 @@ var objectKeys = map[Action]string{
 	RegisterFrameworks: "roles",
 	RunTasks:           "users",
 	TeardownFrameworks: "framework_principals",
+	KillTasks:          "framework_principals",
 	UpdateWeights:      "roles",
 	ViewFrameworks:     "users",
 	ViewTasks:          "users",

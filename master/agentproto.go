@@ -186,7 +186,7 @@ func (m *Master) adoptReportedTasksLocked(a *agentState, reports []*api.TaskReco
 		if len(tr.Status) > 0 {
 			var st mesos.TaskStatus
 			if st.Unmarshal(tr.Status) == nil {
-				t.status = &st
+				t.setStatus(&st)
 			}
 		}
 		reported[registry.TaskKey(fw.id, t.id)] = true
@@ -313,7 +313,8 @@ func (m *Master) taskEndedLocked(fw *framework, t *task, state mesos.TaskState, 
 	st := mesos.TaskStatus{TaskID: mesos.TaskID{Value: t.id}, State: state.Enum(), AgentID: &mesos.AgentID{Value: t.agent},
 		Source: mesos.SOURCE_MASTER.Enum(), Reason: reason.Enum(), Message: &msg, Timestamp: &now}
 	wasTerminal := taskstate.IsTerminal(t.state)
-	t.state, t.status = state, &st
+	t.state = state
+	t.setStatus(&st)
 	if !wasTerminal {
 		if a := m.agents[t.agent]; a != nil && a.inAlloc {
 			m.recoverTaskLocked(fw.id, t.agent, t)
@@ -401,7 +402,8 @@ func (m *Master) statusUpdateLocked(a *agentState, fwID string, st *mesos.TaskSt
 	}
 	if t := fw.tasks[st.TaskID.Value]; t != nil {
 		was := taskstate.IsTerminal(t.state)
-		t.state, t.status = st.GetState(), st
+		t.state = st.GetState()
+		t.setStatus(st)
 		if taskstate.IsTerminal(t.state) {
 			t.final, t.finalUUID = true, st.UUID
 		}

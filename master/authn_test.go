@@ -46,6 +46,8 @@ func TestClassify(t *testing.T) {
 		{"POST", SorterPath, classReadWrite},
 		{"GET", SorterPath, classReadOnly},
 		{"PUT", SorterPath, classReadWrite},
+		{"POST", KillPath, classReadWrite},
+		{"GET", KillPath, classReadWrite},   // answered 405, classed as the path's POST row
 		{"POST", PolicyPath, classReadOnly}, // a read-only endpoint: answered 405
 		{"GET", PolicyPath, classReadOnly},
 		{"POST", RaftPath, classReadWrite},

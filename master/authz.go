@@ -22,6 +22,7 @@ import (
 //	ACCEPT: LAUNCH, LAUNCH_GROUP  run_tasks, the task's user           applyCallLocked -> authorizeLaunchesLocked
 //	TEARDOWN (scheduler)          teardown_frameworks, its principal   applyCallLocked -> authorizeCallLocked
 //	TEARDOWN (operator)           teardown_frameworks                  operatorCallAs -> operatorTeardown
+//	POST /api/v1/allot/kill       kill_tasks, the framework's principal handleKillTask -> killTaskAs
 //	UPDATE_WEIGHTS                update_weights, each role            operatorCallAs
 //	MARK_AGENT_GONE               mark_agents_gone, the agent id       operatorCallAs
 //	UPDATE/SET/REMOVE_QUOTA, /quota update_quota, each role              operatorCallAs -> rolesOperatorCall

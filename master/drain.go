@@ -241,7 +241,8 @@ func (m *Master) taskEndedByMasterLocked(fw *framework, t *task, state mesos.Tas
 	st := mesos.TaskStatus{TaskID: mesos.TaskID{Value: t.id}, State: state.Enum(), AgentID: &mesos.AgentID{Value: t.agent},
 		Source: mesos.SOURCE_MASTER.Enum(), Reason: reason.Enum(), Message: &msg, Timestamp: &now}
 	wasTerminal := taskstate.IsTerminal(t.state)
-	t.state, t.status = state, &st
+	t.state = state
+	t.setStatus(&st)
 	if !wasTerminal {
 		if a := m.agents[t.agent]; a != nil && a.inAlloc {
 			m.allocOK("recover", m.alloc.Recover(fw.id, t.agent, t.res, nil), "framework_id", fw.id, "agent_id", t.agent, "task_id", t.id)

@@ -43,10 +43,7 @@ func (m *Master) removeFrameworkLocked(fw *framework, why string) {
 		m.removeOfferLocked(o, true, nil)
 	}
 	hosts := map[string]bool{}
-	for _, t := range fw.tasks {
-		hosts[t.agent] = true
-		m.tasksOn.forget(t)
-	}
+	m.completeRemovedTasksLocked(fw, hosts) // history.go
 	for id := range hosts {
 		if a := m.agents[id]; a != nil && a.stream != nil {
 			a.stream.SendProto(&api.AgentEvent{Type: api.AgentEventType_SHUTDOWN_FRAMEWORK, FrameworkId: fw.id})
@@ -62,7 +59,7 @@ func (m *Master) removeFrameworkLocked(fw *framework, why string) {
 	m.allocOK("remove_framework", m.alloc.RemoveFramework(fw.id), "framework_id", fw.id)
 	delete(m.frameworks, fw.id)
 	m.removedFrameworks[fw.id] = true
-	m.completed.frameworkRemoved(fw.id)
+	m.completed.frameworkRemoved(fw.id, &fw.info)
 	if fw.stream != nil {
 		fw.stream.Close("framework removed: " + why)
 	}

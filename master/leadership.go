@@ -201,6 +201,7 @@ func taskFromRecord(rec *api.TaskRecord) *task {
 			t.status = &st
 		}
 	}
+	t.statuses = statusesFromRecord(rec.Statuses)
 	// A terminal state in the registry was forwarded to the framework when
 	// it was recorded (statusUpdateLocked).
 	if taskstate.IsTerminal(t.state) && t.status != nil {

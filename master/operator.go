@@ -203,6 +203,7 @@ func (m *Master) getFrameworksLocked() *mmaster.Response_GetFrameworks {
 	for _, id := range sortedKeys(m.frameworks) {
 		out.Frameworks = append(out.Frameworks, m.frameworkEntryLocked(m.frameworks[id]))
 	}
+	out.CompletedFrameworks = m.completedFrameworkEntriesLocked() // history.go
 	return out
 }
 
@@ -231,7 +232,10 @@ func (m *Master) mesosTask(t *task) mesos.Task {
 		mt.ExecutorID = &mesos.ExecutorID{Value: t.executor}
 	}
 	if t.status != nil {
-		mt.Statuses = []mesos.TaskStatus{*t.status}
+		mt.Statuses = t.statuses
+		if len(mt.Statuses) == 0 {
+			mt.Statuses = []mesos.TaskStatus{*t.status}
+		}
 		mt.StatusUpdateState = t.status.State
 		mt.StatusUpdateUUID = t.status.UUID
 	}
@@ -289,6 +293,7 @@ func stateTaskOf(t *task) operator.Task {
 		h := *t.status.Healthy
 		st.Healthy = &h
 	}
+	st.Statuses = stateStatuses(t.statuses)
 	return st
 }
 
@@ -354,6 +359,9 @@ func (m *Master) stateCompletedFrameworksLocked() []operator.Framework {
 	out := make([]operator.Framework, 0, len(removed))
 	for _, id := range removed {
 		f := operator.Framework{ID: id, Tasks: []operator.Task{}, CompletedTasks: []operator.Task{}}
+		if info := m.completed.info(id); info != nil {
+			f.Name, f.Role = info.Name, info.GetRole()
+		}
 		for _, t := range m.completed.of(id) {
 			f.CompletedTasks = append(f.CompletedTasks, stateTaskOf(t))
 		}

@@ -88,7 +88,8 @@ func (m *Master) taskUnreachableLocked(fw *framework, t *task, msg string, at *m
 	if t.executor != "" {
 		st.ExecutorID = &mesos.ExecutorID{Value: t.executor}
 	}
-	t.state, t.status = mesos.TASK_UNREACHABLE, &st
+	t.state = mesos.TASK_UNREACHABLE
+	t.setStatus(&st)
 	m.rep.propose(&api.Command{Type: api.CommandType_TASK_UPSERT, Task: taskRecord(t)})
 	m.publishTaskLocked(evTaskUpdated, t)
 	m.sendFrameworkLocked(fw, &schedEvent{Type: evUpdate, Update: &scheduler.Event_Update{Status: st}})
@@ -143,7 +144,7 @@ func (m *Master) reachableAgainLocked(a *agentState, back []*task) {
 		if t.status != nil && t.status.State != nil && *t.status.State == t.state {
 			st.Healthy, st.CheckStatus, st.ContainerStatus = t.status.Healthy, t.status.CheckStatus, t.status.ContainerStatus
 		} else {
-			t.status = &st
+			t.setStatus(&st)
 		}
 		m.rep.propose(&api.Command{Type: api.CommandType_TASK_UPSERT, Task: taskRecord(t)})
 		m.publishTaskLocked(evTaskUpdated, t)

@@ -87,6 +87,7 @@ type task struct {
 	res                     resources.Resources
 	state                   mesos.TaskState
 	status                  *mesos.TaskStatus
+	statuses                []mesos.TaskStatus // the state history (taskhistory.go)
 	// final: the master forwarded a terminal update of the task (uuid
 	// finalUUID) to its framework; only a retry of that update may follow
 	// (finality.go).
@@ -212,7 +213,7 @@ func taskRecord(t *task) *api.TaskRecord {
 	}
 	info := t.infoBytes
 	rec := &api.TaskRecord{FrameworkId: t.fw, TaskId: t.id, AgentId: t.agent, ExecutorId: t.executor,
-		Info: info, State: int32(t.state), Resources: t.res.String()}
+		Info: info, State: int32(t.state), Resources: t.res.String(), Statuses: t.statusesRecord()}
 	if t.status != nil {
 		rec.Status, _ = t.status.Marshal()
 	}

@@ -47,6 +47,19 @@ type Task struct {
 	// Healthy is the task's last health check result, absent when the
 	// task has no health check or none has reported yet.
 	Healthy *bool `json:"healthy,omitempty"`
+	// Statuses is the task's state history, oldest first (Mesos's
+	// statuses); reason, message and source are allot's additions.
+	Statuses []TaskStatus `json:"statuses"`
+}
+
+// TaskStatus is one entry of a task's state history.
+type TaskStatus struct {
+	State     string  `json:"state"`
+	Timestamp float64 `json:"timestamp"`
+	Healthy   *bool   `json:"healthy,omitempty"`
+	Reason    string  `json:"reason,omitempty"`
+	Message   string  `json:"message,omitempty"`
+	Source    string  `json:"source,omitempty"`
 }
 
 // Framework is a framework as /state shows it (completed_frameworks too:

@@ -249,9 +249,17 @@ func runAgents(args []string, stdout, stderr io.Writer) error {
 
 // runFrameworks lists the frameworks.
 func runFrameworks(args []string, stdout, stderr io.Writer) error {
-	st, c, err := readState("frameworks", "List the frameworks: role, state, active and finished tasks, offers outstanding, allocation.", args, stderr)
+	fs, c := newCLIFlags("frameworks", "[--completed] [flags]", "List the frameworks: role, state, active and finished tasks, offers outstanding, allocation.\nWith --completed, the frameworks that ended and whose tasks the master keeps.", stderr)
+	completed := fs.Bool("completed", false, "list the completed frameworks instead: name, role, how their tasks ended, when")
+	if _, err := parseInterleaved(fs, args); err != nil {
+		return err
+	}
+	st, err := c.state()
 	if err != nil {
 		return err
+	}
+	if *completed {
+		return printCompletedFrameworks(st, c.json, stdout)
 	}
 	if c.json {
 		return printJSON(stdout, st.Frameworks)
@@ -302,7 +310,7 @@ func normState(s string) string {
 
 // runTasks lists tasks, optionally of one framework or in one state.
 func runTasks(args []string, stdout, stderr io.Writer) error {
-	fs, c := newCLIFlags("tasks", "[--framework ID] [--state S] [flags]", "List tasks, active and finished: id, name, framework, agent, state.", stderr)
+	fs, c := newCLIFlags("tasks", "[--framework ID] [--state S] [flags]", "List tasks, active and finished: id, name, framework, agent, state, when it started and\nended, and why it ended (allot task TASK prints its whole state history).", stderr)
 	var fw, state string
 	fs.StringVar(&fw, "framework", "", "only the tasks of framework `ID` (a unique prefix will do)")
 	fs.StringVar(&state, "state", "", "only tasks in state `S` (running, finished, failed, ... or TASK_RUNNING)")
@@ -319,11 +327,7 @@ func runTasks(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if fw != "" {
-		ids := make([]string, len(st.Frameworks))
-		for i, f := range st.Frameworks {
-			ids[i] = f.ID
-		}
-		if fw, err = resolveID("framework", fw, ids); err != nil {
+		if fw, err = resolveID("framework", fw, frameworkIDs(st, true)); err != nil {
 			return err
 		}
 	}
@@ -340,10 +344,11 @@ func runTasks(args []string, stdout, stderr io.Writer) error {
 		return printJSON(stdout, rows)
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tNAME\tFRAMEWORK\tAGENT\tSTATE\tCPUS\tMEM")
+	fmt.Fprintln(tw, "ID\tNAME\tFRAMEWORK\tAGENT\tSTATE\tCPUS\tMEM\tSTARTED\tENDED\tREASON")
 	for _, t := range rows {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.ID, t.Name, t.FrameworkID, t.SlaveID, strings.TrimPrefix(t.State, "TASK_"),
-			fmtQty("cpus", t.Resources["cpus"]), fmtQty("mem", t.Resources["mem"]))
+		start, end := taskTimes(t) // history.go
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.ID, t.Name, t.FrameworkID, t.SlaveID, strings.TrimPrefix(t.State, "TASK_"),
+			fmtQty("cpus", t.Resources["cpus"]), fmtQty("mem", t.Resources["mem"]), fmtStamp(start), fmtStamp(end), reasonOf(t))
 	}
 	return tw.Flush()
 }

@@ -61,8 +61,8 @@ func runLogs(args []string, stdout, stderr io.Writer) error {
 		}
 		time.Sleep(logsPoll)
 		if st, err := c.state(); err == nil {
-			// Ended, or gone with its framework (the master keeps no
-			// completed frameworks): one more drain picks up its last words.
+			// Ended, or gone (its completed framework fell out of the
+			// master's bounded history): one more drain picks up its last words.
 			if now, err := findTask(st, t.ID); err != nil || isTerminalName(now.State) {
 				ended = true
 			}

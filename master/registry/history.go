@@ -34,15 +34,18 @@ const maxRemovedAgents = 100 * 1024
 type registryHistory struct {
 	completed    map[string][]*api.TaskRecord // framework -> completed tasks, oldest first
 	completedFws []string                     // removed frameworks with completed tasks, oldest first
-	removed      map[string]bool              // removed agent ids
-	removedOrder []string                     // the same, oldest first
+	// completedInfo is the record of each removed framework in
+	// completedFws, so that its name outlives it.
+	completedInfo map[string]*api.FrameworkRecord
+	removed       map[string]bool // removed agent ids
+	removedOrder  []string        // the same, oldest first
 	// restoring is the order in which a snapshot being restored named
 	// frameworks in its completed tasks (restored clears it).
 	restoring []string
 }
 
 func newRegistryHistory() registryHistory {
-	return registryHistory{completed: map[string][]*api.TaskRecord{}, removed: map[string]bool{}}
+	return registryHistory{completed: map[string][]*api.TaskRecord{}, completedInfo: map[string]*api.FrameworkRecord{}, removed: map[string]bool{}}
 }
 
 // Bounds are the completed-history bounds in force for the limits
@@ -87,19 +90,29 @@ func (h *registryHistory) restored(frameworks map[string]*api.FrameworkRecord) {
 		}
 	}
 	h.restoring = nil
+	for fw := range h.completedInfo {
+		if frameworks[fw] != nil || len(h.completed[fw]) == 0 {
+			delete(h.completedInfo, fw)
+		}
+	}
 }
 
-// frameworkRemoved keeps the removed framework's completed tasks among
-// those of the newest limit (0: the default) removed frameworks.
-func (h *registryHistory) frameworkRemoved(fw string, limit int) {
+// frameworkRemoved keeps the removed framework's completed tasks, and its
+// record rec (nil if none), among those of the newest limit (0: the
+// default) removed frameworks.
+func (h *registryHistory) frameworkRemoved(fw string, rec *api.FrameworkRecord, limit int) {
 	if len(h.completed[fw]) == 0 {
 		delete(h.completed, fw)
 		return
 	}
 	limit = orLimit(limit, DefaultMaxCompletedFrameworks)
 	h.completedFws = append(h.completedFws, fw)
+	if rec != nil {
+		h.completedInfo[fw] = rec
+	}
 	for len(h.completedFws) > limit {
 		delete(h.completed, h.completedFws[0])
+		delete(h.completedInfo, h.completedFws[0])
 		h.completedFws = h.completedFws[1:]
 	}
 }
@@ -141,6 +154,9 @@ func (r *Registry) historyRecords() []*api.SnapshotRecord {
 		task(fw)
 	}
 	for _, fw := range r.hist.completedFws {
+		if rec := r.hist.completedInfo[fw]; rec != nil {
+			out = append(out, &api.SnapshotRecord{Record: &api.SnapshotRecord_CompletedFramework{CompletedFramework: proto.Clone(rec).(*api.FrameworkRecord)}})
+		}
 		task(fw)
 	}
 	for _, id := range r.hist.removedOrder {
@@ -160,6 +176,17 @@ func (r *Registry) CompletedTasks() []*api.TaskRecord {
 		}
 	}
 	return out
+}
+
+// CompletedFramework is the record of a removed framework whose completed
+// tasks are kept, nil if none.
+func (r *Registry) CompletedFramework(id string) *api.FrameworkRecord {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	if rec := r.hist.completedInfo[id]; rec != nil {
+		return proto.Clone(rec).(*api.FrameworkRecord)
+	}
+	return nil
 }
 
 // AgentRemoved reports whether the agent id was removed.

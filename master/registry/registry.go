@@ -127,6 +127,7 @@ func (r *Registry) applyLocked(c *api.Command, depth int) error {
 		}
 		r.frameworks[c.Framework.Id] = c.Framework
 	case api.CommandType_FRAMEWORK_REMOVE:
+		gone := r.frameworks[c.GetId()]
 		delete(r.frameworks, c.GetId())
 		prefix := c.GetId() + "/"
 		for k := range r.tasks {
@@ -134,7 +135,7 @@ func (r *Registry) applyLocked(c *api.Command, depth int) error {
 				delete(r.tasks, k)
 			}
 		}
-		r.hist.frameworkRemoved(c.GetId(), int(c.GetLimit()))
+		r.hist.frameworkRemoved(c.GetId(), gone, int(c.GetLimit()))
 	case api.CommandType_TASK_UPSERT:
 		t := c.GetTask()
 		if t.GetTaskId() == "" || t.GetFrameworkId() == "" {
@@ -181,7 +182,7 @@ func (r *Registry) applyLocked(c *api.Command, depth int) error {
 func (r *Registry) Size() int {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	n := 1 + len(r.agents) + len(r.frameworks) + len(r.tasks) + len(r.quotas) + len(r.hist.removedOrder) + len(r.held) + len(r.unreachable.order)
+	n := 1 + len(r.agents) + len(r.frameworks) + len(r.tasks) + len(r.quotas) + len(r.hist.removedOrder) + len(r.hist.completedInfo) + len(r.held) + len(r.unreachable.order)
 	for _, list := range r.hist.completed {
 		n += len(list)
 	}
@@ -339,6 +340,8 @@ func (r *Registry) put(rec *api.SnapshotRecord) error {
 		r.policy = x.Policy
 	case *api.SnapshotRecord_CompletedTask:
 		r.hist.restoreTask(x.CompletedTask)
+	case *api.SnapshotRecord_CompletedFramework:
+		r.hist.completedInfo[x.CompletedFramework.GetId()] = x.CompletedFramework
 	case *api.SnapshotRecord_RemovedAgent:
 		r.hist.removeAgent(x.RemovedAgent)
 	case *api.SnapshotRecord_Maintenance:
