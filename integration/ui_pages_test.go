@@ -94,6 +94,32 @@ func TestWebUIPages(t *testing.T) {
 	uiSortFilter(t, ctx, base)
 	uiSandbox(t, ctx, base, fw.ID())
 	uiDarkNarrow(t, ctx, base, agent)
+	uiKillTeardown(t, ctx, base, fw, c)
+}
+
+// uiKillTeardown: the task page's Kill and the framework page's Tear down
+// ask first (Cancel does nothing), then act.
+func uiKillTeardown(t *testing.T, ctx context.Context, base string, fw *sched, c *cluster) {
+	run(t, ctx, "kill asks", chromedp.Navigate(base+"/task?id=uipg-alpha&framework="+fw.ID()), chromedp.WaitVisible("#actions-go", chromedp.ByID),
+		chromedp.Click("#actions-go", chromedp.ByID), waitIn("#actions", "Kill task uipg-alpha?"))
+	shot(t, ctx, "kill-confirm")
+	run(t, ctx, "cancel", chromedp.Click("#actions-no", chromedp.ByID), chromedp.WaitVisible("#actions-go", chromedp.ByID))
+	if s := fw.states("uipg-alpha"); s[len(s)-1] != mesos.TASK_RUNNING {
+		t.Fatalf("after Cancel the task's states are %v", s)
+	}
+	run(t, ctx, "kill", chromedp.Click("#actions-go", chromedp.ByID), chromedp.WaitVisible("#actions-yes", chromedp.ByID),
+		chromedp.Click("#actions-yes", chromedp.ByID), waitIn("#actions-result", "sent (202)"))
+	fw.waitState(t, "uipg-alpha", mesos.TASK_KILLED)
+	run(t, ctx, "the kill shows", waitIn("#task-info", "TASK_KILLED"))
+	run(t, ctx, "teardown", chromedp.Navigate(base+"/framework?id="+fw.ID()), chromedp.WaitVisible("#actions-go", chromedp.ByID),
+		chromedp.Click("#actions-go", chromedp.ByID), waitIn("#actions", "Tear down ui-pages-framework"),
+		chromedp.Click("#actions-yes", chromedp.ByID), waitIn("#actions-result", "sent (200)"), waitIn("#framework-info", "completed"))
+	shot(t, ctx, "framework-torn-down")
+	for _, f := range c.state().Frameworks {
+		if f.ID == fw.ID() {
+			t.Errorf("framework %s still subscribed after Tear down", f.ID)
+		}
+	}
 }
 
 // uiLinks: the agents and tasks tables show the CLI's short form of each

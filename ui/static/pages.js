@@ -73,13 +73,13 @@ for (const t of document.querySelectorAll("table.grid")) {
 // the title).
 const palette = ["#2f6fdf", "#e07b39", "#1f8a4c", "#c53030", "#7c3aed", "#0e9aa7", "#b7791f", "#db2777"];
 
-// The x axis reaches back to the oldest sample, ten minutes at least and
+// The x axis reaches back to the oldest sample, twenty minutes at least and
 // span at most, so that a young cluster's few samples are not a spike at
-// "now"; the drawing is as wide as the box, so text keeps its size on a
+// "now" (in steps of 20 minutes, for round ticks); the drawing is as wide as the box, so text keeps its size on a
 // phone.
 function drawChart(svg, legendEl, series, maxSpan, fmt) {
   const now = Date.now(), oldest = Math.min(now, ...series.flatMap((s) => s.pts.map(([t]) => t)));
-  const span = Math.min(maxSpan, Math.max(600000, Math.ceil((now - oldest) / 300000) * 300000));
+  const span = Math.min(maxSpan, Math.max(1200000, Math.ceil((now - oldest) / 1200000) * 1200000));
   const W = Math.max(320, Math.round(svg.clientWidth || 1000)), H = W < 600 ? 180 : 240, L = 48, B = 24;
   svg.setAttribute("viewBox", `0 0 ${W} ${H}`);
   const x = (t) => L + (W - L - 8) * (1 - (now - t) / span), y = (v) => 8 + (H - B - 8) * (1 - Math.min(1, Math.max(0, v)));
@@ -203,3 +203,46 @@ if (page === "agent") {
     if (b) agentCall(b.dataset.call, b.dataset.agent).then(() => $("agent-actions").replaceChildren());
   });
 }
+
+// ---- Acting: kill a task (POST /api/v1/allot/kill) and tear a framework
+// down (the operator API's TEARDOWN). Each button asks first, in place;
+// the master authorizes the call (kill_tasks, teardown_frameworks) and its
+// refusal is shown as it came. JSON bodies, as the drain button's: a
+// cross-site form cannot send that content type.
+function confirmButton(box, label, question, act) {
+  const b = el("button", { class: "danger", text: label, id: box.id + "-go" });
+  b.addEventListener("click", () => {
+    const yes = el("button", { class: "danger", text: "Yes, " + label.toLowerCase(), id: box.id + "-yes" });
+    const no = el("button", { class: "plain", text: "Cancel", id: box.id + "-no" });
+    no.addEventListener("click", () => box.replaceChildren(b));
+    yes.addEventListener("click", async () => {
+      yes.disabled = no.disabled = true;
+      const r = await act();
+      const text = (await r.text()).trim();
+      box.replaceChildren(el("span", { class: r.ok ? "note" : "error-text", id: box.id + "-result", text: r.ok ? `${label}: sent (${r.status})` : `${label} refused: ${r.status} ${text}` }));
+      refreshSoon();
+    });
+    box.replaceChildren(el("span", { class: "confirm", text: question + " " }), yes, " ", no);
+  });
+  box.replaceChildren(b);
+}
+const postJSON = (path, body) => fetch(api + path, { method: "POST", headers: { "Content-Type": "application/json", Accept: "application/json" }, body: JSON.stringify(body) });
+const live = (state) => ["TASK_STAGING", "TASK_STARTING", "TASK_RUNNING", "TASK_KILLING", "TASK_UNREACHABLE"].includes(state);
+
+// actions puts the page's button in place once, for a task that still
+// runs or a framework still subscribed; it goes when that is over.
+function actions(st) {
+  const q = new URLSearchParams(location.search), box = $("actions");
+  if (!box) return;
+  if (page === "task") {
+    const t = allTasks(st).find((x) => x.id === q.get("id") && (!q.get("framework") || x.framework_id === q.get("framework")));
+    if (!t || !live(t.state)) { if (box.querySelector("#actions-go")) box.replaceChildren(); return; }
+    if (!box.childElementCount) confirmButton(box, "Kill", `Kill task ${t.id}? The agent kills it with its kill policy.`, () => postJSON("/api/v1/allot/kill", { framework_id: t.framework_id, task_id: t.id }));
+  }
+  if (page === "framework") {
+    const f = (st.frameworks || []).find((x) => x.id === q.get("id"));
+    if (!f) { if (box.querySelector("#actions-go")) box.replaceChildren(); return; }
+    if (!box.childElementCount) confirmButton(box, "Tear down", `Tear down ${f.name || f.id}? Every task of it is killed and it is removed.`, () => postJSON("/api/v1", { type: "TEARDOWN", teardown: { framework_id: { value: f.id } } }));
+  }
+}
+for (const p of ["task", "framework"]) { const r = render[p]; render[p] = async (st) => { await r(st); actions(st); }; }
