@@ -73,10 +73,10 @@ for (const t of document.querySelectorAll("table.grid")) {
 // the title).
 const palette = ["#2f6fdf", "#e07b39", "#1f8a4c", "#c53030", "#7c3aed", "#0e9aa7", "#b7791f", "#db2777"];
 
-// The x axis reaches back to the oldest sample, twenty minutes at least and
-// span at most, so that a young cluster's few samples are not a spike at
-// "now" (in steps of 20 minutes, for round ticks); the drawing is as wide as the box, so text keeps its size on a
-// phone.
+// The x axis reaches back to the oldest sample, in steps of twenty
+// minutes (round ticks) up to span, so that a young cluster's few samples
+// are not a spike at "now"; the drawing is as wide as its box, so that
+// its text keeps its size on a phone.
 function drawChart(svg, legendEl, series, maxSpan, fmt) {
   const now = Date.now(), oldest = Math.min(now, ...series.flatMap((s) => s.pts.map(([t]) => t)));
   const span = Math.min(maxSpan, Math.max(1200000, Math.ceil((now - oldest) / 1200000) * 1200000));
