@@ -214,3 +214,37 @@ func uiDarkNarrow(t *testing.T, ctx context.Context, base, agent string) {
 	}
 	run(t, ctx, "back to the desktop", emulation.ClearDeviceMetricsOverride())
 }
+
+// Under ACLs that deny every kill_tasks and teardown_frameworks, the
+// Kill and Tear down buttons show the master's 403 naming the ACL, and
+// the task and framework stay.
+func TestWebUIKillAndTeardownAreACLChecked(t *testing.T) {
+	ctx := browser(t)
+	acls := filepath.Join(t.TempDir(), "acls.json")
+	deny := `{"kill_tasks": [{"principals": {"type": "NONE"}, "framework_principals": {"type": "ANY"}}],` +
+		` "teardown_frameworks": [{"principals": {"type": "NONE"}, "framework_principals": {"type": "ANY"}}]}`
+	if err := os.WriteFile(acls, []byte(deny), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := newCluster(t, 1, "--acls", acls)
+	fw := subscribe(t, c.MasterAddr, mesos.FrameworkInfo{Name: "ui-acl-fw"})
+	o := fw.takeOffer(t, "")
+	if err := fw.call(launch(o, cmdTask("acl-task", o, "sleep 120", 0.5, 64))); err != nil {
+		t.Fatal(err)
+	}
+	fw.waitState(t, "acl-task", mesos.TASK_RUNNING)
+	base := "http://" + c.MasterAddr
+	run(t, ctx, "kill refused", chromedp.Navigate(base+"/task?id=acl-task&framework="+fw.ID()), chromedp.WaitVisible("#actions-go", chromedp.ByID),
+		chromedp.Click("#actions-go", chromedp.ByID), chromedp.WaitVisible("#actions-yes", chromedp.ByID), chromedp.Click("#actions-yes", chromedp.ByID),
+		waitIn("#actions-result", "refused: 403"), waitIn("#actions-result", "kill_tasks"))
+	run(t, ctx, "teardown refused", chromedp.Navigate(base+"/framework?id="+fw.ID()), chromedp.WaitVisible("#actions-go", chromedp.ByID),
+		chromedp.Click("#actions-go", chromedp.ByID), chromedp.WaitVisible("#actions-yes", chromedp.ByID), chromedp.Click("#actions-yes", chromedp.ByID),
+		waitIn("#actions-result", "refused: 403"), waitIn("#actions-result", "teardown_frameworks"))
+	shot(t, ctx, "teardown-refused")
+	if s := fw.states("acl-task"); s[len(s)-1] != mesos.TASK_RUNNING {
+		t.Errorf("after refused kill and teardown the task's states are %v", s)
+	}
+	if len(c.state().Frameworks) != 1 {
+		t.Errorf("after a refused teardown /state lists %d frameworks, want 1", len(c.state().Frameworks))
+	}
+}
