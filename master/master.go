@@ -202,6 +202,7 @@ type Master struct {
 	maint             maintState   // maintenance schedule, machines DOWN, agents deactivated or drained (maintstate.go)
 	pol               policySync   // policy.go
 	operations        operationLog // opfeedback.go
+	samples           sampleRing   // the UI's charts: allocation and usage over the last hour (samples.go)
 
 	fwd forwarder // streams a follower forwards to the leader (forward.go)
 	lim *limiter  // body, rate and stream limits (limits.go)

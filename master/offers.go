@@ -61,6 +61,7 @@ func (m *Master) allocate() {
 	m.maintenanceTickLocked()
 	b := m.prepareOffersLocked(m.alloc.Allocate())
 	m.refreshGaugesLocked()
+	m.sampleLocked() // samples.go
 	m.mu.Unlock()
 	b.deliver()
 	m.m.allocCycle.Observe(time.Since(start).Seconds())

@@ -100,6 +100,7 @@ func (m *Master) routes(mux *http.ServeMux) []route {
 		{method: get, path: "/master" + api.TimelinesPath, class: classReadOnly, handler: lo(m.handleTimelines)},
 		{method: get, path: SorterPath, class: classReadOnly, handler: lo(m.handleSorter)},
 		{method: post, path: SorterPath, class: classReadWrite, handler: lo(m.handleSorterSwitch)},
+		{method: get, path: SamplesPath, class: classReadOnly, handler: lo(m.handleSamples)}, // samples.go
 		{method: post, path: KillPath, class: classReadWrite, handler: lo(m.handleKillTask)}, // killtask.go
 		{method: get, path: PolicyPath, class: classReadOnly, handler: lo(m.handlePolicy)},
 		{method: get, path: RaftPath, class: classReadOnly, handler: http.HandlerFunc(m.handleListPeers)},

@@ -9,7 +9,8 @@ import (
 )
 
 // DataPrefix is where the pages' script fetches its data: DataPrefix +
-// "/state", "/roles", "/explain", "/files/read", "/api/v1/allot/sorter",
+// "/state", "/roles", "/explain", "/files/read", "/files/browse",
+// "/files/download", "/api/v1/allot/sorter", "/api/v1/allot/samples",
 // "/api/v1/allot/raft" and "/api/v1" (the operator event stream). The
 // server that mounts Handler must serve these.
 const DataPrefix = "/ui/data"
@@ -35,6 +36,9 @@ var pages = []page{
 	{"/tasks", "tasks", "Tasks", true},
 	{"/allocator", "allocator", "Allocator", true},
 	{"/task", "task", "Task", false},
+	{"/agent", "agent", "Agent", false},
+	{"/framework", "framework", "Framework", false},
+	{"/search", "search", "Search", false},
 }
 
 // view is what the templates render.

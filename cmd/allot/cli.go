@@ -17,6 +17,7 @@ import (
 
 	"github.com/allot-sched/allot/api/operator"
 	"github.com/allot-sched/allot/api/taskstate"
+	"github.com/allot-sched/allot/internal/shortid"
 	"github.com/allot-sched/allot/internal/tlsconf"
 	"github.com/allot-sched/allot/master"
 )
@@ -353,23 +354,13 @@ func runTasks(args []string, stdout, stderr io.Writer) error {
 	return tw.Flush()
 }
 
-// resolveID finds id among known: exactly, or as a unique prefix; else an
-// error naming the closest ids.
+// resolveID finds id among known: exactly, as a short form (a unique
+// suffix, what the UI and the CLI's tables show) or as a unique prefix;
+// else an error naming the closest id.
 func resolveID(kind, id string, known []string) (string, error) {
-	var prefixed []string
-	for _, k := range known {
-		if k == id {
-			return k, nil
-		}
-		if strings.HasPrefix(k, id) {
-			prefixed = append(prefixed, k)
-		}
-	}
-	if len(prefixed) == 1 {
-		return prefixed[0], nil
-	}
-	if len(prefixed) > 1 {
-		return "", fmt.Errorf("%s %q is ambiguous: it starts %s", kind, id, strings.Join(prefixed, ", "))
+	full, ok, err := shortid.Resolve(kind, id, known)
+	if ok || err != nil {
+		return full, err
 	}
 	if best := closest(id, known); best != "" {
 		return "", fmt.Errorf("no %s %q; did you mean %q?", kind, id, best)

@@ -43,10 +43,31 @@ function qty(name, v) {
 }
 const pct = (x) => (100 * x).toFixed(0) + "%";
 const stateBadge = (s) => el("span", { class: "state " + s, text: s.replace(/^TASK_/, "").toLowerCase() });
-// shortID keeps the end of a long id: master-issued framework and agent ids
-// share their prefix (the master's id) and differ in the suffix.
-const shortID = (id) => (id.length > 22 ? "…" + id.slice(-16) : id);
-const idCell = (id, href, full) => { const td = el("td", { class: "id", title: id }); const text = full ? id : shortID(id); td.append(href ? el("a", { href, text }) : text); return td; };
+// The short form of an id, the one the CLI prints and accepts
+// (internal/shortid): its shortest suffix of at least 8 characters that no
+// other id of its kind ends with (ids of up to 16 characters whole). Master-issued ids all begin with the
+// master's id, so their ends tell them apart. known holds each kind's ids
+// from the last /state.
+const known = { framework: [], agent: [], task: [] };
+function shortForm(id, all) {
+  if (id.length <= 16) return id; // a name a framework chose: shown whole
+  for (let n = 8; n < id.length; n++) { const s = id.slice(-n); if (!all.some((o) => o !== id && o.endsWith(s))) return s; }
+  return id;
+}
+const shortID = (kind, id) => shortForm(id, known[kind] || []);
+function learnIDs(st) {
+  known.framework = (st.frameworks || []).concat(st.completed_frameworks || []).map((f) => f.id);
+  known.agent = (st.slaves || []).map((a) => a.id);
+  known.task = allTasks(st).map((t) => t.id);
+}
+// Every id is a link to its page, shown in its short form, whole in its title.
+const hrefOf = {
+  framework: (id) => "/framework?id=" + encodeURIComponent(id),
+  agent: (id) => "/agent?id=" + encodeURIComponent(id),
+  task: (id, fw) => "/task?" + new URLSearchParams(fw ? { id, framework: fw } : { id }),
+};
+const idLink = (kind, id, fw) => (id ? el("a", { href: hrefOf[kind](id, fw), class: "id-link", "data-id": id, title: id, text: shortID(kind, id) }) : "–");
+const idCell = (kind, id, fw) => { const td = el("td", { class: "id", title: id || "", "data-sort": id || "" }); td.append(idLink(kind, id, fw)); return td; };
 
 function fill(table, rows, emptyText) {
   const body = $(table).tBodies[0];
@@ -57,6 +78,7 @@ function fill(table, rows, emptyText) {
     return;
   }
   for (const cells of rows) body.append(el("tr", {}, ...cells.map((c) => (c instanceof Node && c.tagName === "TD") ? c : el("td", {}, c))));
+  arrange($(table)); // pages.js: the table's sort and filter, kept across refreshes
 }
 
 function totals(st) {
@@ -99,7 +121,7 @@ const render = {
     }), "no agents yet");
     try {
       const peers = await getJSON("/api/v1/allot/raft");
-      fill("peers", peers.map((x) => [idCell(x.id), x.address, x.suffrage.toLowerCase(), x.leader ? stateBadge("leader") : "follower"]), "no raft peers");
+      fill("peers", peers.map((x) => [el("td", { class: "id", title: x.id, text: x.id }), x.address, x.suffrage.toLowerCase(), x.leader ? stateBadge("leader") : "follower"]), "no raft peers");
     } catch (e) { fill("peers", [], "raft peers unavailable: " + e.message); }
   },
 
@@ -109,7 +131,7 @@ const render = {
     const of = (a, k) => a.resources[k] ? `${qty(k, (a.used_resources || {})[k])} / ${qty(k, a.resources[k])}` : "–";
     fill("agents", (st.slaves || []).map((a) => {
       const r = a.usage_rates && a.usage_rates.cpu_measured ? a.usage_rates : null;
-      return [idCell(a.id), a.pid.replace(/^slave\(1\)@/, ""), stateBadge(a.state || (a.active ? "active" : "disconnected")), of(a, "cpus"), of(a, "mem"), of(a, "disk") + (a.resources.gpus ? ` · gpus ${of(a, "gpus")}` : ""),
+      return [idCell("agent", a.id), a.pid.replace(/^slave\(1\)@/, ""), stateBadge(a.state || (a.active ? "active" : "disconnected")), of(a, "cpus"), of(a, "mem"), of(a, "disk") + (a.resources.gpus ? ` · gpus ${of(a, "gpus")}` : ""),
         r ? pct(r.cpu) : "–", r ? pct(r.iowait) : "–", String(tasks[a.id] || 0), agentAction(a)];
     }), "no agents registered");
   },
@@ -119,7 +141,7 @@ const render = {
     const now = Date.now() / 1000;
     const filters = (f) => (f.filters || []).length ? el("td", { title: f.filters.map((x) => `agent ${x.agent_id} until ${new Date(x.until * 1000).toLocaleTimeString()}`).join("\n") },
       `${f.filters.length} (next ends in ${Math.max(0, Math.min(...f.filters.map((x) => x.until)) - now).toFixed(0)} s)`) : "none";
-    fill("frameworks", (st.frameworks || []).map((f) => [idCell(f.id, "/tasks?framework=" + encodeURIComponent(f.id)), f.name, f.role,
+    fill("frameworks", (st.frameworks || []).map((f) => [idCell("framework", f.id), f.name, f.role,
       stateBadge(!f.connected ? "disconnected" : f.active ? "active" : "suppressed"), pct(f.dominant_share ?? dominantShare(f, total)), String(f.offers),
       filters(f), String((f.tasks || []).length), String((f.completed_tasks || []).length), f.job_type || "–"]), "no frameworks subscribed");
   },
@@ -135,8 +157,8 @@ const render = {
     const want = $("state-filter").value;
     const fw = new URLSearchParams(location.search).get("framework");
     const rows = allTasks(st).filter((t) => (!want || t.state === want) && (!fw || t.framework_id === fw));
-    fill("tasks", rows.map((t) => [idCell(t.id, `/task?id=${encodeURIComponent(t.id)}&framework=${encodeURIComponent(t.framework_id)}`, true), t.name,
-      idCell(t.framework_id), idCell(t.slave_id), stateBadge(t.state), qty("cpus", t.resources.cpus), qty("mem", t.resources.mem)]), "no tasks");
+    fill("tasks", rows.map((t) => [idCell("task", t.id, t.framework_id), t.name,
+      idCell("framework", t.framework_id), idCell("agent", t.slave_id), stateBadge(t.state), qty("cpus", t.resources.cpus), qty("mem", t.resources.mem)]), "no tasks");
   },
 
   task(st) { taskPage.update(st); },
@@ -164,9 +186,9 @@ const taskPage = {
     const first = !this.task;
     this.task = t;
     $("title").textContent = "Task " + t.id;
-    const facts = [["Name", t.name], ["State", t.state], ["Framework", t.framework_id], ["Executor", t.executor_id || t.id], ["Agent", t.slave_id],
+    const facts = [["Name", t.name], ["State", t.state], ["Framework", idLink("framework", t.framework_id)], ["Executor", t.executor_id || t.id], ["Agent", idLink("agent", t.slave_id)],
       ["Resources", Object.entries(t.resources).map(([k, v]) => `${k} ${qty(k, v)}`).join(", ")]];
-    $("task-info").replaceChildren(...facts.flatMap(([k, v]) => [el("dt", { text: k }), el("dd", { text: v })]));
+    $("task-info").replaceChildren(...facts.flatMap(([k, v]) => [el("dt", { text: k }), el("dd", {}, v)]));
     this.note(t.state, "current state");
     if (first) { this.tail(); this.browse(); }
   },
@@ -191,10 +213,21 @@ const taskPage = {
       if (atEnd) log.scrollTop = log.scrollHeight;
     }
   },
-  async browse() {
+  // browse lists a sandbox directory: a directory opens in place (the
+  // agent answers a download of one with 400), a file downloads.
+  async browse(dir) {
+    const root = this.sandbox();
+    dir = dir || root;
+    const agent = this.task.slave_id;
     try {
-      const files = await getJSON("/files/browse?" + new URLSearchParams({ agent_id: this.task.slave_id, path: this.sandbox() }));
-      $("sandbox").replaceChildren(...files.map((f) => el("li", {}, el("a", { href: api + "/files/download?" + new URLSearchParams({ agent_id: this.task.slave_id, path: f.path }), text: f.path.split("/").pop() }), ` ${f.size} bytes`)));
+      const files = await getJSON("/files/browse?" + new URLSearchParams({ agent_id: agent, path: dir }));
+      files.sort((a, b) => (b.mode[0] === "d") - (a.mode[0] === "d") || a.path.localeCompare(b.path));
+      const open = (path, text) => { const a = el("a", { href: "#", class: "dir", "data-path": path, text }); a.addEventListener("click", (e) => { e.preventDefault(); this.browse(path); }); return a; };
+      const items = files.map((f) => el("li", { class: f.mode[0] === "d" ? "is-dir" : "is-file" }, f.mode[0] === "d" ? open(f.path, f.path.split("/").pop() + "/") :
+        el("a", { href: api + "/files/download?" + new URLSearchParams({ agent_id: agent, path: f.path }), text: f.path.split("/").pop() }), f.mode[0] === "d" ? "" : ` ${f.size} bytes`));
+      if (dir !== root) items.unshift(el("li", { class: "is-dir" }, open(dir.slice(0, dir.lastIndexOf("/")), "../")));
+      $("sandbox-path").textContent = "sandbox" + dir.slice(root.length) + "/";
+      $("sandbox").replaceChildren(...(items.length ? items : [el("li", { class: "empty", text: "empty directory" })]));
     } catch (e) { $("sandbox").replaceChildren(el("li", { text: "sandbox unavailable: " + e.message })); }
   },
   event(ev) {
@@ -203,10 +236,9 @@ const taskPage = {
   },
 };
 
-// The allocator page: each framework's dominant share over time (sampled
-// here, kept for ten minutes), the policy switch and the allocator's "why".
+// The allocator page: each framework's dominant share over the last hour,
+// the policy switch and the allocator's "why".
 const allocatorPage = {
-  series: {}, colours: ["#2f6fdf", "#e07b39", "#1f8a4c", "#c53030", "#7c3aed", "#0e9aa7", "#b7791f", "#db2777"],
   init() {
     $("sorter-form").addEventListener("submit", async (e) => {
       e.preventDefault();
@@ -223,7 +255,8 @@ const allocatorPage = {
       const r = await fetch(api + "/explain?" + q);
       $("explain-result").textContent = (await r.text()).trim();
     });
-    setInterval(() => this.sample(), 2000);
+    this.sample();
+    setInterval(() => this.sample(), 5000);
   },
   last: null,
   update(st) {
@@ -237,39 +270,16 @@ const allocatorPage = {
       $("sorter-form").dataset.synced = "1";
     }
     const keep = (sel, items) => { const v = sel.value; sel.replaceChildren(...items.map(([id, label]) => el("option", { value: id, text: label }))); if (v) sel.value = v; };
-    keep($("explain-fw"), (st.frameworks || []).map((f) => [f.id, `${f.name} (${f.id.slice(-6)})`]));
-    keep($("explain-agent"), (st.slaves || []).map((a) => [a.id, `${a.pid.replace(/^slave\(1\)@/, "")} (${a.id.slice(-4)})`]));
-    if (!Object.keys(this.series).length) this.sample();
+    keep($("explain-fw"), (st.frameworks || []).map((f) => [f.id, `${f.name} (${shortID("framework", f.id)})`]));
+    keep($("explain-agent"), (st.slaves || []).map((a) => [a.id, `${a.pid.replace(/^slave\(1\)@/, "")} (${shortID("agent", a.id)})`]));
   },
-  sample() {
-    const st = this.last;
-    if (!st) return;
-    const now = Date.now(), { total } = totals(st);
-    for (const f of st.frameworks || []) (this.series[f.id] = this.series[f.id] || { name: f.name, pts: [] }).pts.push([now, dominantShare(f, total)]);
-    for (const s of Object.values(this.series)) s.pts = s.pts.filter(([t]) => now - t < 600000);
-    this.draw(now);
-  },
-  draw(now) {
-    const svg = $("share-chart"), W = 640, H = 260, L = 40, B = 24, span = 600000;
-    const x = (t) => L + (W - L - 8) * (1 - (now - t) / span), y = (v) => 8 + (H - B - 8) * (1 - v);
-    const ns = "http://www.w3.org/2000/svg", mk = (tag, a) => { const e = document.createElementNS(ns, tag); for (const [k, v] of Object.entries(a)) e.setAttribute(k, v); return e; };
-    svg.replaceChildren();
-    for (const v of [0, 0.25, 0.5, 0.75, 1]) {
-      svg.append(mk("line", { x1: L, x2: W - 8, y1: y(v), y2: y(v), stroke: "#eef1f5" }));
-      const t = mk("text", { x: L - 6, y: y(v) + 4, "text-anchor": "end", "font-size": 10, fill: "#5d6b7e" }); t.textContent = pct(v); svg.append(t);
-    }
-    for (const m of [10, 5, 0]) { const t = mk("text", { x: x(now - m * 60000), y: H - 6, "text-anchor": "middle", "font-size": 10, fill: "#5d6b7e" }); t.textContent = m ? `-${m} min` : "now"; svg.append(t); }
-    const legend = [];
-    Object.entries(this.series).forEach(([id, s], i) => {
-      const c = this.colours[i % this.colours.length];
-      if (s.pts.length) {
-        svg.append(mk("polyline", { points: s.pts.map(([t, v]) => `${x(t).toFixed(1)},${y(v).toFixed(1)}`).join(" "), fill: "none", stroke: c, "stroke-width": 2 }));
-        const [lt, lv] = s.pts[s.pts.length - 1]; // the latest sample, visible even before there is a line
-        svg.append(mk("circle", { cx: x(lt).toFixed(1), cy: y(lv).toFixed(1), r: 3.5, fill: c }));
-      }
-      legend.push(el("li", {}, el("i", { style: "background:" + c }), `${s.name} (${id.slice(-6)}) ${pct(s.pts.length ? s.pts[s.pts.length - 1][1] : 0)}`));
-    });
-    $("legend").replaceChildren(...legend);
+  // The chart is the master's own samples (GET /api/v1/allot/samples):
+  // the last hour, there on load and after a reload.
+  async sample() {
+    const doc = await getJSON("/api/v1/allot/samples");
+    const series = {};
+    for (const smp of doc.samples || []) for (const [id, f] of Object.entries(smp.frameworks || {})) (series[id] = series[id] || { id, name: f.name, pts: [] }).pts.push([smp.at * 1000, f.dominant_share]);
+    drawChart($("share-chart"), $("legend"), Object.values(series).map((x) => ({ ...x, label: x.name || "(no name)", tag: shortID("framework", x.id), href: hrefOf.framework(x.id) })), (doc.span_seconds || 3600) * 1000, pct);
   },
 };
 
@@ -284,6 +294,7 @@ async function refresh() {
   try {
     const st = await getJSON("/state");
     showError(null);
+    learnIDs(st);
     await render[page]?.(st);
   } catch (e) { showError(e); }
 }
@@ -352,11 +363,14 @@ if (page === "agents") {
     if (b) agentCall(b.dataset.call, b.dataset.agent);
   });
 }
-if (page === "task") taskPage.init();
-if (page === "allocator") allocatorPage.init();
-if (page === "tasks") {
-  const s = new URLSearchParams(location.search).get("state");
-  if (s) $("state-filter").value = s;
-  $("state-filter").addEventListener("change", refresh);
-}
-if (render[page]) { refresh(); subscribe(); setInterval(refreshSoon, 5000); }
+// Started once every script has run: pages.js adds pages to render.
+document.addEventListener("DOMContentLoaded", () => {
+  if (page === "task") taskPage.init();
+  if (page === "allocator") allocatorPage.init();
+  if (page === "tasks") {
+    const s = new URLSearchParams(location.search).get("state");
+    if (s) $("state-filter").value = s;
+    $("state-filter").addEventListener("change", refresh);
+  }
+  if (render[page]) { refresh(); subscribe(); setInterval(refreshSoon, 5000); }
+});
