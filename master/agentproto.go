@@ -101,12 +101,16 @@ func (m *Master) admitAgent(call *api.AgentCall, stream *api.Stream) (string, er
 	}
 	m.reservationsChangedLocked(a)
 	keep := checkpointEvent(a)
+	kills := m.pendingKillsLocked(a)
 	m.publishAgentLocked(evAgentAdded, a)
 	m.mu.Unlock()
 
 	m.rep.propose(&api.Command{Type: api.CommandType_AGENT_UPSERT, Agent: rec})
 	stream.SendProto(&api.AgentEvent{Type: api.AgentEventType_REGISTERED, AgentId: id, GraceNanos: int64(PingInterval)})
 	stream.SendProto(keep)
+	for _, k := range kills {
+		stream.SendProto(k)
+	}
 	m.log.Info().Str("agent_id", id).Str("address", rec.Address).Str("resources", total.String()).
 		Int("tasks", len(call.Tasks)).Bool("reregistered", readd).Msg("agent registered")
 	m.triggerAllocation()
