@@ -319,6 +319,7 @@ func (m *Master) taskEndedLocked(fw *framework, t *task, state mesos.TaskState, 
 	wasTerminal := taskstate.IsTerminal(t.state)
 	t.state, t.status = state, &st
 	if !wasTerminal {
+		m.taskEndCountLocked(state)
 		if a := m.agents[t.agent]; a != nil && a.inAlloc {
 			m.recoverTaskLocked(fw.id, t.agent, t)
 		}
@@ -408,6 +409,9 @@ func (m *Master) statusUpdateLocked(a *agentState, fwID string, st *mesos.TaskSt
 		t.state, t.status = st.GetState(), st
 		if taskstate.IsTerminal(t.state) {
 			t.final, t.finalUUID = true, st.UUID
+		}
+		if !was && taskstate.IsTerminal(t.state) {
+			m.taskEndCountLocked(t.state)
 		}
 		if !was && taskstate.IsTerminal(t.state) && a.inAlloc {
 			m.recoverTaskLocked(fw.id, a.rec.Id, t)

@@ -243,6 +243,7 @@ func (m *Master) taskEndedByMasterLocked(fw *framework, t *task, state mesos.Tas
 	wasTerminal := taskstate.IsTerminal(t.state)
 	t.state, t.status = state, &st
 	if !wasTerminal {
+		m.taskEndCountLocked(state)
 		if a := m.agents[t.agent]; a != nil && a.inAlloc {
 			m.allocOK("recover", m.alloc.Recover(fw.id, t.agent, t.res, nil), "framework_id", fw.id, "agent_id", t.agent, "task_id", t.id)
 		}
