@@ -9,6 +9,7 @@ import (
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
 
 	"github.com/allot-sched/allot/api"
+	"github.com/allot-sched/allot/api/taskstate"
 	"github.com/allot-sched/allot/auth"
 )
 
@@ -46,6 +47,9 @@ func (m *Master) removeFrameworkLocked(fw *framework, why string) {
 	for _, t := range fw.tasks {
 		hosts[t.agent] = true
 		m.tasksOn.forget(t)
+		if !taskstate.IsTerminal(t.state) {
+			m.taskEndCountLocked(mesos.TASK_KILLED) // as Mesos ends a removed framework's tasks
+		}
 	}
 	for id := range hosts {
 		if a := m.agents[id]; a != nil && a.stream != nil {
