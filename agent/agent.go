@@ -171,6 +171,7 @@ type Agent struct {
 	execTokens *auth.ExecutorSigner // nil: executor authentication off (authn.go)
 
 	started time.Time            // for slave/uptime_secs (mesosmetrics.go)
+	ended   taskEndCounts        // slave/tasks_finished, ... (taskcounters.go)
 	metrics *prometheus.Registry // /metrics (mesosmetrics.go)
 }
 

@@ -16,9 +16,9 @@ import (
 // GET_METRICS reports them; and the same values as Prometheus gauges at
 // /metrics (slave/tasks_running is allot_agent_tasks_running). They are
 // read from the agent's live state at each scrape: the gauges Mesos keeps
-// for what is running now. Mesos's lifetime counters (slave/tasks_finished,
-// slave/valid_status_updates, ...) are not kept: the agent forgets a task
-// once its last update is acknowledged.
+// for what is running now, and Mesos's lifetime task counters
+// (slave/tasks_finished, ..., taskcounters.go). Its other lifetime counters
+// (slave/valid_status_updates, ...) are not kept.
 
 // mesosMetrics reads the agent's slave/... metrics.
 func (a *Agent) mesosMetrics() map[string]float64 {
@@ -53,6 +53,7 @@ func (a *Agent) mesosMetrics() map[string]float64 {
 		out["slave/tasks_"+s] = tasks[s]
 	}
 	out["slave/frameworks_active"] = float64(len(a.frameworks))
+	a.ended.snapshot(out)
 	usedMB := map[string]float64{"cpus": used.cpus, "mem": float64(used.memBytes) / (1 << 20), "disk": float64(used.diskBytes) / (1 << 20)}
 	for _, kind := range []string{"cpus", "mem", "disk", "gpus"} {
 		total := a.total.Scalar(kind).Units()

@@ -38,6 +38,9 @@ func (a *Agent) enqueueUpdateLocked(ex *executor, t *agentTask, st *mesos.TaskSt
 	if st.ExecutorID == nil {
 		st.ExecutorID = &mesos.ExecutorID{Value: ex.id}
 	}
+	if !taskstate.IsTerminal(t.state) && taskstate.IsTerminal(st.GetState()) {
+		a.ended.count(st.GetState())
+	}
 	t.state, t.latest = st.GetState(), st
 	t.pending = append(t.pending, st)
 	if len(t.pending) == 1 {

@@ -42,6 +42,7 @@ func (m *Master) masterUpdateLocked(fw *framework, id mesos.TaskID, agentID stri
 		st.AgentID = &mesos.AgentID{Value: agentID}
 	}
 	m.m.statusUpdates.WithLabelValues(state.String()).Inc()
+	m.taskEndCountLocked(state)
 	m.sendFrameworkLocked(fw, &schedEvent{Type: evUpdate, Update: &scheduler.Event_Update{Status: st}})
 }
 

@@ -91,9 +91,7 @@ func (c *taskChecker) operations(ops []mesos.Offer_Operation) ([]plannedLaunch, 
 			plans = append(plans, plannedLaunch{tasks: lg.TaskGroup.Tasks, group: true, executor: &ex})
 		default:
 			if isResourceOperation(op.GetType()) {
-				if err := c.resourceOperation(op); err != nil {
-					return nil, err
-				}
+				c.resourceOperation(op)
 				continue
 			}
 			return nil, api.Errorf(http.StatusBadRequest, "ACCEPT: operation %s is not supported", op.GetType())

@@ -101,12 +101,16 @@ func (m *Master) admitAgent(call *api.AgentCall, stream *api.Stream) (string, er
 	}
 	m.reservationsChangedLocked(a)
 	keep := checkpointEvent(a)
+	kills := m.pendingKillsLocked(a)
 	m.publishAgentLocked(evAgentAdded, a)
 	m.mu.Unlock()
 
 	m.rep.propose(&api.Command{Type: api.CommandType_AGENT_UPSERT, Agent: rec})
 	stream.SendProto(&api.AgentEvent{Type: api.AgentEventType_REGISTERED, AgentId: id, GraceNanos: int64(PingInterval)})
 	stream.SendProto(keep)
+	for _, k := range kills {
+		stream.SendProto(k)
+	}
 	m.log.Info().Str("agent_id", id).Str("address", rec.Address).Str("resources", total.String()).
 		Int("tasks", len(call.Tasks)).Bool("reregistered", readd).Msg("agent registered")
 	m.triggerAllocation()
@@ -316,6 +320,7 @@ func (m *Master) taskEndedLocked(fw *framework, t *task, state mesos.TaskState, 
 	t.state = state
 	t.setStatus(&st)
 	if !wasTerminal {
+		m.taskEndCountLocked(state)
 		if a := m.agents[t.agent]; a != nil && a.inAlloc {
 			m.recoverTaskLocked(fw.id, t.agent, t)
 		}
@@ -406,6 +411,9 @@ func (m *Master) statusUpdateLocked(a *agentState, fwID string, st *mesos.TaskSt
 		t.setStatus(st)
 		if taskstate.IsTerminal(t.state) {
 			t.final, t.finalUUID = true, st.UUID
+		}
+		if !was && taskstate.IsTerminal(t.state) {
+			m.taskEndCountLocked(t.state)
 		}
 		if !was && taskstate.IsTerminal(t.state) && a.inAlloc {
 			m.recoverTaskLocked(fw.id, a.rec.Id, t)

@@ -242,6 +242,7 @@ func (m *Master) taskErrorsLocked(fw *framework, refused []deniedTask) {
 		st := mesos.TaskStatus{TaskID: d.task.TaskID, State: mesos.TASK_ERROR.Enum(), AgentID: &d.task.AgentID,
 			Source: mesos.SOURCE_MASTER.Enum(), Reason: mesos.REASON_TASK_UNAUTHORIZED.Enum(), Message: &msg, Timestamp: &now}
 		m.m.statusUpdates.WithLabelValues(mesos.TASK_ERROR.String()).Inc()
+		m.taskEndCountLocked(mesos.TASK_ERROR)
 		m.sendFrameworkLocked(fw, &schedEvent{Type: evUpdate, Update: &scheduler.Event_Update{Status: st}})
 	}
 }

@@ -100,7 +100,7 @@ func (m *Master) visibleStateLocked(who auth.Subject, fws []operator.Framework) 
 			}
 			return kept
 		}
-		f.Tasks, f.CompletedTasks = keep(f.Tasks), keep(f.CompletedTasks)
+		f.Tasks, f.UnreachableTasks, f.CompletedTasks = keep(f.Tasks), keep(f.UnreachableTasks), keep(f.CompletedTasks)
 		out = append(out, f)
 	}
 	return out

@@ -244,6 +244,7 @@ func (m *Master) taskEndedByMasterLocked(fw *framework, t *task, state mesos.Tas
 	t.state = state
 	t.setStatus(&st)
 	if !wasTerminal {
+		m.taskEndCountLocked(state)
 		if a := m.agents[t.agent]; a != nil && a.inAlloc {
 			m.allocOK("recover", m.alloc.Recover(fw.id, t.agent, t.res, nil), "framework_id", fw.id, "agent_id", t.agent, "task_id", t.id)
 		}

@@ -128,6 +128,7 @@ func (m *Master) updateFrameworkLocked(fw *framework, up *scheduler.Call_UpdateF
 // then answers SUBSCRIBED on the stream. It returns the framework's id and
 // the stream id calls must carry. Takes m.mu.
 func (m *Master) admitFramework(id string, info mesos.FrameworkInfo, suppressedRoles []string, stream *api.Stream) (string, string, error) {
+	stream.OmitEmpty = true // as Mesos: JSON events without unset fields
 	streamID := newID()
 	js, err := labelJobSize("SUBSCRIBE", &info)
 	if err != nil {

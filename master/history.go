@@ -126,6 +126,7 @@ func (m *Master) completeRemovedTasksLocked(fw *framework, hosts map[string]bool
 		t := fw.tasks[id]
 		hosts[t.agent] = true
 		if !taskstate.IsTerminal(t.state) {
+			m.taskEndCountLocked(mesos.TASK_KILLED) // as Mesos ends a removed framework's tasks
 			msg := "Framework " + fw.id + " removed"
 			st := mesos.TaskStatus{TaskID: mesos.TaskID{Value: t.id}, State: mesos.TASK_KILLED.Enum(), AgentID: &mesos.AgentID{Value: t.agent},
 				Source: mesos.SOURCE_MASTER.Enum(), Reason: mesos.REASON_FRAMEWORK_REMOVED.Enum(), Message: &msg, Timestamp: &now}

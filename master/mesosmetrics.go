@@ -15,9 +15,9 @@ import (
 // (master/cpus_total, master/tasks_running, ...), one flat JSON object, as
 // Mesos's metrics endpoint serves them; GET_METRICS reports the same names
 // beside allot's Prometheus series. Only what allot has the data for is
-// there: the gauges of live state, and the counters allot keeps. Mesos's
-// lifetime task counters (master/tasks_finished, master/tasks_failed, ...)
-// and its message counters are not (docs/mesos-compat.md).
+// there: the gauges of live state, and the counters allot keeps, Mesos's
+// lifetime task counters (master/tasks_finished, ..., taskcounters.go)
+// among them. Its message counters are not (docs/mesos-compat.md).
 
 // snapshotTaskStates are the states whose master/tasks_<state> gauge
 // counts the tasks in that state now.
@@ -85,6 +85,9 @@ func (m *Master) mesosSnapshot() map[string]float64 {
 // counters.
 func (m *Master) counterMetrics() map[string]float64 {
 	out := map[string]float64{"master/valid_status_updates": 0, "master/invalid_status_updates": 0, "master/messages_launch_tasks": 0}
+	for _, st := range endedTaskStates {
+		out[snapshotName("master", st)] = 0
+	}
 	mfs, err := m.m.reg.Gather()
 	if err != nil {
 		return out
@@ -100,6 +103,12 @@ func (m *Master) counterMetrics() map[string]float64 {
 				out["master/invalid_status_updates"] = v
 			case "allot_master_tasks_launched_total":
 				out["master/messages_launch_tasks"] = v
+			case tasksEndedName:
+				for _, l := range mm.GetLabel() {
+					if name, n, ok := taskEndSnapshot(l.GetValue(), v); ok && l.GetName() == "state" {
+						out[name] = n
+					}
+				}
 			}
 		}
 	}

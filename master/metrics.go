@@ -26,6 +26,7 @@ type metrics struct {
 	// REGISTERs of removed agents (history.go).
 	invalidUpdates prometheus.Counter
 	refusedAgents  prometheus.Counter
+	tasksEnded     *prometheus.CounterVec // taskcounters.go
 }
 
 func newMetrics(m *Master) *metrics {
@@ -65,6 +66,7 @@ func newMetrics(m *Master) *metrics {
 		Help: "REGISTERs refused (410) because the agent id was removed; the agent shuts its executors down and registers afresh."})
 	x.reg.MustRegister(x.invalidUpdates, x.refusedAgents, x.gpuFiltered)
 	x.reg.MustRegister(unreachableAgentsGauge(m))
+	x.tasksEnded = newTasksEndedCounter(x.reg)
 	x.reg.MustRegister(x.offers, x.tasksLaunched, x.statusUpdates, x.calls, x.badRequests, x.allocCycle, x.leaderChanges, x.commitLatency, x.applyLatency)
 	x.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "allot_master_is_leader", Help: "1 while this master leads and serves."},
 		func() float64 {

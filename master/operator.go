@@ -339,9 +339,7 @@ func (m *Master) stateFrameworksLocked() []operator.Framework {
 				f.Filters = append(f.Filters, operator.Filter{AgentID: fl.Agent, Until: float64(fl.Until.UnixNano()) / 1e9, Resources: stateScalars(fl.Resources)})
 			}
 		}
-		for _, tid := range sortedKeys(fw.tasks) {
-			f.Tasks = append(f.Tasks, stateTaskOf(fw.tasks[tid]))
-		}
+		f.Tasks, f.UnreachableTasks = stateTasksLocked(fw)
 		for _, t := range m.completed.of(id) {
 			f.CompletedTasks = append(f.CompletedTasks, stateTaskOf(t))
 		}
@@ -358,7 +356,7 @@ func (m *Master) stateCompletedFrameworksLocked() []operator.Framework {
 	removed := m.completed.removedFrameworks()
 	out := make([]operator.Framework, 0, len(removed))
 	for _, id := range removed {
-		f := operator.Framework{ID: id, Tasks: []operator.Task{}, CompletedTasks: []operator.Task{},
+		f := operator.Framework{ID: id, Tasks: []operator.Task{}, UnreachableTasks: []operator.Task{}, CompletedTasks: []operator.Task{},
 			UsedResources: map[string]float64{}, Filters: []operator.Filter{}}
 		if info := m.completed.info(id); info != nil {
 			f.Name, f.Role = info.Name, info.GetRole()

@@ -353,3 +353,19 @@ func (m *Master) markSilentAgentsLocked(now, last time.Time) time.Time {
 	}
 	return now
 }
+
+// stateTasksLocked lists fw's tasks for /state as Mesos does: those on
+// unreachable agents (TASK_UNREACHABLE, a partition-aware framework's)
+// apart, in unreachable_tasks; each list [] when empty. Caller holds m.mu.
+func stateTasksLocked(fw *framework) (tasks, unreachable []operator.Task) {
+	tasks, unreachable = []operator.Task{}, []operator.Task{}
+	for _, tid := range sortedKeys(fw.tasks) {
+		t := fw.tasks[tid]
+		if t.state == mesos.TASK_UNREACHABLE {
+			unreachable = append(unreachable, stateTaskOf(t))
+		} else {
+			tasks = append(tasks, stateTaskOf(t))
+		}
+	}
+	return tasks, unreachable
+}

@@ -68,21 +68,22 @@ func isResourceOperation(t mesos.Offer_Operation_Type) bool {
 }
 
 // resourceOperation plans one reservation or volume operation of the
-// call, taking what it consumes from the offers. An invalid operation with
-// an id is dropped with OPERATION_ERROR; one without is the call's 400.
-// Under m.mu.
-func (c *taskChecker) resourceOperation(op *mesos.Offer_Operation) error {
+// call, taking what it consumes from the offers. An invalid operation is
+// dropped and the rest of the call goes on, as Mesos's master drops it:
+// with OPERATION_ERROR where it has an id, silently (but logged) where the
+// framework gave it none. Under m.mu.
+func (c *taskChecker) resourceOperation(op *mesos.Offer_Operation) {
 	conv, err := c.resv.plan(op, c.remaining)
 	if err != nil {
 		if op.ID == nil {
-			return api.Errorf(http.StatusBadRequest, "ACCEPT: %v", err)
+			c.resv.m.log.Warn().Str("framework_id", c.fw.id).Str("operation", op.GetType().String()).Err(err).Msg("dropping an invalid operation")
+			return
 		}
 		c.resv.failed = append(c.resv.failed, opFeedback{id: op.ID.Value, state: mesos.OPERATION_ERROR, msg: err.Error(), op: op})
-		return nil
+		return
 	}
 	c.remaining = c.remaining.Sub(mesosQuantity(conv.Consumed))
 	c.resv.ops = append(c.resv.ops, plannedOp{op: op, conv: conv})
-	return nil
 }
 
 // plan validates op for the framework against the offers: its reserved

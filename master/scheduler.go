@@ -331,34 +331,6 @@ func validateCallBody(call *scheduler.Call) error {
 	return nil
 }
 
-// killLocked asks the task's agent to kill it; an unknown or finished task
-// is answered with its state (TASK_LOST if unknown). Caller holds m.mu.
-func (m *Master) killLocked(fw *framework, k *scheduler.Call_Kill) error {
-	t := fw.tasks[k.TaskID.Value]
-	if t == nil || taskstate.IsTerminal(t.state) {
-		// Mesos answers an unknown task with TASK_LOST so the framework can
-		// clean up.
-		agentID := k.GetAgentID()
-		st := mesos.TaskStatus{TaskID: k.TaskID, State: mesos.TASK_LOST.Enum(), AgentID: agentID,
-			Source: mesos.SOURCE_MASTER.Enum(), Reason: mesos.REASON_RECONCILIATION.Enum(), Message: strPtr("kill: task unknown to the master")}
-		if t != nil {
-			st.State = t.state.Enum()
-		}
-		m.sendFrameworkLocked(fw, &schedEvent{Type: evUpdate, Update: &scheduler.Event_Update{Status: st}})
-		return nil
-	}
-	a := m.agents[t.agent]
-	if a == nil || a.stream == nil {
-		return api.Errorf(http.StatusServiceUnavailable, "KILL: agent %s of task %s is disconnected; retry", t.agent, t.id)
-	}
-	ev := &api.AgentEvent{Type: api.AgentEventType_KILL, FrameworkId: fw.id, ExecutorId: t.executor, TaskId: t.id}
-	if kp := k.GetKillPolicy(); kp != nil && kp.GracePeriod != nil {
-		ev.GraceNanos = kp.GracePeriod.Nanoseconds
-	}
-	a.stream.SendProto(ev)
-	return nil
-}
-
 // acknowledgeLocked forwards a status acknowledgement to the agent; a
 // terminal task's is forwarded only once the registry completed the task.
 // Caller holds m.mu.

@@ -93,6 +93,9 @@ type task struct {
 	// (finality.go).
 	final     bool
 	finalUUID []byte
+	// kill is the framework's latest KILL of the task, sent again when
+	// its agent re-registers (pendingkill.go).
+	kill *api.AgentEvent
 }
 
 // offer is an outstanding offer. Its id, "<master>-O<seq>[<stamp>]", is not

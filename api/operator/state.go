@@ -65,16 +65,19 @@ type TaskStatus struct {
 // Framework is a framework as /state shows it (completed_frameworks too:
 // their id and completed tasks).
 type Framework struct {
-	ID             string             `json:"id"`
-	Name           string             `json:"name"`
-	Role           string             `json:"role"`
-	Active         bool               `json:"active"`
-	Connected      bool               `json:"connected"`
-	FailoverTO     float64            `json:"failover_timeout"`
-	UsedResources  map[string]float64 `json:"used_resources"`
-	Tasks          []Task             `json:"tasks"`
-	CompletedTasks []Task             `json:"completed_tasks"`
-	OfferCount     int                `json:"offers"`
+	ID            string             `json:"id"`
+	Name          string             `json:"name"`
+	Role          string             `json:"role"`
+	Active        bool               `json:"active"`
+	Connected     bool               `json:"connected"`
+	FailoverTO    float64            `json:"failover_timeout"`
+	UsedResources map[string]float64 `json:"used_resources"`
+	Tasks         []Task             `json:"tasks"`
+	// UnreachableTasks are a partition-aware framework's tasks on
+	// unreachable agents, kept apart from Tasks as Mesos keeps them.
+	UnreachableTasks []Task `json:"unreachable_tasks"`
+	CompletedTasks   []Task `json:"completed_tasks"`
+	OfferCount       int    `json:"offers"`
 	// Share is the allocator's weighted dominant share a_n / (phi C).
 	Share float64 `json:"dominant_share"`
 	// Filters are the framework's live decline filters.

@@ -293,6 +293,7 @@ func allTasks(st *operator.State) []operator.Task {
 	var out []operator.Task
 	for _, f := range st.Frameworks {
 		out = append(out, f.Tasks...)
+		out = append(out, f.UnreachableTasks...)
 	}
 	for _, f := range append(st.Frameworks, st.CompletedFrameworks...) {
 		out = append(out, f.CompletedTasks...)

@@ -98,7 +98,7 @@ function dominantShare(fw, total) {
 
 function allTasks(st) {
   const out = [];
-  for (const f of st.frameworks || []) out.push(...(f.tasks || []));
+  for (const f of st.frameworks || []) out.push(...(f.tasks || []), ...(f.unreachable_tasks || []));
   for (const f of (st.frameworks || []).concat(st.completed_frameworks || [])) out.push(...(f.completed_tasks || []));
   return out;
 }
