@@ -144,7 +144,11 @@ func runTask(args []string, stdout, stderr io.Writer) error {
 		<-ended
 		return fmt.Errorf("stopped: %v", ctx.Err())
 	}
-	tail := startSandboxTail(withCredential(newHTTPClient(runTailTimeout, o.tlsCA), &o.cred), cl.ID(), p, stdout, stderr)
+	hc := withCredential(newHTTPClient(runTailTimeout, o.tlsCA), &o.cred)
+	tail := startSandboxTail(hc, cl.ID(), p, stdout, stderr)
+	watchCtx, stopWatch := context.WithCancel(context.Background())
+	defer stopWatch()
+	never := watchPlacement(watchCtx, hc, strings.Join(o.masters, ","), cl.ID(), p.isLaunched, stderr) // placement.go
 	defer func() {
 		tail.stop()
 		if err := cl.Teardown(); err != nil {
@@ -157,6 +161,8 @@ func runTask(args []string, stdout, stderr io.Writer) error {
 	case st := <-p.done:
 		tail.stop() // its last pull prints what the task wrote last
 		return taskExit(st)
+	case err := <-never:
+		return err
 	case err := <-ended:
 		ended <- err // for the deferred teardown's wait
 		if errors.Is(err, sched.ErrNoMaster) {
@@ -216,6 +222,7 @@ func newRunClient(o *runOpts, p *runPlanner, stderr io.Writer) (*sched.Client, e
 		Masters:               o.masters,
 		Framework:             mesos.FrameworkInfo{User: user, Name: "allot run: " + o.task.taskName(), Role: &o.role, Hostname: &host},
 		FailoverTimeout:       o.failover,
+		Demand:                runDemand(o.task.need), // placement.go: the allocator says why no offer fits
 		FirstSubscribeTimeout: runFirstSubscribe,
 		ReconnectTimeout:      o.reconnect,
 		TLS:                   tlsCfg,
