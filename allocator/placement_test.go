@@ -62,6 +62,7 @@ func TestWhyNothingReasons(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			t.Logf("%s: %s", u.Kind, u.Message)
 			if u.Kind != c.kind || u.Dimension != c.dim || u.Never != c.never {
 				t.Errorf("got %s/%q never=%v, want %s/%q never=%v: %s", u.Kind, u.Dimension, u.Never, c.kind, c.dim, c.never, u.Message)
 			}

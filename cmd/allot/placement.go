@@ -63,16 +63,16 @@ const (
 	runPlacementQuiet = 3
 )
 
-// watchPlacement asks the masters, until ctx ends or launched says the
+// watchPlacement asks the masters every so often, until ctx ends or launched says the
 // task was launched, why framework fw gets no offer: it prints a reason
 // that is new once the framework went runPlacementQuiet cycles without
 // one, and sends an error on the returned channel when no agent could
 // ever run the task (seen twice in a row, so that one reading taken while
 // agents re-register does not end the run).
-func watchPlacement(ctx context.Context, hc *http.Client, masters, fw string, launched func() bool, stderr io.Writer) <-chan error {
+func watchPlacement(ctx context.Context, hc *http.Client, masters, fw string, every time.Duration, launched func() bool, stderr io.Writer) <-chan error {
 	never := make(chan error, 1)
 	go func() {
-		t := time.NewTicker(runPlacementPoll)
+		t := time.NewTicker(every)
 		defer t.Stop()
 		var said string
 		seenNever := 0

@@ -148,7 +148,7 @@ func runTask(args []string, stdout, stderr io.Writer) error {
 	tail := startSandboxTail(hc, cl.ID(), p, stdout, stderr)
 	watchCtx, stopWatch := context.WithCancel(context.Background())
 	defer stopWatch()
-	never := watchPlacement(watchCtx, hc, strings.Join(o.masters, ","), cl.ID(), p.isLaunched, stderr) // placement.go
+	never := watchPlacement(watchCtx, hc, strings.Join(o.masters, ","), cl.ID(), runPlacementPoll, p.isLaunched, stderr) // placement.go
 	defer func() {
 		tail.stop()
 		if err := cl.Teardown(); err != nil {
