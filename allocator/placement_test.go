@@ -84,8 +84,8 @@ func TestUnplaceableCountsIdleCycles(t *testing.T) {
 		fx.cycle()
 	}
 	u, _ := fx.a.WhyNothing("big")
-	if u.Idle != 3 {
-		t.Errorf("big idle %d cycles, want 3", u.Idle)
+	if idle, err := fx.a.IdleCycles("big"); u.Idle != 3 || idle != 3 || err != nil {
+		t.Errorf("big idle %d cycles (IdleCycles %d, %v), want 3", u.Idle, idle, err)
 	}
 	if u, _ := fx.a.WhyNothing("ok"); u.Idle != 2 || u.Kind != DemandMet {
 		t.Errorf("ok: idle %d, %s; want 2 cycles since its offer and its demand met", u.Idle, u.Kind)

@@ -24,6 +24,9 @@ const unplacedIdleCycles = 3
 // unplacedLocked is framework id's reason for /state, nil while offers
 // reach it. Caller holds m.mu.
 func (m *Master) unplacedLocked(id string) *operator.Unplaced {
+	if idle, err := m.alloc.IdleCycles(id); err != nil || idle < unplacedIdleCycles {
+		return nil
+	}
 	u, err := m.alloc.WhyNothing(id)
 	if err != nil || u.Idle < unplacedIdleCycles || u.Kind == allocator.Placeable {
 		return nil
