@@ -99,6 +99,9 @@ type framework struct {
 	// app is the application demand declared with the AppDemand signal (gang.go),
 	// nil if none; only the gang path serves such a framework.
 	app *profile.AppDemand
+	// lastOffer is the cycle of its last offer, or of its registration
+	// if none yet: how long it has gone without (placement.go).
+	lastOffer int64
 }
 
 // Allocator is the offer machine. Create it with New.
@@ -142,6 +145,7 @@ type Allocator struct {
 	nResvAgents    int // agents with reservations
 	rm             bool
 	rc             roleCycle // per-cycle state of the role-aware fill
+	cycles         int64     // cycles run, for placement feedback (placement.go)
 
 	// scratch reused across cycles
 	perm      []int32
@@ -308,7 +312,7 @@ func (a *Allocator) AddFramework(id, role string) error {
 	if role == "" {
 		role = resources.Unreserved
 	}
-	f := &framework{id: id, idx: int32(len(a.fws)), role: role, active: true, want: -1, shape: -1}
+	f := &framework{id: id, idx: int32(len(a.fws)), role: role, active: true, want: -1, shape: -1, lastOffer: a.cycles}
 	f.view = sorter.Framework{Index: int(f.idx), Weight: a.weight(role)}
 	a.fws = append(a.fws, f)
 	a.fwByID[id] = f.idx

@@ -29,6 +29,7 @@ func (a *Allocator) Allocate() Decisions {
 	} else {
 		a.path.fill()
 	}
+	a.notePlaced() // placement.go
 	if len(a.models) > 0 {
 		for i := range a.out {
 			o := &a.out[i]

@@ -118,4 +118,11 @@
 // sorter that needs it; callers reach a policy's own operations through
 // Model(name) (prophet.Of, bandit.Of), and its options through
 // policy.Options. A new policy adds a package there, not methods here.
+//
+// # Placement feedback
+//
+// placement.go says why a framework was offered nothing (WhyNothing):
+// its task larger than every agent, no agent with it free, its role's
+// quota limit, filters, suppression, by resource and agent count. It is
+// computed when asked; the cycle only stamps who was offered something.
 package allocator

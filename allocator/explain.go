@@ -148,8 +148,8 @@ func (a *Allocator) Explain(fwID, agentID string) string {
 	}
 	if len(until) > 0 {
 		sort.Slice(until, func(i, j int) bool { return until[i].After(until[j]) })
-		return fmt.Sprintf("framework %q declined agent %q with a filter: refused until %s (%s from now) or a revive",
-			f.id, ag.id, until[0].Format(time.RFC3339Nano), until[0].Sub(now))
+		return fmt.Sprintf("framework %q declined agent %q with a filter: refused until %s (in %s) or a revive",
+			f.id, ag.id, until[0].UTC().Format(time.RFC3339), HumanDuration(until[0].Sub(now)))
 	}
 	return fmt.Sprintf("framework %q is eligible for agent %q; %s decides the order (its score %.6g)", f.id, ag.id, a.crit.Name(), f.skey)
 }

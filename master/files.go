@@ -92,8 +92,8 @@ func (m *Master) handleFilesProxy(w http.ResponseWriter, r *http.Request) {
 func (m *Master) handleExplain(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	fw, ag := q.Get("framework_id"), q.Get("agent_id")
-	if fw == "" || ag == "" {
-		http.Error(w, "want framework_id and agent_id (allot frameworks and allot agents list them)", http.StatusBadRequest)
+	if fw == "" {
+		http.Error(w, "want framework_id, and agent_id for one agent (allot frameworks and allot agents list them)", http.StatusBadRequest)
 		return
 	}
 	m.mu.Lock()
@@ -113,6 +113,8 @@ func (m *Master) handleExplain(w http.ResponseWriter, r *http.Request) {
 		api.WriteError(w, denied)
 	case !fwOK:
 		http.Error(w, "unknown framework "+fw, http.StatusNotFound)
+	case ag == "":
+		m.writeWhyNothing(w, r, fw) // placement.go
 	case !agOK:
 		http.Error(w, "unknown agent "+ag, http.StatusNotFound)
 	default:

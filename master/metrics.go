@@ -67,6 +67,7 @@ func newMetrics(m *Master) *metrics {
 	x.reg.MustRegister(x.invalidUpdates, x.refusedAgents, x.gpuFiltered)
 	x.reg.MustRegister(unreachableAgentsGauge(m))
 	x.tasksEnded = newTasksEndedCounter(x.reg)
+	x.reg.MustRegister(&unplaceableCollector{m: m}) // placement.go
 	x.reg.MustRegister(x.offers, x.tasksLaunched, x.statusUpdates, x.calls, x.badRequests, x.allocCycle, x.leaderChanges, x.commitLatency, x.applyLatency)
 	x.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "allot_master_is_leader", Help: "1 while this master leads and serves."},
 		func() float64 {

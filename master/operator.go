@@ -333,6 +333,7 @@ func (m *Master) stateFrameworksLocked() []operator.Framework {
 		if st, err := m.alloc.Framework(id); err == nil {
 			f.UsedResources, f.Share = stateScalars(st.Allocated), st.Share
 		}
+		f.Unplaced = m.unplacedLocked(id) // placement.go
 		f.Filters = []operator.Filter{}
 		if fls, err := m.alloc.Filters(id); err == nil {
 			for _, fl := range fls {

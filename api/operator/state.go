@@ -85,6 +85,9 @@ type Framework struct {
 	JobType string   `json:"job_type,omitempty"`
 	// JobSize is the head job last declared (labels or REQUEST).
 	JobSize *api.JobSize `json:"job_size,omitempty"`
+	// Unplaced says why it was offered nothing in the last cycles;
+	// absent while offers reach it.
+	Unplaced *Unplaced `json:"unplaced,omitempty"`
 }
 
 // Agent is an agent as /state shows it.

@@ -401,15 +401,16 @@ func editDistance(a, b string) int {
 	return prev[len(b)]
 }
 
-// runExplain prints the allocator's reason for a framework and an agent.
+// runExplain prints the allocator's reason for a framework and an agent,
+// or, for a framework alone, why it was offered nothing lately.
 func runExplain(args []string, stdout, stderr io.Writer) error {
-	fs, c := newCLIFlags("explain", "FRAMEWORK AGENT [flags]", "Why the allocator would or would not offer AGENT's resources to FRAMEWORK in the next\ncycle: inactive, suppressed, demand met, a decline filter (until when), the task does not\nfit, or eligible and ordered by the sorter's score. Unique id prefixes will do.", stderr)
+	fs, c := newCLIFlags("explain", "FRAMEWORK [AGENT] [flags]", "Why the allocator would or would not offer AGENT's resources to FRAMEWORK in the next\ncycle: inactive, suppressed, demand met, a decline filter (until when), the task does not\nfit, or eligible and ordered by the sorter's score. Without AGENT: why FRAMEWORK was\noffered nothing lately, by resource and agent count (its task is larger than every agent,\nno agent has it free, its role's quota limit, filters). Unique id prefixes will do.", stderr)
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		return err
 	}
-	if len(pos) != 2 {
-		return usagef("usage: allot explain FRAMEWORK AGENT (allot frameworks and allot agents list the ids)")
+	if len(pos) != 1 && len(pos) != 2 {
+		return usagef("usage: allot explain FRAMEWORK [AGENT] (allot frameworks and allot agents list the ids)")
 	}
 	st, err := c.state()
 	if err != nil {
@@ -425,6 +426,9 @@ func runExplain(args []string, stdout, stderr io.Writer) error {
 	fw, err := resolveID("framework", pos[0], fws)
 	if err != nil {
 		return err
+	}
+	if len(pos) == 1 {
+		return explainFramework(c, fw, stdout)
 	}
 	ag, err := resolveID("agent", pos[1], ags)
 	if err != nil {

@@ -145,7 +145,11 @@ func runTask(args []string, stdout, stderr io.Writer) error {
 		<-ended
 		return fmt.Errorf("stopped: %v", ctx.Err())
 	}
-	tail := startSandboxTail(withCredential(newHTTPClient(runTailTimeout, o.tlsCA), &o.cred), cl.ID(), p, stdout, stderr)
+	hc := withCredential(newHTTPClient(runTailTimeout, o.tlsCA), &o.cred)
+	tail := startSandboxTail(hc, cl.ID(), p, stdout, stderr)
+	watchCtx, stopWatch := context.WithCancel(context.Background())
+	defer stopWatch()
+	never := watchPlacement(watchCtx, hc, strings.Join(o.masters, ","), cl.ID(), runPlacementPoll, p.isLaunched, stderr) // placement.go
 	defer func() {
 		tail.stop()
 		if err := cl.Teardown(); err != nil {
@@ -158,6 +162,8 @@ func runTask(args []string, stdout, stderr io.Writer) error {
 	case st := <-p.done:
 		tail.stop() // its last pull prints what the task wrote last
 		return taskExit(st)
+	case err := <-never:
+		return err
 	case err := <-ended:
 		ended <- err // for the deferred teardown's wait
 		if errors.Is(err, sched.ErrNoMaster) {
@@ -218,6 +224,7 @@ func newRunClient(o *runOpts, p *runPlanner, stderr io.Writer) (*sched.Client, e
 		Framework: mesos.FrameworkInfo{User: user, Name: "allot run: " + o.task.taskName(), Role: &o.role, Hostname: &host,
 			Capabilities: runCapabilities(o.task.need)},
 		FailoverTimeout:       o.failover,
+		Demand:                runDemand(o.task.need), // placement.go: the allocator says why no offer fits
 		FirstSubscribeTimeout: runFirstSubscribe,
 		ReconnectTimeout:      o.reconnect,
 		TLS:                   tlsCfg,
