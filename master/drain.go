@@ -6,7 +6,6 @@ import (
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	mmaster "github.com/mesos/mesos-go/api/v1/lib/master"
-	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
 
 	"github.com/allot-sched/allot/api"
 	"github.com/allot-sched/allot/api/operator"
@@ -231,27 +230,6 @@ func drainGrace(kp *mesos.KillPolicy, max *mesos.DurationInfo) int64 {
 		return 1
 	}
 	return max.Nanoseconds
-}
-
-// taskEndedByMasterLocked ends a task in state for reason, as the master
-// declares it (no uuid: nothing on an agent waits for the
-// acknowledgement), and tells its framework. Caller holds m.mu.
-func (m *Master) taskEndedByMasterLocked(fw *framework, t *task, state mesos.TaskState, reason mesos.TaskStatus_Reason, msg string) {
-	now := float64(m.clock.Now().UnixNano()) / 1e9
-	st := mesos.TaskStatus{TaskID: mesos.TaskID{Value: t.id}, State: state.Enum(), AgentID: &mesos.AgentID{Value: t.agent},
-		Source: mesos.SOURCE_MASTER.Enum(), Reason: reason.Enum(), Message: &msg, Timestamp: &now}
-	wasTerminal := taskstate.IsTerminal(t.state)
-	t.state = state
-	t.setStatus(&st)
-	if !wasTerminal {
-		m.taskEndCountLocked(state)
-		if a := m.agents[t.agent]; a != nil && a.inAlloc {
-			m.allocOK("recover", m.alloc.Recover(fw.id, t.agent, t.res, nil), "framework_id", fw.id, "agent_id", t.agent, "task_id", t.id)
-		}
-	}
-	m.rep.propose(m.completeLocked(fw, t))
-	m.publishTaskLocked(evTaskUpdated, t)
-	m.sendFrameworkLocked(fw, &schedEvent{Type: evUpdate, Update: &scheduler.Event_Update{Status: st}})
 }
 
 // frameworkCapable reports whether fw declared capability c.

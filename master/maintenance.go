@@ -329,7 +329,7 @@ func (m *Master) removeAgentForMaintenanceLocked(a *agentState) {
 		if frameworkCapable(p.fw, mesos.FrameworkInfo_Capability_PARTITION_AWARE) {
 			state, reason = mesos.TASK_GONE_BY_OPERATOR, mesos.REASON_AGENT_REMOVED_BY_OPERATOR
 		}
-		m.taskEndedByMasterLocked(p.fw, p.t, state, reason, why)
+		m.taskEndedLocked(p.fw, p.t, state, reason, why) // agentproto.go
 	}
 	if a.stream != nil {
 		a.stream.Close(why)

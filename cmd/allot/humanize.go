@@ -3,6 +3,8 @@ package main
 import (
 	"regexp"
 	"time"
+
+	"github.com/allot-sched/allot/allocator"
 )
 
 var (
@@ -31,24 +33,6 @@ func humanize(s string) string {
 		if err != nil {
 			return m
 		}
-		return humanDuration(d)
+		return allocator.HumanDuration(d)
 	})
-}
-
-// humanDuration rounds d to whole seconds from a minute up, to tenths of a
-// second from a second up, and to milliseconds below.
-func humanDuration(d time.Duration) string {
-	abs := d
-	if abs < 0 {
-		abs = -abs
-	}
-	switch {
-	case abs >= time.Minute:
-		return d.Round(time.Second).String()
-	case abs >= time.Second:
-		return d.Round(100 * time.Millisecond).String()
-	case abs >= time.Millisecond:
-		return d.Round(time.Millisecond).String()
-	}
-	return d.String()
 }
