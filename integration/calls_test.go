@@ -320,19 +320,32 @@ func checkOperatorReads(t *testing.T, get func(call *mmaster.Call) *mmaster.Resp
 }
 
 // checkMasterMetrics checks that /metrics has the master's series for that
-// cluster.
+// cluster. A scrape that finds the master's lock held reports the state
+// gauges' last reading (none before the first), so it asks until the
+// series are there.
 func checkMasterMetrics(t *testing.T, addr string) {
-	hr, err := http.Get("http://" + addr + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(hr.Body)
-	hr.Body.Close()
-	for _, series := range []string{"allot_master_offers_total", "allot_master_allocation_cycle_seconds_bucket",
+	want := []string{"allot_master_offers_total", "allot_master_allocation_cycle_seconds_bucket",
 		`allot_master_role_dominant_share{role="prod"}`, `allot_master_tasks{state="TASK_RUNNING"} 1`,
-		`allot_master_agents{state="connected"} 2`, `allot_master_frameworks{state="connected"} 1`} {
-		if !strings.Contains(string(body), series) {
-			t.Errorf("/metrics lacks %s", series)
+		`allot_master_agents{state="connected"} 2`, `allot_master_frameworks{state="connected"} 1`}
+	var missing []string
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(testcluster.PollInterval) {
+		hr, err := http.Get("http://" + addr + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(hr.Body)
+		hr.Body.Close()
+		missing = missing[:0]
+		for _, series := range want {
+			if !strings.Contains(string(body), series) {
+				missing = append(missing, series)
+			}
+		}
+		if len(missing) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("/metrics lacks %v", missing)
 		}
 	}
 }
