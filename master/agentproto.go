@@ -100,17 +100,17 @@ func (m *Master) admitAgent(call *api.AgentCall, stream *api.Stream) (string, er
 		stream.SendProto(&api.AgentEvent{Type: api.AgentEventType_SHUTDOWN_FRAMEWORK, FrameworkId: fwID})
 	}
 	m.reservationsChangedLocked(a)
-	keep := checkpointEvent(a)
-	kills := m.pendingKillsLocked(a)
+	// Sent before the lock is let go, so that no RUN from an offer made
+	// meanwhile overtakes what the agent must keep.
+	stream.SendProto(&api.AgentEvent{Type: api.AgentEventType_REGISTERED, AgentId: id, GraceNanos: int64(PingInterval)})
+	stream.SendProto(checkpointEvent(a))
+	for _, k := range m.pendingKillsLocked(a) {
+		stream.SendProto(k)
+	}
 	m.publishAgentLocked(evAgentAdded, a)
 	m.mu.Unlock()
 
 	m.rep.propose(&api.Command{Type: api.CommandType_AGENT_UPSERT, Agent: rec})
-	stream.SendProto(&api.AgentEvent{Type: api.AgentEventType_REGISTERED, AgentId: id, GraceNanos: int64(PingInterval)})
-	stream.SendProto(keep)
-	for _, k := range kills {
-		stream.SendProto(k)
-	}
 	m.log.Info().Str("agent_id", id).Str("address", rec.Address).Str("resources", total.String()).
 		Int("tasks", len(call.Tasks)).Bool("reregistered", readd).Msg("agent registered")
 	m.triggerAllocation()
@@ -150,6 +150,9 @@ func (m *Master) resetAgentLocked(rec *api.AgentRecord, total resources.Resource
 	}
 	a.rec, a.total, a.stream, a.lastHeard = rec, total, stream, m.clock.Now()
 	a.executors = map[string]resources.Resources{}
+	// RUNs held for the old connection are not sent on the new one: the
+	// agent's report of what it runs decides what became of their tasks.
+	a.resv.held = nil
 	return a, readd
 }
 

@@ -470,7 +470,7 @@ func (m *Master) launchGroupLocked(fw *framework, a *agentState, l plannedLaunch
 	for i := range l.tasks {
 		m.addTaskLocked(fw, a, &l.tasks[i], l.executor.ExecutorID.Value)
 	}
-	a.stream.SendProto(&api.AgentEvent{Type: api.AgentEventType_RUN, FrameworkId: fw.id, ExecutorId: l.executor.ExecutorID.Value,
+	m.sendRunLocked(a, &api.AgentEvent{Type: api.AgentEventType_RUN, FrameworkId: fw.id, ExecutorId: l.executor.ExecutorID.Value,
 		FrameworkInfo: fwInfo, ExecutorInfo: exB, TaskGroup: tgB})
 }
 
@@ -490,7 +490,7 @@ func (m *Master) launchTasksLocked(fw *framework, a *agentState, tasks []mesos.T
 		}
 		ev.Task, _ = t.Marshal()
 		m.addTaskLocked(fw, a, t, exID)
-		a.stream.SendProto(ev)
+		m.sendRunLocked(a, ev)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -120,6 +121,10 @@ type replicator struct {
 	indexes func() (commit, applied uint64)
 	// commitObs observes how long a batch takes to commit and apply.
 	commitObs func(time.Duration)
+	// beforeApply, when set, is called before each batch is committed: a
+	// test holds commits back with it to open the window between a change
+	// and its commit.
+	beforeApply atomic.Pointer[func()]
 }
 
 // proposal is one command waiting to be replicated; done, if not nil,
@@ -317,6 +322,9 @@ func (r *replicator) loop() {
 					cmd.Batch = append(cmd.Batch, q.cmd)
 				}
 			}
+		}
+		if hold := r.beforeApply.Load(); hold != nil {
+			(*hold)()
 		}
 		t0 := time.Now()
 		err := r.apply(cmd)

@@ -30,6 +30,11 @@ type agentResv struct {
 	// seq numbers each change proposed to the registry, sent the newest
 	// change the agent was told of (replicateResvLocked).
 	seq, sent uint64
+	// inflight counts the changes proposed whose commit has not been heard
+	// of; held are the RUNs sent meanwhile, which wait for the agent to
+	// hear of the change first (sendRunLocked).
+	inflight int
+	held     []*api.AgentEvent
 }
 
 // agentTotal reads an agent record's resources (static reservations
@@ -56,7 +61,8 @@ func (a *agentState) setExact(static, checkpointed mesos.Resources) error {
 	if err != nil {
 		return err
 	}
-	a.resv = agentResv{static: static, total: total, known: true, seq: a.resv.seq, sent: a.resv.seq}
+	a.resv = agentResv{static: static, total: total, known: true, seq: a.resv.seq, sent: a.resv.seq,
+		inflight: a.resv.inflight, held: a.resv.held}
 	return nil
 }
 
@@ -111,23 +117,61 @@ func (m *Master) heldByAgent() map[string]*api.AgentResourcesRecord {
 // dies before the commit leaves no record, the next leader's copy wins when
 // the agent re-registers, and an agent told first would then delete the
 // volume it had made. A commit that an earlier registration or a newer
-// change overtook sends nothing. Caller holds m.mu.
+// change overtook sends nothing. Until every change is heard of, RUNs for
+// the agent are held (sendRunLocked). Caller holds m.mu.
 func (m *Master) replicateResvLocked(a *agentState) {
 	list := a.checkpointed()
 	a.resv.seq++
+	a.resv.inflight++
 	seq, id := a.resv.seq, a.rec.Id
 	m.rep.proposeThen(agentResourcesCommand(id, list), func(err error) {
 		if err != nil {
 			m.log.Error().Err(err).Str("agent_id", id).Msg("reservations and volumes not replicated; the agent is not told of the change")
-			return
 		}
 		m.mu.Lock()
 		defer m.mu.Unlock()
-		if cur := m.agents[id]; cur == a && seq > a.resv.sent && a.stream != nil {
+		a.resv.inflight--
+		cur := m.agents[id]
+		if err == nil && cur == a && seq > a.resv.sent && a.stream != nil {
 			a.resv.sent = seq
 			a.stream.SendProto(&api.AgentEvent{Type: api.AgentEventType_CHECKPOINT_RESOURCES, AgentId: id, Resources: encodeResourceList(list)})
 		}
+		if a.resv.inflight == 0 {
+			m.releaseRunsLocked(a, cur == a)
+		}
 	})
+}
+
+// sendRunLocked sends a RUN to a, unless a change of its reservations or
+// volumes is still being replicated: the agent must hear CHECKPOINT_RESOURCES
+// before a RUN that uses what it made (a new volume, say), and the stream
+// keeps the order, so the RUN waits until the change's commit is heard of.
+// Caller holds m.mu.
+func (m *Master) sendRunLocked(a *agentState, ev *api.AgentEvent) {
+	if a.resv.inflight > 0 {
+		a.resv.held = append(a.resv.held, ev)
+		return
+	}
+	a.stream.SendProto(ev)
+}
+
+// releaseRunsLocked sends the RUNs held for a, or drops them where a has
+// no stream or was replaced: its tasks are then recorded on the agent but
+// unknown to it, and its next registration reports them lost, as it does
+// for a RUN a broken connection lost. Caller holds m.mu.
+func (m *Master) releaseRunsLocked(a *agentState, current bool) {
+	held := a.resv.held
+	a.resv.held = nil
+	if len(held) == 0 {
+		return
+	}
+	if !current || a.stream == nil {
+		m.log.Warn().Str("agent_id", a.rec.Id).Int("runs", len(held)).Msg("agent gone while its reservations were replicated; its held RUNs are dropped")
+		return
+	}
+	for _, ev := range held {
+		a.stream.SendProto(ev)
+	}
 }
 
 // checkpointEvent is CHECKPOINT_RESOURCES with what a is to keep.
