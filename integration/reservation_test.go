@@ -146,7 +146,10 @@ func TestReservationAndVolumeSurviveKill9(t *testing.T) {
 		got, _ := reservedFor(o, "eng")
 		return len(got) == 0 && offered(o, "cpus") == 4 && offered(o, "disk") == 10000
 	})
-	if _, err := os.Stat(filepath.Join(a.Dir, "volumes", "roles", "eng", "v1")); !os.IsNotExist(err) {
-		t.Errorf("the destroyed volume's directory is still there: %v", err)
-	}
+	// The agent removes the directory when it hears CHECKPOINT_RESOURCES,
+	// which the offer above may overtake.
+	testcluster.WaitFor(t, 30*time.Second, "the destroyed volume's directory to be removed", func() bool {
+		_, err := os.Stat(filepath.Join(a.Dir, "volumes", "roles", "eng", "v1"))
+		return os.IsNotExist(err)
+	})
 }
