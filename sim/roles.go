@@ -34,6 +34,9 @@ type Roles struct {
 	Frameworks map[string]string    `json:"frameworks"`
 	Weights    map[string]float64   `json:"weights"`
 	Quota      map[string]RoleQuota `json:"quota"`
+	// Reservations are static and dynamic reservations on the cluster's
+	// agents (reservations.go).
+	Reservations []Reservation `json:"reservations"`
 }
 
 // roleOf is the role of the workload's framework fw whose jobs name
@@ -80,6 +83,11 @@ func ReadRoles(r io.Reader) (*Roles, error) {
 		}
 		if _, err := q.allocatorQuota(); err != nil {
 			return nil, fmt.Errorf("roles file: quota of %s: %w", name, err)
+		}
+	}
+	for i := range out.Reservations {
+		if err := out.Reservations[i].check(); err != nil {
+			return nil, fmt.Errorf("roles file: reservation %d: %w", i+1, err)
 		}
 	}
 	return &out, nil

@@ -1,0 +1,145 @@
+package sim_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/allot-sched/allot/allocator"
+	"github.com/allot-sched/allot/sim"
+	"github.com/allot-sched/allot/sim/trace"
+)
+
+// launches records, per framework, the agents its tasks launched on and
+// when.
+type launches map[string][]sim.Event
+
+func (l launches) Observe(e sim.Event) {
+	if e.Kind == sim.EventLaunch {
+		l[e.Framework] = append(l[e.Framework], e)
+	}
+}
+
+// resvWorkload is two 4-cpu agents, a framework "batch" (role *) with
+// batchTasks one-cpu tasks of 10 s at t=0, and a framework "etl" of role
+// eng with four such tasks at etlAt.
+func resvWorkload(t *testing.T, batchTasks int, etlAt float64) *sim.Workload {
+	t.Helper()
+	nodes, err := trace.ParseCluster("2xcpus=4,mem=4096")
+	if err != nil {
+		t.Fatal(err)
+	}
+	job := func(id, fw string, at float64, n int) sim.Job {
+		return sim.Job{ID: id, Framework: fw, Submit: at, Stages: []sim.Stage{{Groups: []sim.Group{{Tasks: n, Duration: 10, Demand: sim.Shape(1, 512)}}}}}
+	}
+	return &sim.Workload{Nodes: nodes, Jobs: []sim.Job{job("b", "batch", 0, batchTasks), job("e", "etl", etlAt, 4)}}
+}
+
+func readRoles(t *testing.T, s string) *sim.Roles {
+	t.Helper()
+	r, err := sim.ReadRoles(strings.NewReader(s))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func runResv(t *testing.T, w *sim.Workload, m allocator.Mode, roles *sim.Roles) (*sim.Result, launches) {
+	t.Helper()
+	l := launches{}
+	r, err := sim.Run(w, sim.Config{Policy: mustPolicy(t, "drf"), Mode: m, Roles: roles, Check: true, Observer: l})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r, l
+}
+
+func jobStart(t *testing.T, r *sim.Result, id string) float64 {
+	t.Helper()
+	for _, j := range r.JobStats {
+		if j.ID == id {
+			return j.Start
+		}
+	}
+	t.Fatalf("no job %s in the result", id)
+	return 0
+}
+
+// A static reservation of one agent for role eng: the batch framework
+// (role *) is never offered it, even with work waiting, and eng's job
+// starts on it at the first allocation after it arrives. Without the
+// reservation batch takes the whole cluster and eng waits for its tasks.
+func TestStaticReservationKeepsAgentForItsRole(t *testing.T) {
+	w := resvWorkload(t, 8, 1)
+	roles := readRoles(t, `{"frameworks": {"etl": "eng"},
+		"reservations": [{"agent": "t1-1", "role": "eng", "resources": {"cpus": 4, "mem": 4096}}]}`)
+	for _, m := range bothModes {
+		plain, _ := runResv(t, w, m, readRoles(t, `{"frameworks": {"etl": "eng"}}`))
+		if s := jobStart(t, plain, "e"); s < 10 {
+			t.Errorf("%s, no reservation: eng's job started at %v, want it to wait for batch's tasks (10)", m, s)
+		}
+		r, l := runResv(t, w, m, roles)
+		for _, e := range l["batch"] {
+			if e.Agent == "t1-1" {
+				t.Errorf("%s: batch launched %d tasks on the agent reserved for eng at %v", m, e.Tasks, e.Time)
+			}
+		}
+		if s := jobStart(t, r, "e"); s < 1 || s > 2 {
+			t.Errorf("%s: eng's job started at %v, want within an interval of its arrival (1)", m, s)
+		}
+		for _, e := range l["etl"] {
+			if e.Agent != "t1-1" {
+				t.Errorf("%s: eng's tasks launched on %s, want its reservation t1-1 (t1-2 is busy)", m, e.Agent)
+			}
+		}
+		if r.Makespan != 20 {
+			t.Errorf("%s: makespan %v, want 20 (batch's 8 tasks on the one agent left to it)", m, r.Makespan)
+		}
+	}
+}
+
+// A dynamic reservation asked for at t=5, while batch's tasks use the
+// whole cluster, is made when they end at t=10 (running tasks are not
+// preempted): from then on batch gets only the other agent and eng's job,
+// arriving at t=12, starts at once on the reserved one.
+func TestDynamicReservationMadeWhenFree(t *testing.T) {
+	w := resvWorkload(t, 16, 12)
+	roles := readRoles(t, `{"frameworks": {"etl": "eng"},
+		"reservations": [{"agent": "t1-1", "role": "eng", "resources": {"cpus": 4, "mem": 4096}, "at": 5}]}`)
+	for _, m := range bothModes {
+		plain, _ := runResv(t, w, m, readRoles(t, `{"frameworks": {"etl": "eng"}}`))
+		if s := jobStart(t, plain, "e"); s < 20 {
+			t.Errorf("%s, no reservation: eng's job started at %v, want it to wait for batch's tasks (20)", m, s)
+		}
+		r, l := runResv(t, w, m, roles)
+		before := 0
+		for _, e := range l["batch"] {
+			if e.Agent == "t1-1" {
+				if e.Time >= 10 {
+					t.Errorf("%s: batch launched %d tasks on t1-1 at %v, after the reservation was made", m, e.Tasks, e.Time)
+				}
+				before += e.Tasks
+			}
+		}
+		if before != 4 {
+			t.Errorf("%s: batch ran %d tasks on t1-1 before the reservation, want 4 (the reservation waits for them)", m, before)
+		}
+		if s := jobStart(t, r, "e"); s < 12 || s > 13 {
+			t.Errorf("%s: eng's job started at %v, want within an interval of its arrival (12)", m, s)
+		}
+	}
+}
+
+// Reservations the cluster cannot hold, or that name no agent, stop the
+// run before it starts.
+func TestReservationsRefusedByTheCluster(t *testing.T) {
+	w := resvWorkload(t, 1, 0)
+	for _, tt := range []struct{ file, want string }{
+		{`{"reservations": [{"agent": "n9", "role": "eng", "resources": {"cpus": 1}}]}`, `reservation 1: agent "n9" matches no node`},
+		{`{"reservations": [{"agent": "t1-*", "role": "eng", "resources": {"cpus": 3}}, {"agent": "t1-2", "role": "ops", "resources": {"cpus": 2}}]}`, "exceed the agent's total"},
+	} {
+		_, err := sim.Run(w, sim.Config{Roles: readRoles(t, tt.file)})
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: %v, want an error with %q", tt.file, err, tt.want)
+		}
+	}
+}
