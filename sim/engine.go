@@ -274,6 +274,9 @@ type engine struct {
 	// runPools holds, for runs that use reserved resources, the parts
 	// they took of their agent's pools (reservations.go).
 	runPools map[int32][]poolPart
+	// roleBooks integrates what each role holds, with a roles file
+	// (rolestats.go).
+	roleBooks map[string]*roleBook
 }
 
 var bwKinds = [2]resources.Kind{resources.DiskBW, resources.NetBW}

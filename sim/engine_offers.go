@@ -123,6 +123,7 @@ func (e *engine) launch(f *simFramework, ai int32, gi int32, k int64, parts []po
 	}
 	a.used = a.used.Add(need)
 	f.used = f.used.Add(g.res.Times(k))
+	e.roleUse(f, g.res.Times(k), +1)
 	e.clusterU = e.clusterU.Add(g.res.Times(k))
 	g.pending -= k
 	f.pending -= k
@@ -194,6 +195,7 @@ func (e *engine) release(ri int32) (*simGroup, error) {
 	k := int64(r.count)
 	a.used = a.used.Sub(g.g.Demand.Times(k))
 	f.used = f.used.Sub(g.res.Times(k))
+	e.roleUse(f, g.res.Times(k), -1)
 	e.clusterU = e.clusterU.Sub(g.res.Times(k))
 	e.running -= k
 	e.finished += k

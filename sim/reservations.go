@@ -14,7 +14,7 @@ import (
 // roles file declares them (Roles.Reservations):
 //
 //	{"agent": "t1-*", "role": "eng", "resources": {"cpus": 4, "mem": 8192}}
-//	{"agent": "t2-0", "role": "eng/ml", "resources": {"gpus": 1}, "at": 600}
+//	{"agent": "t2-1", "role": "eng/ml", "resources": {"gpus": 1}, "at": 600}
 //
 // Without "at" it is static, as an agent started with --resources
 // 'cpus(eng):4;mem(eng):8192' holds it from registration. With "at" it is

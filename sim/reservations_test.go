@@ -64,6 +64,17 @@ func jobStart(t *testing.T, r *sim.Result, id string) float64 {
 	return 0
 }
 
+func roleStat(t *testing.T, r *sim.Result, role string) sim.RoleStat {
+	t.Helper()
+	for _, s := range r.Roles {
+		if s.Role == role {
+			return s
+		}
+	}
+	t.Fatalf("no role %s in the result's roles %+v", role, r.Roles)
+	return sim.RoleStat{}
+}
+
 // A static reservation of one agent for role eng: the batch framework
 // (role *) is never offered it, even with work waiting, and eng's job
 // starts on it at the first allocation after it arrives. Without the
@@ -93,6 +104,21 @@ func TestStaticReservationKeepsAgentForItsRole(t *testing.T) {
 		}
 		if r.Makespan != 20 {
 			t.Errorf("%s: makespan %v, want 20 (batch's 8 tasks on the one agent left to it)", m, r.Makespan)
+		}
+		// The report by role says the same: eng waits no more than an
+		// interval with its reservation, and holds a quarter of the cpus
+		// over the run (4 tasks of 10 s, 8 cpus, 20 s) either way.
+		for _, tt := range []struct {
+			r              *sim.Result
+			waitLo, waitHi float64
+		}{{plain, 9, 10}, {r, 0, 1}} {
+			eng := roleStat(t, tt.r, "eng")
+			if eng.Jobs != 1 || eng.MeanWait < tt.waitLo || eng.MeanWait > tt.waitHi || eng.Share["cpus"] != 0.25 {
+				t.Errorf("%s: role eng %+v, want 1 job waiting %v to %v s and a cpus share of 0.25", m, eng, tt.waitLo, tt.waitHi)
+			}
+			if star := roleStat(t, tt.r, "*"); star.Jobs != 1 || star.Share["cpus"] != 0.5 {
+				t.Errorf("%s: role * %+v, want 1 job and a cpus share of 0.5", m, star)
+			}
 		}
 	}
 }
