@@ -1,10 +1,12 @@
 package sim_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/allot-sched/allot/allocator"
+	"github.com/allot-sched/allot/resources"
 	"github.com/allot-sched/allot/sim"
 	"github.com/allot-sched/allot/sim/trace"
 )
@@ -166,6 +168,81 @@ func TestReservationsRefusedByTheCluster(t *testing.T) {
 		_, err := sim.Run(w, sim.Config{Roles: readRoles(t, tt.file)})
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s: %v, want an error with %q", tt.file, err, tt.want)
+		}
+	}
+}
+
+// outsiders tracks what frameworks outside a role run on each agent.
+type outsiders struct {
+	t       *testing.T
+	inRole  map[string]bool
+	used    map[string]resources.Vector
+	limit   map[string]resources.Vector // what outsiders may use on an agent
+	checked int
+}
+
+func (o *outsiders) Observe(e sim.Event) {
+	if o.inRole[e.Framework] {
+		return
+	}
+	d := e.Demand.Times(int64(e.Tasks))
+	d[resources.DiskBW], d[resources.NetBW] = 0, 0
+	if e.Kind == sim.EventFinish {
+		o.used[e.Agent] = o.used[e.Agent].Sub(d)
+		return
+	}
+	o.used[e.Agent] = o.used[e.Agent].Add(d)
+	if lim, ok := o.limit[e.Agent]; ok {
+		o.checked++
+		if !lim.Contains(o.used[e.Agent]) {
+			o.t.Errorf("t=%v: frameworks outside eng use %v of agent %s, whose unreserved part is %v", e.Time, o.used[e.Agent], e.Agent, lim)
+		}
+	}
+}
+
+// Under every policy and mode, with a static reservation on some agents
+// and a dynamic one on another, the simulator's books agree with the
+// allocator's after every cycle (Config.Check), every job finishes, and
+// frameworks outside the role never run on the reserved part.
+func TestReservationsUnderEveryPolicy(t *testing.T) {
+	nodes, err := trace.ParseCluster("3xcpus=8,mem=16G,disk_bw=100,net_bw=50+2xcpus=4,mem=32G,disk_bw=60")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &sim.Workload{Name: "synthetic", Nodes: nodes, Jobs: sim.SyntheticJobs(sim.SyntheticSpec{Jobs: 40, Frameworks: 5, MeanInterarrival: 2, Bandwidth: true, Seed: 7})}
+	eng := map[string]bool{w.Jobs[0].Framework: true}
+	for _, j := range w.Jobs {
+		if len(eng) < 2 && !eng[j.Framework] {
+			eng[j.Framework] = true
+		}
+	}
+	fws := `{`
+	for fw := range eng {
+		if fws != `{` {
+			fws += `, `
+		}
+		fws += `"` + fw + `": "eng"`
+	}
+	roles := readRoles(t, `{"frameworks": `+fws+`},
+		"reservations": [{"agent": "t1-*", "role": "eng", "resources": {"cpus": 4, "mem": 8192}},
+			{"agent": "t2-1", "role": "eng", "resources": {"cpus": 2, "mem": 16384}, "at": 10}]}`)
+	for _, m := range bothModes {
+		for _, pname := range allPolicies {
+			t.Run(fmt.Sprintf("%s/%s", m, pname), func(t *testing.T) {
+				p := mustPolicy(t, pname)
+				if p.Check(m) != nil {
+					t.Skip("combination rejected by the allocator")
+				}
+				lim := sim.Shape(4, 8192) // t1 nodes' 8 cpus and 16 GB less the reservation
+				o := &outsiders{t: t, inRole: eng, used: map[string]resources.Vector{}, limit: map[string]resources.Vector{"t1-1": lim, "t1-2": lim, "t1-3": lim}}
+				r, err := sim.Run(w, sim.Config{Policy: p, Mode: m, Seed: 5, Roles: roles, Check: true, Observer: o})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if r.Jobs != len(w.Jobs) || o.checked == 0 {
+					t.Errorf("%d jobs ran, %d launches on reserved agents checked", r.Jobs, o.checked)
+				}
+			})
 		}
 	}
 }
