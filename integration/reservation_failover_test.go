@@ -14,8 +14,8 @@ import (
 // In a cluster of three masters, a framework reserves, creates a volume
 // and writes to it from a task; the leader is killed -9. The new leader,
 // which learnt the reservation and the volume only through the replicated
-// registry, offers them to the framework's role again, and a new task
-// reads what the first one wrote.
+// registry, offers them to the framework's role again, and to no other,
+// and a new task reads what the first one wrote.
 func TestReservationAndVolumeSurviveLeaderKill9(t *testing.T) {
 	c := newMCluster(t, 3, 1)
 	old := c.leader(30 * time.Second)
@@ -60,6 +60,18 @@ func TestReservationAndVolumeSurviveLeaderKill9(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(vol, "f")); err != nil {
 		t.Errorf("the volume's file on the agent: %v", err)
 	}
+
+	// Another role, once eng's framework is gone, is offered only what is
+	// not reserved for eng.
+	fw.close()
+	ops := "ops"
+	other := subscribe(t, c.masters[next].http, mesos.FrameworkInfo{Name: "other", Role: &ops})
+	other.takeOfferWhere(t, "an offer to ops of the agent's unreserved part", func(o mesos.Offer) bool {
+		if got, _ := reservedFor(o, "eng"); len(got) != 0 {
+			t.Errorf("role ops was offered eng's reservation: %v", o.Resources)
+		}
+		return offered(o, "cpus") == 1 && offered(o, "mem") == 2048-256
+	})
 }
 
 // runOnVolume launches a task on offer o, which holds eng's volume, and
