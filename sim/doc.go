@@ -21,7 +21,8 @@
 // swimfeatures.go), YARN's per-job application masters held to the job's
 // end under maxAMShare (am.go), and jobs that share nodes without isolation
 // for the co-location bandit (interference.go; Config.Interference, off by
-// default).
+// default), and roles: weights, quota and reservations from a roles file
+// (roles.go, reservations.go), with what each role got (rolestats.go).
 //
 // The papers' experiments are not here: they are under lab/ and use this
 // package through its exported API.

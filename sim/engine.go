@@ -147,8 +147,9 @@ const (
 	evArrive uint8 = iota
 	evFinish
 	evFilter
-	evSample // interference.go
-	evProbe  // fsp.go: a job's probe reporting
+	evSample  // interference.go
+	evProbe   // fsp.go: a job's probe reporting
+	evReserve // reservations.go: a dynamic reservation is asked for
 )
 
 type simAgent struct {
@@ -158,7 +159,8 @@ type simAgent struct {
 	bwCap bool             // advertises a bandwidth
 	// runs using a bandwidth the agent advertises (contention model)
 	bwRuns []int32
-	eff    [2]float64 // min(used, cap) of disk_bw, net_bw, in units
+	eff    [2]float64  // min(used, cap) of disk_bw, net_bw, in units
+	pools  *agentPools // reservations (reservations.go); nil: none
 }
 
 type simFramework struct {
@@ -269,6 +271,12 @@ type engine struct {
 
 	sizes *sizer // job sizes for fsp and fspy (fsp.go); nil otherwise
 	ams   amAdmission
+	// runPools holds, for runs that use reserved resources, the parts
+	// they took of their agent's pools (reservations.go).
+	runPools map[int32][]poolPart
+	// roleBooks integrates what each role holds, with a roles file
+	// (rolestats.go).
+	roleBooks map[string]*roleBook
 }
 
 var bwKinds = [2]resources.Kind{resources.DiskBW, resources.NetBW}
@@ -313,6 +321,9 @@ func Run(w *Workload, cfg Config) (*Result, error) {
 		return nil, err
 	}
 	if err := e.setup(); err != nil {
+		return nil, err
+	}
+	if err := e.setupReservations(); err != nil {
 		return nil, err
 	}
 	if cfg.Preferences != nil {
@@ -412,7 +423,7 @@ func (e *engine) loop() error {
 			break
 		}
 		it := e.q.pop()
-		if it.kind == evSample && e.jobsDone == len(e.jobs) {
+		if (it.kind == evSample || it.kind == evReserve) && e.jobsDone == len(e.jobs) {
 			continue // the run is over: time must not move past it
 		}
 		e.advance(it.t)
@@ -433,6 +444,10 @@ func (e *engine) loop() error {
 			e.inter.sample(e)
 		case evProbe:
 			e.sizes.probe(e, it.ref)
+		case evReserve:
+			if err := e.reserveAt(it.ref); err != nil {
+				return err
+			}
 		}
 		e.settle()
 		if n++; e.cfg.Progress != nil && n&0xffff == 0 {

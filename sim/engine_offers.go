@@ -57,6 +57,7 @@ func (e *engine) cycle() error {
 // decline the rest with a filter. It returns the tasks launched.
 func (e *engine) answer(f *simFramework, ai int32, o *allocator.Offer) (int64, error) {
 	left := o.Resources.Reservable()
+	pools := offerPools(o)
 	var launched int64
 	var only *resources.Vector
 	if o.Tasks > 0 {
@@ -82,7 +83,7 @@ func (e *engine) answer(f *simFramework, ai int32, o *allocator.Offer) (int64, e
 		if k <= 0 {
 			continue
 		}
-		if err := e.launch(f, ai, gi, k); err != nil {
+		if err := e.launch(f, ai, gi, k, takePools(pools, g.res.Times(k))); err != nil {
 			return launched, err
 		}
 		left.Scalars = left.Scalars.Sub(g.res.Times(k))
@@ -100,7 +101,7 @@ func (e *engine) answer(f *simFramework, ai int32, o *allocator.Offer) (int64, e
 				e.q.push(qItem{t: exp, kind: evFilter})
 			}
 		}
-		if err := e.al.Recover(f.id, e.agents[ai].id, left, fl); err != nil {
+		if err := e.recoverParts(f, &e.agents[ai], left.Scalars, pools, fl); err != nil {
 			return launched, fmt.Errorf("decline: %w", err)
 		}
 		e.m.declines++
@@ -110,8 +111,9 @@ func (e *engine) answer(f *simFramework, ai int32, o *allocator.Offer) (int64, e
 	return launched, nil
 }
 
-// launch starts k tasks of group gi on agent ai.
-func (e *engine) launch(f *simFramework, ai int32, gi int32, k int64) error {
+// launch starts k tasks of group gi on agent ai, parts of them on the
+// agent's reservation pools.
+func (e *engine) launch(f *simFramework, ai int32, gi int32, k int64, parts []poolPart) error {
 	g := &e.groups[gi]
 	a := &e.agents[ai]
 	need := g.g.Demand.Times(k)
@@ -121,6 +123,7 @@ func (e *engine) launch(f *simFramework, ai int32, gi int32, k int64) error {
 	}
 	a.used = a.used.Add(need)
 	f.used = f.used.Add(g.res.Times(k))
+	e.roleUse(f, g.res.Times(k), +1)
 	e.clusterU = e.clusterU.Add(g.res.Times(k))
 	g.pending -= k
 	f.pending -= k
@@ -132,6 +135,7 @@ func (e *engine) launch(f *simFramework, ai int32, gi int32, k int64) error {
 	ri := e.newRun()
 	r := &e.runs[ri]
 	*r = simRun{group: gi, agent: ai, count: int32(k), slot: -1, work: g.g.Duration, rate: 1, since: e.now, version: r.version + 1, live: true}
+	e.usePools(ri, ai, parts)
 	if ((g.bw && a.bwCap) || e.inter != nil) && !g.am {
 		r.slot = int32(len(a.bwRuns))
 		a.bwRuns = append(a.bwRuns, ri)
@@ -191,6 +195,7 @@ func (e *engine) release(ri int32) (*simGroup, error) {
 	k := int64(r.count)
 	a.used = a.used.Sub(g.g.Demand.Times(k))
 	f.used = f.used.Sub(g.res.Times(k))
+	e.roleUse(f, g.res.Times(k), -1)
 	e.clusterU = e.clusterU.Sub(g.res.Times(k))
 	e.running -= k
 	e.finished += k
@@ -203,8 +208,11 @@ func (e *engine) release(ri int32) (*simGroup, error) {
 	}
 	r.live = false
 	e.freeRun = append(e.freeRun, ri)
-	if err := e.al.Recover(f.id, a.id, resources.Resources{Scalars: g.res.Times(k)}, nil); err != nil {
+	if err := e.recoverParts(f, a, g.res.Times(k), e.releasePools(ri, r.agent), nil); err != nil {
 		return nil, fmt.Errorf("t=%.3fs: recovering finished tasks: %w", e.now, err)
+	}
+	if err := e.tryReserve(r.agent); err != nil {
+		return nil, err
 	}
 	e.observe(EventFinish, g, a, int(k))
 	e.markDirty()

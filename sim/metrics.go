@@ -54,6 +54,9 @@ type Result struct {
 	Cycles          int                `json:"cycles"`
 	Offers          int                `json:"offers"`
 	Declines        int                `json:"declines"`
+	// Roles is what each role got, in a run with a roles file (nil
+	// otherwise).
+	Roles []RoleStat `json:"roles,omitempty"`
 
 	// Predicted is the size (MB x s) fspy's probe predicted for each job
 	// it predicted, by job id; nil for other policies.
@@ -303,6 +306,7 @@ func (e *engine) result() *Result {
 		last = math.Max(last, st.Finish)
 	}
 	r.Makespan = Round(last)
+	r.Roles = e.roleStats(r.JobStats, last)
 	r.Predicted = e.sizes.predictions(e)
 	sort.Float64s(jcts)
 	r.JCTP50, r.JCTP90, r.JCTP99 = Round(percentile(jcts, 50)), Round(percentile(jcts, 90)), Round(percentile(jcts, 99))

@@ -12,9 +12,10 @@ import (
 )
 
 // Roles is what an operator gives `allot sim --roles FILE` to ask what
-// weights and quota would do to a workload: the simulated allocator is
-// given them before the first job arrives, as the master's allocator is
-// given --weights and the registry's quotas on election. A job's role is
+// weights, quota and reservations would do to a workload: the simulated
+// allocator is given weights and quota before the first job arrives, as
+// the master's allocator is given --weights and the registry's quotas on
+// election, and reservations as the agents' (reservations.go). A job's role is
 // its Job.Role or, where the workload names none (the CSV formats have no
 // role column), the role the file gives its framework; "*" otherwise.
 //
@@ -26,7 +27,11 @@ import (
 //	  "quota": {
 //	    "eng":    {"guarantee": {"cpus": 8, "mem": 16384}, "limit": {"cpus": 16}},
 //	    "eng/ml": {"guarantee": {"cpus": 4}}
-//	  }
+//	  },
+//	  "reservations": [
+//	    {"agent": "t1-*", "role": "eng", "resources": {"cpus": 4, "mem": 8192}},
+//	    {"agent": "t2-1", "role": "eng/ml", "resources": {"gpus": 1}, "at": 600}
+//	  ]
 //	}
 //
 // A resource absent from a limit has no limit; a limit of 0 is a limit.
@@ -34,6 +39,9 @@ type Roles struct {
 	Frameworks map[string]string    `json:"frameworks"`
 	Weights    map[string]float64   `json:"weights"`
 	Quota      map[string]RoleQuota `json:"quota"`
+	// Reservations are static and dynamic reservations on the cluster's
+	// agents (reservations.go).
+	Reservations []Reservation `json:"reservations"`
 }
 
 // roleOf is the role of the workload's framework fw whose jobs name
@@ -80,6 +88,11 @@ func ReadRoles(r io.Reader) (*Roles, error) {
 		}
 		if _, err := q.allocatorQuota(); err != nil {
 			return nil, fmt.Errorf("roles file: quota of %s: %w", name, err)
+		}
+	}
+	for i := range out.Reservations {
+		if err := out.Reservations[i].check(); err != nil {
+			return nil, fmt.Errorf("roles file: reservation %d: %w", i+1, err)
 		}
 	}
 	return &out, nil

@@ -46,6 +46,13 @@ func TestReadRolesRefusesMistakes(t *testing.T) {
 		{`{"frameworks": {"f": "a/../b"}}`, "framework f"},
 		{`{"quota": {"eng": {"guarantee": {"cpus": -1}}}}`, "quota of eng: guarantee: cpus: -1 is negative"},
 		{`{"quota": {"eng": {"limit": {"ports": 10}}}}`, "only named scalar resources have quota"},
+		{`{"reservations": [{"agent": "a1", "role": "*", "resources": {"cpus": 1}}]}`, "reservation 1: role \"*\" is the unreserved role"},
+		{`{"reservations": [{"agent": "a1", "role": "eng", "resources": {"net_bw": 1}}]}`, `"net_bw" cannot be reserved`},
+		{`{"reservations": [{"agent": "a1", "role": "eng", "resources": {"cpus": -2}}]}`, "cpus: -2 is negative"},
+		{`{"reservations": [{"agent": "a1", "role": "eng", "resources": {}}]}`, "reserves nothing"},
+		{`{"reservations": [{"agent": "a[", "role": "eng", "resources": {"cpus": 1}}]}`, `agent "a[" is not a node id or pattern`},
+		{`{"reservations": [{"agent": "a1", "role": "eng", "resources": {"cpus": 1}, "at": -1}]}`, "at -1: want seconds"},
+		{`{"reservations": [{"agent": "a1", "role": "eng", "resources": {"cpus": 1}, "until": 5}]}`, `unknown field "until"`},
 	} {
 		if _, err := sim.ReadRoles(strings.NewReader(tt.file)); err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s: %v, want an error with %q", tt.file, err, tt.want)

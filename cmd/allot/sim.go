@@ -112,7 +112,7 @@ func parseSimFlags(args []string, stderr io.Writer) (simOptions, error) {
 	fs.StringVar(&o.sorters, "sorter", "drf", "comma-separated `sorters` to compare")
 	fs.StringVar(&o.selections, "agent-selection", "rrr", "comma-separated agent `selections`: rrr, bestfit, joint")
 	fs.StringVar(&o.modes, "mode", "characterized", "comma-separated `modes`: oblivious, characterized")
-	fs.StringVar(&o.rolesFile, "roles", "", "roles `file` (JSON): weights and quota per role, given to the allocator before the first job (docs/roles.md); jobs' roles come from the workload")
+	fs.StringVar(&o.rolesFile, "roles", "", "roles `file` (JSON): weights, quota and static or timed reservations per role, given to the allocator as the master gives them (docs/roles.md, example docs/sim-roles-example.json); adds a table by role")
 	fs.StringVar(&o.out, "out", "", "write CSV series, SVG plots and index.html into `dir`")
 	fs.BoolVar(&o.json, "json", false, "print one JSON object {\"runs\":[...]} instead of the table")
 	fs.Uint64Var(&o.seed, "seed", 1, "random `seed` (agent shuffles, random sorter)")

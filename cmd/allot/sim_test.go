@@ -182,3 +182,39 @@ func TestSimWhatIfHeader(t *testing.T) {
 		t.Errorf("JSON what_if = %+v (%d runs)", rep.WhatIf, len(rep.Runs))
 	}
 }
+
+// The roles file docs/roles.md shows runs as it is, and the report says
+// what each role got.
+func TestSimRolesFileExample(t *testing.T) {
+	args := []string{"--jobs", simJobs, "--nodes", simNodes, "--roles", "../../docs/sim-roles-example.json"}
+	code, out, stderr := runSimCmd(t, args...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"by role", "share_cpus", "analytics", "eng/search"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the table lacks %q:\n%s", want, out)
+		}
+	}
+	code, out, stderr = runSimCmd(t, append(args, "--json")...)
+	var doc struct {
+		Runs []struct {
+			Roles []struct {
+				Role  string             `json:"role"`
+				Jobs  int                `json:"jobs"`
+				Share map[string]float64 `json:"share"`
+			} `json:"roles"`
+		} `json:"runs"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &doc) != nil || len(doc.Runs) != 1 || len(doc.Runs[0].Roles) != 2 {
+		t.Fatalf("--json: exit %d, %s %s; want one run with two roles", code, out, stderr)
+	}
+	if r := doc.Runs[0].Roles[1]; r.Role != "eng/search" || r.Jobs != 2 || r.Share["cpus"] <= 0 {
+		t.Errorf("--json: role %+v, want eng/search with 2 jobs and a cpus share", r)
+	}
+	bad := filepath.Join(t.TempDir(), "roles.json")
+	os.WriteFile(bad, []byte(`{"reservations": [{"agent": "type9-*", "role": "eng", "resources": {"cpus": 1}}]}`), 0o644)
+	if code, _, stderr := runSimCmd(t, "--jobs", simJobs, "--nodes", simNodes, "--roles", bad); code != 1 || !strings.Contains(stderr, `agent "type9-*" matches no node of the cluster`) {
+		t.Errorf("a reservation on no node: exit %d, %q", code, stderr)
+	}
+}

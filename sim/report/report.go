@@ -89,9 +89,37 @@ func WriteTable(w io.Writer, runs []*sim.Result, wall []float64) error {
 		if err := tw.Flush(); err != nil {
 			return err
 		}
-		_, err := fmt.Fprintf(w, "%d jobs, %d tasks; lower bound %.1f s (fluid work/capacity %.1f s); lb_ratio = makespan / lower bound\n",
-			r.Jobs, r.Tasks, r.LowerBound, r.FluidBound)
-		return err
+		if _, err := fmt.Fprintf(w, "%d jobs, %d tasks; lower bound %.1f s (fluid work/capacity %.1f s); lb_ratio = makespan / lower bound\n",
+			r.Jobs, r.Tasks, r.LowerBound, r.FluidBound); err != nil {
+			return err
+		}
+		return writeRoles(w, runs, kinds)
+	}
+	return tw.Flush()
+}
+
+// writeRoles prints, for runs with a roles file, what each role got.
+func writeRoles(w io.Writer, runs []*sim.Result, kinds []string) error {
+	if len(runs) == 0 || runs[0].Roles == nil {
+		return nil
+	}
+	fmt.Fprintln(w, "\nby role (share: mean fraction of the cluster its tasks held):")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	head := []string{"policy", "mode", "role", "jobs", "jct_mean_s", "mean_wait_s"}
+	for _, k := range kinds {
+		if k != "disk_bw" && k != "net_bw" {
+			head = append(head, "share_"+k)
+		}
+	}
+	fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
+	for _, r := range runs {
+		for _, rs := range r.Roles {
+			row := []string{r.Policy, r.Mode, rs.Role, strconv.Itoa(rs.Jobs), f1(rs.JCTMean), f1(rs.MeanWait)}
+			for _, k := range head[6:] {
+				row = append(row, fmt.Sprintf("%.1f%%", 100*rs.Share[strings.TrimPrefix(k, "share_")]))
+			}
+			fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
+		}
 	}
 	return tw.Flush()
 }
