@@ -7,8 +7,6 @@ import (
 	"time"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
-
-	"github.com/allot-sched/allot/internal/testcluster"
 )
 
 // In a cluster of three masters, a framework reserves, creates a volume
@@ -30,15 +28,7 @@ func TestReservationAndVolumeSurviveLeaderKill9(t *testing.T) {
 		return got["cpus"] == 1 && got["mem"] == 256 && got["disk"] == 100
 	})
 	accept(t, fw, o, mesos.Offer_Operation{Type: mesos.Offer_Operation_CREATE, Create: &mesos.Offer_Operation_Create{Volumes: []mesos.Resource{engVolume(64)}}})
-	// The first launch on a fresh volume waits until the agent has made
-	// its directory: a launch must not overtake CHECKPOINT_RESOURCES,
-	// which the master sends only once the registry has committed the
-	// volume (a race the master, not this test, must close).
 	vol := filepath.Join(c.agents[0].Dir, "volumes", "roles", "eng", "v1")
-	testcluster.WaitFor(t, 30*time.Second, "the agent to make the volume's directory", func() bool {
-		_, err := os.Stat(vol)
-		return err == nil
-	})
 	runOnVolume(t, fw, fw.takeOfferWhere(t, "an offer of the volume", hasVolume), "writer", "echo kept > data/f")
 
 	id := fw.ID()
