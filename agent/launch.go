@@ -203,6 +203,10 @@ func (a *Agent) containedCommand(ex *executor, path string, argv []string, cred 
 	if err != nil {
 		return nil, fmt.Errorf("%s isolator: preparing container %s: %w", a.iso.kind(), ex.containerID, err)
 	}
+	// gpu/nvidia's devices cgroup is joined innermost (gpu_cgroup.go).
+	if path, argv, err = a.gpuDeviceWrap(ex, path, argv, cred); err != nil {
+		return nil, err
+	}
 	attr := &syscall.SysProcAttr{Setpgid: true, Credential: cred}
 	wrap := true
 	if cg, ok := a.iso.(*cgroupsIsolator); ok && cred != nil {
