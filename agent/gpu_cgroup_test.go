@@ -190,13 +190,24 @@ func TestGPUDevicesCgroup(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v: %s", err, out)
 	}
-	got := string(out)
+	got := probed(string(out))
 	for dev, want := range map[string]string{"nvidia0": "No such device or address", "nvidia1": "Operation not permitted",
 		"nvidiactl": "No such device or address"} {
-		if !strings.Contains(got, dev+": ") || !strings.Contains(got[strings.Index(got, dev+": "):], want) {
-			t.Errorf("opening %s in the container: want %q, got:\n%s", dev, want, got)
+		if !strings.HasSuffix(got[dev], want) {
+			t.Errorf("opening %s in the container: want %q, got %q", dev, want, got[dev])
 		}
 	}
+}
+
+// probed reads the probe's "name: error" lines.
+func probed(out string) map[string]string {
+	m := map[string]string{}
+	for _, l := range strings.Split(out, "\n") {
+		if k, v, ok := strings.Cut(l, ": "); ok {
+			m[k] = v
+		}
+	}
+	return m
 }
 
 // TestAgentGPUDevicesWrap: under gpu/nvidia on a v1 host the executor's
@@ -233,5 +244,33 @@ func TestAgentGPUDevicesWrap(t *testing.T) {
 	}
 	if env := a.executorGPUEnv(ex); !slices.Equal(env, []string{"NVIDIA_VISIBLE_DEVICES=1", "CUDA_VISIBLE_DEVICES=GPU-bbbb"}) {
 		t.Errorf("env %v", env)
+	}
+}
+
+// TestGPUDevicesCgroupAsUser: an executor that runs as another user moves
+// itself into its devices cgroup (the agent gives it cgroup.procs) and is
+// kept to its GPU as root is.
+func TestGPUDevicesCgroupAsUser(t *testing.T) {
+	cgRoot := v1Devices(t)
+	major := unusedCharMajor(t)
+	devRoot := fakeCharDevRoot(t, major, 2)
+	for d := devRoot; d != os.TempDir() && d != "/"; d = filepath.Dir(d) {
+		os.Chmod(d, 0o755) // t.TempDir's 0700 would stop the user first
+	}
+	g := newGPUDevices(cgRoot, containerParent(t.TempDir()), devRoot, []gpuInfo{{Index: 0}, {Index: 1}})
+	const nobody = 65534
+	if err := g.prepare("c-user", []int{1}, nobody, nobody); err != nil {
+		t.Fatal(err)
+	}
+	defer g.destroy("c-user")
+	probe := `id -u; for f in "$@"; do err=$( (exec 3<"$f") 2>&1 ); echo "$(basename "$f"): $err"; done`
+	argv := g.wrap("c-user", []string{"/bin/sh", "-c", probe, "probe", filepath.Join(devRoot, "dev", "nvidia0"), filepath.Join(devRoot, "dev", "nvidia1")})
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
+	out, err := cmd.CombinedOutput()
+	got := probed(string(out))
+	if err != nil || !strings.HasPrefix(string(out), "65534\n") || !strings.HasSuffix(got["nvidia0"], "Operation not permitted") ||
+		!strings.HasSuffix(got["nvidia1"], "No such device or address") {
+		t.Errorf("as uid %d given GPU 1: %v\n%s", nobody, err, out)
 	}
 }
