@@ -1,8 +1,10 @@
 package integration
 
 import (
+	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -166,4 +168,28 @@ func sandboxLines(agentDir, id string, prefixes ...string) []string {
 		}
 	}
 	return got
+}
+
+// TestGPUCheckScriptFake runs tools/gpu-check.sh --fake (the real-GPU
+// check, over its own fake driver) with the allot binary under test: every
+// check passes, the binary is not rebuilt, and it prints what it saw.
+func TestGPUCheckScriptFake(t *testing.T) {
+	if why := fakeGPUTree(t.TempDir(), 1); why != "" {
+		t.Skip(why)
+	}
+	_, port, _ := strings.Cut(testcluster.FreePort(t), ":")
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "sh", "../tools/gpu-check.sh", "--fake", allotBin)
+	cmd.Env = append(os.Environ(), "DEV_PORT="+port, "TMPDIR="+t.TempDir())
+	out, err := cmd.CombinedOutput()
+	got := string(out)
+	for _, c := range []string{"advertise", "task-env", "task-sees-one", "filter"} {
+		if !strings.Contains(got, "PASS "+c+":") {
+			t.Errorf("no PASS %s", c)
+		}
+	}
+	if err != nil || strings.Contains(got, "FAIL") || !strings.Contains(got, "GPU 0: Fake GPU") {
+		t.Errorf("gpu-check.sh --fake: %v\n%s", err, got)
+	}
 }
