@@ -34,6 +34,12 @@
 //     persistent volumes) from the master's CHECKPOINT_RESOURCES, kept
 //     across restarts and sent back in REGISTER; each volume a directory
 //     under volumes/roles/, linked into the sandboxes that use it.
+//   - container_spec.go: a container that needs more than a process (an
+//     image's rootfs, a network namespace, device files) is described in
+//     an nslaunch.Spec, one part per feature (container_image.go,
+//     container_network.go, gpu_devices.go), and started through
+//     `allot container-launch`; the command executor runs its task's
+//     command that way (cmdexec_container.go).
 //   - executorapi.go: the executor HTTP API, /api/v1/executor: SUBSCRIBE
 //     (the executor's event stream, and what a re-subscribing executor
 //     hands back), UPDATE and MESSAGE.
