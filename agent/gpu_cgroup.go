@@ -10,6 +10,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/allot-sched/allot/agent/nslaunch"
 )
 
 // gpu/nvidia's device files: on cgroup v1 each container gets a directory
@@ -51,11 +53,12 @@ func (d devNode) rule() string { return fmt.Sprintf("c %d:%d rwm", d.Major, d.Mi
 // gpuDevices is what gpu/nvidia knows of the GPUs' device files and the
 // devices cgroup; dir is "" where nothing is enforced, and why says so.
 type gpuDevices struct {
-	dir     string          // <devices hierarchy>/<container parent>
-	why     string          // what is (not) enforced, for the log and /state
-	gpus    map[int]devNode // by GPU index
-	control []devNode       // the control devices present
-	majors  map[uint32]bool // the GPUs' majors: only these are narrowed
+	dir     string           // <devices hierarchy>/<container parent>
+	why     string           // what is (not) enforced, for the log and /state
+	gpus    map[int]devNode  // by GPU index
+	control []devNode        // the control devices present
+	majors  map[uint32]bool  // the GPUs' majors: only these are narrowed
+	driver  []nslaunch.Mount // the driver's files an image gets (gpu_devices.go)
 }
 
 // charDevice stats path and returns its number if it is a character device.
@@ -76,7 +79,12 @@ func charDevice(path string) (devNode, error) {
 // newGPUDevices finds the device files of gpus under devRoot and the
 // devices hierarchy under cgRoot, and proves parent can be made there.
 func newGPUDevices(cgRoot, parent, devRoot string, gpus []gpuInfo) *gpuDevices {
-	g := &gpuDevices{gpus: map[int]devNode{}, majors: map[uint32]bool{}}
+	g := &gpuDevices{gpus: map[int]devNode{}, majors: map[uint32]bool{}, driver: findDriverFiles(devRoot)}
+	for _, name := range nvidiaControlDevices {
+		if n, err := charDevice(filepath.Join(devRoot, "dev", name)); err == nil {
+			g.control = append(g.control, n)
+		}
+	}
 	for _, gi := range gpus {
 		n, err := charDevice(filepath.Join(devRoot, gpuDevicePath(gi)))
 		if err != nil {
@@ -91,11 +99,6 @@ func newGPUDevices(cgRoot, parent, devRoot string, gpus []gpuInfo) *gpuDevices {
 	for _, p := range others {
 		if n, err := charDevice(p); err == nil {
 			g.majors[n.Major] = true
-		}
-	}
-	for _, name := range nvidiaControlDevices {
-		if n, err := charDevice(filepath.Join(devRoot, "dev", name)); err == nil {
-			g.control = append(g.control, n)
 		}
 	}
 	if _, err := os.Stat(filepath.Join(cgRoot, "cgroup.controllers")); err == nil {
