@@ -67,7 +67,6 @@ func TestGPUsWithFakeDriver(t *testing.T) {
 			return seen[id] != ""
 		})
 	}
-	// CUDA_VISIBLE_DEVICES names UUIDs where nvidia-smi gave them.
 	if seen["g1"] == seen["g2"] || !oneOf(seen["g1"], "CUDA=GPU-fake-0 NV=0", "CUDA=GPU-fake-1 NV=1") || !oneOf(seen["g2"], "CUDA=GPU-fake-0 NV=0", "CUDA=GPU-fake-1 NV=1") {
 		t.Errorf("tasks saw %q and %q, want one GPU each, different", seen["g1"], seen["g2"])
 	}
