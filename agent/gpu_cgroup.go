@@ -160,10 +160,8 @@ func (g *gpuDevices) rules(idx []int) []string {
 	return out
 }
 
-// prepare makes cid's devices cgroup allowing the GPUs idx and no other;
-// uid >= 0 may then move itself into it (the executor's wrapper runs as
-// the task's user).
-func (g *gpuDevices) prepare(cid string, idx []int, uid, gid int) error {
+// prepare makes cid's devices cgroup allowing the GPUs idx and no other.
+func (g *gpuDevices) prepare(cid string, idx []int) error {
 	d := g.leaf(cid)
 	if err := os.MkdirAll(d, 0o755); err != nil {
 		return fmt.Errorf("gpu/nvidia: devices cgroup: %w", err)
@@ -181,21 +179,40 @@ func (g *gpuDevices) prepare(cid string, idx []int, uid, gid int) error {
 			return fmt.Errorf("gpu/nvidia: %s: allowing %q: %w", d, r, err)
 		}
 	}
-	if uid >= 0 {
-		for _, name := range []string{"cgroup.procs", "tasks"} {
-			if err := os.Lchown(filepath.Join(d, name), uid, gid); err != nil {
-				return fmt.Errorf("gpu/nvidia: devices cgroup for uid %d: %w", uid, err)
-			}
-		}
-	}
 	return nil
 }
 
-// wrap has argv join cid's devices cgroup before it execs: nothing of the
-// container opens a device file before it is in.
-func (g *gpuDevices) wrap(cid string, argv []string) []string {
-	script := fmt.Sprintf("echo $$ > '%s/cgroup.procs' && exec \"$@\"", g.leaf(cid))
+// joinWait bounds how long a wrapper running as a task's user waits for
+// the agent to move it into its devices cgroup (join) before it gives up
+// without running anything.
+const joinWait = 60 * time.Second
+
+// wrap has argv join cid's devices cgroup before it execs, so that
+// nothing of the container opens a device file first. As root the wrapper
+// moves itself in. As a task's user it cannot, and must not be able to:
+// a cgroup.procs given to that user would let any process of the user
+// move into this container's cgroup, and its GPUs; so it waits until the
+// agent (join) has moved it, and execs only then.
+func (g *gpuDevices) wrap(cid string, argv []string, asUser bool) []string {
+	procs := g.leaf(cid) + "/cgroup.procs"
+	script := fmt.Sprintf("echo $$ > '%s' && exec \"$@\"", procs)
+	if asUser {
+		tries := int(joinWait / (10 * time.Millisecond))
+		script = fmt.Sprintf("n=0; until grep -qx $$ '%s'; do n=$((n+1)); if [ $n -gt %d ]; then "+
+			"echo 'gpu/nvidia: not moved into its devices cgroup' >&2; exit 125; fi; sleep 0.01; done; exec \"$@\"", procs, tries)
+	}
 	return append([]string{"/bin/sh", "-c", script, "allot-gpu-devices"}, argv...)
+}
+
+// join moves pid (the wrapper, or the executor it became) into cid's
+// devices cgroup: what a wrapper running as a task's user waits for, and a
+// second guard for one running as root.
+func (g *gpuDevices) join(cid string, pid int) error {
+	err := writeCg(filepath.Join(g.leaf(cid), "cgroup.procs"), strconv.Itoa(pid))
+	if err != nil && !errors.Is(err, syscall.ESRCH) {
+		return fmt.Errorf("gpu/nvidia: moving pid %d into %s: %w", pid, g.leaf(cid), err)
+	}
+	return nil
 }
 
 // destroy kills what is left in cid's devices cgroup (the container is
@@ -235,7 +252,7 @@ func (g *gpuDevices) containers() []string {
 // gpuDeviceWrap makes ex's devices cgroup, allowing ex's GPUs, and returns
 // path and argv rewritten to join it first (unchanged where gpu/nvidia
 // enforces nothing). cred is the user the executor runs as (nil: the
-// agent's).
+// agent's); gpuDevicesJoin must follow the start.
 func (a *Agent) gpuDeviceWrap(ex *executor, path string, argv []string, cred *syscall.Credential) (string, []string, error) {
 	if a.gpu.pool == nil || !a.gpu.dev.enforced() {
 		return path, argv, nil
@@ -243,15 +260,25 @@ func (a *Agent) gpuDeviceWrap(ex *executor, path string, argv []string, cred *sy
 	a.mu.Lock()
 	idx := append([]int(nil), ex.gpus...)
 	a.mu.Unlock()
-	uid, gid := -1, -1
-	if cred != nil {
-		uid, gid = int(cred.Uid), int(cred.Gid)
-	}
-	if err := a.gpu.dev.prepare(ex.containerID, idx, uid, gid); err != nil {
+	if err := a.gpu.dev.prepare(ex.containerID, idx); err != nil {
 		return "", nil, err
 	}
-	w := a.gpu.dev.wrap(ex.containerID, append([]string{path}, argv[1:]...))
+	w := a.gpu.dev.wrap(ex.containerID, append([]string{path}, argv[1:]...), cred != nil && cred.Uid != 0)
 	return w[0], w, nil
+}
+
+// gpuDevicesJoin moves ex's started executor (pid) into its devices
+// cgroup; a failure kills it (it would otherwise run with every GPU, or
+// wait in its wrapper for nothing). Called right after the start.
+func (a *Agent) gpuDevicesJoin(ex *executor, pid int) {
+	if a.gpu.pool == nil || !a.gpu.dev.enforced() {
+		return
+	}
+	if err := a.gpu.dev.join(ex.containerID, pid); err != nil {
+		a.log.Error().Err(err).Str("container_id", ex.containerID).Msg("killing the executor")
+		a.iso.kill(ex.containerID, pid, syscall.SIGKILL)
+		syscall.Kill(pid, syscall.SIGKILL)
+	}
 }
 
 // releaseGPUs gives container cid's GPUs back and removes its devices

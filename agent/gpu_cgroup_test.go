@@ -163,7 +163,7 @@ func TestGPUDevicesCgroup(t *testing.T) {
 	if !g.enforced() {
 		t.Fatalf("not enforced on a v1 host: %s", g.why)
 	}
-	if err := g.prepare("c1", []int{0}, -1, -1); err != nil {
+	if err := g.prepare("c1", []int{0}); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
@@ -185,7 +185,7 @@ func TestGPUDevicesCgroup(t *testing.T) {
 	}
 	probe := `for f in "$@"; do err=$( (exec 3<"$f") 2>&1 ); echo "$(basename "$f"): $err"; done`
 	argv := g.wrap("c1", []string{"/bin/sh", "-c", probe, "probe",
-		filepath.Join(devRoot, "dev", "nvidia0"), filepath.Join(devRoot, "dev", "nvidia1"), filepath.Join(devRoot, "dev", "nvidiactl")})
+		filepath.Join(devRoot, "dev", "nvidia0"), filepath.Join(devRoot, "dev", "nvidia1"), filepath.Join(devRoot, "dev", "nvidiactl")}, false)
 	out, err := exec.Command(argv[0], argv[1:]...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("%v: %s", err, out)
@@ -247,9 +247,10 @@ func TestAgentGPUDevicesWrap(t *testing.T) {
 	}
 }
 
-// TestGPUDevicesCgroupAsUser: an executor that runs as another user moves
-// itself into its devices cgroup (the agent gives it cgroup.procs) and is
-// kept to its GPU as root is.
+// TestGPUDevicesCgroupAsUser: an executor that runs as another user waits
+// in its wrapper until the agent moved it into its devices cgroup (whose
+// cgroup.procs stays root's: no process of that user may move itself
+// into another container's GPUs), then is kept to its GPU as root is.
 func TestGPUDevicesCgroupAsUser(t *testing.T) {
 	cgRoot := v1Devices(t)
 	major := unusedCharMajor(t)
@@ -259,18 +260,30 @@ func TestGPUDevicesCgroupAsUser(t *testing.T) {
 	}
 	g := newGPUDevices(cgRoot, containerParent(t.TempDir()), devRoot, []gpuInfo{{Index: 0}, {Index: 1}})
 	const nobody = 65534
-	if err := g.prepare("c-user", []int{1}, nobody, nobody); err != nil {
+	if err := g.prepare("c-user", []int{1}); err != nil {
 		t.Fatal(err)
 	}
 	defer g.destroy("c-user")
+	var st syscall.Stat_t
+	if err := syscall.Stat(filepath.Join(g.leaf("c-user"), "cgroup.procs"), &st); err != nil || st.Uid != 0 {
+		t.Errorf("cgroup.procs owned by uid %d (%v), want root", st.Uid, err)
+	}
 	probe := `id -u; for f in "$@"; do err=$( (exec 3<"$f") 2>&1 ); echo "$(basename "$f"): $err"; done`
-	argv := g.wrap("c-user", []string{"/bin/sh", "-c", probe, "probe", filepath.Join(devRoot, "dev", "nvidia0"), filepath.Join(devRoot, "dev", "nvidia1")})
+	argv := g.wrap("c-user", []string{"/bin/sh", "-c", probe, "probe", filepath.Join(devRoot, "dev", "nvidia0"), filepath.Join(devRoot, "dev", "nvidia1")}, true)
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
-	out, err := cmd.CombinedOutput()
-	got := probed(string(out))
-	if err != nil || !strings.HasPrefix(string(out), "65534\n") || !strings.HasSuffix(got["nvidia0"], "Operation not permitted") ||
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.join("c-user", cmd.Process.Pid); err != nil {
+		t.Error(err)
+	}
+	err := cmd.Wait()
+	got := probed(out.String())
+	if err != nil || !strings.HasPrefix(out.String(), "65534\n") || !strings.HasSuffix(got["nvidia0"], "Operation not permitted") ||
 		!strings.HasSuffix(got["nvidia1"], "No such device or address") {
-		t.Errorf("as uid %d given GPU 1: %v\n%s", nobody, err, out)
+		t.Errorf("as uid %d given GPU 1: %v\n%s", nobody, err, out.String())
 	}
 }

@@ -78,6 +78,7 @@ func (a *Agent) launchExecutor(ex *executor, uris []mesos.CommandInfo_URI) {
 	if err := a.iso.isolate(ex.containerID, cmd.Process.Pid); err != nil {
 		a.log.Warn().Err(err).Str("container_id", ex.containerID).Msg("isolating executor")
 	}
+	a.gpuDevicesJoin(ex, cmd.Process.Pid) // gpu_cgroup.go
 	a.mu.Lock()
 	ex.pid, ex.launching = cmd.Process.Pid, false
 	if ex.applied != ex.limits {

@@ -82,8 +82,8 @@ func fakeGPUTree(root string, n int) string {
 // two gpus:1 tasks on an agent with two (fake, mknod-made) GPUs each open
 // only their own GPU's device file: the fake nvidia-smi -L inside each
 // lists exactly one GPU, a different one, and opening the other's device
-// file is "Operation not permitted". The agent's /state says the devices
-// cgroup enforces it.
+// file is "Operation not permitted" (g2 runs as nobody where the host
+// has it). The agent's /state says the devices cgroup enforces it.
 func TestGPUDeviceFilesWithFakeDriver(t *testing.T) {
 	root, bin := t.TempDir(), t.TempDir()
 	if why := fakeGPUTree(root, 2); why != "" {
@@ -103,11 +103,16 @@ func TestGPUDeviceFilesWithFakeDriver(t *testing.T) {
 	fw := subscribe(t, c.MasterAddr, mesos.FrameworkInfo{Name: "gpus", Capabilities: gpuCap})
 	o := fw.takeOffer(t, "")
 	var tasks []mesos.TaskInfo
-	probe := `echo "CUDA=$CUDA_VISIBLE_DEVICES NV=$NVIDIA_VISIBLE_DEVICES"; ` + smi + ` -L | sed 's/^/SMI /'; ` +
+	probe := `echo "UID $(id -un)"; echo "CUDA=$CUDA_VISIBLE_DEVICES NV=$NVIDIA_VISIBLE_DEVICES"; ` + smi + ` -L | sed 's/^/SMI /'; ` +
 		`for f in ` + root + `/dev/nvidia0 ` + root + `/dev/nvidia1; do echo "OPEN $(basename $f) $( (exec 3<$f) 2>&1 | sed 's/.*: //')"; done; sleep 60`
 	for _, id := range []string{"g1", "g2"} {
 		ti := cmdTask(id, o, probe, 0.1, 32)
 		ti.Resources = append(ti.Resources, scalar("gpus", 1))
+		if nobody := "nobody"; id == "g2" && userMissing() == "" {
+			// The executor as a task's user: the agent moves it in.
+			openToOthers(t, allotBin, c.Dir, root, bin)
+			ti.Command.User = &nobody
+		}
 		tasks = append(tasks, ti)
 	}
 	if err := fw.call(launch(o, tasks...)); err != nil {
@@ -117,8 +122,8 @@ func TestGPUDeviceFilesWithFakeDriver(t *testing.T) {
 	for _, id := range []string{"g1", "g2"} {
 		fw.waitState(t, id, mesos.TASK_RUNNING)
 		testcluster.WaitFor(t, 20*time.Second, id+" to try both device files", func() bool {
-			seen[id] = sandboxLines(c.Agents[0].Dir, id, "CUDA=", "SMI ", "OPEN ")
-			return len(seen[id]) >= 4
+			seen[id] = sandboxLines(c.Agents[0].Dir, id, "UID ", "CUDA=", "SMI ", "OPEN ")
+			return len(seen[id]) >= 5
 		})
 	}
 	mine := func(lines []string) (own string) {
@@ -138,6 +143,9 @@ func TestGPUDeviceFilesWithFakeDriver(t *testing.T) {
 			t.Errorf("task output %q: want nvidia-smi -L to list one GPU, its own device file allowed and the other's denied", lines)
 		}
 		return own
+	}
+	if userMissing() == "" && seen["g2"][0] != "UID nobody" {
+		t.Errorf("g2 ran as %q, want nobody", seen["g2"][0])
 	}
 	if a, b := mine(seen["g1"]), mine(seen["g2"]); a == b {
 		t.Errorf("both tasks saw GPU %s", a)
