@@ -34,6 +34,12 @@
 //     persistent volumes) from the master's CHECKPOINT_RESOURCES, kept
 //     across restarts and sent back in REGISTER; each volume a directory
 //     under volumes/roles/, linked into the sandboxes that use it.
+//   - container_spec.go: a container that needs more than a process (an
+//     image's rootfs, a network namespace, device files) is described in
+//     an nslaunch.Spec, one part per feature (container_image.go,
+//     container_network.go, gpu_devices.go), and started through
+//     `allot container-launch`; the command executor runs its task's
+//     command that way (cmdexec_container.go).
 //   - executorapi.go: the executor HTTP API, /api/v1/executor: SUBSCRIBE
 //     (the executor's event stream, and what a re-subscribing executor
 //     hands back), UPDATE and MESSAGE.
@@ -76,11 +82,14 @@
 // reported as TASK_FAILED, SOURCE_AGENT, REASON_CONTAINER_LIMITATION_MEMORY.
 // posix samples /proc and kills an executor over its memory the same way.
 //
-// GPUs (gpu.go, gpu_isolator.go, docs/gpus.md): NVIDIA GPUs are detected
-// through nvidia-smi, else the driver's device files, and advertised as
-// gpus; gpu/nvidia gives each container whole GPUs by index, named in
-// NVIDIA_VISIBLE_DEVICES and CUDA_VISIBLE_DEVICES and checkpointed with
-// the executor. Device files are not restricted.
+// GPUs (gpu.go, gpu_isolator.go, gpu_cgroup.go, gpu_devices.go,
+// docs/gpus.md): NVIDIA GPUs are detected through nvidia-smi, else the
+// driver's device files, and advertised as gpus; gpu/nvidia gives each
+// container whole GPUs by index, named in NVIDIA_VISIBLE_DEVICES and
+// CUDA_VISIBLE_DEVICES and checkpointed with the executor. On cgroup v1 a
+// devices cgroup per container lets it open only its own GPUs' device
+// files (v2: not enforced, and said so); a container in an image gets its
+// device files and the driver's tools and libraries (gpuSpec).
 //
 // Health checks (health.go, cmdexec_health.go): the built-in executor runs
 // each task's TaskInfo.health_check (COMMAND, HTTP, TCP) with Mesos's

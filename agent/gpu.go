@@ -172,6 +172,7 @@ type agentGPUs struct {
 	found []gpuInfo
 	how   string
 	pool  *gpuPool
+	dev   *gpuDevices // gpu/nvidia's device files and devices cgroup
 }
 
 // agentResources is detectResources with the detected GPUs applied.
@@ -185,6 +186,8 @@ func agentResources(cfg Config, mapped bool) (resources.Resources, string, agent
 		devfsDetector{root: orDefault(cfg.GPUDeviceRoot, "/")})
 	if mapped {
 		g.pool = newGPUPool(g.found)
+		g.dev = newGPUDevices(orDefault(cfg.CgroupsRoot, "/sys/fs/cgroup"), containerParent(cfg.WorkDir),
+			orDefault(cfg.GPUDeviceRoot, "/"), g.found)
 	}
 	total, static, err = applyGPUs(total, static, g.found, mapped)
 	if err != nil {

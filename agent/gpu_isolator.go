@@ -19,11 +19,9 @@ import (
 // them across an agent restart, and they return to the pool when the
 // container is destroyed.
 //
-// Device files are not restricted: a process that ignores the variables
-// can still open every /dev/nvidia*. cgroup v1's devices controller would
-// take an allow-list, but allot's cgroups isolator does not mount or join
-// that hierarchy, and cgroup v2 needs a BPF device program (no cgo, no new
-// dependency); gpuPool.enforcement says so in the log and in /state.
+// On cgroup v1 the container's devices cgroup keeps it to its own GPUs'
+// device files (gpu_cgroup.go); elsewhere the variables are all there is,
+// and gpuDevices.why says so in the log and in /state.
 
 // gpuPool hands out GPU indices to containers.
 type gpuPool struct {
@@ -34,11 +32,6 @@ type gpuPool struct {
 
 func newGPUPool(gpus []gpuInfo) *gpuPool {
 	return &gpuPool{gpus: gpus, owner: map[int]string{}}
-}
-
-// enforcement is what gpu/nvidia does to keep a task to its GPUs.
-func (p *gpuPool) enforcement() string {
-	return "environment only (NVIDIA_VISIBLE_DEVICES, CUDA_VISIBLE_DEVICES); /dev/nvidia* not restricted"
 }
 
 // assign gives container cid n free GPUs (the lowest indices), or none and
@@ -123,21 +116,34 @@ func gpusWanted(ex *executor) (int, error) {
 	return int(n), nil
 }
 
-// gpuEnv is the environment naming idx. An executor given no GPU on an
-// agent that has them gets an empty list: CUDA then sees none, instead of
-// every GPU of the machine.
-func gpuEnv(idx []int) []string {
-	s := make([]string, len(idx))
-	for i, v := range idx {
-		s[i] = strconv.Itoa(v)
-	}
-	list := strings.Join(s, ",")
-	if list == "" {
+// gpuEnv is the environment naming gs. NVIDIA_VISIBLE_DEVICES takes the
+// machine's indices (the NVIDIA runtime's meaning). CUDA numbers only the
+// devices a process can open, so where the devices cgroup hides the others
+// (renumbered) the machine's index 1 is CUDA's 0: CUDA_VISIBLE_DEVICES
+// names UUIDs where known (right either way), else CUDA's own numbers.
+// An executor given no GPU on an agent that has them gets an empty list:
+// CUDA then sees none, instead of every GPU of the machine.
+func gpuEnv(gs []gpuInfo, renumbered bool) []string {
+	if len(gs) == 0 {
 		// "void" is the NVIDIA runtime's word for no GPU; CUDA takes
 		// an empty list as none.
 		return []string{"NVIDIA_VISIBLE_DEVICES=void", "CUDA_VISIBLE_DEVICES="}
 	}
-	return []string{"NVIDIA_VISIBLE_DEVICES=" + list, "CUDA_VISIBLE_DEVICES=" + list}
+	idx, cuda := make([]string, len(gs)), make([]string, len(gs))
+	uuids := true
+	for i, g := range gs {
+		idx[i], cuda[i] = strconv.Itoa(g.Index), strconv.Itoa(g.Index)
+		uuids = uuids && g.UUID != ""
+	}
+	for i, g := range gs {
+		switch {
+		case uuids:
+			cuda[i] = g.UUID
+		case renumbered:
+			cuda[i] = strconv.Itoa(i)
+		}
+	}
+	return []string{"NVIDIA_VISIBLE_DEVICES=" + strings.Join(idx, ","), "CUDA_VISIBLE_DEVICES=" + strings.Join(cuda, ",")}
 }
 
 // assignGPUs gives ex's container its GPUs before the executor starts.
@@ -168,7 +174,22 @@ func (a *Agent) executorGPUEnv(ex *executor) []string {
 	if a.gpu.pool == nil {
 		return nil
 	}
-	return gpuEnv(ex.gpus)
+	return gpuEnv(a.gpusByIndex(ex.gpus), a.gpu.dev.enforced())
+}
+
+// gpusByIndex is what was detected of the GPUs idx, in idx's order.
+func (a *Agent) gpusByIndex(idx []int) []gpuInfo {
+	out := make([]gpuInfo, 0, len(idx))
+	for _, i := range idx {
+		g := gpuInfo{Index: i}
+		for _, f := range a.gpu.found {
+			if f.Index == i {
+				g = f
+			}
+		}
+		out = append(out, g)
+	}
+	return out
 }
 
 // recoverGPUs claims the GPUs of executors that survived a restart.
@@ -189,8 +210,8 @@ func (a *Agent) gpuState() map[string]any {
 	if a.gpu.pool == nil {
 		return map[string]any{"isolation": "none", "detected": a.gpu.found, "detection": a.gpu.how}
 	}
-	return map[string]any{"isolation": "gpu/nvidia", "enforcement": a.gpu.pool.enforcement(),
-		"detected": a.gpu.found, "detection": a.gpu.how, "assigned": a.gpu.pool.used()}
+	return map[string]any{"isolation": "gpu/nvidia", "enforcement": a.gpu.dev.why, "devices_cgroup": a.gpu.dev.enforced(),
+		"control_devices": a.gpu.dev.control, "detected": a.gpu.found, "detection": a.gpu.how, "assigned": a.gpu.pool.used()}
 }
 
 // logGPUs says at start what was found and how tasks are kept to theirs.
@@ -198,7 +219,10 @@ func (a *Agent) logGPUs() {
 	e := a.log.Info().Int("gpus", len(a.gpu.found)).Str("detection", a.gpu.how)
 	switch {
 	case a.gpu.pool != nil:
-		e.Str("gpu_isolation", "gpu/nvidia").Str("enforcement", a.gpu.pool.enforcement()).Msg("GPUs")
+		if !a.gpu.dev.enforced() {
+			e = a.log.Warn().Int("gpus", len(a.gpu.found)).Str("detection", a.gpu.how)
+		}
+		e.Str("gpu_isolation", "gpu/nvidia").Str("enforcement", a.gpu.dev.why).Msg("GPUs")
 	case len(a.gpu.found) > 0:
 		e.Str("gpu_isolation", "none").Msg("GPUs advertised but not assigned to tasks: add gpu/nvidia to --isolation")
 	default:

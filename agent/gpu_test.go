@@ -175,11 +175,22 @@ func TestGPUsWantedAndEnv(t *testing.T) {
 	if _, err := gpusWanted(ex); err == nil || !strings.Contains(err.Error(), "gpus:1.5") {
 		t.Errorf("fractional gpus: %v", err)
 	}
-	if got := gpuEnv([]int{1, 3}); !reflect.DeepEqual(got, []string{"NVIDIA_VISIBLE_DEVICES=1,3", "CUDA_VISIBLE_DEVICES=1,3"}) {
-		t.Errorf("gpuEnv = %v", got)
+	envs := []struct {
+		name       string
+		gs         []gpuInfo
+		renumbered bool
+		want       []string
+	}{
+		{"indices", []gpuInfo{{Index: 1}, {Index: 3}}, false, []string{"NVIDIA_VISIBLE_DEVICES=1,3", "CUDA_VISIBLE_DEVICES=1,3"}},
+		{"renumbered by the devices cgroup", []gpuInfo{{Index: 1}, {Index: 3}}, true, []string{"NVIDIA_VISIBLE_DEVICES=1,3", "CUDA_VISIBLE_DEVICES=0,1"}},
+		{"uuids", []gpuInfo{{Index: 1, UUID: "GPU-b"}, {Index: 3, UUID: "GPU-d"}}, true, []string{"NVIDIA_VISIBLE_DEVICES=1,3", "CUDA_VISIBLE_DEVICES=GPU-b,GPU-d"}},
+		{"one uuid unknown", []gpuInfo{{Index: 1, UUID: "GPU-b"}, {Index: 3}}, false, []string{"NVIDIA_VISIBLE_DEVICES=1,3", "CUDA_VISIBLE_DEVICES=1,3"}},
+		{"none", nil, true, []string{"NVIDIA_VISIBLE_DEVICES=void", "CUDA_VISIBLE_DEVICES="}},
 	}
-	if got := gpuEnv(nil); !reflect.DeepEqual(got, []string{"NVIDIA_VISIBLE_DEVICES=void", "CUDA_VISIBLE_DEVICES="}) {
-		t.Errorf("gpuEnv(none) = %v", got)
+	for _, tc := range envs {
+		if got := gpuEnv(tc.gs, tc.renumbered); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s: gpuEnv = %v, want %v", tc.name, got, tc.want)
+		}
 	}
 }
 

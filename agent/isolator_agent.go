@@ -97,12 +97,11 @@ func (a *Agent) checkLimitOnEndLocked(ex *executor, st *mesos.TaskStatus) *mesos
 }
 
 func (a *Agent) destroyContainer(cid string, pid int) {
-	if a.gpu.pool != nil {
-		defer a.gpu.pool.free(cid)
-	}
+	defer a.releaseGPUs(cid) // gpu_cgroup.go
 	if err := a.iso.destroy(cid, pid); err != nil {
 		a.log.Warn().Err(err).Str("container_id", cid).Msg("container not removed")
 	}
+	a.releaseContainer(cid) // container_spec.go
 }
 
 // recoverContainers runs after recover: recovered executors keep their
@@ -119,6 +118,7 @@ func (a *Agent) recoverContainers() {
 	}
 	a.recoverGPUsLocked()
 	a.mu.Unlock()
+	a.removeStaleGPUDevices(live) // gpu_cgroup.go
 	cg, ok := a.iso.(*cgroupsIsolator)
 	if !ok {
 		return

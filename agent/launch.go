@@ -52,15 +52,22 @@ func (a *Agent) launchExecutor(ex *executor, uris []mesos.CommandInfo_URI) {
 			path = p
 		}
 	}
-	cmd, err := a.containedCommand(ex, path, argv, su.credential())
+	lc, err := a.prepareContainer(ex, path, argv, a.hostEnv(su), a.executorOwnEnv(ex, su, cmdEnv), su) // container_spec.go
+	if err != nil {
+		fail(err)
+		return
+	}
+	cmd, err := a.containedCommand(ex, lc.path, lc.argv, lc.cred)
 	if err != nil {
 		fail(err)
 		return
 	}
 	cmd.Dir = ex.sandbox
 	cmd.Stdout, cmd.Stderr = stdout, stderr
-	cmd.Env = a.executorEnv(ex, su, cmdEnv)
+	cmd.Env = lc.env
+	cmd.ExtraFiles = lc.extraFiles
 	err = cmd.Start()
+	lc.started(a, ex, err)
 	if fd := cmd.SysProcAttr.CgroupFD; cmd.SysProcAttr.UseCgroupFD {
 		syscall.Close(fd)
 	}
@@ -71,6 +78,7 @@ func (a *Agent) launchExecutor(ex *executor, uris []mesos.CommandInfo_URI) {
 	if err := a.iso.isolate(ex.containerID, cmd.Process.Pid); err != nil {
 		a.log.Warn().Err(err).Str("container_id", ex.containerID).Msg("isolating executor")
 	}
+	a.gpuDevicesJoin(ex, cmd.Process.Pid) // gpu_cgroup.go
 	a.mu.Lock()
 	ex.pid, ex.launching = cmd.Process.Pid, false
 	if ex.applied != ex.limits {
@@ -203,6 +211,10 @@ func (a *Agent) containedCommand(ex *executor, path string, argv []string, cred 
 	if err != nil {
 		return nil, fmt.Errorf("%s isolator: preparing container %s: %w", a.iso.kind(), ex.containerID, err)
 	}
+	// gpu/nvidia's devices cgroup is joined innermost (gpu_cgroup.go).
+	if path, argv, err = a.gpuDeviceWrap(ex, path, argv, cred); err != nil {
+		return nil, err
+	}
 	attr := &syscall.SysProcAttr{Setpgid: true, Credential: cred}
 	wrap := true
 	if cg, ok := a.iso.(*cgroupsIsolator); ok && cred != nil {
@@ -256,6 +268,12 @@ func mesosDuration(d time.Duration) string {
 // framework may set HOME itself). The command executor hands it on to
 // its tasks.
 func (a *Agent) executorEnv(ex *executor, su *switchedUser, extra []mesos.Environment_Variable) []string {
+	return append(a.hostEnv(su), a.executorOwnEnv(ex, su, extra)...)
+}
+
+// hostEnv is the part of an executor's environment that is the agent's
+// own (what a container with an image of its own does not get).
+func (a *Agent) hostEnv(su *switchedUser) []string {
 	var env []string
 	for _, kv := range os.Environ() {
 		if strings.HasPrefix(kv, "ALLOT_") || strings.HasPrefix(kv, "MESOS_") {
@@ -266,7 +284,13 @@ func (a *Agent) executorEnv(ex *executor, su *switchedUser, extra []mesos.Enviro
 		}
 		env = append(env, kv)
 	}
-	env = append(env, su.env()...)
+	return env
+}
+
+// executorOwnEnv is what executorEnv sets for ex itself: its user's, the
+// executor API's and its CommandInfo's variables.
+func (a *Agent) executorOwnEnv(ex *executor, su *switchedUser, extra []mesos.Environment_Variable) []string {
+	env := su.env()
 	cp := "0"
 	if ex.checkpoint {
 		cp = "1"

@@ -17,7 +17,8 @@ import (
 // nvidia-smi listing two GPUs (no real GPU is used): the agent advertises
 // gpus:2, a framework without GPU_RESOURCES is offered nothing of it, and a
 // GPU_RESOURCES framework's two gpus:1 tasks each see a different one of
-// the two indices in CUDA_VISIBLE_DEVICES and NVIDIA_VISIBLE_DEVICES.
+// the two in CUDA_VISIBLE_DEVICES (by UUID) and NVIDIA_VISIBLE_DEVICES
+// (by index).
 func TestGPUsWithFakeDriver(t *testing.T) {
 	bin := t.TempDir()
 	smi := filepath.Join(bin, "nvidia-smi")
@@ -66,7 +67,7 @@ func TestGPUsWithFakeDriver(t *testing.T) {
 			return seen[id] != ""
 		})
 	}
-	if seen["g1"] == seen["g2"] || !oneOf(seen["g1"], "CUDA=0 NV=0", "CUDA=1 NV=1") || !oneOf(seen["g2"], "CUDA=0 NV=0", "CUDA=1 NV=1") {
+	if seen["g1"] == seen["g2"] || !oneOf(seen["g1"], "CUDA=GPU-fake-0 NV=0", "CUDA=GPU-fake-1 NV=1") || !oneOf(seen["g2"], "CUDA=GPU-fake-0 NV=0", "CUDA=GPU-fake-1 NV=1") {
 		t.Errorf("tasks saw %q and %q, want one GPU each, different", seen["g1"], seen["g2"])
 	}
 	st := c.state()

@@ -15,11 +15,11 @@ type isolationFlags struct {
 
 func addIsolationFlags(fs *flag.FlagSet) *isolationFlags {
 	f := &isolationFlags{}
-	fs.StringVar(&f.isolation, "isolation", "auto", "`isolators`: auto (cgroups when /sys/fs/cgroup is writable, else posix), cgroups/cpu,cgroups/mem (one cgroup v1 or v2 container per executor: cpu shares, memory limit with OOM kill, pids limit) or posix/cpu,posix/mem (usage sampled from /proc, an executor over its memory killed); add disk/du to any of them for sandbox disk quotas (not in auto), and gpu/nvidia to give each task only the GPUs it was allocated (e.g. auto,gpu/nvidia; docs/gpus.md)")
+	fs.StringVar(&f.isolation, "isolation", "auto", "`isolators`: auto (cgroups when /sys/fs/cgroup is writable, else posix), cgroups/cpu,cgroups/mem (one cgroup v1 or v2 container per executor: cpu shares, memory limit with OOM kill, pids limit) or posix/cpu,posix/mem (usage sampled from /proc, an executor over its memory killed); add disk/du to any of them for sandbox disk quotas (not in auto), and gpu/nvidia to give each task only the GPUs it was allocated (a devices cgroup on cgroup v1; e.g. auto,gpu/nvidia; docs/gpus.md)")
 	fs.DurationVar(&f.diskWatch, "container-disk-watch-interval", 15*time.Second, "with disk/du isolation, measure each executor's sandbox this often")
 	fs.BoolVar(&f.enforceDisk, "enforce-container-disk-quota", true, "with disk/du isolation, kill an executor whose sandbox passes its disk allocation (false: only log it and count it in /state)")
 	fs.BoolVar(&f.cfs, "cgroups-enable-cfs", false, "with cgroups isolation, also cap each executor's CPU time at its cpus (CFS quota), not only weight it")
-	fs.StringVar(&f.gpuRoot, "gpu-device-root", "/", "`dir` under which GPU detection looks for dev/nvidia<N> and proc/driver/nvidia/gpus when nvidia-smi cannot answer (tests give a fake tree)")
+	fs.StringVar(&f.gpuRoot, "gpu-device-root", "/", "`dir` holding the driver's dev/nvidia* (GPU detection when nvidia-smi cannot answer, and gpu/nvidia's devices cgroup and image mounts) and proc/driver/nvidia/gpus (tests give a fake tree)")
 	fs.StringVar(&f.smi, "nvidia-smi", "nvidia-smi", "`path` of the nvidia-smi asked first to detect GPUs (a bare name is looked up on PATH)")
 	fs.StringVar(&f.cgRoot, "cgroups-root", "/sys/fs/cgroup", "`dir` where the cgroup hierarchies are mounted")
 	return f

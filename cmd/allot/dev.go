@@ -31,6 +31,8 @@ type devFlags struct {
 	resources  string
 	keep       bool
 	isolation  string
+	gpuRoot    string // --gpu-device-root and --nvidia-smi, as allot agent's
+	smi        string
 	throttle   bool
 	usageEvery time.Duration
 	tls        bool
@@ -44,7 +46,9 @@ func parseDevFlags(args []string, stderr io.Writer) (*devFlags, *flag.FlagSet, e
 	fs.IntVar(&f.agents, "agents", 2, "number of agents")
 	fs.StringVar(&f.resources, "resources", "cpus:4;mem:4096;disk:20000;ports:[31000-32000]", "resources of each agent, Mesos form")
 	fs.BoolVar(&f.keep, "keep", false, "keep the work dirs after stopping")
-	fs.StringVar(&f.isolation, "isolation", "", "agents' isolation: auto (cgroups when writable, else posix), cgroups/cpu,cgroups/mem or posix/cpu,posix/mem; add disk/du for sandbox disk quotas (see allot agent --help)")
+	fs.StringVar(&f.isolation, "isolation", "", "agents' isolation: auto (cgroups when writable, else posix), cgroups/cpu,cgroups/mem or posix/cpu,posix/mem; add disk/du for sandbox disk quotas, gpu/nvidia to give each task only its GPUs (see allot agent --help)")
+	fs.StringVar(&f.gpuRoot, "gpu-device-root", "/", "agents' `dir` holding dev/nvidia* and proc/driver/nvidia (see allot agent --help; tools/gpu-check.sh --fake gives a fake tree)")
+	fs.StringVar(&f.smi, "nvidia-smi", "nvidia-smi", "`path` of the nvidia-smi the agents ask to detect GPUs")
 	fs.BoolVar(&f.throttle, "throttle-io", false, "agents make their advertised disk_bw and net_bw real for the framework library's executors (a token bucket per agent and device)")
 	fs.DurationVar(&f.usageEvery, "usage-interval", 10*time.Second, "each agent reports usage to the master this often (the co-location bandit learns from it)")
 	fs.BoolVar(&f.tls, "tls", false, "serve TLS everywhere with a throwaway CA and certificate made in the work dir (prints how clients use it)")
@@ -176,7 +180,7 @@ func startDevAgents(f *devFlags, da devAuth, m *master.Master, dir string, base 
 	for i := 0; i < f.agents; i++ {
 		a, err := agent.New(agent.Config{Masters: []string{m.Addr()}, Listen: net.JoinHostPort(host, "0"),
 			WorkDir: filepath.Join(dir, fmt.Sprintf("agent%d", i)), Resources: f.resources, KillExecutorsOnStop: true, ThrottleIO: f.throttle,
-			UsageInterval: f.usageEvery, Isolation: f.isolation, TLS: f.mf.tls.files(), Credential: da.agentCred, AuthenticateExecutors: f.auth,
+			UsageInterval: f.usageEvery, Isolation: f.isolation, GPUDeviceRoot: f.gpuRoot, NvidiaSMI: f.smi, TLS: f.mf.tls.files(), Credential: da.agentCred, AuthenticateExecutors: f.auth,
 			HTTPAuthn: da.agentHTTP, LogLevel: logLevel, Version: master.Version,
 			Log: base.With().Str("component", fmt.Sprintf("agent%d", i)).Logger()})
 		if err == nil {
