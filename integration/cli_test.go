@@ -42,46 +42,7 @@ func TestOperatorCLI(t *testing.T) {
 	fw.waitState(t, "cli-task-1", mesos.TASK_RUNNING)
 	agentID := o.GetAgentID().Value
 	fwID := fw.ID()
-	// The tables show ids in their short form, the one the UI shows, and
-	// every verb takes it; --full-ids shows them whole.
-	st := c.state()
-	var agentIDs []string
-	for _, a := range st.Slaves {
-		agentIDs = append(agentIDs, a.ID)
-	}
-	agentShort, fwShort := shortid.Short(agentID, agentIDs), shortid.Short(fwID, []string{fwID})
-	if agentShort == agentID || fwShort == fwID {
-		t.Fatalf("short forms %q and %q are the whole ids", agentShort, fwShort)
-	}
-
-	tables := []struct {
-		verb []string
-		want []string
-	}{
-		{[]string{"status"}, []string{"Leader", "sorter drf, agent selection rrr, mode oblivious", "Agents        2 (2 active)", "cpus"}},
-		{[]string{"agents"}, []string{"ID", "CPUS", "\n" + agentShort + " ", "active"}},
-		{[]string{"agents", "--full-ids"}, []string{"\n" + agentID + " "}},
-		{[]string{"frameworks"}, []string{"cli-fw", "\n" + fwShort + " ", "TASKS"}},
-		{[]string{"tasks"}, []string{"cli-task-1", "RUNNING", " " + agentShort + " ", " " + fwShort + " "}},
-		{[]string{"tasks", "--full-ids"}, []string{" " + agentID + " ", " " + fwID + " "}},
-		{[]string{"tasks", "--state", "running", "--framework", fwID[:len(fwID)-1]}, []string{"cli-task-1"}},
-		{[]string{"tasks", "--state", "running", "--framework", fwShort}, []string{"cli-task-1"}},
-		{[]string{"explain", fwID, agentID}, []string{fwID, agentID}},
-		{[]string{"explain", fwShort, agentShort}, []string{fwID, agentID}},
-	}
-	for _, tc := range tables {
-		code, out, errOut := allotCLI(t, c.MasterAddr, tc.verb...)
-		for _, w := range tc.want {
-			if code != 0 || !strings.Contains(out, w) {
-				t.Errorf("allot %v: exit %d, stdout:\n%s\nstderr: %s\nwant %q", tc.verb, code, out, errOut, w)
-			}
-		}
-		code, out, _ = allotCLI(t, c.MasterAddr, append(tc.verb, "--json")...)
-		var v any
-		if code != 0 || json.Unmarshal([]byte(out), &v) != nil {
-			t.Errorf("allot %v --json: exit %d, not JSON:\n%s", tc.verb, code, out)
-		}
-	}
+	fwShort := cliTables(t, c, fwID, agentID)
 
 	follow := testcluster.Start(t, "logs", []string{"ALLOT_MASTER=" + c.MasterAddr}, allotBin, "logs", "cli-task", "--follow")
 	testcluster.WaitFor(t, 20*time.Second, "allot logs to print the first line", func() bool { return strings.Contains(follow.Out.String(), "first line") })
@@ -122,6 +83,53 @@ func TestOperatorCLI(t *testing.T) {
 			t.Errorf("allot %v: exit %d, stdout %q stderr %q; want exit %d with %q", tc.args, code, out, errOut, tc.code, tc.want)
 		}
 	}
+}
+
+// cliTables checks every list verb's table and JSON while task
+// cli-task-1 of framework fwID runs on agent agentID: the tables show ids
+// in their short form, the one the UI shows, and every verb takes it;
+// --full-ids shows them whole. It returns the framework's short form.
+func cliTables(t *testing.T, c *cluster, fwID, agentID string) string {
+	st := c.state()
+	var agentIDs []string
+	for _, a := range st.Slaves {
+		agentIDs = append(agentIDs, a.ID)
+	}
+	agentShort, fwShort := shortid.Short(agentID, agentIDs), shortid.Short(fwID, []string{fwID})
+	if agentShort == agentID || fwShort == fwID {
+		t.Fatalf("short forms %q and %q are the whole ids", agentShort, fwShort)
+	}
+
+	tables := []struct {
+		verb []string
+		want []string
+	}{
+		{[]string{"status"}, []string{"Leader", "sorter drf, agent selection rrr, mode oblivious", "Agents        2 (2 active)", "cpus"}},
+		{[]string{"agents"}, []string{"ID", "CPUS", "\n" + agentShort + " ", "active"}},
+		{[]string{"agents", "--full-ids"}, []string{"\n" + agentID + " "}},
+		{[]string{"frameworks"}, []string{"cli-fw", "\n" + fwShort + " ", "TASKS"}},
+		{[]string{"tasks"}, []string{"cli-task-1", "RUNNING", " " + agentShort + " ", " " + fwShort + " "}},
+		{[]string{"tasks", "--full-ids"}, []string{" " + agentID + " ", " " + fwID + " "}},
+		{[]string{"tasks", "--state", "running", "--framework", fwID[:len(fwID)-1]}, []string{"cli-task-1"}},
+		{[]string{"tasks", "--state", "running", "--framework", fwShort}, []string{"cli-task-1"}},
+		{[]string{"explain", fwID, agentID}, []string{fwID, agentID}},
+		{[]string{"explain", fwShort, agentShort}, []string{fwID, agentID}},
+	}
+	for _, tc := range tables {
+		code, out, errOut := allotCLI(t, c.MasterAddr, tc.verb...)
+		for _, w := range tc.want {
+			if code != 0 || !strings.Contains(out, w) {
+				t.Errorf("allot %v: exit %d, stdout:\n%s\nstderr: %s\nwant %q", tc.verb, code, out, errOut, w)
+			}
+		}
+		code, out, _ = allotCLI(t, c.MasterAddr, append(tc.verb, "--json")...)
+		var v any
+		if code != 0 || json.Unmarshal([]byte(out), &v) != nil {
+			t.Errorf("allot %v --json: exit %d, not JSON:\n%s", tc.verb, code, out)
+		}
+	}
+
+	return fwShort
 }
 
 // The master fronts the agents' sandbox files: a path that leaves the
