@@ -14,6 +14,7 @@ import (
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 
 	"github.com/allot-sched/allot/api/operator"
+	"github.com/allot-sched/allot/internal/shortid"
 	"github.com/allot-sched/allot/internal/testcluster"
 )
 
@@ -41,31 +42,7 @@ func TestOperatorCLI(t *testing.T) {
 	fw.waitState(t, "cli-task-1", mesos.TASK_RUNNING)
 	agentID := o.GetAgentID().Value
 	fwID := fw.ID()
-
-	tables := []struct {
-		verb []string
-		want []string
-	}{
-		{[]string{"status"}, []string{"Leader", "sorter drf, agent selection rrr, mode oblivious", "Agents        2 (2 active)", "cpus"}},
-		{[]string{"agents"}, []string{"ID", "CPUS", agentID, "active"}},
-		{[]string{"frameworks"}, []string{"cli-fw", fwID, "TASKS"}},
-		{[]string{"tasks"}, []string{"cli-task-1", "RUNNING", agentID}},
-		{[]string{"tasks", "--state", "running", "--framework", fwID[:len(fwID)-1]}, []string{"cli-task-1"}},
-		{[]string{"explain", fwID, agentID}, []string{fwID, agentID}},
-	}
-	for _, tc := range tables {
-		code, out, errOut := allotCLI(t, c.MasterAddr, tc.verb...)
-		for _, w := range tc.want {
-			if code != 0 || !strings.Contains(out, w) {
-				t.Errorf("allot %v: exit %d, stdout:\n%s\nstderr: %s\nwant %q", tc.verb, code, out, errOut, w)
-			}
-		}
-		code, out, _ = allotCLI(t, c.MasterAddr, append(tc.verb, "--json")...)
-		var v any
-		if code != 0 || json.Unmarshal([]byte(out), &v) != nil {
-			t.Errorf("allot %v --json: exit %d, not JSON:\n%s", tc.verb, code, out)
-		}
-	}
+	fwShort := cliTables(t, c, fwID, agentID)
 
 	follow := testcluster.Start(t, "logs", []string{"ALLOT_MASTER=" + c.MasterAddr}, allotBin, "logs", "cli-task", "--follow")
 	testcluster.WaitFor(t, 20*time.Second, "allot logs to print the first line", func() bool { return strings.Contains(follow.Out.String(), "first line") })
@@ -95,6 +72,7 @@ func TestOperatorCLI(t *testing.T) {
 	}{
 		{[]string{"logs", "cli-task-2"}, 1, `did you mean "cli-task-1"`},
 		{[]string{"explain", fwID, "no-such-agent"}, 1, "no agent"},
+		{[]string{"explain", fwShort, agentID[:8]}, 1, "agent \"" + agentID[:8] + "\" is ambiguous: it could be"},
 		{[]string{"tasks", "--state", "sleepy"}, 2, "not a task state"},
 		{[]string{"status", "--master", "127.0.0.1:1"}, 1, "is a master running?"},
 		{[]string{"logs"}, 2, "usage: allot logs TASK"},
@@ -105,6 +83,53 @@ func TestOperatorCLI(t *testing.T) {
 			t.Errorf("allot %v: exit %d, stdout %q stderr %q; want exit %d with %q", tc.args, code, out, errOut, tc.code, tc.want)
 		}
 	}
+}
+
+// cliTables checks every list verb's table and JSON while task
+// cli-task-1 of framework fwID runs on agent agentID: the tables show ids
+// in their short form, the one the UI shows, and every verb takes it;
+// --full-ids shows them whole. It returns the framework's short form.
+func cliTables(t *testing.T, c *cluster, fwID, agentID string) string {
+	st := c.state()
+	var agentIDs []string
+	for _, a := range st.Slaves {
+		agentIDs = append(agentIDs, a.ID)
+	}
+	agentShort, fwShort := shortid.Short(agentID, agentIDs), shortid.Short(fwID, []string{fwID})
+	if agentShort == agentID || fwShort == fwID {
+		t.Fatalf("short forms %q and %q are the whole ids", agentShort, fwShort)
+	}
+
+	tables := []struct {
+		verb []string
+		want []string
+	}{
+		{[]string{"status"}, []string{"Leader", "sorter drf, agent selection rrr, mode oblivious", "Agents        2 (2 active)", "cpus"}},
+		{[]string{"agents"}, []string{"ID", "CPUS", "\n" + agentShort + " ", "active"}},
+		{[]string{"agents", "--full-ids"}, []string{"\n" + agentID + " "}},
+		{[]string{"frameworks"}, []string{"cli-fw", "\n" + fwShort + " ", "TASKS"}},
+		{[]string{"tasks"}, []string{"cli-task-1", "RUNNING", " " + agentShort + " ", " " + fwShort + " "}},
+		{[]string{"tasks", "--full-ids"}, []string{" " + agentID + " ", " " + fwID + " "}},
+		{[]string{"tasks", "--state", "running", "--framework", fwID[:len(fwID)-1]}, []string{"cli-task-1"}},
+		{[]string{"tasks", "--state", "running", "--framework", fwShort}, []string{"cli-task-1"}},
+		{[]string{"explain", fwID, agentID}, []string{fwID, agentID}},
+		{[]string{"explain", fwShort, agentShort}, []string{fwID, agentID}},
+	}
+	for _, tc := range tables {
+		code, out, errOut := allotCLI(t, c.MasterAddr, tc.verb...)
+		for _, w := range tc.want {
+			if code != 0 || !strings.Contains(out, w) {
+				t.Errorf("allot %v: exit %d, stdout:\n%s\nstderr: %s\nwant %q", tc.verb, code, out, errOut, w)
+			}
+		}
+		code, out, _ = allotCLI(t, c.MasterAddr, append(tc.verb, "--json")...)
+		var v any
+		if code != 0 || json.Unmarshal([]byte(out), &v) != nil {
+			t.Errorf("allot %v --json: exit %d, not JSON:\n%s", tc.verb, code, out)
+		}
+	}
+
+	return fwShort
 }
 
 // The master fronts the agents' sandbox files: a path that leaves the

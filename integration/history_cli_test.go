@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/allot-sched/allot/api/operator"
+	"github.com/allot-sched/allot/internal/shortid"
 	"github.com/allot-sched/allot/internal/testcluster"
 )
 
@@ -40,6 +41,22 @@ func detach(t testing.TB, masters string, command ...string) string {
 		t.Fatalf("allot run --detach: %v\n%s%s", err, out, stderr.String())
 	}
 	return strings.TrimSpace(string(out))
+}
+
+// shortTaskID is the short form of task id that `allot tasks` prints.
+func shortTaskID(t testing.TB, masters, id string) string {
+	var tasks []operator.Task
+	allotJSON(t, &tasks, "tasks", "--master", masters)
+	var ids []string
+	for _, tk := range tasks {
+		ids = append(ids, tk.ID)
+	}
+	table := allot(t, "tasks", "--master", masters)
+	short := shortid.Short(id, ids)
+	if short == id || !strings.Contains(table, "\n"+short+" ") {
+		t.Fatalf("allot tasks does not list task %s by its short form %q:\n%s", id, short, table)
+	}
+	return short
 }
 
 // completedRuns is what `allot frameworks --completed` lists of the
@@ -124,17 +141,27 @@ func TestCompletedHistoryAndActionsFromCLI(t *testing.T) {
 	}
 	check("after the leader's kill -9")
 
+	// The actions take ids in the short form the tables print.
 	id := detach(t, masters, "sleep", "600")
 	var killed map[string]string
-	allotJSON(t, &killed, "kill", id, "--master", masters, "--timeout", "60s")
-	if killed["state"] != "TASK_KILLED" {
-		t.Fatalf("allot kill %s: %v, want TASK_KILLED", id, killed)
+	allotJSON(t, &killed, "kill", shortTaskID(t, masters, id), "--master", masters, "--timeout", "60s")
+	if killed["state"] != "TASK_KILLED" || killed["task_id"] != id {
+		t.Fatalf("allot kill %s: %v, want %s TASK_KILLED", shortTaskID(t, masters, id), killed, id)
 	}
 	id = detach(t, masters, "sleep", "600")
 	var tk operator.Task
-	allotJSON(t, &tk, "task", id, "--master", masters)
+	allotJSON(t, &tk, "task", shortTaskID(t, masters, id), "--master", masters)
+	var fws []operator.Framework
+	allotJSON(t, &fws, "frameworks", "--master", masters)
+	var fwIDs []string
+	for _, f := range fws {
+		fwIDs = append(fwIDs, f.ID)
+	}
 	var down map[string]any
-	allotJSON(t, &down, "teardown", tk.FrameworkID, "--master", masters)
+	allotJSON(t, &down, "teardown", shortid.Short(tk.FrameworkID, fwIDs), "--master", masters)
+	if down["framework_id"] != tk.FrameworkID {
+		t.Fatalf("allot teardown %s tore down %v, want %s", shortid.Short(tk.FrameworkID, fwIDs), down["framework_id"], tk.FrameworkID)
+	}
 	testcluster.WaitFor(t, 30*time.Second, "the torn-down framework's task listed TASK_KILLED", func() bool {
 		allotJSON(t, &tk, "task", id, "--framework", tk.FrameworkID, "--master", masters)
 		last := tk.Statuses[len(tk.Statuses)-1]

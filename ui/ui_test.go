@@ -19,14 +19,15 @@ func TestPages(t *testing.T) {
 		code int
 		want []string
 	}{
-		{"/", 200, []string{`data-page="overview"`, `data-api="/ui/data"`, `id="resources"`, `href="/agents"`}},
+		{"/", 200, []string{`data-page="overview"`, `data-api="/ui/data"`, `id="resources"`, `href="/agents"`, `id="unplaced"`, `/ui/static/placement.js`}},
 		{"/agents", 200, []string{`data-page="agents"`, `id="agents"`, `class="current"`}},
 		{"/frameworks", 200, []string{`id="frameworks"`}},
 		{"/roles", 200, []string{`data-page="roles"`, `id="roles"`}},
 		{"/tasks", 200, []string{`id="state-filter"`}},
 		{"/task", 200, []string{`id="log"`, `id="history"`}},
 		{"/agent", 200, []string{`id="agent-reservations"`, `id="agent-chart"`}},
-		{"/framework", 200, []string{`id="framework-filters"`, `id="framework-chart"`}},
+		{"/framework", 200, []string{`id="framework-filters"`, `id="framework-chart"`, `id="framework-unplaced"`}},
+		{"/ui/static/placement.js", 200, []string{"function showUnplaced", "function renderWaiting"}},
 		{"/search", 200, []string{`id="search-results"`, `/ui/static/pages.js`}},
 		{"/allocator", 200, []string{`id="share-chart"`, `id="sorter-form"`, `id="explain-form"`, `<option>drf</option><option>psdsf</option>`}},
 		{"/ui/static/app.js", 200, []string{"subscribe", "RecordIO"}},

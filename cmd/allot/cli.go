@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"sort"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -44,6 +45,7 @@ type cliFlags struct {
 	timeout time.Duration
 	tlsCA   string // --tls-ca (tls_flags.go)
 	cred    credFlags
+	fullIDs bool // --full-ids, on the verbs that print ids in tables (table.go)
 }
 
 // newCLIFlags makes a verb's flag set with the common flags.
@@ -101,13 +103,11 @@ func (c *cliFlags) state() (*operator.State, error) {
 
 // readState parses a list verb's flags (no positional arguments) and
 // fetches the leader's /state.
-func readState(name, description string, args []string, stderr io.Writer) (*operator.State, *cliFlags, error) {
-	fs, c := newCLIFlags(name, "[flags]", description, stderr)
+func readState(fs *flag.FlagSet, c *cliFlags, args []string) (*operator.State, error) {
 	if _, err := parseInterleaved(fs, args); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	st, err := c.state()
-	return st, c, err
+	return c.state()
 }
 
 func printJSON(w io.Writer, v any) error {
@@ -118,7 +118,8 @@ func printJSON(w io.Writer, v any) error {
 
 // runStatus prints the cluster at a glance.
 func runStatus(args []string, stdout, stderr io.Writer) error {
-	st, c, err := readState("status", "The cluster at a glance: the leading master, raft peers, the allocator's sorter,\nagent selection and mode, agents, frameworks, and each resource's total and allocation.", args, stderr)
+	fs, c := newCLIFlags("status", "[flags]", "The cluster at a glance: the leading master, raft peers, the allocator's sorter,\nagent selection and mode, agents, frameworks, and each resource's total and allocation.", stderr)
+	st, err := readState(fs, c, args)
 	if err != nil {
 		return err
 	}
@@ -218,7 +219,9 @@ func usedOf(name string, used, total map[string]float64) string {
 
 // runAgents lists the agents.
 func runAgents(args []string, stdout, stderr io.Writer) error {
-	st, c, err := readState("agents", "List the agents: allocated over total cpus, mem, disk and gpus, measured CPU use and I/O wait, active tasks.", args, stderr)
+	fs, c := newCLIFlags("agents", "[flags]", "List the agents: allocated over total cpus, mem, disk and gpus, measured CPU use and I/O wait, active tasks.", stderr)
+	addFullIDsFlag(fs, &c.fullIDs)
+	st, err := readState(fs, c, args)
 	if err != nil {
 		return err
 	}
@@ -231,8 +234,8 @@ func runAgents(args []string, stdout, stderr io.Writer) error {
 			tasks[t.SlaveID]++
 		}
 	}
-	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tADDRESS\tSTATE\tCPUS\tMEM\tDISK\tGPUS\tCPU USE\tIOWAIT\tTASKS")
+	ids := statePrinter(st, c.fullIDs)
+	tb := newTable(stdout, "ID", "ADDRESS", "STATE", "CPUS", "MEM", "DISK", "GPUS", "CPU USE", "IOWAIT", "TASKS")
 	for _, a := range st.Slaves {
 		state, cpu, iowait := a.State, "-", "-"
 		if state == "" { // a master older than agent states
@@ -241,32 +244,30 @@ func runAgents(args []string, stdout, stderr io.Writer) error {
 		if a.Rates != nil && a.Rates.CPUMeasured {
 			cpu, iowait = fmt.Sprintf("%.0f%%", 100*a.Rates.CPU), fmt.Sprintf("%.0f%%", 100*a.Rates.IOWait)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\n", a.ID, strings.TrimPrefix(a.PID, "slave(1)@"), state,
+		tb.row(ids.id(kindAgent, a.ID), strings.TrimPrefix(a.PID, "slave(1)@"), state,
 			usedOf("cpus", a.Used, a.Resources), usedOf("mem", a.Used, a.Resources), usedOf("disk", a.Used, a.Resources),
-			usedOf("gpus", a.Used, a.Resources), cpu, iowait, tasks[a.ID])
+			usedOf("gpus", a.Used, a.Resources), cpu, iowait, strconv.Itoa(tasks[a.ID]))
 	}
-	return tw.Flush()
+	return tb.flush()
 }
 
 // runFrameworks lists the frameworks.
 func runFrameworks(args []string, stdout, stderr io.Writer) error {
 	fs, c := newCLIFlags("frameworks", "[--completed] [flags]", "List the frameworks: role, state, active and finished tasks, offers outstanding, allocation.\nWith --completed, the frameworks that ended and whose tasks the master keeps.", stderr)
 	completed := fs.Bool("completed", false, "list the completed frameworks instead: name, role, how their tasks ended, when")
-	if _, err := parseInterleaved(fs, args); err != nil {
-		return err
-	}
-	st, err := c.state()
+	addFullIDsFlag(fs, &c.fullIDs)
+	st, err := readState(fs, c, args)
 	if err != nil {
 		return err
 	}
 	if *completed {
-		return printCompletedFrameworks(st, c.json, stdout)
+		return printCompletedFrameworks(st, c, stdout)
 	}
 	if c.json {
 		return printJSON(stdout, st.Frameworks)
 	}
-	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tNAME\tROLE\tSTATE\tTASKS\tDONE\tOFFERS\tCPUS\tMEM\tJOB TYPE")
+	ids := statePrinter(st, c.fullIDs)
+	tb := newTable(stdout, "ID", "NAME", "ROLE", "STATE", "TASKS", "DONE", "OFFERS", "CPUS", "MEM", "JOB TYPE")
 	for _, f := range st.Frameworks {
 		state := "active"
 		switch {
@@ -275,10 +276,10 @@ func runFrameworks(args []string, stdout, stderr io.Writer) error {
 		case !f.Active:
 			state = "suppressed"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\t%s\n", f.ID, f.Name, f.Role, state, len(f.Tasks), len(f.CompletedTasks), f.OfferCount,
+		tb.row(ids.id(kindFramework, f.ID), f.Name, f.Role, state, strconv.Itoa(len(f.Tasks)), strconv.Itoa(len(f.CompletedTasks)), strconv.Itoa(f.OfferCount),
 			fmtQty("cpus", f.UsedResources["cpus"]), fmtQty("mem", f.UsedResources["mem"]), orDash(f.JobType))
 	}
-	return tw.Flush()
+	return tb.flush()
 }
 
 func orDash(s string) string {
@@ -314,8 +315,9 @@ func normState(s string) string {
 func runTasks(args []string, stdout, stderr io.Writer) error {
 	fs, c := newCLIFlags("tasks", "[--framework ID] [--state S] [flags]", "List tasks, active and finished: id, name, framework, agent, state, when it started and\nended, and why it ended (allot task TASK prints its whole state history).", stderr)
 	var fw, state string
-	fs.StringVar(&fw, "framework", "", "only the tasks of framework `ID` (a unique prefix will do)")
+	fs.StringVar(&fw, "framework", "", "only the tasks of framework `ID` (its short form, or any unique end or beginning, will do)")
 	fs.StringVar(&state, "state", "", "only tasks in state `S` (running, finished, failed, ... or TASK_RUNNING)")
+	addFullIDsFlag(fs, &c.fullIDs)
 	if _, err := parseInterleaved(fs, args); err != nil {
 		return err
 	}
@@ -329,7 +331,7 @@ func runTasks(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if fw != "" {
-		if fw, err = resolveID("framework", fw, frameworkIDs(st, true)); err != nil {
+		if fw, err = resolveID(kindFramework, fw, knownIDs(st, kindFramework)); err != nil {
 			return err
 		}
 	}
@@ -345,14 +347,14 @@ func runTasks(args []string, stdout, stderr io.Writer) error {
 		}
 		return printJSON(stdout, rows)
 	}
-	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tNAME\tFRAMEWORK\tAGENT\tSTATE\tCPUS\tMEM\tSTARTED\tENDED\tREASON")
+	ids := statePrinter(st, c.fullIDs)
+	tb := newTable(stdout, "ID", "NAME", "FRAMEWORK", "AGENT", "STATE", "CPUS", "MEM", "STARTED", "ENDED", "REASON")
 	for _, t := range rows {
 		start, end := taskTimes(t) // history.go
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.ID, t.Name, t.FrameworkID, t.SlaveID, strings.TrimPrefix(t.State, "TASK_"),
+		tb.row(ids.id(kindTask, t.ID), orDash(t.Name), ids.id(kindFramework, t.FrameworkID), ids.id(kindAgent, t.SlaveID), strings.TrimPrefix(t.State, "TASK_"),
 			fmtQty("cpus", t.Resources["cpus"]), fmtQty("mem", t.Resources["mem"]), fmtStamp(start), fmtStamp(end), reasonOf(t))
 	}
-	return tw.Flush()
+	return tb.flush()
 }
 
 // resolveID finds id among known: exactly, as a short form (a unique
@@ -404,7 +406,7 @@ func editDistance(a, b string) int {
 // runExplain prints the allocator's reason for a framework and an agent,
 // or, for a framework alone, why it was offered nothing lately.
 func runExplain(args []string, stdout, stderr io.Writer) error {
-	fs, c := newCLIFlags("explain", "FRAMEWORK [AGENT] [flags]", "Why the allocator would or would not offer AGENT's resources to FRAMEWORK in the next\ncycle: inactive, suppressed, demand met, a decline filter (until when), the task does not\nfit, or eligible and ordered by the sorter's score. Without AGENT: why FRAMEWORK was\noffered nothing lately, by resource and agent count (its task is larger than every agent,\nno agent has it free, its role's quota limit, filters). Unique id prefixes will do.", stderr)
+	fs, c := newCLIFlags("explain", "FRAMEWORK [AGENT] [flags]", "Why the allocator would or would not offer AGENT's resources to FRAMEWORK in the next\ncycle: inactive, suppressed, demand met, a decline filter (until when), the task does not\nfit, or eligible and ordered by the sorter's score. Without AGENT: why FRAMEWORK was\noffered nothing lately, by resource and agent count (its task is larger than every agent,\nno agent has it free, its role's quota limit, filters). Ids in their short form (or any unique end or beginning) will do.", stderr)
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		return err
@@ -416,21 +418,14 @@ func runExplain(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	var fws, ags []string
-	for _, f := range st.Frameworks {
-		fws = append(fws, f.ID)
-	}
-	for _, a := range st.Slaves {
-		ags = append(ags, a.ID)
-	}
-	fw, err := resolveID("framework", pos[0], fws)
+	fw, err := resolveID(kindFramework, pos[0], frameworkIDs(st, false))
 	if err != nil {
 		return err
 	}
 	if len(pos) == 1 {
 		return explainFramework(c, fw, stdout)
 	}
-	ag, err := resolveID("agent", pos[1], ags)
+	ag, err := resolveID(kindAgent, pos[1], knownIDs(st, kindAgent))
 	if err != nil {
 		return err
 	}

@@ -8,8 +8,6 @@ import (
 	"net/url"
 	"strconv"
 	"time"
-
-	"github.com/allot-sched/allot/api/operator"
 )
 
 // logsPoll is how often `allot logs --follow` asks for more.
@@ -18,7 +16,7 @@ const logsPoll = 500 * time.Millisecond
 // runLogs prints a task's stdout or stderr from its sandbox through the
 // master (which proxies the agent's /files/read), as `nomad alloc logs`.
 func runLogs(args []string, stdout, stderr io.Writer) error {
-	fs, c := newCLIFlags("logs", "TASK [--stderr] [--follow] [flags]", "Print a task's stdout (--stderr: its stderr) from its executor's sandbox on the agent that ran it.\nWith --follow, keep printing what the task writes until it ends (or Ctrl-C). With --json, one\nJSON object a line per piece read: {\"task_id\", \"stream\", \"offset\", \"data\"}.\nA unique prefix of the task id will do.", stderr)
+	fs, c := newCLIFlags("logs", "TASK [--stderr] [--follow] [flags]", "Print a task's stdout (--stderr: its stderr) from its executor's sandbox on the agent that ran it.\nWith --follow, keep printing what the task writes until it ends (or Ctrl-C). With --json, one\nJSON object a line per piece read: {\"task_id\", \"stream\", \"offset\", \"data\"}.\nThe task id's short form (or any unique end or beginning) will do.", stderr)
 	var errStream, follow bool
 	fs.BoolVar(&errStream, "stderr", false, "print stderr instead of stdout")
 	fs.BoolVar(&follow, "follow", false, "keep printing new output until the task ends")
@@ -34,7 +32,7 @@ func runLogs(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	t, err := findTask(st, pos[0])
+	t, err := findTaskOf(st, allTasks(st), pos[0], "")
 	if err != nil {
 		return err
 	}
@@ -63,30 +61,11 @@ func runLogs(args []string, stdout, stderr io.Writer) error {
 		if st, err := c.state(); err == nil {
 			// Ended, or gone (its completed framework fell out of the
 			// master's bounded history): one more drain picks up its last words.
-			if now, err := findTask(st, t.ID); err != nil || isTerminalName(now.State) {
+			if now, err := findTaskOf(st, allTasks(st), t.ID, t.FrameworkID); err != nil || isTerminalName(now.State) {
 				ended = true
 			}
 		}
 	}
-}
-
-// findTask resolves a task id (or unique prefix) among all tasks.
-func findTask(st *operator.State, id string) (operator.Task, error) {
-	tasks := allTasks(st)
-	ids := make([]string, len(tasks))
-	for i, t := range tasks {
-		ids[i] = t.ID
-	}
-	full, err := resolveID("task", id, ids)
-	if err != nil {
-		return operator.Task{}, err
-	}
-	for _, t := range tasks {
-		if t.ID == full {
-			return t, nil
-		}
-	}
-	return operator.Task{}, fmt.Errorf("no task %q", id)
 }
 
 // logReader reads a sandbox file page by page from an offset.

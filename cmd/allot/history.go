@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/allot-sched/allot/api/operator"
@@ -29,12 +29,12 @@ const killPoll = 200 * time.Millisecond
 
 // printCompletedFrameworks lists /state's completed_frameworks: the
 // frameworks that ended whose tasks the master keeps.
-func printCompletedFrameworks(st *operator.State, asJSON bool, stdout io.Writer) error {
-	if asJSON {
+func printCompletedFrameworks(st *operator.State, c *cliFlags, stdout io.Writer) error {
+	if c.json {
 		return printJSON(stdout, st.CompletedFrameworks)
 	}
-	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tNAME\tROLE\tTASKS\tFINISHED\tFAILED\tKILLED\tOTHER\tENDED")
+	ids := statePrinter(st, c.fullIDs)
+	tb := newTable(stdout, "ID", "NAME", "ROLE", "TASKS", "FINISHED", "FAILED", "KILLED", "OTHER", "ENDED")
 	for _, f := range st.CompletedFrameworks {
 		n := map[string]int{}
 		var ended float64
@@ -45,10 +45,10 @@ func printCompletedFrameworks(st *operator.State, asJSON bool, stdout io.Writer)
 			}
 		}
 		other := len(f.CompletedTasks) - n["TASK_FINISHED"] - n["TASK_FAILED"] - n["TASK_KILLED"]
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\n", f.ID, orDash(f.Name), orDash(f.Role), len(f.CompletedTasks),
-			n["TASK_FINISHED"], n["TASK_FAILED"], n["TASK_KILLED"], other, fmtStamp(ended))
+		tb.row(ids.id(kindFramework, f.ID), orDash(f.Name), orDash(f.Role), strconv.Itoa(len(f.CompletedTasks)),
+			strconv.Itoa(n["TASK_FINISHED"]), strconv.Itoa(n["TASK_FAILED"]), strconv.Itoa(n["TASK_KILLED"]), strconv.Itoa(other), fmtStamp(ended))
 	}
-	return tw.Flush()
+	return tb.flush()
 }
 
 // taskTimes are when the task started (its first TASK_STARTING or
@@ -96,11 +96,11 @@ func frameworkIDs(st *operator.State, completed bool) []string {
 	return ids
 }
 
-// findTaskOf resolves a task id (or unique prefix) among tasks, of the
-// framework fw (a unique prefix; "" for any).
+// findTaskOf resolves a task id (its short form, or any unique end or
+// beginning) among tasks, of the framework fw (likewise; "" for any).
 func findTaskOf(st *operator.State, tasks []operator.Task, id, fw string) (operator.Task, error) {
 	if fw != "" {
-		full, err := resolveID("framework", fw, frameworkIDs(st, true))
+		full, err := resolveID(kindFramework, fw, knownIDs(st, kindFramework))
 		if err != nil {
 			return operator.Task{}, err
 		}
@@ -116,7 +116,7 @@ func findTaskOf(st *operator.State, tasks []operator.Task, id, fw string) (opera
 	for i, t := range tasks {
 		ids[i] = t.ID
 	}
-	full, err := resolveID("task", id, ids)
+	full, err := resolveID(kindTask, id, ids)
 	if err != nil {
 		return operator.Task{}, err
 	}
@@ -128,23 +128,30 @@ func findTaskOf(st *operator.State, tasks []operator.Task, id, fw string) (opera
 	return operator.Task{}, fmt.Errorf("no task %q", id)
 }
 
-// runTaskVerb prints one task and its state history.
-func runTaskVerb(args []string, stdout, stderr io.Writer) error {
-	fs, c := newCLIFlags("task", "TASK [--framework FW] [flags]", "Print one task, live or finished, and its state history: each status the master\napplied, with its time, source, reason and message. Unique id prefixes will do.", stderr)
-	var fw string
+// taskArgs parses the arguments of a verb that names one task, TASK
+// [--framework FW], and fetches the leader's /state.
+func taskArgs(name, description string, args []string, stderr io.Writer) (c *cliFlags, st *operator.State, task, fw string, err error) {
+	fs, c := newCLIFlags(name, "TASK [--framework FW] [flags]", description+" Ids in their short form\n(or any unique end or beginning) will do.", stderr)
 	fs.StringVar(&fw, "framework", "", "the task's framework `FW`, where several frameworks have a task of that id")
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
-		return err
+		return nil, nil, "", "", err
 	}
 	if len(pos) != 1 {
-		return usagef("usage: allot task TASK [--framework FW] (allot tasks lists the ids)")
+		return nil, nil, "", "", usagef("usage: allot %s TASK [--framework FW] (allot tasks lists the ids)", name)
 	}
-	st, err := c.state()
+	st, err = c.state()
+	return c, st, pos[0], fw, err
+}
+
+// runTaskVerb prints one task and its state history, its ids whole: this
+// is the page to copy them from.
+func runTaskVerb(args []string, stdout, stderr io.Writer) error {
+	c, st, id, fw, err := taskArgs("task", "Print one task, live or finished, and its state history: each status the master\napplied, with its time, source, reason and message.", args, stderr)
 	if err != nil {
 		return err
 	}
-	t, err := findTaskOf(st, allTasks(st), pos[0], fw)
+	t, err := findTaskOf(st, allTasks(st), id, fw)
 	if err != nil {
 		return err
 	}
@@ -153,33 +160,23 @@ func runTaskVerb(args []string, stdout, stderr io.Writer) error {
 	}
 	last := lastStatus(t)
 	start, end := taskTimes(t)
-	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	tb := newTable(stdout)
 	for _, kv := range [][2]string{{"ID", t.ID}, {"NAME", orDash(t.Name)}, {"FRAMEWORK", t.FrameworkID}, {"AGENT", t.SlaveID},
 		{"STATE", t.State}, {"REASON", orDash(last.Reason)}, {"MESSAGE", orDash(last.Message)}, {"STARTED", fmtStamp(start)}, {"ENDED", fmtStamp(end)}} {
-		fmt.Fprintf(tw, "%s\t%s\n", kv[0], kv[1])
+		tb.row(kv[0], kv[1])
 	}
-	fmt.Fprintln(tw)
-	fmt.Fprintln(tw, "TIME\tSTATE\tSOURCE\tREASON\tMESSAGE")
+	tb.row()
+	tb.row("TIME", "STATE", "SOURCE", "REASON", "MESSAGE")
 	for _, s := range t.Statuses {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", fmtStamp(s.Timestamp), s.State, orDash(strings.TrimPrefix(s.Source, "SOURCE_")), orDash(s.Reason), orDash(s.Message))
+		tb.row(fmtStamp(s.Timestamp), s.State, orDash(strings.TrimPrefix(s.Source, "SOURCE_")), orDash(s.Reason), orDash(s.Message))
 	}
-	return tw.Flush()
+	return tb.flush()
 }
 
 // runKill kills a live task through the master (master.KillPath) and waits
 // until the master reports it ended.
 func runKill(args []string, stdout, stderr io.Writer) error {
-	fs, c := newCLIFlags("kill", "TASK [--framework FW] [flags]", "Kill a running task as its framework's KILL would: the agent kills it under the task's\nkill policy and the framework receives TASK_KILLED. Waits (up to --timeout) until the\nmaster reports the task ended. Needs the kill_tasks ACL. Unique id prefixes will do.", stderr)
-	var fw string
-	fs.StringVar(&fw, "framework", "", "the task's framework `FW`, where several frameworks have a task of that id")
-	pos, err := parseInterleaved(fs, args)
-	if err != nil {
-		return err
-	}
-	if len(pos) != 1 {
-		return usagef("usage: allot kill TASK [--framework FW] (allot tasks --state running lists the ids)")
-	}
-	st, err := c.state()
+	c, st, id, fw, err := taskArgs("kill", "Kill a running task as its framework's KILL would: the agent kills it under the task's\nkill policy and the framework receives TASK_KILLED. Waits (up to --timeout) until the\nmaster reports the task ended. Needs the kill_tasks ACL.", args, stderr)
 	if err != nil {
 		return err
 	}
@@ -191,9 +188,9 @@ func runKill(args []string, stdout, stderr io.Writer) error {
 			}
 		}
 	}
-	t, err := findTaskOf(st, live, pos[0], fw)
+	t, err := findTaskOf(st, live, id, fw)
 	if err != nil {
-		if done, derr := findTaskOf(st, allTasks(st), pos[0], fw); derr == nil {
+		if done, derr := findTaskOf(st, allTasks(st), id, fw); derr == nil {
 			return fmt.Errorf("task %s of framework %s is already %s", done.ID, done.FrameworkID, done.State)
 		}
 		return err
@@ -236,7 +233,7 @@ func waitTaskEnded(c *cliFlags, t operator.Task) (string, error) {
 
 // runTeardown tears a framework down with the operator API's TEARDOWN.
 func runTeardown(args []string, stdout, stderr io.Writer) error {
-	fs, c := newCLIFlags("teardown", "FRAMEWORK [flags]", "Tear a framework down (the operator API's TEARDOWN): its tasks are killed, its offers\nrescinded, and it is removed; its tasks stay listed under allot frameworks --completed.\nNeeds the teardown_frameworks ACL. A unique id prefix will do.", stderr)
+	fs, c := newCLIFlags("teardown", "FRAMEWORK [flags]", "Tear a framework down (the operator API's TEARDOWN): its tasks are killed, its offers\nrescinded, and it is removed; its tasks stay listed under allot frameworks --completed.\nNeeds the teardown_frameworks ACL. Its id's short form (or any unique end or beginning) will do.", stderr)
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		return err
@@ -248,7 +245,7 @@ func runTeardown(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	id, err := resolveID("framework", pos[0], frameworkIDs(st, false))
+	id, err := resolveID(kindFramework, pos[0], frameworkIDs(st, false))
 	if err != nil {
 		return err
 	}

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -89,19 +88,15 @@ func TestHistoryVerbs(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			fm := &historyMaster{}
-			srv := httptest.NewServer(fm)
-			defer srv.Close()
-			verb := commands[tt.args[0]]
-			var out, errb strings.Builder
-			err := verb.run(append(tt.args[1:], "--master", srv.Listener.Addr().String()), &out, &errb)
-			got := out.String()
+			out, err := runAgainst(t, fm, tt.args) // table_test.go
+			got := out
 			if tt.err {
 				if err == nil {
 					t.Fatalf("no error; stdout %q", got)
 				}
 				got = err.Error()
 			} else if err != nil {
-				t.Fatalf("%v (stderr %q)", err, errb.String())
+				t.Fatal(err)
 			}
 			for _, w := range tt.want {
 				if !strings.Contains(got, w) {
@@ -109,8 +104,8 @@ func TestHistoryVerbs(t *testing.T) {
 				}
 			}
 			if tt.jsonInto != nil {
-				if err := json.Unmarshal([]byte(out.String()), tt.jsonInto); err != nil {
-					t.Errorf("--json does not parse: %v\n%s", err, out.String())
+				if err := json.Unmarshal([]byte(out), tt.jsonInto); err != nil {
+					t.Errorf("--json does not parse: %v\n%s", err, out)
 				}
 			}
 			if tt.call != "" && (len(fm.calls) != 1 || fm.calls[0] != tt.call) {

@@ -52,7 +52,7 @@ func (c *cliFlags) operatorCall(oc *mmaster.Call) (*mmaster.Response, error) {
 // runAgentVerb is `allot agent drain|deactivate|reactivate AGENT`.
 func runAgentVerb(args []string, stdout, stderr io.Writer) error {
 	verb := args[0]
-	fs, c := newCLIFlags("agent "+verb, "AGENT [flags]", "Drain, deactivate or reactivate an agent (AGENT: its id or a unique prefix).\n"+
+	fs, c := newCLIFlags("agent "+verb, "AGENT [flags]", "Drain, deactivate or reactivate an agent (AGENT: its id, its short form, or any unique end or beginning).\n"+
 		"drain kills its tasks with their kill policy and offers nothing of it; it is DRAINED once they are over.\n"+
 		"deactivate offers nothing of it and leaves its tasks running; reactivate offers it again.", stderr)
 	grace := fs.Duration("max-grace-period", -1, "drain: cap each task's kill grace period at this `duration` (default: the task's own kill policy)")
@@ -64,15 +64,7 @@ func runAgentVerb(args []string, stdout, stderr io.Writer) error {
 	if len(pos) != 1 {
 		return usagef("usage: allot agent %s AGENT [flags]", verb)
 	}
-	st, err := c.state()
-	if err != nil {
-		return err
-	}
-	ids := make([]string, 0, len(st.Slaves))
-	for _, a := range st.Slaves {
-		ids = append(ids, a.ID)
-	}
-	id, err := resolveID("agent", pos[0], ids)
+	id, err := c.resolve(kindAgent, pos[0])
 	if err != nil {
 		return err
 	}

@@ -6,7 +6,7 @@ import (
 	"io"
 	"net/http"
 	"sort"
-	"text/tabwriter"
+	"strconv"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	mmaster "github.com/mesos/mesos-go/api/v1/lib/master"
@@ -34,7 +34,8 @@ func runUnreserve(args []string, stdout, stderr io.Writer) error {
 func reservationVerb(name string, t mmaster.Call_Type, args []string, stdout, stderr io.Writer) error {
 	fs, c := newCLIFlags(name, "[flags] AGENT_ID 'cpus(ROLE):N;mem(ROLE):N;...'",
 		"Send the operator call "+t.String()+" for the agent's resources given with their role,\n"+
-			"each a DYNAMIC reservation whose principal is --principal (the one you authenticate as, as Mesos requires).", stderr)
+			"each a DYNAMIC reservation whose principal is --principal (the one you authenticate as, as Mesos requires).\n"+
+			"AGENT_ID's short form (or any unique end or beginning) will do.", stderr)
 	pos, err := parseInterleaved(fs, args)
 	principal := &c.cred.principal // Mesos holds a reservation's principal to the caller's
 	if err != nil {
@@ -47,8 +48,12 @@ func reservationVerb(name string, t mmaster.Call_Type, args []string, stdout, st
 	if err != nil {
 		return usagef("%v", err)
 	}
+	id, err := c.resolve(kindAgent, pos[0])
+	if err != nil {
+		return err
+	}
 	call := mmaster.Call{Type: t}
-	agent := mesos.AgentID{Value: pos[0]}
+	agent := mesos.AgentID{Value: id}
 	if t == mmaster.Call_RESERVE_RESOURCES {
 		call.ReserveResources = &mmaster.Call_ReserveResources{AgentID: agent, Resources: list}
 	} else {
@@ -57,7 +62,7 @@ func reservationVerb(name string, t mmaster.Call_Type, args []string, stdout, st
 	if err := operatorPost(c, &call, nil); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "%s: %s on agent %s\n", t, pos[1], pos[0])
+	fmt.Fprintf(stdout, "%s: %s on agent %s\n", t, pos[1], id)
 	return nil
 }
 
@@ -107,7 +112,9 @@ func callMaster(c *cliFlags, body []byte) ([]byte, error) {
 func runVolumes(args []string, stdout, stderr io.Writer) error {
 	fs, c := newCLIFlags("volumes", "[flags] [create AGENT ROLE ID SIZE PATH | destroy AGENT ROLE ID]",
 		"List persistent volumes (agent, role, id, size in MB, container path, principal),\n"+
-			"or create one on disk reserved for ROLE (by --principal), or destroy one.", stderr)
+			"or create one on disk reserved for ROLE (by --principal), or destroy one. AGENT's short form\n"+
+			"(or any unique end or beginning) will do.", stderr)
+	addFullIDsFlag(fs, &c.fullIDs)
 	pos, err := parseInterleaved(fs, args)
 	principal := &c.cred.principal // the volume's and its reservation's principal
 	if err != nil {
@@ -117,8 +124,18 @@ func runVolumes(args []string, stdout, stderr io.Writer) error {
 	if err := operatorPost(c, &mmaster.Call{Type: mmaster.Call_GET_AGENTS}, &resp); err != nil {
 		return err
 	}
+	var agents []string
+	for _, a := range resp.GetGetAgents().GetAgents() {
+		agents = append(agents, a.AgentInfo.GetID().GetValue())
+	}
 	if len(pos) == 0 {
-		return printVolumes(stdout, c.json, resp.GetGetAgents())
+		ids := idPrinter{full: c.fullIDs, known: map[string][]string{kindAgent: agents}}
+		return printVolumes(stdout, c.json, ids, resp.GetGetAgents())
+	}
+	if len(pos) > 1 && (pos[0] == "create" || pos[0] == "destroy") {
+		if pos[1], err = resolveID(kindAgent, pos[1], agents); err != nil {
+			return err
+		}
 	}
 	return volumeChange(c, pos, *principal, resp.GetGetAgents(), stdout)
 }
@@ -182,7 +199,7 @@ type volumeRow struct {
 	Principal     string  `json:"principal,omitempty"`
 }
 
-func printVolumes(w io.Writer, asJSON bool, agents *mmaster.Response_GetAgents) error {
+func printVolumes(w io.Writer, asJSON bool, ids idPrinter, agents *mmaster.Response_GetAgents) error {
 	rows := []volumeRow{}
 	for _, a := range agents.GetAgents() {
 		for _, r := range a.TotalResources {
@@ -198,10 +215,9 @@ func printVolumes(w io.Writer, asJSON bool, agents *mmaster.Response_GetAgents) 
 	if asJSON {
 		return printJSON(w, rows)
 	}
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "AGENT\tROLE\tID\tSIZE (MB)\tPATH\tPRINCIPAL")
+	tb := newTable(w, "AGENT", "ROLE", "ID", "SIZE (MB)", "PATH", "PRINCIPAL")
 	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%g\t%s\t%s\n", r.Agent, r.Role, r.ID, r.SizeMB, r.ContainerPath, r.Principal)
+		tb.row(ids.id(kindAgent, r.Agent), r.Role, r.ID, strconv.FormatFloat(r.SizeMB, 'g', -1, 64), r.ContainerPath, r.Principal)
 	}
-	return tw.Flush()
+	return tb.flush()
 }

@@ -35,7 +35,7 @@ func TestPrintVolumes(t *testing.T) {
 	id := "A1"
 	agents := &mmaster.Response_GetAgents{Agents: []mmaster.Response_GetAgents_Agent{{AgentInfo: mesos.AgentInfo{ID: &mesos.AgentID{Value: id}}, TotalResources: v}}}
 	var out bytes.Buffer
-	if err := printVolumes(&out, false, agents); err != nil {
+	if err := printVolumes(&out, false, idPrinter{}, agents); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(out.String(), "A1     eng   v1  64         data") {

@@ -119,6 +119,7 @@ const render = {
       const f = total[k] ? (used[k] || 0) / total[k] : 0;
       return [k, qty(k, used[k]), qty(k, total[k]), el("td", { class: "use" }, el("div", { class: "bar", title: pct(f) }, el("span", { style: `width:${(100 * f).toFixed(1)}%` })), " " + pct(f))];
     }), "no agents yet");
+    renderWaiting(st); // placement.js
     try {
       const peers = await getJSON("/api/v1/allot/raft");
       fill("peers", peers.map((x) => [el("td", { class: "id", title: x.id, text: x.id }), x.address, x.suffrage.toLowerCase(), x.leader ? stateBadge("leader") : "follower"]), "no raft peers");

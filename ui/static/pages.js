@@ -162,6 +162,7 @@ render.framework = async (st) => {
   const done = !(st.frameworks || []).includes(f);
   $("title").textContent = `Framework ${f.name || ""} ${shortID("framework", f.id)}`.replace("  ", " ");
   const state = done ? "completed" : !f.connected ? "disconnected" : f.active ? "active" : "suppressed";
+  showUnplaced($("framework-unplaced"), done ? null : f); // placement.js
   facts("framework-info", [["Id", f.id], ["Name", f.name || "–"], ["Role(s)", (f.roles || [f.role]).filter(Boolean).join(", ") || "–"], ["State", stateBadge(state)],
     ["Dominant share", pct(f.dominant_share || 0)], ["Allocated", resList(f.used_resources)], ["Outstanding offers", String(f.offers || 0)],
     ["Failover timeout", f.failover_timeout ? f.failover_timeout + " s" : "–"], ["Job type", f.job_type || "–"]]);
