@@ -264,7 +264,9 @@ func (ce *commandExecutor) launch(ti mesos.TaskInfo) {
 	ce.unackTasks[ti.TaskID.Value] = ti
 	ce.mu.Unlock()
 	ci := ti.Command
-	if ci == nil || (ci.GetValue() == "" && len(ci.Arguments) == 0) {
+	// In an image, an empty command runs the image's entrypoint or cmd
+	// (the agent's Spec has it).
+	if ci == nil || (ci.GetValue() == "" && len(ci.Arguments) == 0 && os.Getenv(containerSpecEnv) == "") {
 		ce.finish(t, mesos.TASK_FAILED, "task has no command", mesos.REASON_COMMAND_EXECUTOR_FAILED.Enum())
 		return
 	}

@@ -80,6 +80,24 @@ func (a *Agent) releaseContainer(cid string) {
 	a.releaseImage(cid)
 	a.releaseNetwork(cid)
 	a.releaseGPUDevices(cid)
+	dir := a.containerDir(cid)
+	os.Remove(filepath.Join(dir, "task.json"))
+	os.Remove(dir) // only once every feature has emptied it
+}
+
+// recoverContainerDirs runs at start, after recovery: the runtime files of
+// a container that lives on (live) are kept and its image layers held;
+// those of any other were left by a run that is over and are released.
+func (a *Agent) recoverContainerDirs(live map[string]bool) {
+	entries, _ := os.ReadDir(filepath.Join(a.cfg.WorkDir, "containers"))
+	for _, e := range entries {
+		if live[e.Name()] {
+			a.adoptImage(e.Name())
+			continue
+		}
+		a.log.Info().Str("container_id", e.Name()).Msg("releasing a stale container of an earlier run")
+		a.releaseContainer(e.Name())
+	}
 }
 
 // containerDir is where the agent keeps container cid's runtime files (its

@@ -120,8 +120,11 @@ func (a *Agent) prepareSandbox(ex *executor, uris []mesos.CommandInfo_URI) (su *
 	if su != nil {
 		uid, gid = int(su.cred.Uid), int(su.cred.Gid)
 	}
-	if err = a.linkVolumes(ex.sandbox, vols, uid, gid); err != nil {
-		return
+	// A container in an image has its volumes bound instead (container_image.go).
+	if ex.container.GetMesos().GetImage() == nil {
+		if err = a.linkVolumes(ex.sandbox, vols, uid, gid); err != nil {
+			return
+		}
 	}
 	if err = fetchAll(uris, ex.sandbox, a.hc); err != nil {
 		err = fmt.Errorf("fetcher: %w", err)

@@ -1,0 +1,127 @@
+package agent
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	mesos "github.com/mesos/mesos-go/api/v1/lib"
+	"github.com/rs/zerolog"
+
+	"github.com/allot-sched/allot/agent/imagestore"
+	"github.com/allot-sched/allot/agent/nslaunch"
+)
+
+// Mesos's docker/runtime table: the CommandInfo's shell, value and
+// arguments against the image's Entrypoint and Cmd.
+func TestDockerArgv(t *testing.T) {
+	f := false
+	sh := func(v string) *mesos.CommandInfo { return &mesos.CommandInfo{Value: &v} }
+	argv := func(v string, args ...string) *mesos.CommandInfo {
+		ci := &mesos.CommandInfo{Shell: &f, Arguments: args}
+		if v != "" {
+			ci.Value = &v
+		}
+		return ci
+	}
+	ep, cmd := []string{"/ep", "-x"}, []string{"c1", "c2"}
+	tests := []struct {
+		name       string
+		ci         *mesos.CommandInfo
+		entrypoint []string
+		cmd        []string
+		want       []string
+		wantErr    string
+	}{
+		{"shell ignores the image", sh("echo hi"), ep, cmd, []string{"/bin/sh", "-c", "echo hi"}, ""},
+		{"shell without value", &mesos.CommandInfo{}, ep, cmd, nil, "needs a value"},
+		{"value ignores the image", argv("/bin/cat", "cat", "f"), ep, cmd, []string{"/bin/cat", "f"}, ""},
+		{"entrypoint and cmd", argv(""), ep, cmd, []string{"/ep", "-x", "c1", "c2"}, ""},
+		{"arguments replace cmd after the entrypoint", argv("", "a1", "a2"), ep, cmd, []string{"/ep", "-x", "a1", "a2"}, ""},
+		{"cmd alone", argv(""), nil, cmd, []string{"c1", "c2"}, ""},
+		{"arguments alone replace cmd", argv("", "a1", "a2"), nil, cmd, []string{"a1", "a2"}, ""},
+		{"entrypoint alone", argv(""), ep, nil, []string{"/ep", "-x"}, ""},
+		{"nothing", argv(""), nil, nil, nil, "name a program"},
+	}
+	for _, tc := range tests {
+		got, err := dockerArgv(tc.ci, imagestore.Runtime{Entrypoint: tc.entrypoint, Cmd: tc.cmd})
+		if tc.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("%s: %q, %v; want error %q", tc.name, got, err, tc.wantErr)
+			}
+			continue
+		}
+		if err != nil || !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s: %q, %v; want %q", tc.name, got, err, tc.want)
+		}
+	}
+}
+
+func TestVolumeMounts(t *testing.T) {
+	sandbox, host := t.TempDir(), t.TempDir()
+	ro, rw := mesos.RO, mesos.RW
+	a := &Agent{cfg: Config{WorkDir: t.TempDir()}, log: zerolog.Nop()}
+	mk := func(vols ...mesos.Volume) *executor {
+		mt := mesos.ContainerInfo_MESOS
+		return &executor{sandbox: sandbox, tasks: map[string]*agentTask{}, container: &mesos.ContainerInfo{Type: &mt, Volumes: vols}}
+	}
+	got, err := a.volumeMounts(mk(
+		mesos.Volume{ContainerPath: "/data", HostPath: &host, Mode: &ro},
+		mesos.Volume{ContainerPath: "cache", HostPath: strPtr("scratch"), Mode: &rw},
+		mesos.Volume{ContainerPath: "/src", Mode: &rw, Source: &mesos.Volume_Source{Type: mesos.Volume_Source_SANDBOX_PATH,
+			SandboxPath: &mesos.Volume_Source_SandboxPath{Type: mesos.Volume_Source_SandboxPath_SELF, Path: "src"}}},
+	))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []nslaunch.Mount{{Source: host, Target: "/data", ReadOnly: true},
+		{Source: filepath.Join(sandbox, "scratch"), Target: nslaunch.SandboxPath + "/cache"},
+		{Source: filepath.Join(sandbox, "src"), Target: "/src"}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("mounts %+v, want %+v", got, want)
+	}
+	for _, tc := range []struct {
+		v       mesos.Volume
+		wantErr string
+	}{
+		{mesos.Volume{ContainerPath: "/x", HostPath: strPtr("/no/such/dir")}, "host path"},
+		{mesos.Volume{ContainerPath: "/x", HostPath: strPtr("../../etc")}, "leaves the sandbox"},
+		{mesos.Volume{ContainerPath: "/x", Image: &mesos.Image{}}, "image volumes"},
+		{mesos.Volume{ContainerPath: "/x", Source: &mesos.Volume_Source{Type: mesos.Volume_Source_DOCKER_VOLUME}}, "DOCKER_VOLUME is not supported"},
+	} {
+		if _, err := a.volumeMounts(mk(tc.v)); err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+			t.Errorf("%+v: %v, want %q", tc.v, err, tc.wantErr)
+		}
+	}
+}
+
+// An agent that cannot make containers (here: no image isolators, or the
+// mount namespace check failed) fails an image container naming the image
+// and what is missing, before anything starts.
+func TestImageSpecUnavailable(t *testing.T) {
+	for _, iso := range []string{"posix", "cgroups,filesystem/linux"} {
+		a := &Agent{cfg: Config{WorkDir: t.TempDir(), Isolation: iso}, log: zerolog.Nop()}
+		if err := a.initImages(); err != nil {
+			t.Fatal(err)
+		}
+		mt := mesos.ContainerInfo_MESOS
+		ex := &executor{container: &mesos.ContainerInfo{Type: &mt, Mesos: &mesos.ContainerInfo_MesosInfo{
+			Image: &mesos.Image{Type: mesos.Image_DOCKER.Enum(), Docker: &mesos.Image_Docker{Name: "busybox:1"}}}}}
+		err := a.imageSpec(ex, &nslaunch.Spec{})
+		if err == nil || !strings.Contains(err.Error(), `"busybox:1"`) || !strings.Contains(err.Error(), "docker/runtime") {
+			t.Errorf("--isolation=%s: %v; want an error naming the image and docker/runtime", iso, err)
+		}
+		if _, err := os.Stat(filepath.Join(a.cfg.WorkDir, "store")); err == nil {
+			t.Errorf("--isolation=%s made an image store", iso)
+		}
+	}
+	a := &Agent{images: imageProvisioner{missing: "mount namespaces need root (CAP_SYS_ADMIN); the agent runs as uid 1000"}}
+	mt := mesos.ContainerInfo_MESOS
+	ex := &executor{container: &mesos.ContainerInfo{Type: &mt, Mesos: &mesos.ContainerInfo_MesosInfo{
+		Image: &mesos.Image{Type: mesos.Image_DOCKER.Enum(), Docker: &mesos.Image_Docker{Name: "busybox:1"}}}}}
+	if err := a.imageSpec(ex, &nslaunch.Spec{}); err == nil || !strings.Contains(err.Error(), "mount namespaces need root") {
+		t.Errorf("without mount namespaces: %v", err)
+	}
+}
