@@ -62,6 +62,9 @@ func (a *Agent) containerSpec(ex *executor, argv, hostEnv, ownEnv []string, su *
 	if !s.Needed() {
 		return nil, nil
 	}
+	if s.Rootfs != "" && s.NetNS == "" {
+		s.Mounts = append(s.Mounts, hostNetworkFiles()...)
+	}
 	// The features' variables (an image's) give way to the executor's own;
 	// in an image, the agent's own environment stays outside, and the
 	// sandbox is where the container sees it.
@@ -210,4 +213,17 @@ func commandArgv(ci *mesos.CommandInfo) []string {
 		argv = append(argv, ci.Arguments[1:]...)
 	}
 	return argv
+}
+
+// hostNetworkFiles are the host's name-resolution files, bound read-only
+// into a container that has its own rootfs but the host's network, as
+// Mesos does: the image's own would name another network.
+func hostNetworkFiles() []nslaunch.Mount {
+	var out []nslaunch.Mount
+	for _, f := range []string{"/etc/hosts", "/etc/resolv.conf", "/etc/hostname"} {
+		if st, err := os.Stat(f); err == nil && st.Mode().IsRegular() {
+			out = append(out, nslaunch.Mount{Source: f, Target: f, ReadOnly: true})
+		}
+	}
+	return out
 }

@@ -79,8 +79,18 @@ func TestContainerImages(t *testing.T) {
 	if st := fw.waitTerminal(t, "second"); st.GetState() != mesos.TASK_FINISHED || !strings.Contains(taskStdout(a.Dir, "second"), env.marker) {
 		t.Errorf("second: %v %q, stdout %q; want FINISHED printing the marker", st.GetState(), st.GetMessage(), taskStdout(a.Dir, "second"))
 	}
+	// A task with a user runs as that uid in the image, which need not know it.
+	o = fw.takeOfferFits(t, 0.2, 64)
+	asUser := imageTask("as-user", o, env.ref, "id -u; cat /etc/resolv.conf >/dev/null && echo resolv-ok")
+	asUser.Command.User = strPtr("nobody")
+	if err := fw.call(launch(o, asUser)); err != nil {
+		t.Fatal(err)
+	}
+	if st := fw.waitTerminal(t, "as-user"); st.GetState() != mesos.TASK_FINISHED || !strings.Contains(taskStdout(a.Dir, "as-user"), "65534\nresolv-ok") {
+		t.Errorf("as-user: %v %q, stdout %q; want FINISHED as uid 65534 with the host's resolv.conf", st.GetState(), st.GetMessage(), taskStdout(a.Dir, "as-user"))
+	}
 	if again := reg.BlobGets.Load(); again != pulled {
-		t.Errorf("the second task fetched %d blobs again; want the cached layers", again-pulled)
+		t.Errorf("the later tasks fetched %d blobs again; want the cached layers", again-pulled)
 	}
 	env.failures(t)
 	containersReleased(t, a.Dir)

@@ -231,3 +231,5 @@ func TestKeychain(t *testing.T) {
 		t.Error("a missing docker config file is not an error")
 	}
 }
+
+func isRoot() bool { return os.Geteuid() == 0 }

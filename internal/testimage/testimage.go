@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"bytes"
 	"crypto/rand"
+	"debug/elf"
 	"io"
 	"log"
 	"net/http"
@@ -92,6 +93,13 @@ func Busybox(t testing.TB, marker string, padding int) v1.Image {
 	bb, err := os.ReadFile("/bin/busybox")
 	if err != nil {
 		t.Skip("needs Debian's busybox-static at /bin/busybox (apt-get install busybox-static): " + err.Error())
+	}
+	if f, err := elf.NewFile(bytes.NewReader(bb)); err == nil {
+		for _, p := range f.Progs {
+			if p.Type == elf.PT_INTERP {
+				t.Skip("/bin/busybox is dynamically linked (Debian's busybox); the test image needs busybox-static")
+			}
+		}
 	}
 	base := []entry{{name: "bin/", dir: true}, {name: "bin/busybox", body: bb, mode: 0o755}, {name: "etc/", dir: true},
 		{name: "etc/os-release", body: []byte(OSRelease)}, {name: "etc/doomed", body: []byte("lower layer")}, {name: "tmp/", dir: true, mode: 0o1777}}
