@@ -20,6 +20,7 @@ import (
 	"github.com/mesos/mesos-go/api/v1/lib/httpcli/httpexec"
 	"github.com/rs/zerolog"
 
+	"github.com/allot-sched/allot/agent/nslaunch"
 	"github.com/allot-sched/allot/api/healthcheck"
 	"github.com/allot-sched/allot/internal/tlsconf"
 )
@@ -131,6 +132,7 @@ type commandExecutor struct {
 type cmdTask struct {
 	info     mesos.TaskInfo
 	cmd      *exec.Cmd
+	spec     *nslaunch.Spec // its container's, when it runs in one
 	terminal bool
 	// ended is closed when terminal is set: a kill's grace ends early.
 	ended  chan struct{}
@@ -275,7 +277,8 @@ func (ce *commandExecutor) launch(ti mesos.TaskInfo) {
 		ce.finish(t, mesos.TASK_ERROR, "task uses an invalid health check: "+err.Error(), mesos.REASON_TASK_INVALID.Enum())
 		return
 	}
-	cmd, write, err := ce.taskCommand(ti) // cmdexec_container.go
+	cmd, write, spec, err := ce.taskCommand(ti) // cmdexec_container.go
+	t.spec = spec
 	if err != nil {
 		ce.finish(t, mesos.TASK_FAILED, "failed to prepare the command: "+err.Error(), mesos.REASON_COMMAND_EXECUTOR_FAILED.Enum())
 		return

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -18,8 +19,9 @@ import (
 // host). Either way the task's environment is the executor's less its
 // token, then the task's CommandInfo variables and MESOS_TASK_ID; in an
 // image of its own the agent's variables stay outside (the MESOS_ ones
-// are kept), and the image's come first.
-func (ce *commandExecutor) taskCommand(ti mesos.TaskInfo) (cmd *exec.Cmd, write func() error, err error) {
+// are kept), and the image's come first. spec is the Spec it runs with
+// (nil on the host), which its COMMAND health checks run in too.
+func (ce *commandExecutor) taskCommand(ti mesos.TaskInfo) (cmd *exec.Cmd, write func() error, spec *nslaunch.Spec, err error) {
 	var taskEnv []string
 	if ci := ti.Command; ci.Environment != nil {
 		for _, v := range ci.Environment.Variables {
@@ -33,11 +35,11 @@ func (ce *commandExecutor) taskCommand(ti mesos.TaskInfo) (cmd *exec.Cmd, write 
 		argv := commandArgv(ti.Command)
 		cmd = exec.Command(argv[0], argv[1:]...)
 		cmd.Env = append(base, taskEnv...)
-		return cmd, nil, nil
+		return cmd, nil, nil, nil
 	}
 	s, err := nslaunch.ReadFile(specPath)
 	if err != nil {
-		return nil, nil, fmt.Errorf("the task's container: %w", err)
+		return nil, nil, nil, fmt.Errorf("the task's container: %w", err)
 	}
 	var keep []string
 	for _, kv := range base {
@@ -49,12 +51,34 @@ func (ce *commandExecutor) taskCommand(ti mesos.TaskInfo) (cmd *exec.Cmd, write 
 	s.Env = nslaunch.MergeEnv(keep, s.Env, taskEnv)
 	self, err := os.Executable()
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	cmd, write, err = nslaunch.Command([]string{self, "container-launch"}, s)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	cmd.Env = s.Env // what its health checks see
-	return cmd, write, nil
+	return cmd, write, s, nil
+}
+
+// containedCheck is cmd, a COMMAND health check built to run on the host,
+// run in the task's container instead (spec: the task's), as Mesos runs
+// such checks in the task's mount namespace: the image's files, the
+// sandbox and volumes where the task sees them. write is SpecPipe's.
+func containedCheck(ctx context.Context, spec *nslaunch.Spec, cmd *exec.Cmd) (*exec.Cmd, func() error, error) {
+	s := *spec
+	s.Argv, s.Env = cmd.Args, cmd.Env
+	r, write, err := nslaunch.SpecPipe(&s)
+	if err != nil {
+		return nil, nil, err
+	}
+	self, err := os.Executable()
+	if err != nil {
+		write()
+		return nil, nil, err
+	}
+	args := nslaunch.LaunchArgs([]string{self, "container-launch"})
+	c := exec.CommandContext(ctx, args[0], args[1:]...)
+	c.ExtraFiles = []*os.File{r}
+	return c, write, nil
 }

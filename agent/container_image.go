@@ -78,6 +78,18 @@ func (a *Agent) imagesState() map[string]any {
 	return map[string]any{"enabled": true, "backend": backend, "backend_reason": why, "store": a.images.store.Stats()}
 }
 
+// imageMetrics adds the image store's gauges: its bytes against the cap
+// (what --image-store-max-mb bounds), layers, and layers fetched from
+// registries since the agent started.
+func (a *Agent) imageMetrics(out map[string]float64) {
+	if a.images.store == nil {
+		return
+	}
+	st := a.images.store.Stats()
+	out["slave/image_store_bytes"], out["slave/image_store_max_bytes"] = float64(st.Bytes), float64(st.MaxBytes)
+	out["slave/image_store_layers"], out["slave/image_layer_pulls"] = float64(st.Layers), float64(st.LayerPulls)
+}
+
 // imageSpec fills the image part of ex's container Spec: the rootfs, the
 // sandbox and volumes bound into it, and the program as the image and the
 // CommandInfo make it.

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -123,5 +124,41 @@ func TestImageSpecUnavailable(t *testing.T) {
 		Image: &mesos.Image{Type: mesos.Image_DOCKER.Enum(), Docker: &mesos.Image_Docker{Name: "busybox:1"}}}}}
 	if err := a.imageSpec(ex, &nslaunch.Spec{}); err == nil || !strings.Contains(err.Error(), "mount namespaces need root") {
 		t.Errorf("without mount namespaces: %v", err)
+	}
+}
+
+// A COMMAND health check of a task in an image runs in its container: it
+// sees the image's files and the sandbox at /mnt/mesos/sandbox, not the
+// host's files.
+func TestContainedCommandCheck(t *testing.T) {
+	if why := nslaunch.Check(); why != "" {
+		t.Skip("no containers here: " + why)
+	}
+	bb, err := os.ReadFile("/bin/busybox")
+	if err != nil {
+		t.Skip("needs busybox-static at /bin/busybox: " + err.Error())
+	}
+	root, sandbox := t.TempDir(), t.TempDir()
+	os.MkdirAll(filepath.Join(root, "bin"), 0o755)
+	os.WriteFile(filepath.Join(root, "bin", "busybox"), bb, 0o755)
+	for _, n := range []string{"sh", "test"} {
+		os.Symlink("busybox", filepath.Join(root, "bin", n))
+	}
+	os.WriteFile(filepath.Join(root, "image-only"), nil, 0o644)
+	os.WriteFile(filepath.Join(sandbox, "ready"), nil, 0o644)
+	spec := &nslaunch.Spec{Rootfs: root, Dir: nslaunch.SandboxPath, Env: []string{"PATH=/bin"},
+		Argv: []string{"true"}, Mounts: []nslaunch.Mount{{Source: sandbox, Target: nslaunch.SandboxPath}}}
+	host, _ := os.Executable()
+	for _, tc := range []struct {
+		check string
+		pass  bool
+	}{
+		{"test -e /image-only && test -e ready && test \"$PWD\" = " + nslaunch.SandboxPath, true},
+		{"test -e " + host, false}, // the host's files are out of reach
+	} {
+		p := commandProbe{cmd: &mesos.CommandInfo{Value: strPtr(tc.check)}, dir: sandbox, env: spec.Env, launch: spec}
+		if err := p.probe(context.Background()); (err == nil) != tc.pass {
+			t.Errorf("check %q: %v; want pass %v", tc.check, err, tc.pass)
+		}
 	}
 }

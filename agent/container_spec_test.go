@@ -66,11 +66,11 @@ func TestTaskCommandThroughLauncher(t *testing.T) {
 	t.Setenv("HOST_ONLY", "1")
 	t.Setenv("MESOS_FRAMEWORK_ID", "fw")
 	t.Setenv(containerSpecEnv, "")
-	cmd, write, err := ce.taskCommand(ti)
-	if err != nil || write != nil || cmd.Args[0] != "/bin/sh" || !slices.Contains(cmd.Env, "HOST_ONLY=1") {
+	cmd, write, spec, err := ce.taskCommand(ti)
+	if err != nil || write != nil || spec != nil || cmd.Args[0] != "/bin/sh" || !slices.Contains(cmd.Env, "HOST_ONLY=1") {
 		t.Fatalf("host task: %v %v %q", err, write != nil, cmd.Args)
 	}
-	spec := &nslaunch.Spec{Rootfs: "/rootfs", Argv: []string{"/bin/sh", "-c", "cat /etc/os-release"},
+	spec = &nslaunch.Spec{Rootfs: "/rootfs", Argv: []string{"/bin/sh", "-c", "cat /etc/os-release"},
 		Env: []string{"PATH=/img/bin", "GREETING=image", "MESOS_SANDBOX=" + nslaunch.SandboxPath}}
 	p := filepath.Join(t.TempDir(), "task.json")
 	f, _ := os.Create(p)
@@ -78,9 +78,9 @@ func TestTaskCommandThroughLauncher(t *testing.T) {
 	f.Close()
 	t.Setenv(containerSpecEnv, p)
 	t.Setenv("MESOS_SANDBOX", "/host/sandbox")
-	cmd, write, err = ce.taskCommand(ti)
-	if err != nil {
-		t.Fatal(err)
+	cmd, write, spec, err = ce.taskCommand(ti)
+	if err != nil || spec == nil || spec.Rootfs != "/rootfs" {
+		t.Fatal(spec, err)
 	}
 	defer write()
 	if !strings.HasSuffix(strings.Join(cmd.Args, " "), "container-launch --spec-fd 3") {

@@ -89,6 +89,9 @@ func TestContainerImages(t *testing.T) {
 	if st := fw.waitTerminal(t, "as-user"); st.GetState() != mesos.TASK_FINISHED || !strings.Contains(taskStdout(a.Dir, "as-user"), "65534\nresolv-ok") {
 		t.Errorf("as-user: %v %q, stdout %q; want FINISHED as uid 65534 with the host's resolv.conf", st.GetState(), st.GetMessage(), taskStdout(a.Dir, "as-user"))
 	}
+	if n := testcluster.Metric(a.Addr, "allot_agent_image_layer_pulls"); n != 2 {
+		t.Errorf("allot_agent_image_layer_pulls = %v, want the image's 2 layers", n)
+	}
 	if again := reg.BlobGets.Load(); again != pulled {
 		t.Errorf("the later tasks fetched %d blobs again; want the cached layers", again-pulled)
 	}
@@ -166,7 +169,7 @@ func (env *imageEnv) failures(t *testing.T) {
 
 // containersReleased waits until every container's rootfs is released
 // (its executor gone) and checks no mount is left under the agent's dir.
-func containersReleased(t *testing.T, agentDir string) {
+func containersReleased(t testing.TB, agentDir string) {
 	testcluster.WaitFor(t, 60*time.Second, "the containers' runtime directories to be released", func() bool {
 		left, _ := os.ReadDir(filepath.Join(agentDir, "containers"))
 		return len(left) == 0
