@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/allot-sched/allot/agent/imagestore"
 	"github.com/allot-sched/allot/agent/nslaunch"
+	"github.com/allot-sched/allot/internal/testimage"
 )
 
 // Mesos's docker/runtime table: the CommandInfo's shell, value and
@@ -161,4 +163,82 @@ func TestContainedCommandCheck(t *testing.T) {
 			t.Errorf("check %q: %v; want pass %v", tc.check, err, tc.pass)
 		}
 	}
+}
+
+// A custom executor whose ExecutorInfo.container names an image runs
+// entirely in it, through the launcher: the image's files, the sandbox at
+// /mnt/mesos/sandbox, the executor's MESOS_ variables over the image's
+// environment and none of the agent's own. Its rootfs is released with
+// the container; a restarted agent keeps a live container's and releases
+// a stale one's.
+func TestCustomExecutorInImage(t *testing.T) {
+	if why := nslaunch.Check(); why != "" {
+		t.Skip("no containers here: " + why)
+	}
+	reg := testimage.StartRegistry(t, "", "")
+	ref := reg.Push(t, "test/busybox:1", testimage.Busybox(t, "exec-marker", 0))
+	work := t.TempDir()
+	a := &Agent{cfg: Config{WorkDir: work, Isolation: "auto", ExecutorCommand: []string{"/bin/allot", "executor"},
+		LauncherCommand: []string{os.Args[0], "container-launch"}}, log: zerolog.Nop(), stop: make(chan struct{})}
+	if err := a.initImages(); err != nil {
+		t.Fatal(err)
+	}
+	f := false
+	mt := mesos.ContainerInfo_MESOS
+	ex := &executor{id: "e1", containerID: "c1", sandbox: t.TempDir(), tasks: map[string]*agentTask{},
+		container: &mesos.ContainerInfo{Type: &mt, Mesos: &mesos.ContainerInfo_MesosInfo{
+			Image: &mesos.Image{Type: mesos.Image_DOCKER.Enum(), Docker: &mesos.Image_Docker{Name: ref}}}},
+		containerCommand: &mesos.CommandInfo{Shell: &f, Value: strPtr("/bin/sh"),
+			Arguments: []string{"sh", "-c", `cat /marker.txt > out; echo "$IMAGE_VAR $MESOS_EXECUTOR_ID $HOST_ONLY" >> out`}}}
+	t.Setenv("HOST_ONLY", "leaked")
+	lc, err := a.prepareContainer(ex, "/bin/sh", []string{"sh"}, a.hostEnv(nil), []string{"MESOS_EXECUTOR_ID=e1"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lc.cred != nil || len(lc.extraFiles) != 1 || !strings.HasSuffix(strings.Join(lc.argv, " "), "container-launch --spec-fd 3") {
+		t.Fatalf("launch %+v; want the launcher as the agent's user with the Spec's pipe", lc)
+	}
+	cmd := exec.Command(lc.path, lc.argv[1:]...)
+	cmd.ExtraFiles = lc.extraFiles
+	if out, err := runLaunched(cmd, lc); err != nil {
+		t.Fatalf("executor: %v\n%s", err, out)
+	}
+	if b, _ := os.ReadFile(filepath.Join(ex.sandbox, "out")); string(b) != "exec-markerfrom-image e1 \n" {
+		t.Errorf("executor wrote %q", b)
+	}
+	rootfs := filepath.Join(a.containerDir("c1"), "rootfs")
+	// A restart: c1 lives on, c2 belonged to a run that is over.
+	if _, err := a.images.store.Provision(mustGet(t, a, ref), a.containerDir("c2")); err != nil {
+		t.Fatal(err)
+	}
+	a.recoverContainerDirs(map[string]bool{"c1": true})
+	if _, err := os.Stat(filepath.Join(rootfs, "marker.txt")); err != nil {
+		t.Errorf("a live container's rootfs was released: %v", err)
+	}
+	if _, err := os.Stat(a.containerDir("c2")); err == nil {
+		t.Error("a stale container's directory was kept")
+	}
+	a.releaseContainer("c1")
+	if _, err := os.Stat(a.containerDir("c1")); err == nil {
+		t.Error("the container's directory outlived its release")
+	}
+}
+
+func runLaunched(cmd *exec.Cmd, lc *containerLaunch) (string, error) {
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Start()
+	lc.started(&Agent{log: zerolog.Nop()}, &executor{}, err)
+	if err == nil {
+		err = cmd.Wait()
+	}
+	return out.String(), err
+}
+
+func mustGet(t *testing.T, a *Agent, ref string) *imagestore.Image {
+	img, err := a.images.store.Get(context.Background(), ref, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return img
 }

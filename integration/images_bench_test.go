@@ -30,6 +30,7 @@ func BenchmarkLaunchContainer(b *testing.B) {
 	ref := reg.Push(b, "bench/busybox:1", testimage.Busybox(b, "bench", 0))
 	c := &cluster{testcluster.New(b, testcluster.Config{Bin: allotBin, Agents: 1,
 		MasterFlags: []string{"--log-level", "info", "--allocation-interval", "20ms"}, AgentFlags: agentFlags})}
+	unmountOnCleanup(b, c.Agents[0].Dir)
 	fw := subscribe(b, c.MasterAddr, mesos.FrameworkInfo{Name: "bench"})
 	task := map[string]func(id string, o mesos.Offer) mesos.TaskInfo{
 		"plain":        func(id string, o mesos.Offer) mesos.TaskInfo { return cmdTask(id, o, "true", 0.1, 32) },
@@ -48,7 +49,8 @@ func BenchmarkLaunchContainer(b *testing.B) {
 		return time.Unix(0, int64(st.GetTimestamp()*1e9)).Sub(t0)
 	}
 	run(b, "cached-image", "warm") // the pull happens here, untimed
-	n := 0 // task ids stay unique across the sub-benchmarks' rounds
+	// Task ids stay unique across the sub-benchmarks' rounds.
+	n := 0
 	for _, name := range []string{"plain", "cached-image"} {
 		b.Run(name, func(b *testing.B) {
 			var took []time.Duration

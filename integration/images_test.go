@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -122,6 +123,7 @@ func startImageCluster(t *testing.T) *imageEnv {
 	c := &cluster{testcluster.New(t, testcluster.Config{Bin: allotBin, Agents: 0, MasterFlags: []string{"--log-level", "debug"},
 		AgentFlags: append(append([]string{}, agentFlags...), "--docker-config", conf)})}
 	env.agent = c.AddAgent(testcluster.DefaultResources)
+	unmountOnCleanup(t, env.agent.Dir)
 	c.WaitAgents(1)
 	doc, err := agentState(env.agent.Addr)
 	if err != nil {
@@ -223,4 +225,18 @@ func (s *sched) waitTerminal(t testing.TB, id string) mesos.TaskStatus {
 		return false
 	})
 	return st
+}
+
+// unmountOnCleanup detaches, when t ends, every mount left under dir (the
+// rootfs of a container whose release a failing test did not wait for), so
+// that the test's directories can be removed.
+func unmountOnCleanup(t testing.TB, dir string) {
+	t.Cleanup(func() {
+		b, _ := os.ReadFile("/proc/self/mounts")
+		for _, line := range strings.Split(string(b), "\n") {
+			if f := strings.Fields(line); len(f) > 1 && strings.HasPrefix(f[1], dir+"/") {
+				syscall.Unmount(f[1], syscall.MNT_DETACH)
+			}
+		}
+	})
 }
