@@ -277,7 +277,7 @@ func (ce *commandExecutor) launch(ti mesos.TaskInfo) {
 		ce.finish(t, mesos.TASK_ERROR, "task uses an invalid health check: "+err.Error(), mesos.REASON_TASK_INVALID.Enum())
 		return
 	}
-	cmd, write, spec, err := ce.taskCommand(ti) // cmdexec_container.go
+	cmd, pipes, spec, err := ce.taskCommand(ti) // cmdexec_container.go
 	t.spec = spec
 	if err != nil {
 		ce.finish(t, mesos.TASK_FAILED, "failed to prepare the command: "+err.Error(), mesos.REASON_COMMAND_EXECUTOR_FAILED.Enum())
@@ -290,10 +290,10 @@ func (ce *commandExecutor) launch(ti mesos.TaskInfo) {
 	// the Go runtime keeps while we run).
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	err = cmd.Start()
-	if write != nil {
-		if werr := write(); err == nil && werr != nil {
-			ce.log.Warn().Err(werr).Str("task_id", ti.TaskID.Value).Msg("sending the container spec to the launcher")
-		}
+	if lerr := pipes.Started(err); err == nil && lerr != nil {
+		cmd.Wait() // the launcher exits once it has said why
+		ce.finish(t, mesos.TASK_FAILED, "Failed to launch the task's container: "+lerr.Error(), mesos.REASON_CONTAINER_LAUNCH_FAILED.Enum())
+		return
 	}
 	if err != nil {
 		ce.finish(t, mesos.TASK_FAILED, startFailure(cmd.Dir, err), mesos.REASON_COMMAND_EXECUTOR_FAILED.Enum())

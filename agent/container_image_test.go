@@ -195,7 +195,7 @@ func TestCustomExecutorInImage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if lc.cred != nil || len(lc.extraFiles) != 1 || !strings.HasSuffix(strings.Join(lc.argv, " "), "container-launch --spec-fd 3") {
+	if lc.cred != nil || len(lc.extraFiles) != 2 || !strings.HasSuffix(strings.Join(lc.argv, " "), "container-launch --spec-fd 3 --err-fd 4") {
 		t.Fatalf("launch %+v; want the launcher as the agent's user with the Spec's pipe", lc)
 	}
 	cmd := exec.Command(lc.path, lc.argv[1:]...)
@@ -227,10 +227,9 @@ func TestCustomExecutorInImage(t *testing.T) {
 func runLaunched(cmd *exec.Cmd, lc *containerLaunch) (string, error) {
 	var out strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &out
-	err := cmd.Start()
-	lc.started(&Agent{log: zerolog.Nop()}, &executor{}, err)
-	if err == nil {
-		err = cmd.Wait()
+	err := lc.started(cmd.Start())
+	if werr := cmd.Wait(); err == nil {
+		err = werr
 	}
 	return out.String(), err
 }

@@ -142,13 +142,13 @@ func (a *Agent) writeTaskSpec(ex *executor, s *nslaunch.Spec) (string, error) {
 
 // containerLaunch is how launchExecutor starts ex: the program (path, with
 // argv[0] as its name), its environment and user, and, when it goes
-// through the launcher, the Spec's pipe and its writer.
+// through the launcher, the launch's pipes.
 type containerLaunch struct {
 	path       string
 	argv, env  []string
 	cred       *syscall.Credential
 	extraFiles []*os.File
-	write      func() error
+	pipes      *nslaunch.Pipes
 }
 
 // prepareContainer decides how ex starts. A command task whose container
@@ -180,25 +180,20 @@ func (a *Agent) prepareContainer(ex *executor, path string, argv, hostEnv, ownEn
 	if s == nil || err != nil {
 		return lc, err
 	}
-	r, write, err := nslaunch.SpecPipe(s)
+	p, err := nslaunch.NewPipes(s)
 	if err != nil {
 		return nil, err
 	}
 	args := nslaunch.LaunchArgs(a.launcher())
-	lc.path, lc.argv, lc.cred, lc.extraFiles, lc.write = args[0], args, nil, []*os.File{r}, write
+	lc.path, lc.argv, lc.cred, lc.extraFiles, lc.pipes = args[0], args, nil, p.ExtraFiles(), p
 	return lc, nil
 }
 
-// started sends the Spec to a launcher that started (or releases the pipe
-// of one that did not).
-func (lc *containerLaunch) started(a *Agent, ex *executor, startErr error) {
-	if lc.write == nil {
-		return
-	}
-	if err := lc.write(); err != nil && startErr == nil {
-		// The launcher exits on a short read; the executor's end follows.
-		a.log.Warn().Err(err).Str("container_id", ex.containerID).Msg("sending the container spec to the launcher")
-	}
+// started sends the Spec to a launcher that started, waits for it to exec
+// the executor and returns its failure if it could not (or releases the
+// pipes of one that did not start: startErr).
+func (lc *containerLaunch) started(startErr error) error {
+	return lc.pipes.Started(startErr)
 }
 
 // commandArgv is what a CommandInfo runs on the host: "/bin/sh -c value"

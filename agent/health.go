@@ -191,10 +191,10 @@ func (p commandProbe) probe(ctx context.Context) error {
 			cmd.Env = append(cmd.Env, v.Name+"="+v.GetValue())
 		}
 	}
-	var write func() error
+	var pipes *nslaunch.Pipes
 	if p.launch != nil {
 		var err error
-		if cmd, write, err = containedCheck(ctx, p.launch, cmd); err != nil {
+		if cmd, pipes, err = containedCheck(ctx, p.launch, cmd); err != nil {
 			return err
 		}
 	}
@@ -206,8 +206,9 @@ func (p commandProbe) probe(ctx context.Context) error {
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = time.Second
 	err := cmd.Start()
-	if write != nil {
-		write()
+	if lerr := pipes.Started(err); err == nil && lerr != nil {
+		cmd.Wait()
+		return fmt.Errorf("the check could not start in the task's container: %v", lerr)
 	}
 	if err == nil {
 		err = cmd.Wait()

@@ -67,7 +67,10 @@ func (a *Agent) launchExecutor(ex *executor, uris []mesos.CommandInfo_URI) {
 	cmd.Env = lc.env
 	cmd.ExtraFiles = lc.extraFiles
 	err = cmd.Start()
-	lc.started(a, ex, err)
+	if lerr := lc.started(err); err == nil && lerr != nil {
+		cmd.Wait() // the launcher exits once it has said why
+		err = lerr
+	}
 	if fd := cmd.SysProcAttr.CgroupFD; cmd.SysProcAttr.UseCgroupFD {
 		syscall.Close(fd)
 	}

@@ -151,16 +151,19 @@ func (env *imageEnv) volumeOffer(t *testing.T) mesos.Offer {
 	return fw.takeOfferWhere(t, "an offer of the volume", hasVolume)
 }
 
-// failures launches a task in an image the registry lacks and one in the
-// private registry's (the agent's credential is wrong): both fail
-// TASK_FAILED, REASON_CONTAINER_LAUNCH_FAILED, naming the image.
+// failures launches a task in an image the registry lacks, one in the
+// private registry's (the agent's credential is wrong) and one whose
+// program the image lacks: all fail TASK_FAILED,
+// REASON_CONTAINER_LAUNCH_FAILED, naming the image or the program.
 func (env *imageEnv) failures(t *testing.T) {
-	o := env.fw.takeOfferFits(t, 0.2, 64)
+	o := env.fw.takeOfferFits(t, 0.3, 96)
 	missing := env.reg.Host + "/test/nosuch:1"
-	if err := env.fw.call(launch(o, imageTask("missing", o, missing, "true"), imageTask("private", o, env.privRef, "true"))); err != nil {
+	noProg := imageTask("no-program", o, env.ref, "")
+	noProg.Command = &mesos.CommandInfo{Shell: boolPtr(false), Value: strPtr("/no/such/program")}
+	if err := env.fw.call(launch(o, imageTask("missing", o, missing, "true"), imageTask("private", o, env.privRef, "true"), noProg)); err != nil {
 		t.Fatal(err)
 	}
-	for id, image := range map[string]string{"missing": missing, "private": env.privRef} {
+	for id, image := range map[string]string{"missing": missing, "private": env.privRef, "no-program": "exec /no/such/program"} {
 		st := env.fw.waitTerminal(t, id)
 		if st.GetState() != mesos.TASK_FAILED || st.GetReason() != mesos.REASON_CONTAINER_LAUNCH_FAILED || !strings.Contains(st.GetMessage(), image) {
 			t.Errorf("%s: %v %v %q; want TASK_FAILED REASON_CONTAINER_LAUNCH_FAILED naming %s", id, st.GetState(), st.GetReason(), st.GetMessage(), image)
