@@ -78,6 +78,31 @@ func (a *Agent) imagesState() map[string]any {
 	return map[string]any{"enabled": true, "backend": backend, "backend_reason": why, "store": a.images.store.Stats()}
 }
 
+// unsupportedImage says why o asks for an image where allot would not run
+// it ("" when it does not): the built-in executor runs a task group's tasks
+// on the host (an image per task would be Mesos's nested containers), and
+// a task of a custom executor runs in its executor's container, whatever
+// its own ContainerInfo says. Run on the host, such a task would silently
+// go without its image.
+func unsupportedImage(o *runOrder) string {
+	if o.commandTask {
+		return ""
+	}
+	if o.command && o.exInfo.Container.GetMesos().GetImage() != nil {
+		return "Executor's ContainerInfo is not supported by allot: an image for the default executor of a task group (Mesos's nested containers) is not implemented; run each task as a command task in its image"
+	}
+	for _, t := range o.tasks {
+		if t.Container.GetMesos().GetImage() == nil {
+			continue
+		}
+		if o.command {
+			return "Task's ContainerInfo is not supported by allot: an image for a task in a task group (Mesos's nested containers) is not implemented; run it as a command task in its image"
+		}
+		return "Task's ContainerInfo is not supported by allot: a task of a custom executor runs in its executor's container; give the image to the ExecutorInfo's ContainerInfo"
+	}
+	return ""
+}
+
 // imageMetrics adds the image store's gauges: its bytes against the cap
 // (what --image-store-max-mb bounds), layers, and layers fetched from
 // registries since the agent started.

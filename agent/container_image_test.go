@@ -241,3 +241,32 @@ func mustGet(t *testing.T, a *Agent, ref string) *imagestore.Image {
 	}
 	return img
 }
+
+// An image allot would not run (a task group's, a custom executor's task's
+// own) is refused rather than silently left out; a command task's and a
+// custom executor's are run.
+func TestUnsupportedImage(t *testing.T) {
+	mt := mesos.ContainerInfo_MESOS
+	img := &mesos.ContainerInfo{Type: &mt, Mesos: &mesos.ContainerInfo_MesosInfo{
+		Image: &mesos.Image{Type: mesos.Image_DOCKER.Enum(), Docker: &mesos.Image_Docker{Name: "busybox"}}}}
+	withImage := mesos.TaskInfo{TaskID: mesos.TaskID{Value: "t"}, Container: img}
+	plain := mesos.TaskInfo{TaskID: mesos.TaskID{Value: "p"}}
+	tests := []struct {
+		name string
+		o    runOrder
+		want string
+	}{
+		{"command task", runOrder{command: true, commandTask: true, tasks: []mesos.TaskInfo{withImage}}, ""},
+		{"custom executor in an image", runOrder{exInfo: mesos.ExecutorInfo{Container: img}, tasks: []mesos.TaskInfo{plain}}, ""},
+		{"custom executor's task", runOrder{tasks: []mesos.TaskInfo{withImage}}, "give the image to the ExecutorInfo"},
+		{"task group's task", runOrder{command: true, tasks: []mesos.TaskInfo{plain, withImage}}, "a task in a task group"},
+		{"task group's executor", runOrder{command: true, exInfo: mesos.ExecutorInfo{Container: img}, tasks: []mesos.TaskInfo{plain}}, "default executor of a task group"},
+		{"task group without images", runOrder{command: true, tasks: []mesos.TaskInfo{plain}}, ""},
+	}
+	for _, tc := range tests {
+		got := unsupportedImage(&tc.o)
+		if (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}

@@ -42,7 +42,7 @@ func TestRunRefusesUnsupportedContainers(t *testing.T) {
 			ev := &api.AgentEvent{Type: api.AgentEventType_RUN, FrameworkId: "fw", FrameworkInfo: fwB, Task: tB}
 			if tc.want == "" {
 				a.mu.Lock()
-				refused := a.refuseUnsupportedLocked("fw/t", &runOrder{tasks: []mesos.TaskInfo{ti}})
+				refused := a.refuseUnsupportedLocked("fw/t", &runOrder{command: true, commandTask: true, tasks: []mesos.TaskInfo{ti}})
 				a.mu.Unlock()
 				if refused {
 					t.Fatal("a plain MESOS container was refused")
