@@ -233,3 +233,24 @@ func TestKeychain(t *testing.T) {
 }
 
 func isRoot() bool { return os.Geteuid() == 0 }
+
+// Over HTTPS, a registry that wants a bearer token gets one from its token
+// endpoint for the docker config's credentials, as Docker Hub does.
+func TestPullTokenAuthOverHTTPS(t *testing.T) {
+	needRoot(t)
+	reg := testimage.StartTokenRegistry(t, "bob", "hunter2")
+	ref := reg.Push(t, "private/busybox:1", testimage.Busybox(t, "token", 0))
+	before := reg.TokenGets.Load()
+	conf := `{"auths":{"` + reg.Host + `":{"username":"bob","password":"hunter2"}}}`
+	s := openStore(t, Config{DockerConfig: conf, Transport: reg.Transport})
+	if _, err := s.Get(context.Background(), ref, true); err != nil {
+		t.Fatal(err)
+	}
+	if reg.TokenGets.Load() == before {
+		t.Error("the pull fetched no bearer token")
+	}
+	wrong := openStore(t, Config{DockerConfig: strings.Replace(conf, "hunter2", "guess", 1), Transport: reg.Transport})
+	if _, err := wrong.Get(context.Background(), ref, true); err == nil || !strings.Contains(err.Error(), ref) {
+		t.Errorf("wrong credential: %v", err)
+	}
+}

@@ -35,8 +35,11 @@ type Registry struct {
 	// to loopback registries).
 	Host string
 	// BlobGets counts blob downloads (GET .../blobs/...), the layer and
-	// config fetches a pull makes.
-	BlobGets atomic.Int64
+	// config fetches a pull makes; TokenGets the bearer tokens handed out.
+	BlobGets, TokenGets atomic.Int64
+	// Transport reaches it (nil: the default; an HTTPS registry's trusts
+	// its test certificate).
+	Transport http.RoundTripper
 	user     string
 	pass     string
 }
@@ -51,18 +54,58 @@ func StartRegistry(t testing.TB, user, pass string) *Registry {
 		if r.user != "" {
 			if u, p, ok := req.BasicAuth(); !ok || u != r.user || p != r.pass {
 				w.Header().Set("WWW-Authenticate", `Basic realm="testimage"`)
-				http.Error(w, `{"errors":[{"code":"UNAUTHORIZED","message":"authentication required"}]}`, http.StatusUnauthorized)
+				unauthorized(w)
 				return
 			}
 		}
-		if req.Method == http.MethodGet && strings.Contains(req.URL.Path, "/blobs/") {
-			r.BlobGets.Add(1)
-		}
-		reg.ServeHTTP(w, req)
+		r.serve(reg, w, req)
 	}))
 	t.Cleanup(srv.Close)
 	r.Host = strings.TrimPrefix(srv.URL, "http://")
 	return r
+}
+
+// StartTokenRegistry starts a registry over HTTPS (Transport trusts its
+// certificate) that wants a bearer token, as Docker Hub does: a request
+// without one is sent to the token endpoint (/token), which hands one out
+// for the user's basic credentials (TokenGets counts them).
+func StartTokenRegistry(t testing.TB, user, pass string) *Registry {
+	r := &Registry{user: user, pass: pass}
+	reg := registry.New(registry.Logger(log.New(io.Discard, "", 0)))
+	const token = "test-token"
+	var srv *httptest.Server
+	srv = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if req.URL.Path == "/token" {
+			if u, p, ok := req.BasicAuth(); !ok || u != r.user || p != r.pass {
+				unauthorized(w)
+				return
+			}
+			r.TokenGets.Add(1)
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, `{"token":"`+token+`"}`)
+			return
+		}
+		if req.Header.Get("Authorization") != "Bearer "+token {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="`+srv.URL+`/token",service="testimage"`)
+			unauthorized(w)
+			return
+		}
+		r.serve(reg, w, req)
+	}))
+	t.Cleanup(srv.Close)
+	r.Host, r.Transport = strings.TrimPrefix(srv.URL, "https://"), srv.Client().Transport
+	return r
+}
+
+func unauthorized(w http.ResponseWriter) {
+	http.Error(w, `{"errors":[{"code":"UNAUTHORIZED","message":"authentication required"}]}`, http.StatusUnauthorized)
+}
+
+func (r *Registry) serve(reg http.Handler, w http.ResponseWriter, req *http.Request) {
+	if req.Method == http.MethodGet && strings.Contains(req.URL.Path, "/blobs/") {
+		r.BlobGets.Add(1)
+	}
+	reg.ServeHTTP(w, req)
 }
 
 // Push stores img in the registry as repo:tag and returns the reference.
@@ -73,6 +116,9 @@ func (r *Registry) Push(t testing.TB, repoTag string, img v1.Image) string {
 		t.Fatal(err)
 	}
 	var opts []remote.Option
+	if r.Transport != nil {
+		opts = append(opts, remote.WithTransport(r.Transport))
+	}
 	if r.user != "" {
 		opts = append(opts, remote.WithAuth(authn.FromConfig(authn.AuthConfig{Username: r.user, Password: r.pass})))
 	}
