@@ -40,8 +40,8 @@ type Registry struct {
 	// Transport reaches it (nil: the default; an HTTPS registry's trusts
 	// its test certificate).
 	Transport http.RoundTripper
-	user     string
-	pass     string
+	user      string
+	pass      string
 }
 
 // StartRegistry starts a registry for the test; with a user, every
