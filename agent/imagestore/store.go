@@ -75,6 +75,10 @@ type Store struct {
 
 	pullMu sync.Mutex // one registry pull at a time; cached images do not wait
 
+	// gcGrace keeps layers used this recently from GC: an image handed
+	// out by Get is not yet held by the container it is for.
+	gcGrace time.Duration
+
 	mu    sync.Mutex
 	idx   index
 	users map[string]map[string]bool // layer hex -> container dirs using it
@@ -97,7 +101,7 @@ func Open(cfg Config) (*Store, error) {
 	os.RemoveAll(filepath.Join(cfg.Dir, "staging"))
 	os.MkdirAll(filepath.Join(cfg.Dir, "staging"), 0o700)
 	s := &Store{cfg: cfg, keychain: kc, idx: index{Images: map[string]*Image{}, Layers: map[string]*layerRec{}},
-		users: map[string]map[string]bool{}}
+		users: map[string]map[string]bool{}, gcGrace: time.Minute}
 	if b, err := os.ReadFile(s.indexPath()); err == nil {
 		if err := json.Unmarshal(b, &s.idx); err != nil {
 			cfg.Log.Warn().Err(err).Msg("image store index unreadable; starting it afresh")
@@ -230,6 +234,7 @@ func (s *Store) lookup(key string) *Image {
 			return nil
 		}
 	}
+	s.touchLocked(img.Layers)
 	return img
 }
 
@@ -285,6 +290,7 @@ func (s *Store) pull(ctx context.Context, r name.Reference) (*Image, error) {
 	}
 	s.mu.Lock()
 	s.idx.Images[img.Ref] = img
+	s.touchLocked(img.Layers)
 	err = s.saveLocked()
 	s.mu.Unlock()
 	s.cfg.Log.Info().Str("image", img.Ref).Str("digest", img.Digest).Int("layers", len(img.Layers)).Int("fetched", fetched).
@@ -318,7 +324,8 @@ func (s *Store) fetchLayer(l v1.Layer, hex string) (int64, error) {
 
 // gc removes layers no container uses, least recently used first, until
 // the store is under its cap; images that lose a layer are forgotten. The
-// layers of keep (the image just pulled, not yet provisioned) stay.
+// layers of keep (the image just pulled) and any used within gcGrace (an
+// image Get handed out, not yet provisioned) stay.
 func (s *Store) gc(keep []string) {
 	if s.cfg.MaxBytes <= 0 {
 		return
@@ -329,7 +336,7 @@ func (s *Store) gc(keep []string) {
 	var idle []string
 	for hex, l := range s.idx.Layers {
 		total += l.Size
-		if len(s.users[hex]) == 0 && !slices.Contains(keep, hex) {
+		if len(s.users[hex]) == 0 && !slices.Contains(keep, hex) && time.Since(l.LastUsed) >= s.gcGrace {
 			idle = append(idle, hex)
 		}
 	}
@@ -354,6 +361,15 @@ func (s *Store) gc(keep []string) {
 	}
 	if total > s.cfg.MaxBytes {
 		s.cfg.Log.Warn().Int64("bytes", total).Int64("max_bytes", s.cfg.MaxBytes).Msg("image store over its cap: the rest is in use")
+	}
+}
+
+// touchLocked marks layers used now. Caller holds s.mu.
+func (s *Store) touchLocked(layers []string) {
+	for _, hex := range layers {
+		if l := s.idx.Layers[hex]; l != nil {
+			l.LastUsed = time.Now()
+		}
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
@@ -138,6 +139,7 @@ func TestGCRemovesUnusedLayers(t *testing.T) {
 	refB := reg.Push(t, "test/b:1", testimage.Busybox(t, "b", 64<<10))
 	refC := reg.Push(t, "test/c:1", testimage.Busybox(t, "c", 64<<10))
 	s := openStore(t, Config{MaxBytes: 1, Backend: "copy"})
+	s.gcGrace = 0 // the grace is tested below
 	ctx := context.Background()
 	a, err := s.Get(ctx, refA, true)
 	if err != nil {
@@ -167,9 +169,18 @@ func TestGCRemovesUnusedLayers(t *testing.T) {
 	if s.lookup(a.Ref) != nil || s.lookup(b.Ref) != nil {
 		t.Error("an image whose layers were collected is still served from the store")
 	}
+	// Within the grace, an image just handed out keeps its layers though
+	// no container holds them yet; a collected one is pulled again.
+	s.gcGrace = time.Hour
 	before := reg.BlobGets.Load()
 	if _, err := s.Get(ctx, refA, true); err != nil || reg.BlobGets.Load() == before {
 		t.Errorf("a collected image: %v, no fetch", err)
+	}
+	if _, err := s.Get(ctx, refB, true); err != nil {
+		t.Fatal(err)
+	}
+	if s.lookup(a.Ref) == nil || s.lookup(c.Ref) == nil {
+		t.Error("GC removed layers of images handed out within its grace")
 	}
 }
 
