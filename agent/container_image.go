@@ -188,8 +188,9 @@ func (a *Agent) adoptImage(cid string) {
 // docker/runtime rules: a shell command is "/bin/sh -c value"; a value
 // runs with arguments[1:], ignoring the image's Entrypoint and Cmd; with
 // no value, the Entrypoint runs with the arguments (all of them) after it,
-// or with Cmd when there are none; with neither, the arguments alone
-// replace Cmd.
+// or with Cmd when there are none; without an Entrypoint, Cmd[0] runs
+// with the arguments, or with the rest of Cmd; an image with neither needs
+// a value.
 func dockerArgv(ci *mesos.CommandInfo, rt imagestore.Runtime) ([]string, error) {
 	switch {
 	case ci.GetShell():
@@ -204,12 +205,12 @@ func dockerArgv(ci *mesos.CommandInfo, rt imagestore.Runtime) ([]string, error) 
 			return append(append([]string(nil), rt.Entrypoint...), ci.GetArguments()...), nil
 		}
 		return append(append([]string(nil), rt.Entrypoint...), rt.Cmd...), nil
-	case len(ci.GetArguments()) > 0:
-		return append([]string(nil), ci.GetArguments()...), nil
+	case len(rt.Cmd) > 0 && len(ci.GetArguments()) > 0:
+		return append([]string{rt.Cmd[0]}, ci.GetArguments()...), nil
 	case len(rt.Cmd) > 0:
 		return append([]string(nil), rt.Cmd...), nil
 	}
-	return nil, errors.New("neither the CommandInfo nor the image's Entrypoint and Cmd name a program")
+	return nil, errors.New("the image has neither Entrypoint nor Cmd, so the CommandInfo must name the program (value)")
 }
 
 // volumeMounts are the binds of ex's container.volumes (host paths, and

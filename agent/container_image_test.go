@@ -44,9 +44,10 @@ func TestDockerArgv(t *testing.T) {
 		{"entrypoint and cmd", argv(""), ep, cmd, []string{"/ep", "-x", "c1", "c2"}, ""},
 		{"arguments replace cmd after the entrypoint", argv("", "a1", "a2"), ep, cmd, []string{"/ep", "-x", "a1", "a2"}, ""},
 		{"cmd alone", argv(""), nil, cmd, []string{"c1", "c2"}, ""},
-		{"arguments alone replace cmd", argv("", "a1", "a2"), nil, cmd, []string{"a1", "a2"}, ""},
+		{"arguments after cmd[0]", argv("", "a1", "a2"), nil, cmd, []string{"c1", "a1", "a2"}, ""},
 		{"entrypoint alone", argv(""), ep, nil, []string{"/ep", "-x"}, ""},
-		{"nothing", argv(""), nil, nil, nil, "name a program"},
+		{"nothing", argv(""), nil, nil, nil, "must name the program"},
+		{"arguments but no program", argv("", "a1"), nil, nil, nil, "must name the program"},
 	}
 	for _, tc := range tests {
 		got, err := dockerArgv(tc.ci, imagestore.Runtime{Entrypoint: tc.entrypoint, Cmd: tc.cmd})
