@@ -77,6 +77,15 @@ type Config struct {
 	// looked for ("" is /); NvidiaSMI is the nvidia-smi to ask first
 	// ("" is nvidia-smi on PATH). Tests point both at fakes (gpu.go).
 	GPUDeviceRoot, NvidiaSMI string
+	// DockerConfig (--docker-config) is a docker config file, or its
+	// JSON, whose "auths" give registry credentials; DockerRegistry
+	// (--docker-registry) serves image names without a registry ("" is
+	// Docker Hub); ImageStoreMaxBytes caps the image layer store (0: no
+	// cap); ImageBackend is --image-provisioner-backend ("", overlay,
+	// copy). See container_image.go.
+	DockerConfig, DockerRegistry string
+	ImageStoreMaxBytes           int64
+	ImageBackend                 string
 	// CgroupsRoot is where the cgroup hierarchies are mounted
 	// (/sys/fs/cgroup).
 	CgroupsRoot string
@@ -171,6 +180,8 @@ type Agent struct {
 	diskQuotaExceeded int
 	diskChecks        int
 	gpu               agentGPUs // what was detected, and gpu/nvidia's pool (gpu.go)
+
+	images imageProvisioner // container images (container_image.go)
 
 	execTokens *auth.ExecutorSigner // nil: executor authentication off (authn.go)
 
@@ -345,6 +356,9 @@ func (a *Agent) Start() error {
 		a.addr = net.JoinHostPort(host, port)
 	}
 	a.srv = a.httpServer(a.httpHandler())
+	if err := a.initImages(); err != nil { // container_image.go
+		return err
+	}
 	a.recover()
 	a.recoverContainers()
 	a.wg.Add(1)

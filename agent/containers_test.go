@@ -20,8 +20,8 @@ func TestRunRefusesUnsupportedContainers(t *testing.T) {
 		task, exc *mesos.ContainerInfo
 		want      string // "" runs
 	}{
-		{"docker", &mesos.ContainerInfo{Type: &docker}, nil, "the DOCKER containerizer"},
-		{"mesos image", &mesos.ContainerInfo{Type: &mesosType, Mesos: &mesos.ContainerInfo_MesosInfo{Image: &mesos.Image{Type: mesos.Image_DOCKER.Enum()}}}, nil, "a MESOS container with an image"},
+		{"docker", &mesos.ContainerInfo{Type: &docker}, nil, "no Docker daemon is configured"},
+		{"mesos image", &mesos.ContainerInfo{Type: &mesosType, Mesos: &mesos.ContainerInfo_MesosInfo{Image: &mesos.Image{Type: mesos.Image_DOCKER.Enum()}}}, nil, ""},
 		{"network", &mesos.ContainerInfo{Type: &mesosType, NetworkInfos: []mesos.NetworkInfo{{}}}, nil, "network_infos"},
 		{"executor's docker", nil, &mesos.ContainerInfo{Type: &docker}, "Executor's ContainerInfo"},
 		{"plain mesos", &mesos.ContainerInfo{Type: &mesosType}, nil, ""},
@@ -42,7 +42,7 @@ func TestRunRefusesUnsupportedContainers(t *testing.T) {
 			ev := &api.AgentEvent{Type: api.AgentEventType_RUN, FrameworkId: "fw", FrameworkInfo: fwB, Task: tB}
 			if tc.want == "" {
 				a.mu.Lock()
-				refused := a.refuseUnsupportedLocked("fw/t", &runOrder{tasks: []mesos.TaskInfo{ti}})
+				refused := a.refuseUnsupportedLocked("fw/t", &runOrder{command: true, commandTask: true, tasks: []mesos.TaskInfo{ti}})
 				a.mu.Unlock()
 				if refused {
 					t.Fatal("a plain MESOS container was refused")

@@ -29,7 +29,8 @@
 //     10 min, as Mesos; Config.StatusUpdateRetry*), the acknowledgement
 //     passed on to the executor whose update it was.
 //   - containers.go: a RUN asking for a container allot cannot provide
-//     (image, network) fails TASK_FAILED instead of running on the host.
+//     (a DOCKER containerizer, a network) fails TASK_FAILED instead of
+//     running on the host.
 //   - volumes.go: checkpointed resources (dynamic reservations and
 //     persistent volumes) from the master's CHECKPOINT_RESOURCES, kept
 //     across restarts and sent back in REGISTER; each volume a directory
@@ -39,7 +40,8 @@
 //     an nslaunch.Spec, one part per feature (container_image.go,
 //     container_network.go, gpu_devices.go), and started through
 //     `allot container-launch`; the command executor runs its task's
-//     command that way (cmdexec_container.go).
+//     command that way (cmdexec_container.go). Images are pulled, stored
+//     and assembled by agent/imagestore (container_image.go).
 //   - executorapi.go: the executor HTTP API, /api/v1/executor: SUBSCRIBE
 //     (the executor's event stream, and what a re-subscribing executor
 //     hands back), UPDATE and MESSAGE.

@@ -119,6 +119,7 @@ func (a *Agent) recoverContainers() {
 	a.recoverGPUsLocked()
 	a.mu.Unlock()
 	a.removeStaleGPUDevices(live) // gpu_cgroup.go
+	a.recoverContainerDirs(live)  // container_spec.go
 	cg, ok := a.iso.(*cgroupsIsolator)
 	if !ok {
 		return

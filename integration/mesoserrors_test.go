@@ -41,7 +41,7 @@ func acceptInvalidTasks(t *testing.T, c *cluster) {
 	}
 	for id, want := range map[string]string{
 		"big":    "required by task and its executor is more than available",
-		"docker": "the DOCKER containerizer (container images) is not implemented",
+		"docker": "the DOCKER containerizer needs a Docker daemon and no Docker daemon is configured",
 		"net":    "network_infos (container networks) are not implemented",
 	} {
 		st := fw.waitState(t, id, mesos.TASK_ERROR)
