@@ -21,6 +21,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 
+	"github.com/allot-sched/allot/agent/cni"
 	"github.com/allot-sched/allot/api"
 	"github.com/allot-sched/allot/auth"
 	reqlimits "github.com/allot-sched/allot/internal/limits"
@@ -73,6 +74,11 @@ type Config struct {
 	// looked for ("" is /); NvidiaSMI is the nvidia-smi to ask first
 	// ("" is nvidia-smi on PATH). Tests point both at fakes (gpu.go).
 	GPUDeviceRoot, NvidiaSMI string
+	// NetworkCNIConfigDir and NetworkCNIPluginsDir are Mesos's
+	// --network_cni_config_dir and --network_cni_plugins_dir: the CNI
+	// networks containers may name (container_network.go); both empty,
+	// none.
+	NetworkCNIConfigDir, NetworkCNIPluginsDir string
 	// CgroupsRoot is where the cgroup hierarchies are mounted
 	// (/sys/fs/cgroup).
 	CgroupsRoot string
@@ -166,7 +172,8 @@ type Agent struct {
 	diskDu            bool
 	diskQuotaExceeded int
 	diskChecks        int
-	gpu               agentGPUs // what was detected, and gpu/nvidia's pool (gpu.go)
+	gpu               agentGPUs    // what was detected, and gpu/nvidia's pool (gpu.go)
+	cni               *cni.Manager // CNI networks (container_network.go)
 
 	execTokens *auth.ExecutorSigner // nil: executor authentication off (authn.go)
 
@@ -227,7 +234,11 @@ func New(cfg Config) (*Agent, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &Agent{cfg: cfg, log: cfg.Log, total: total, static: static,
+	nets, err := newCNI(cfg) // container_network.go
+	if err != nil {
+		return nil, err
+	}
+	a := &Agent{cni: nets, cfg: cfg, log: cfg.Log, total: total, static: static,
 		hc:         &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16, IdleConnTimeout: 90 * time.Second}},
 		frameworks: map[string]*mesos.FrameworkInfo{},
 		executors:  map[string]*executor{},
