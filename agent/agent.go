@@ -42,6 +42,10 @@ type Config struct {
 	// ExecutorCommand runs the built-in command executor (argv); default
 	// this binary with the argument "executor".
 	ExecutorCommand []string
+	// LauncherCommand runs `allot container-launch` (argv), which starts
+	// a container's program in its namespaces and rootfs (nslaunch);
+	// default ExecutorCommand's binary with "container-launch".
+	LauncherCommand []string
 	// ShutdownGrace is how long an executor has after SHUTDOWN (and a task
 	// after SIGTERM) before SIGKILL.
 	ShutdownGrace time.Duration

@@ -273,15 +273,10 @@ func (ce *commandExecutor) launch(ti mesos.TaskInfo) {
 		ce.finish(t, mesos.TASK_ERROR, "task uses an invalid health check: "+err.Error(), mesos.REASON_TASK_INVALID.Enum())
 		return
 	}
-	var cmd *exec.Cmd
-	if ci.GetShell() {
-		cmd = exec.Command("/bin/sh", "-c", ci.GetValue())
-	} else {
-		args := ci.Arguments
-		if len(args) > 0 {
-			args = args[1:]
-		}
-		cmd = exec.Command(ci.GetValue(), args...)
+	cmd, write, err := ce.taskCommand(ti) // cmdexec_container.go
+	if err != nil {
+		ce.finish(t, mesos.TASK_FAILED, "failed to prepare the command: "+err.Error(), mesos.REASON_COMMAND_EXECUTOR_FAILED.Enum())
+		return
 	}
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 	cmd.Dir = ce.cfg.Sandbox
@@ -289,14 +284,13 @@ func (ce *commandExecutor) launch(ti mesos.TaskInfo) {
 	// with us if we are killed (Pdeathsig follows the forking thread, which
 	// the Go runtime keeps while we run).
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	cmd.Env = withoutExecutorToken(os.Environ())
-	if ci.Environment != nil {
-		for _, v := range ci.Environment.Variables {
-			cmd.Env = append(cmd.Env, v.Name+"="+v.GetValue())
+	err = cmd.Start()
+	if write != nil {
+		if werr := write(); err == nil && werr != nil {
+			ce.log.Warn().Err(werr).Str("task_id", ti.TaskID.Value).Msg("sending the container spec to the launcher")
 		}
 	}
-	cmd.Env = append(cmd.Env, "MESOS_TASK_ID="+ti.TaskID.Value)
-	if err := cmd.Start(); err != nil {
+	if err != nil {
 		ce.finish(t, mesos.TASK_FAILED, startFailure(cmd.Dir, err), mesos.REASON_COMMAND_EXECUTOR_FAILED.Enum())
 		return
 	}

@@ -2,12 +2,14 @@ package agent
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"time"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 
 	"github.com/allot-sched/allot/agent/cni"
+	"github.com/allot-sched/allot/agent/nslaunch"
 )
 
 // CNI networks (Mesos's network/cni isolator, package cni): a container
@@ -20,6 +22,17 @@ import (
 // cniTimeout bounds one container's ADDs or DELs: a plugin that hangs
 // must not hold a launch or a destroy for ever.
 const cniTimeout = 2 * time.Minute
+
+// noNetworks stands for the CNI manager of an agent built without New
+// (tests): no networks, so every container stays on the host's network.
+var noNetworks, _ = cni.New(cni.Config{})
+
+func (a *Agent) networks() *cni.Manager {
+	if a.cni == nil {
+		return noNetworks
+	}
+	return a.cni
+}
 
 func newCNI(cfg Config) (*cni.Manager, error) {
 	m, err := cni.New(cni.Config{ConfigDir: cfg.NetworkCNIConfigDir, PluginsDir: cfg.NetworkCNIPluginsDir,
@@ -34,45 +47,63 @@ func newCNI(cfg Config) (*cni.Manager, error) {
 	return m, nil
 }
 
-// containerNetworkInfos are the NetworkInfos ex's container asks for: its
-// ExecutorInfo's, or for the command executor of one command task, the
-// task's (Mesos gives that executor the task's ContainerInfo).
-func containerNetworkInfos(ex *executor) []mesos.NetworkInfo {
-	if c := ex.info.Container; c != nil && len(c.NetworkInfos) > 0 {
-		return c.NetworkInfos
+// networkSpec fills the network part of ex's container Spec: when its
+// ContainerInfo names CNI networks, the container is attached to them
+// (before anything of it runs) and joins their namespace, with a UTS
+// namespace named by ContainerInfo.hostname or else its container id, and
+// /etc/hostname, /etc/hosts and (when the networks gave name servers)
+// /etc/resolv.conf of its own, as Mesos sets them up. A failure (an
+// unknown network, a plugin's error) fails the launch naming it.
+func (a *Agent) networkSpec(ex *executor, s *nslaunch.Spec) error {
+	infos := ex.container.GetNetworkInfos()
+	if len(cni.NamedNetworks(infos)) == 0 {
+		return nil
 	}
-	if ex.commandTask {
-		for _, t := range ex.tasks {
-			if c := t.info.Container; c != nil {
-				return c.NetworkInfos
-			}
+	ctx, cancel := context.WithTimeout(context.Background(), cniTimeout)
+	defer cancel()
+	at, err := a.networks().Attach(ctx, ex.containerID, infos)
+	if err != nil {
+		return fmt.Errorf("network/cni: %w", err)
+	}
+	hostname := ex.container.GetHostname()
+	if hostname == "" {
+		hostname = ex.containerID
+	}
+	files, err := a.networks().EtcFiles(ex.containerID, hostname)
+	if err != nil {
+		return fmt.Errorf("network/cni: %w", err)
+	}
+	s.NetNS, s.Hostname = at.NetNS, hostname
+	for _, f := range files {
+		if s.Rootfs == "" && !fileExists(f.Target) {
+			continue // binding it would first make the file on the host
 		}
+		s.Mounts = append(s.Mounts, nslaunch.Mount{Source: f.Source, Target: f.Target, ReadOnly: true})
 	}
+	// As Mesos: a libprocess program binds the container's address, not
+	// the agent's it would inherit.
+	s.Env = append(s.Env, "LIBPROCESS_IP=0.0.0.0")
 	return nil
 }
 
-// attachNetworks puts ex's container on the networks it names and
-// returns the namespace to run it in, "" for the host's network.
-func (a *Agent) attachNetworks(ex *executor) (string, error) {
-	a.mu.Lock()
-	infos := containerNetworkInfos(ex)
-	a.mu.Unlock()
+// releaseNetwork takes container cid off its networks, if it was on any.
+func (a *Agent) releaseNetwork(cid string) {
 	ctx, cancel := context.WithTimeout(context.Background(), cniTimeout)
 	defer cancel()
-	at, err := a.cni.Attach(ctx, ex.containerID, infos)
-	if err != nil || at == nil {
-		return "", err
-	}
-	return at.NetNS, nil
-}
-
-// releaseNetworks takes container cid off its networks, if it was on any.
-func (a *Agent) releaseNetworks(cid string) {
-	ctx, cancel := context.WithTimeout(context.Background(), cniTimeout)
-	defer cancel()
-	if err := a.cni.Detach(ctx, cid); err != nil {
+	if err := a.networks().Detach(ctx, cid); err != nil {
 		a.log.Warn().Err(err).Str("container_id", cid).Msg("CNI: detaching the container (tried again when the agent restarts)")
 	}
+}
+
+// networkRefusal says why o cannot have the networks it names here, or
+// "": the built-in executor of a task group runs on the host (its tasks
+// with it), so networks on its ExecutorInfo would be ignored, and allot
+// refuses them rather than run the group on the host's network.
+func networkRefusal(o *runOrder) string {
+	if o.command && !o.commandTask && len(cni.NamedNetworks(o.exInfo.Container.GetNetworkInfos())) > 0 {
+		return "Executor's ContainerInfo is not supported by allot: network_infos on the default executor (task groups) are not implemented; name the networks on a command task or a custom executor"
+	}
+	return ""
 }
 
 // recoverNetworks keeps the networks of the executors recovered alive and
@@ -88,7 +119,7 @@ func (a *Agent) recoverNetworks() {
 	a.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), cniTimeout)
 	defer cancel()
-	if err := a.cni.Recover(ctx, func(cid string) bool { return live[cid] }); err != nil {
+	if err := a.networks().Recover(ctx, func(cid string) bool { return live[cid] }); err != nil {
 		a.log.Warn().Err(err).Msg("CNI: recovering containers' networks")
 	}
 }
@@ -97,7 +128,7 @@ func (a *Agent) recoverNetworks() {
 // container's id and addresses when the container is on CNI networks, as
 // Mesos's agent fills container_status.network_infos. Caller holds a.mu.
 func (a *Agent) stampContainerStatusLocked(ex *executor, st *mesos.TaskStatus) {
-	infos := a.cni.Status(ex.containerID)
+	infos := a.networks().Status(ex.containerID)
 	if len(infos) == 0 {
 		return
 	}

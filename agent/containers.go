@@ -19,6 +19,9 @@ func (a *Agent) refuseUnsupportedLocked(key string, o *runOrder) bool {
 		msg = api.UnsupportedContainer("Task", o.tasks[i].Container)
 	}
 	if msg == "" {
+		msg = networkRefusal(o) // container_network.go
+	}
+	if msg == "" {
 		return false
 	}
 	ex := a.executors[key]

@@ -49,6 +49,10 @@ type executor struct {
 	// forgotten: the agent dropped it with its tasks (the master removed
 	// the agent, removed.go); its exit is reported to no one.
 	forgotten bool
+	// container is the ContainerInfo its container is made from, and
+	// containerCommand the command run in it (container_spec.go).
+	container        *mesos.ContainerInfo
+	containerCommand *mesos.CommandInfo
 }
 
 // agentTask is a task and its status update stream: pending holds the
@@ -215,6 +219,7 @@ func (a *Agent) run(ev *api.AgentEvent) {
 func (a *Agent) newExecutorLocked(key, fw string, o *runOrder) *executor {
 	ex := &executor{fw: fw, id: o.exInfo.ExecutorID.Value, info: o.exInfo, fwInfo: o.fwInfo, command: o.command, commandTask: o.commandTask,
 		checkpoint: o.fwInfo.GetCheckpoint(), containerID: string(hexID()), tasks: map[string]*agentTask{}, launching: true}
+	ex.container, ex.containerCommand = containerOf(o)
 	ex.sandbox = filepath.Join(a.cfg.WorkDir, "slaves", orDefault(a.id, "unregistered"), "frameworks", ex.fw, "executors", ex.id, "runs", ex.containerID)
 	a.executors[key] = ex
 	var uris []mesos.CommandInfo_URI

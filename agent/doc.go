@@ -29,11 +29,23 @@
 //     10 min, as Mesos; Config.StatusUpdateRetry*), the acknowledgement
 //     passed on to the executor whose update it was.
 //   - containers.go: a RUN asking for a container allot cannot provide
-//     (image, network) fails TASK_FAILED instead of running on the host.
+//     (an image; networks on a task group's executor) fails TASK_FAILED
+//     instead of running on the host.
 //   - volumes.go: checkpointed resources (dynamic reservations and
 //     persistent volumes) from the master's CHECKPOINT_RESOURCES, kept
 //     across restarts and sent back in REGISTER; each volume a directory
 //     under volumes/roles/, linked into the sandboxes that use it.
+//   - container_spec.go: a container that needs more than a process (an
+//     image's rootfs, a network namespace, device files) is described in
+//     an nslaunch.Spec, one part per feature (container_image.go,
+//     container_network.go, gpu_devices.go), and started through
+//     `allot container-launch`; the command executor runs its task's
+//     command that way (cmdexec_container.go). CNI networks
+//     (container_network.go, package cni): a container that names
+//     networks in network_infos is attached to them in a network
+//     namespace of its own, its addresses go in its tasks' updates
+//     (container_status.network_infos), and it is detached when destroyed
+//     or, after a restart, when found ended.
 //   - executorapi.go: the executor HTTP API, /api/v1/executor: SUBSCRIBE
 //     (the executor's event stream, and what a re-subscribing executor
 //     hands back), UPDATE and MESSAGE.

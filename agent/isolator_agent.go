@@ -103,6 +103,7 @@ func (a *Agent) destroyContainer(cid string, pid int) {
 	if err := a.iso.destroy(cid, pid); err != nil {
 		a.log.Warn().Err(err).Str("container_id", cid).Msg("container not removed")
 	}
+	a.releaseContainer(cid) // container_spec.go
 }
 
 // recoverContainers runs after recover: recovered executors keep their

@@ -52,15 +52,22 @@ func (a *Agent) launchExecutor(ex *executor, uris []mesos.CommandInfo_URI) {
 			path = p
 		}
 	}
-	cmd, err := a.containedCommand(ex, path, argv, su.credential())
+	lc, err := a.prepareContainer(ex, path, argv, a.hostEnv(su), a.executorOwnEnv(ex, su, cmdEnv), su) // container_spec.go
+	if err != nil {
+		fail(err)
+		return
+	}
+	cmd, err := a.containedCommand(ex, lc.path, lc.argv, lc.cred)
 	if err != nil {
 		fail(err)
 		return
 	}
 	cmd.Dir = ex.sandbox
 	cmd.Stdout, cmd.Stderr = stdout, stderr
-	cmd.Env = a.executorEnv(ex, su, cmdEnv)
+	cmd.Env = lc.env
+	cmd.ExtraFiles = lc.extraFiles
 	err = cmd.Start()
+	lc.started(a, ex, err)
 	if fd := cmd.SysProcAttr.CgroupFD; cmd.SysProcAttr.UseCgroupFD {
 		syscall.Close(fd)
 	}
@@ -256,6 +263,12 @@ func mesosDuration(d time.Duration) string {
 // framework may set HOME itself). The command executor hands it on to
 // its tasks.
 func (a *Agent) executorEnv(ex *executor, su *switchedUser, extra []mesos.Environment_Variable) []string {
+	return append(a.hostEnv(su), a.executorOwnEnv(ex, su, extra)...)
+}
+
+// hostEnv is the part of an executor's environment that is the agent's
+// own (what a container with an image of its own does not get).
+func (a *Agent) hostEnv(su *switchedUser) []string {
 	var env []string
 	for _, kv := range os.Environ() {
 		if strings.HasPrefix(kv, "ALLOT_") || strings.HasPrefix(kv, "MESOS_") {
@@ -266,7 +279,13 @@ func (a *Agent) executorEnv(ex *executor, su *switchedUser, extra []mesos.Enviro
 		}
 		env = append(env, kv)
 	}
-	env = append(env, su.env()...)
+	return env
+}
+
+// executorOwnEnv is what executorEnv sets for ex itself: its user's, the
+// executor API's and its CommandInfo's variables.
+func (a *Agent) executorOwnEnv(ex *executor, su *switchedUser, extra []mesos.Environment_Variable) []string {
+	env := su.env()
 	cp := "0"
 	if ex.checkpoint {
 		cp = "1"

@@ -4,9 +4,10 @@ import mesos "github.com/mesos/mesos-go/api/v1/lib"
 
 // UnsupportedContainer says what of container c allot cannot provide yet,
 // or "" when nothing: allot runs every task in a sandbox on the agent's
-// host (posix or cgroups isolation) and has neither container images nor
-// container networks. A task asking for one must fail rather than run on
-// the host as if it had not asked. whose is "Task" or "Executor", as the
+// host (posix or cgroups isolation) and has no container images. A task
+// asking for one must fail rather than run on the host as if it had not
+// asked. Container networks (network_infos) are the agent's to check: it
+// knows its CNI networks. whose is "Task" or "Executor", as the
 // message names it.
 func UnsupportedContainer(whose string, c *mesos.ContainerInfo) string {
 	if c == nil {
@@ -18,8 +19,6 @@ func UnsupportedContainer(whose string, c *mesos.ContainerInfo) string {
 		return prefix + "the DOCKER containerizer (container images) is not implemented"
 	case c.Mesos.GetImage() != nil:
 		return prefix + "a MESOS container with an image (container images) is not implemented"
-	case len(c.NetworkInfos) > 0:
-		return prefix + "network_infos (container networks) are not implemented"
 	}
 	return ""
 }

@@ -29,7 +29,8 @@
 // profile.Timeline so a framework scores with the master's math.
 //
 // UnsupportedContainer (containers.go) is what of a task's or executor's
-// ContainerInfo allot cannot provide yet (images, container networks):
+// ContainerInfo allot cannot provide yet (images; networks are the
+// agent's to check against its CNI networks):
 // the master answers such a task TASK_ERROR, an agent TASK_FAILED.
 //
 // Regenerate allot.pb.go with:

@@ -12,12 +12,14 @@ import (
 	"time"
 
 	"github.com/allot-sched/allot/agent"
+	"github.com/allot-sched/allot/agent/nslaunch"
 	"github.com/allot-sched/allot/master"
 )
 
 func init() {
 	register(command{name: "agent", summary: "run an agent (executors as real processes, executor API)", run: runAgent})
 	register(command{name: "executor", summary: "the built-in command executor (started by agents, not by hand)", run: runExecutor})
+	register(command{name: "container-launch", summary: "starts a program in its container (started by agents, not by hand)", run: runContainerLaunch, hidden: true})
 }
 
 // flagValues is every flag of fs by name, as given or defaulted: what the
@@ -132,4 +134,8 @@ func serveAgent(a *agent.Agent, stdout io.Writer) error {
 func runExecutor(args []string, stdout, stderr io.Writer) error {
 	log, _, _ := newLogger(stderr, "info", "executor")
 	return agent.RunCommandExecutor(log)
+}
+
+func runContainerLaunch(args []string, stdout, stderr io.Writer) error {
+	return nslaunch.Main(args, stderr) // returns only on failure
 }

@@ -13,8 +13,9 @@ func init() {
 }
 
 // completionSkip are verbs whose flags completion does not ask for: the
-// executor runs at once whatever its arguments, and completion is here.
-var completionSkip = map[string]bool{"executor": true, "completion": true}
+// executor runs at once whatever its arguments, the container launcher
+// reads a spec it is handed, and completion is here.
+var completionSkip = map[string]bool{"executor": true, "container-launch": true, "completion": true}
 
 // subverbs are the second words of the verbs that take one.
 var subverbs = map[string][]string{

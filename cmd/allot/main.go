@@ -21,6 +21,8 @@ type command struct {
 	// run executes the subcommand with its arguments (after the name).
 	// Errors of kind usageError make the dispatcher exit 2.
 	run func(args []string, stdout, stderr io.Writer) error
+	// hidden keeps it out of the usage: only allot itself runs it.
+	hidden bool
 }
 
 var commands = map[string]command{}
@@ -80,8 +82,10 @@ func printUsage(w io.Writer) {
 	fmt.Fprintln(w, "allot: an offer-based cluster manager with pluggable fair allocators.")
 	fmt.Fprintln(w, "\nUsage: allot <command> [flags]\n\nCommands:")
 	names := make([]string, 0, len(commands))
-	for n := range commands {
-		names = append(names, n)
+	for n, c := range commands {
+		if !c.hidden {
+			names = append(names, n)
+		}
 	}
 	sort.Strings(names)
 	for _, n := range names {

@@ -1,0 +1,60 @@
+package agent
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+
+	mesos "github.com/mesos/mesos-go/api/v1/lib"
+
+	"github.com/allot-sched/allot/agent/nslaunch"
+)
+
+// taskCommand is the command that runs task ti: its CommandInfo on the
+// host, or, when the agent gave the task's container a Spec (the file
+// containerSpecEnv names), the Spec's program through this binary's
+// `container-launch`, with write to call once it started (nil on the
+// host). Either way the task's environment is the executor's less its
+// token, then the task's CommandInfo variables and MESOS_TASK_ID; in an
+// image of its own the agent's variables stay outside (the MESOS_ ones
+// are kept), and the image's come first.
+func (ce *commandExecutor) taskCommand(ti mesos.TaskInfo) (cmd *exec.Cmd, write func() error, err error) {
+	var taskEnv []string
+	if ci := ti.Command; ci.Environment != nil {
+		for _, v := range ci.Environment.Variables {
+			taskEnv = append(taskEnv, v.Name+"="+v.GetValue())
+		}
+	}
+	taskEnv = append(taskEnv, "MESOS_TASK_ID="+ti.TaskID.Value)
+	base := withoutExecutorToken(os.Environ())
+	specPath := os.Getenv(containerSpecEnv)
+	if specPath == "" {
+		argv := commandArgv(ti.Command)
+		cmd = exec.Command(argv[0], argv[1:]...)
+		cmd.Env = append(base, taskEnv...)
+		return cmd, nil, nil
+	}
+	s, err := nslaunch.ReadFile(specPath)
+	if err != nil {
+		return nil, nil, fmt.Errorf("the task's container: %w", err)
+	}
+	var keep []string
+	for _, kv := range base {
+		if strings.HasPrefix(kv, containerSpecEnv+"=") || s.Rootfs != "" && !strings.HasPrefix(kv, "MESOS_") {
+			continue
+		}
+		keep = append(keep, kv)
+	}
+	s.Env = nslaunch.MergeEnv(keep, s.Env, taskEnv)
+	self, err := os.Executable()
+	if err != nil {
+		return nil, nil, err
+	}
+	cmd, write, err = nslaunch.Command([]string{self, "container-launch"}, s)
+	if err != nil {
+		return nil, nil, err
+	}
+	cmd.Env = s.Env // what its health checks see
+	return cmd, write, nil
+}
