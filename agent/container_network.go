@@ -7,6 +7,7 @@ import (
 	"time"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/allot-sched/allot/agent/cni"
 	"github.com/allot-sched/allot/agent/nslaunch"
@@ -122,6 +123,30 @@ func (a *Agent) recoverNetworks() {
 	if err := a.networks().Recover(ctx, func(cid string) bool { return live[cid] }); err != nil {
 		a.log.Warn().Err(err).Msg("CNI: recovering containers' networks")
 	}
+}
+
+// cniCollector exposes CNI's counts on the agent's /metrics.
+type cniCollector struct{ a *Agent }
+
+var (
+	cniNetworksDesc     = prometheus.NewDesc("allot_agent_cni_networks", "CNI networks this agent knows (--network-cni-config-dir).", nil, nil)
+	cniContainersDesc   = prometheus.NewDesc("allot_agent_cni_containers", "Containers on CNI networks now.", nil, nil)
+	cniAttachErrorsDesc = prometheus.NewDesc("allot_agent_cni_attach_errors_total", "Containers whose CNI attach failed (their tasks failed to launch).", nil, nil)
+	cniDetachErrorsDesc = prometheus.NewDesc("allot_agent_cni_detach_errors_total", "CNI detaches that failed (kept, tried again when the agent restarts).", nil, nil)
+)
+
+func (cniCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{cniNetworksDesc, cniContainersDesc, cniAttachErrorsDesc, cniDetachErrorsDesc} {
+		ch <- d
+	}
+}
+
+func (c cniCollector) Collect(ch chan<- prometheus.Metric) {
+	st := c.a.networks().Stats()
+	ch <- prometheus.MustNewConstMetric(cniNetworksDesc, prometheus.GaugeValue, float64(st.Networks))
+	ch <- prometheus.MustNewConstMetric(cniContainersDesc, prometheus.GaugeValue, float64(st.Attached))
+	ch <- prometheus.MustNewConstMetric(cniAttachErrorsDesc, prometheus.CounterValue, float64(st.AttachErrors))
+	ch <- prometheus.MustNewConstMetric(cniDetachErrorsDesc, prometheus.CounterValue, float64(st.DetachErrors))
 }
 
 // stampContainerStatusLocked gives st, an update of one of ex's tasks, its

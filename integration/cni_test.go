@@ -96,6 +96,10 @@ func TestCNIBridgeTask(t *testing.T) {
 	if out := taskStdout(c.Agents[0].Dir, "web"); !strings.Contains(out, cs.ContainerID.Value) {
 		t.Errorf("task's hostname: stdout %q, want its container id %s", out, cs.ContainerID.Value)
 	}
+	agentAddr := c.Agents[0].Addr
+	if n, e := testcluster.Metric(agentAddr, "allot_agent_cni_containers"), testcluster.Metric(agentAddr, "allot_agent_cni_attach_errors_total"); n != 1 || e != 1 {
+		t.Errorf("agent metrics: %v containers on CNI networks, %v failed attaches; want 1 and 1 (web and nosuchnet)", n, e)
+	}
 	if !stateShowsAddress(c, "web", ip.GetIPAddress()) {
 		t.Errorf("master /state: task web's statuses lack container_status with %s", ip.GetIPAddress())
 	}
@@ -119,6 +123,9 @@ func TestCNIBridgeTask(t *testing.T) {
 		ents, err := os.ReadDir(nsDir)
 		return err == nil && len(ents) == 0
 	})
+	if n := testcluster.Metric(agentAddr, "allot_agent_cni_containers"); n != 0 {
+		t.Errorf("agent metrics: %v containers on CNI networks after the task ended, want 0", n)
+	}
 	if out, _ := exec.Command("iptables", "-t", "nat", "-S").CombinedOutput(); strings.Contains(string(out), fmt.Sprint(hostPort)) {
 		t.Errorf("port rules left after the task ended:\n%s", out)
 	}

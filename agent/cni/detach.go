@@ -52,6 +52,9 @@ func (m *Manager) Detach(ctx context.Context, cid string) error {
 		}
 	}
 	if err := errors.Join(errs...); err != nil {
+		m.mu.Lock()
+		m.detachErrors++
+		m.mu.Unlock()
 		return err
 	}
 	m.mu.Lock()

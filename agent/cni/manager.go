@@ -40,6 +40,23 @@ type Manager struct {
 
 	mu       sync.Mutex
 	attached map[string]*attachment // by container id
+	// attachErrors and detachErrors count the attaches and detaches that
+	// failed (Stats).
+	attachErrors, detachErrors int
+}
+
+// Stats is what the agent's metrics show of CNI.
+type Stats struct {
+	Networks, Attached, AttachErrors, DetachErrors int
+}
+
+// Stats counts the networks known, the containers attached now and the
+// attaches and detaches that failed since the start.
+func (m *Manager) Stats() Stats {
+	n := len(m.Networks())
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return Stats{Networks: n, Attached: len(m.attached), AttachErrors: m.attachErrors, DetachErrors: m.detachErrors}
 }
 
 // New reads the networks of cfg.ConfigDir. Both directories empty gives a
@@ -209,6 +226,9 @@ func (m *Manager) Attach(ctx context.Context, cid string, infos []mesos.NetworkI
 	}
 	nets, err := m.resolve(named)
 	if err != nil {
+		m.mu.Lock()
+		m.attachErrors++
+		m.mu.Unlock()
 		return nil, err
 	}
 	dir, err := m.containerDir(cid)
@@ -229,6 +249,9 @@ func (m *Manager) Attach(ctx context.Context, cid string, infos []mesos.NetworkI
 		err = m.add(ctx, at, i)
 	}
 	if err != nil {
+		m.mu.Lock()
+		m.attachErrors++
+		m.mu.Unlock()
 		if derr := m.Detach(context.WithoutCancel(ctx), cid); derr != nil {
 			m.cfg.Log.Warn().Err(derr).Str("container_id", cid).Msg("cni: undoing a failed attach")
 		}
