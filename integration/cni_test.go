@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -23,12 +24,13 @@ import (
 // agent with one CNI network (Debian's bridge + host-local + portmap
 // plugins on a bridge the test names): a command task that names the
 // network gets its own namespace and an address in the network's subnet,
-// reported in its RUNNING update and in the master's /state, its host
-// name is its container id, and busybox httpd in it answers on the host
-// port mapped to it, also after the agent was killed and restarted;
-// killed then, its namespace, address and port rules go. A
-// task that names a network the agent does not have fails
-// TASK_FAILED REASON_CONTAINER_LAUNCH_FAILED naming it and the agent's.
+// reported in its RUNNING update and in the master's /state; its host
+// name is its container id; its HTTP health check, run in its namespace,
+// passes; busybox httpd in it answers on the host port mapped to it, also
+// after the agent was killed and restarted; killed then, its namespace,
+// address and port rules go. A task that names a network the agent does
+// not have fails TASK_FAILED REASON_CONTAINER_LAUNCH_FAILED naming it and
+// the agent's networks.
 func TestCNIBridgeTask(t *testing.T) {
 	if !testcluster.InOwnNetNS(t) {
 		return
@@ -61,6 +63,11 @@ func TestCNIBridgeTask(t *testing.T) {
 	web.Resources = append(web.Resources, portResource(hostPort))
 	web.Container = &mesos.ContainerInfo{Type: &mesosType, NetworkInfos: []mesos.NetworkInfo{{Name: strPtr("testnet"),
 		PortMappings: []mesos.NetworkInfo_PortMapping{{HostPort: uint32(hostPort), ContainerPort: 8080}}}}}
+	// Its HTTP check reaches port 8080 in the task's namespace, not the
+	// host's (startup failures fall in the grace period).
+	index, grace := "/index.html", 30.0
+	web.HealthCheck = quickCheck(mesos.HealthCheck{Type: mesos.HealthCheck_HTTP, HTTP: &mesos.HealthCheck_HTTPCheckInfo{Port: 8080, Path: &index}})
+	web.HealthCheck.GracePeriodSeconds = &grace
 	lost := cmdTask("lost", o, "true", 0.1, 32)
 	lost.Container = &mesos.ContainerInfo{Type: &mesosType, NetworkInfos: []mesos.NetworkInfo{{Name: strPtr("nosuchnet")}}}
 	if err := fw.call(launch(o, web, lost)); err != nil {
@@ -100,6 +107,7 @@ func TestCNIBridgeTask(t *testing.T) {
 	if n, e := testcluster.Metric(agentAddr, "allot_agent_cni_containers"), testcluster.Metric(agentAddr, "allot_agent_cni_attach_errors_total"); n != 1 || e != 1 {
 		t.Errorf("agent metrics: %v containers on CNI networks, %v failed attaches; want 1 and 1 (web and nosuchnet)", n, e)
 	}
+	fw.waitTrail(t, "web", "to be reported healthy", func(tr []string) bool { return slices.Contains(tr, "RUNNING+") })
 	if !stateShowsAddress(c, "web", ip.GetIPAddress()) {
 		t.Errorf("master /state: task web's statuses lack container_status with %s", ip.GetIPAddress())
 	}

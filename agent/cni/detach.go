@@ -69,7 +69,7 @@ func (m *Manager) Detach(ctx context.Context, cid string) error {
 
 // removeDir removes a container's directory, its namespace first.
 func (m *Manager) removeDir(dir string) error {
-	if err := removeNetNS(filepath.Join(dir, "ns")); err != nil {
+	if err := RemoveNetNS(filepath.Join(dir, "ns")); err != nil {
 		return err
 	}
 	return os.RemoveAll(dir)

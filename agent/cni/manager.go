@@ -243,7 +243,7 @@ func (m *Manager) Attach(ctx context.Context, cid string, infos []mesos.NetworkI
 	m.attached[cid] = at
 	m.mu.Unlock()
 	if err := m.save(at); err == nil {
-		err = createNetNS(at.NetNS)
+		err = NewNetNS(at.NetNS)
 	}
 	for i := 0; err == nil && i < len(at.Networks); i++ {
 		err = m.add(ctx, at, i)

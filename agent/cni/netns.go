@@ -9,12 +9,12 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// createNetNS makes a new network namespace and holds it by a bind mount
-// on path (a new file), with its loopback up. The namespace is made on a
+// NewNetNS makes a new network namespace and holds it by a bind mount on
+// path (a new file), with its loopback up. The namespace is made on a
 // thread of its own that is locked and then left to end with its
 // goroutine: the Go runtime must not reuse a thread whose namespace was
 // changed.
-func createNetNS(path string) error {
+func NewNetNS(path string) error {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_RDONLY, 0o444)
 	if err != nil {
 		return fmt.Errorf("creating the network namespace handle: %w", err)
@@ -66,10 +66,10 @@ func loopbackUp() error {
 	return nil
 }
 
-// removeNetNS lets go of the namespace held on path and removes the file;
+// RemoveNetNS lets go of the namespace held on path and removes the file;
 // a path that is gone is not an error. The namespace itself ends when
 // the last process in it does.
-func removeNetNS(path string) error {
+func RemoveNetNS(path string) error {
 	if err := unix.Unmount(path, unix.MNT_DETACH); err != nil && !errors.Is(err, unix.EINVAL) && !errors.Is(err, unix.ENOENT) {
 		return fmt.Errorf("unmounting the network namespace %s: %w", path, err)
 	}
