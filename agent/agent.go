@@ -197,21 +197,7 @@ func New(cfg Config) (*Agent, error) {
 	if err := cfg.HTTPAuthn.validate(); err != nil {
 		return nil, err
 	}
-	if cfg.RegistrationTimeout <= 0 {
-		cfg.RegistrationTimeout = time.Minute
-	}
-	if cfg.UsageInterval <= 0 {
-		cfg.UsageInterval = 10 * time.Second
-	}
-	if cfg.ShutdownGrace <= 0 {
-		cfg.ShutdownGrace = 5 * time.Second
-	}
-	if cfg.Clock == nil {
-		cfg.Clock = wallClock{}
-	}
-	if cfg.Hostname == "" {
-		cfg.Hostname, _ = os.Hostname()
-	}
+	cfg.setDefaults()
 	if len(cfg.ExecutorCommand) == 0 {
 		self, err := os.Executable()
 		if err != nil {
@@ -270,6 +256,25 @@ func New(cfg Config) (*Agent, error) {
 	}
 	a.loadCheckpointedResources()
 	return a, nil
+}
+
+// setDefaults fills the intervals, clock and host name cfg leaves unset.
+func (cfg *Config) setDefaults() {
+	if cfg.RegistrationTimeout <= 0 {
+		cfg.RegistrationTimeout = time.Minute
+	}
+	if cfg.UsageInterval <= 0 {
+		cfg.UsageInterval = 10 * time.Second
+	}
+	if cfg.ShutdownGrace <= 0 {
+		cfg.ShutdownGrace = 5 * time.Second
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = wallClock{}
+	}
+	if cfg.Hostname == "" {
+		cfg.Hostname, _ = os.Hostname()
+	}
 }
 
 // detectResources parses spec (static reservations "cpus(role):4"

@@ -35,26 +35,7 @@ func TestCNIBridgeTask(t *testing.T) {
 	if !testcluster.InOwnNetNS(t) {
 		return
 	}
-	for _, need := range []string{"/usr/lib/cni/bridge", "/usr/lib/cni/host-local", "/usr/lib/cni/portmap", "/bin/busybox"} {
-		if _, err := os.Stat(need); err != nil {
-			t.Skipf("needs %s (containernetworking-plugins, busybox-static): %v", need, err)
-		}
-	}
-	if _, err := exec.LookPath("iptables"); err != nil {
-		t.Skip("needs iptables (the bridge and portmap plugins run it)")
-	}
-	confs, ipam := t.TempDir(), t.TempDir()
-	conf := fmt.Sprintf(`{"cniVersion":"1.0.0","name":"testnet","plugins":[
-	  {"type":"bridge","bridge":"allotcnit0","isGateway":true,"ipMasq":false,
-	   "ipam":{"type":"host-local","subnet":"10.79.0.0/24","dataDir":%q,"routes":[{"dst":"0.0.0.0/0"}]}},
-	  {"type":"portmap","capabilities":{"portMappings":true}}]}`, ipam)
-	if err := os.WriteFile(filepath.Join(confs, "testnet.conflist"), []byte(conf), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	c := &cluster{testcluster.New(t, testcluster.Config{Bin: allotBin, Agents: 1,
-		MasterFlags: []string{"--log-level", "debug"},
-		AgentFlags: append(append([]string{}, agentFlags...),
-			"--network-cni-config-dir", confs, "--network-cni-plugins-dir", "/usr/lib/cni")})}
+	c, ipam := cniCluster(t)
 	fw := subscribe(t, c.MasterAddr, checkpointing("cni"))
 	o := fw.takeOffer(t, "")
 	hostPort := firstPort(t, o)
@@ -78,8 +59,58 @@ func TestCNIBridgeTask(t *testing.T) {
 	if st.GetReason() != mesos.REASON_CONTAINER_LAUNCH_FAILED || !strings.Contains(st.GetMessage(), `"nosuchnet"`) || !strings.Contains(st.GetMessage(), "testnet") {
 		t.Errorf("unknown network: %v %q, want REASON_CONTAINER_LAUNCH_FAILED naming nosuchnet and testnet", st.GetReason(), st.GetMessage())
 	}
+	checkCNITaskRunning(t, c, fw, fw.waitState(t, "web", mesos.TASK_RUNNING), hostPort)
 
-	st = fw.waitState(t, "web", mesos.TASK_RUNNING)
+	// kill -9 the agent and start it again: the task keeps its network,
+	// and the restarted agent, which knows it from its checkpoint, takes
+	// it off the network when it ends.
+	a := c.Agents[0]
+	a.Kill(syscall.SIGKILL)
+	c.StartAgent(a)
+	waitAgentRegistered(t, a.Addr)
+	if got := httpGet("http://" + net.JoinHostPort("10.79.0.1", fmt.Sprint(hostPort)) + "/index.html"); got != "hello-cni" {
+		t.Errorf("after the agent's restart, through the mapped port: %q, want hello-cni", got)
+	}
+	if err := fw.call(calls.Kill("web", o.AgentID.Value)); err != nil {
+		t.Fatal(err)
+	}
+	fw.waitState(t, "web", mesos.TASK_KILLED)
+	checkCNITaskGone(t, c, ipam, hostPort)
+}
+
+// cniCluster starts a master and an agent with the network "testnet"
+// (bridge allotcnit0, 10.79.0.0/24, host-local leases in the returned
+// directory, portmap), or skips naming what the host lacks.
+func cniCluster(t *testing.T) (*cluster, string) {
+	t.Helper()
+	for _, need := range []string{"/usr/lib/cni/bridge", "/usr/lib/cni/host-local", "/usr/lib/cni/portmap", "/bin/busybox"} {
+		if _, err := os.Stat(need); err != nil {
+			t.Skipf("needs %s (containernetworking-plugins, busybox-static): %v", need, err)
+		}
+	}
+	if _, err := exec.LookPath("iptables"); err != nil {
+		t.Skip("needs iptables (the bridge and portmap plugins run it)")
+	}
+	confs, ipam := t.TempDir(), t.TempDir()
+	conf := fmt.Sprintf(`{"cniVersion":"1.0.0","name":"testnet","plugins":[
+	  {"type":"bridge","bridge":"allotcnit0","isGateway":true,"ipMasq":false,
+	   "ipam":{"type":"host-local","subnet":"10.79.0.0/24","dataDir":%q,"routes":[{"dst":"0.0.0.0/0"}]}},
+	  {"type":"portmap","capabilities":{"portMappings":true}}]}`, ipam)
+	if err := os.WriteFile(filepath.Join(confs, "testnet.conflist"), []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return &cluster{testcluster.New(t, testcluster.Config{Bin: allotBin, Agents: 1,
+		MasterFlags: []string{"--log-level", "debug"},
+		AgentFlags: append(append([]string{}, agentFlags...),
+			"--network-cni-config-dir", confs, "--network-cni-plugins-dir", "/usr/lib/cni")})}, ipam
+}
+
+// checkCNITaskRunning checks task web, running (st its RUNNING update):
+// its address on testnet in the update and in /state, httpd answering
+// through hostPort and at its own address, its host name, its health and
+// the agent's metrics.
+func checkCNITaskRunning(t *testing.T, c *cluster, fw *sched, st mesos.TaskStatus, hostPort int) {
+	t.Helper()
 	cs := st.GetContainerStatus()
 	if cs == nil || len(cs.NetworkInfos) != 1 || len(cs.NetworkInfos[0].IPAddresses) != 1 || cs.ContainerID == nil {
 		t.Fatalf("RUNNING update's container_status = %+v, want the container and one address", cs)
@@ -111,27 +142,18 @@ func TestCNIBridgeTask(t *testing.T) {
 	if !stateShowsAddress(c, "web", ip.GetIPAddress()) {
 		t.Errorf("master /state: task web's statuses lack container_status with %s", ip.GetIPAddress())
 	}
+}
 
-	// kill -9 the agent and start it again: the task keeps its network,
-	// and the restarted agent, which knows it from its checkpoint, takes
-	// it off the network when it ends.
-	a := c.Agents[0]
-	a.Kill(syscall.SIGKILL)
-	c.StartAgent(a)
-	waitAgentRegistered(t, a.Addr)
-	if got := httpGet("http://" + net.JoinHostPort("10.79.0.1", fmt.Sprint(hostPort)) + "/index.html"); got != "hello-cni" {
-		t.Errorf("after the agent's restart, through the mapped port: %q, want hello-cni", got)
-	}
-	if err := fw.call(calls.Kill("web", o.AgentID.Value)); err != nil {
-		t.Fatal(err)
-	}
-	fw.waitState(t, "web", mesos.TASK_KILLED)
+// checkCNITaskGone checks that the ended task left nothing: no namespace,
+// no address lease in ipam, no rule for hostPort, none counted.
+func checkCNITaskGone(t *testing.T, c *cluster, ipam string, hostPort int) {
+	t.Helper()
 	nsDir := filepath.Join(c.Agents[0].Dir, "cni", "containers")
 	testcluster.WaitFor(t, 30*time.Second, "the task's network namespace to go", func() bool {
 		ents, err := os.ReadDir(nsDir)
 		return err == nil && len(ents) == 0
 	})
-	if n := testcluster.Metric(agentAddr, "allot_agent_cni_containers"); n != 0 {
+	if n := testcluster.Metric(c.Agents[0].Addr, "allot_agent_cni_containers"); n != 0 {
 		t.Errorf("agent metrics: %v containers on CNI networks after the task ended, want 0", n)
 	}
 	if out, _ := exec.Command("iptables", "-t", "nat", "-S").CombinedOutput(); strings.Contains(string(out), fmt.Sprint(hostPort)) {

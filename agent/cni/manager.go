@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/containernetworking/cni/libcni"
 	types100 "github.com/containernetworking/cni/pkg/types/100"
@@ -252,7 +253,12 @@ func (m *Manager) Attach(ctx context.Context, cid string, infos []mesos.NetworkI
 		m.mu.Lock()
 		m.attachErrors++
 		m.mu.Unlock()
-		if derr := m.Detach(context.WithoutCancel(ctx), cid); derr != nil {
+		// Undone even when ctx ran out (a hanging ADD), within a bound
+		// of its own.
+		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+		derr := m.Detach(dctx, cid)
+		cancel()
+		if derr != nil {
 			m.cfg.Log.Warn().Err(derr).Str("container_id", cid).Msg("cni: undoing a failed attach")
 		}
 		return nil, err

@@ -10,38 +10,64 @@ import (
 )
 
 // NewNetNS makes a new network namespace and holds it by a bind mount on
-// path (a new file), with its loopback up. The namespace is made on a
-// thread of its own that is locked and then left to end with its
-// goroutine: the Go runtime must not reuse a thread whose namespace was
-// changed.
+// path (a new file), with its loopback up.
 func NewNetNS(path string) error {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_RDONLY, 0o444)
 	if err != nil {
 		return fmt.Errorf("creating the network namespace handle: %w", err)
 	}
 	f.Close()
-	errc := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread() // never unlocked: the thread ends with this goroutine
-		errc <- newNetNSOnThread(path)
-	}()
-	if err := <-errc; err != nil {
+	err = onThread(func() error {
+		if err := unix.Unshare(unix.CLONE_NEWNET); err != nil {
+			return fmt.Errorf("unshare(CLONE_NEWNET): %w", err)
+		}
+		return nil
+	}, func() error {
+		src := fmt.Sprintf("/proc/%d/task/%d/ns/net", os.Getpid(), unix.Gettid())
+		if err := unix.Mount(src, path, "none", unix.MS_BIND, ""); err != nil {
+			return fmt.Errorf("bind mounting %s on %s: %w", src, path, err)
+		}
+		return loopbackUp()
+	})
+	if err != nil {
 		unix.Unmount(path, unix.MNT_DETACH)
 		os.Remove(path)
-		return err
 	}
-	return nil
+	return err
 }
 
-func newNetNSOnThread(path string) error {
-	if err := unix.Unshare(unix.CLONE_NEWNET); err != nil {
-		return fmt.Errorf("unshare(CLONE_NEWNET): %w", err)
+// onThread runs enter and then fn on one OS thread, and moves the thread
+// back to the network namespace it started in. Only a thread that cannot
+// be moved back is thrown away: a thread that ends sends the parent-death
+// signal (Pdeathsig) to every child it forked, and the Go runtime may have
+// forked a task's process from this very thread (the command executor
+// does).
+func onThread(enter, fn func() error) error {
+	errc := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		back, err := onThisThread(enter, fn)
+		if back {
+			runtime.UnlockOSThread()
+		} // else: left locked, the thread ends with this goroutine
+		errc <- err
+	}()
+	return <-errc
+}
+
+// onThisThread is onThread's work on the calling goroutine's locked
+// thread; back reports whether the thread is in its first namespace again.
+func onThisThread(enter, fn func() error) (back bool, err error) {
+	self := fmt.Sprintf("/proc/%d/task/%d/ns/net", os.Getpid(), unix.Gettid())
+	orig, err := unix.Open(self, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return true, fmt.Errorf("opening this thread's network namespace: %w", err)
 	}
-	src := fmt.Sprintf("/proc/%d/task/%d/ns/net", os.Getpid(), unix.Gettid())
-	if err := unix.Mount(src, path, "none", unix.MS_BIND, ""); err != nil {
-		return fmt.Errorf("bind mounting %s on %s: %w", src, path, err)
+	defer unix.Close(orig)
+	if err = enter(); err == nil {
+		err = fn()
 	}
-	return loopbackUp()
+	return unix.Setns(orig, unix.CLONE_NEWNET) == nil, err
 }
 
 // loopbackUp sets lo up in the calling thread's network namespace, as a
@@ -87,23 +113,19 @@ func isNetNS(path string) bool {
 	return unix.Statfs(path, &st) == nil && st.Type == unix.NSFS_MAGIC
 }
 
-// InNetNS runs fn on a thread in the network namespace held on path; the
-// thread is thrown away afterwards. Sockets fn opens stay in that
-// namespace (tests listen inside a container's namespace with it).
+// InNetNS runs fn on a thread in the network namespace held on path.
+// Sockets fn opens stay in that namespace (health checks of a task in
+// one dial from inside it; tests listen inside).
 func InNetNS(path string, fn func() error) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	errc := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread() // never unlocked: the thread ends with this goroutine
+	return onThread(func() error {
 		if err := unix.Setns(int(f.Fd()), unix.CLONE_NEWNET); err != nil {
-			errc <- fmt.Errorf("setns %s: %w", path, err)
-			return
+			return fmt.Errorf("setns %s: %w", path, err)
 		}
-		errc <- fn()
-	}()
-	return <-errc
+		return nil
+	}, fn)
 }

@@ -9,12 +9,15 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	"github.com/rs/zerolog"
+	"golang.org/x/sys/unix"
 )
 
 // inOwnNetNS runs the calling test again in a child test binary inside a
@@ -238,4 +241,51 @@ func TestAttachFailureLeavesNothing(t *testing.T) {
 	if ents, _ := os.ReadDir(filepath.Join(state, "containers")); len(ents) != 0 {
 		t.Fatalf("left behind: %v", ents)
 	}
+}
+
+// threadNetNS is the inode of the calling thread's network namespace.
+func threadNetNS(t *testing.T) uint64 {
+	t.Helper()
+	var st syscall.Stat_t
+	if err := syscall.Stat(fmt.Sprintf("/proc/self/task/%d/ns/net", syscall.Gettid()), &st); err != nil {
+		t.Fatal(err)
+	}
+	return st.Ino
+}
+
+// A thread lent to a namespace comes back to its own: it must not be
+// thrown away, as a thread that ends kills (Pdeathsig) the children it
+// forked, such as a command executor's task.
+func TestThreadComesBackFromNetNS(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to make a network namespace; running as uid", os.Geteuid())
+	}
+	ns := filepath.Join(t.TempDir(), "ns")
+	if err := NewNetNS(ns); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { RemoveNetNS(ns) })
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		before := threadNetNS(t)
+		var inside uint64
+		f, err := os.Open(ns)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		defer f.Close()
+		back, err := onThisThread(func() error { return unix.Setns(int(f.Fd()), unix.CLONE_NEWNET) },
+			func() error { inside = threadNetNS(t); return nil })
+		if err != nil || !back {
+			t.Errorf("onThisThread: %v, back %v", err, back)
+		}
+		if after := threadNetNS(t); inside == before || after != before {
+			t.Errorf("thread's namespace before %d, inside %d, after %d: want it inside, then back", before, inside, after)
+		}
+	}()
+	<-done
 }
