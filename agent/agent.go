@@ -83,6 +83,15 @@ type Config struct {
 	// networks containers may name (container_network.go); both empty,
 	// none.
 	NetworkCNIConfigDir, NetworkCNIPluginsDir string
+	// DockerConfig (--docker-config) is a docker config file, or its
+	// JSON, whose "auths" give registry credentials; DockerRegistry
+	// (--docker-registry) serves image names without a registry ("" is
+	// Docker Hub); ImageStoreMaxBytes caps the image layer store (0: no
+	// cap); ImageBackend is --image-provisioner-backend ("", overlay,
+	// copy). See container_image.go.
+	DockerConfig, DockerRegistry string
+	ImageStoreMaxBytes           int64
+	ImageBackend                 string
 	// CgroupsRoot is where the cgroup hierarchies are mounted
 	// (/sys/fs/cgroup).
 	CgroupsRoot string
@@ -178,6 +187,8 @@ type Agent struct {
 	diskChecks        int
 	gpu               agentGPUs    // what was detected, and gpu/nvidia's pool (gpu.go)
 	cni               *cni.Manager // CNI networks (container_network.go)
+
+	images imageProvisioner // container images (container_image.go)
 
 	execTokens *auth.ExecutorSigner // nil: executor authentication off (authn.go)
 
@@ -361,6 +372,9 @@ func (a *Agent) Start() error {
 		a.addr = net.JoinHostPort(host, port)
 	}
 	a.srv = a.httpServer(a.httpHandler())
+	if err := a.initImages(); err != nil { // container_image.go
+		return err
+	}
 	a.recover()
 	a.recoverContainers()
 	a.wg.Add(1)

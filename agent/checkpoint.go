@@ -240,7 +240,7 @@ func (a *Agent) handleState(w http.ResponseWriter, r *http.Request) {
 	}
 	doc := map[string]any{"id": a.id, "hostname": a.cfg.Hostname, "pid": "slave(1)@" + a.addr, "resources": a.total.String(),
 		"master": a.master, "connected": a.connected,
-		"isolation": a.iso.kind(), "isolation_reason": a.isoWhy, "disk_isolation": a.diskDu,
+		"isolation": a.iso.kind(), "isolation_reason": a.isoWhy, "disk_isolation": a.diskDu, "container_images": a.imagesState(),
 		"disk_quota_exceeded": a.diskQuotaExceeded, "disk_checks": a.diskChecks, "gpus": a.gpuState()}
 	var tasks []jt
 	for _, ex := range a.executors {

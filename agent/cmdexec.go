@@ -20,6 +20,7 @@ import (
 	"github.com/mesos/mesos-go/api/v1/lib/httpcli/httpexec"
 	"github.com/rs/zerolog"
 
+	"github.com/allot-sched/allot/agent/nslaunch"
 	"github.com/allot-sched/allot/api/healthcheck"
 	"github.com/allot-sched/allot/internal/tlsconf"
 )
@@ -131,6 +132,7 @@ type commandExecutor struct {
 type cmdTask struct {
 	info     mesos.TaskInfo
 	cmd      *exec.Cmd
+	spec     *nslaunch.Spec // its container's, when it runs in one
 	terminal bool
 	// ended is closed when terminal is set: a kill's grace ends early.
 	ended  chan struct{}
@@ -264,7 +266,9 @@ func (ce *commandExecutor) launch(ti mesos.TaskInfo) {
 	ce.unackTasks[ti.TaskID.Value] = ti
 	ce.mu.Unlock()
 	ci := ti.Command
-	if ci == nil || (ci.GetValue() == "" && len(ci.Arguments) == 0) {
+	// In an image, an empty command runs the image's entrypoint or cmd
+	// (the agent's Spec has it).
+	if ci == nil || (ci.GetValue() == "" && len(ci.Arguments) == 0 && os.Getenv(containerSpecEnv) == "") {
 		ce.finish(t, mesos.TASK_FAILED, "task has no command", mesos.REASON_COMMAND_EXECUTOR_FAILED.Enum())
 		return
 	}
@@ -273,7 +277,8 @@ func (ce *commandExecutor) launch(ti mesos.TaskInfo) {
 		ce.finish(t, mesos.TASK_ERROR, "task uses an invalid health check: "+err.Error(), mesos.REASON_TASK_INVALID.Enum())
 		return
 	}
-	cmd, write, err := ce.taskCommand(ti) // cmdexec_container.go
+	cmd, pipes, spec, err := ce.taskCommand(ti) // cmdexec_container.go
+	t.spec = spec
 	if err != nil {
 		ce.finish(t, mesos.TASK_FAILED, "failed to prepare the command: "+err.Error(), mesos.REASON_COMMAND_EXECUTOR_FAILED.Enum())
 		return
@@ -285,10 +290,10 @@ func (ce *commandExecutor) launch(ti mesos.TaskInfo) {
 	// the Go runtime keeps while we run).
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	err = cmd.Start()
-	if write != nil {
-		if werr := write(); err == nil && werr != nil {
-			ce.log.Warn().Err(werr).Str("task_id", ti.TaskID.Value).Msg("sending the container spec to the launcher")
-		}
+	if lerr := pipes.Started(err); err == nil && lerr != nil {
+		cmd.Wait() // the launcher exits once it has said why
+		ce.finish(t, mesos.TASK_FAILED, "Failed to launch the task's container: "+lerr.Error(), mesos.REASON_CONTAINER_LAUNCH_FAILED.Enum())
+		return
 	}
 	if err != nil {
 		ce.finish(t, mesos.TASK_FAILED, startFailure(cmd.Dir, err), mesos.REASON_COMMAND_EXECUTOR_FAILED.Enum())

@@ -4,21 +4,15 @@ import (
 	"context"
 	"net"
 	"net/http"
-	"os"
 
 	"github.com/allot-sched/allot/agent/cni"
 	"github.com/allot-sched/allot/agent/nslaunch"
 )
 
-// taskNetNS is the network namespace the agent gave this command
-// executor's task (the Spec containerSpecEnv names), "" for the host's.
-func taskNetNS() string {
-	p := os.Getenv(containerSpecEnv)
-	if p == "" {
-		return ""
-	}
-	s, err := nslaunch.ReadFile(p)
-	if err != nil {
+// specNetNS is the network namespace of a task's container Spec, "" for
+// the host's (no Spec, or none asked).
+func specNetNS(s *nslaunch.Spec) string {
+	if s == nil {
 		return ""
 	}
 	return s.NetNS

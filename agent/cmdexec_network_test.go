@@ -50,11 +50,11 @@ func TestHealthProbesInTaskNetNS(t *testing.T) {
 	}
 	for name, hc := range checks {
 		t.Run(name, func(t *testing.T) {
-			if err := proberInNetNS(newProber(hc, t.TempDir(), nil), ns).probe(context.Background()); err != nil {
+			if err := proberInNetNS(newProber(hc, t.TempDir(), nil, nil), ns).probe(context.Background()); err != nil {
 				t.Fatalf("probe in the task's namespace: %v", err)
 			}
 			if hostFree {
-				if err := newProber(hc, t.TempDir(), nil).probe(context.Background()); err == nil {
+				if err := newProber(hc, t.TempDir(), nil, nil).probe(context.Background()); err == nil {
 					t.Fatalf("probe from the host's namespace passed: the test's port is not the task's alone")
 				}
 			}

@@ -62,6 +62,9 @@ func (a *Agent) containerSpec(ex *executor, argv, hostEnv, ownEnv []string, su *
 	if !s.Needed() {
 		return nil, nil
 	}
+	if s.Rootfs != "" && s.NetNS == "" {
+		s.Mounts = append(s.Mounts, hostNetworkFiles()...)
+	}
 	// The features' variables (an image's) give way to the executor's own;
 	// in an image, the agent's own environment stays outside, and the
 	// sandbox is where the container sees it.
@@ -80,6 +83,24 @@ func (a *Agent) releaseContainer(cid string) {
 	a.releaseImage(cid)
 	a.releaseNetwork(cid)
 	a.releaseGPUDevices(cid)
+	dir := a.containerDir(cid)
+	os.Remove(filepath.Join(dir, "task.json"))
+	os.Remove(dir) // only once every feature has emptied it
+}
+
+// recoverContainerDirs runs at start, after recovery: the runtime files of
+// a container that lives on (live) are kept and its image layers held;
+// those of any other were left by a run that is over and are released.
+func (a *Agent) recoverContainerDirs(live map[string]bool) {
+	entries, _ := os.ReadDir(filepath.Join(a.cfg.WorkDir, "containers"))
+	for _, e := range entries {
+		if live[e.Name()] {
+			a.adoptImage(e.Name())
+			continue
+		}
+		a.log.Info().Str("container_id", e.Name()).Msg("releasing a stale container of an earlier run")
+		a.releaseContainer(e.Name())
+	}
 }
 
 // containerDir is where the agent keeps container cid's runtime files (its
@@ -121,13 +142,13 @@ func (a *Agent) writeTaskSpec(ex *executor, s *nslaunch.Spec) (string, error) {
 
 // containerLaunch is how launchExecutor starts ex: the program (path, with
 // argv[0] as its name), its environment and user, and, when it goes
-// through the launcher, the Spec's pipe and its writer.
+// through the launcher, the launch's pipes.
 type containerLaunch struct {
 	path       string
 	argv, env  []string
 	cred       *syscall.Credential
 	extraFiles []*os.File
-	write      func() error
+	pipes      *nslaunch.Pipes
 }
 
 // prepareContainer decides how ex starts. A command task whose container
@@ -159,25 +180,20 @@ func (a *Agent) prepareContainer(ex *executor, path string, argv, hostEnv, ownEn
 	if s == nil || err != nil {
 		return lc, err
 	}
-	r, write, err := nslaunch.SpecPipe(s)
+	p, err := nslaunch.NewPipes(s)
 	if err != nil {
 		return nil, err
 	}
 	args := nslaunch.LaunchArgs(a.launcher())
-	lc.path, lc.argv, lc.cred, lc.extraFiles, lc.write = args[0], args, nil, []*os.File{r}, write
+	lc.path, lc.argv, lc.cred, lc.extraFiles, lc.pipes = args[0], args, nil, p.ExtraFiles(), p
 	return lc, nil
 }
 
-// started sends the Spec to a launcher that started (or releases the pipe
-// of one that did not).
-func (lc *containerLaunch) started(a *Agent, ex *executor, startErr error) {
-	if lc.write == nil {
-		return
-	}
-	if err := lc.write(); err != nil && startErr == nil {
-		// The launcher exits on a short read; the executor's end follows.
-		a.log.Warn().Err(err).Str("container_id", ex.containerID).Msg("sending the container spec to the launcher")
-	}
+// started sends the Spec to a launcher that started, waits for it to exec
+// the executor and returns its failure if it could not (or releases the
+// pipes of one that did not start: startErr).
+func (lc *containerLaunch) started(startErr error) error {
+	return lc.pipes.Started(startErr)
 }
 
 // commandArgv is what a CommandInfo runs on the host: "/bin/sh -c value"
@@ -192,4 +208,17 @@ func commandArgv(ci *mesos.CommandInfo) []string {
 		argv = append(argv, ci.Arguments[1:]...)
 	}
 	return argv
+}
+
+// hostNetworkFiles are the host's name-resolution files, bound read-only
+// into a container that has its own rootfs but the host's network, as
+// Mesos does: the image's own would name another network.
+func hostNetworkFiles() []nslaunch.Mount {
+	var out []nslaunch.Mount
+	for _, f := range []string{"/etc/hosts", "/etc/resolv.conf", "/etc/hostname"} {
+		if st, err := os.Stat(f); err == nil && st.Mode().IsRegular() {
+			out = append(out, nslaunch.Mount{Source: f, Target: f, ReadOnly: true})
+		}
+	}
+	return out
 }

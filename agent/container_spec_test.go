@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -66,11 +67,11 @@ func TestTaskCommandThroughLauncher(t *testing.T) {
 	t.Setenv("HOST_ONLY", "1")
 	t.Setenv("MESOS_FRAMEWORK_ID", "fw")
 	t.Setenv(containerSpecEnv, "")
-	cmd, write, err := ce.taskCommand(ti)
-	if err != nil || write != nil || cmd.Args[0] != "/bin/sh" || !slices.Contains(cmd.Env, "HOST_ONLY=1") {
-		t.Fatalf("host task: %v %v %q", err, write != nil, cmd.Args)
+	cmd, pipes, spec, err := ce.taskCommand(ti)
+	if err != nil || pipes != nil || spec != nil || cmd.Args[0] != "/bin/sh" || !slices.Contains(cmd.Env, "HOST_ONLY=1") {
+		t.Fatalf("host task: %v %v %q", err, pipes != nil, cmd.Args)
 	}
-	spec := &nslaunch.Spec{Rootfs: "/rootfs", Argv: []string{"/bin/sh", "-c", "cat /etc/os-release"},
+	spec = &nslaunch.Spec{Rootfs: "/rootfs", Argv: []string{"/bin/sh", "-c", "cat /etc/os-release"},
 		Env: []string{"PATH=/img/bin", "GREETING=image", "MESOS_SANDBOX=" + nslaunch.SandboxPath}}
 	p := filepath.Join(t.TempDir(), "task.json")
 	f, _ := os.Create(p)
@@ -78,12 +79,12 @@ func TestTaskCommandThroughLauncher(t *testing.T) {
 	f.Close()
 	t.Setenv(containerSpecEnv, p)
 	t.Setenv("MESOS_SANDBOX", "/host/sandbox")
-	cmd, write, err = ce.taskCommand(ti)
-	if err != nil {
-		t.Fatal(err)
+	cmd, pipes, spec, err = ce.taskCommand(ti)
+	if err != nil || spec == nil || spec.Rootfs != "/rootfs" {
+		t.Fatal(spec, err)
 	}
-	defer write()
-	if !strings.HasSuffix(strings.Join(cmd.Args, " "), "container-launch --spec-fd 3") {
+	defer pipes.Started(errors.New("not started"))
+	if !strings.HasSuffix(strings.Join(cmd.Args, " "), "container-launch --spec-fd 3 --err-fd 4") {
 		t.Errorf("args %q, want the launcher", cmd.Args)
 	}
 	for _, want := range []string{"PATH=/img/bin", "GREETING=task", "MESOS_FRAMEWORK_ID=fw", "MESOS_TASK_ID=t1", "MESOS_SANDBOX=" + nslaunch.SandboxPath} {

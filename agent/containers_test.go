@@ -20,8 +20,8 @@ func TestRunRefusesUnsupportedContainers(t *testing.T) {
 		task, exc *mesos.ContainerInfo
 		want      string // "" runs
 	}{
-		{"docker", &mesos.ContainerInfo{Type: &docker}, nil, "the DOCKER containerizer"},
-		{"mesos image", &mesos.ContainerInfo{Type: &mesosType, Mesos: &mesos.ContainerInfo_MesosInfo{Image: &mesos.Image{Type: mesos.Image_DOCKER.Enum()}}}, nil, "a MESOS container with an image"},
+		{"docker", &mesos.ContainerInfo{Type: &docker}, nil, "no Docker daemon is configured"},
+		{"mesos image", &mesos.ContainerInfo{Type: &mesosType, Mesos: &mesos.ContainerInfo_MesosInfo{Image: &mesos.Image{Type: mesos.Image_DOCKER.Enum()}}}, nil, ""},
 		{"network", &mesos.ContainerInfo{Type: &mesosType, NetworkInfos: []mesos.NetworkInfo{{Name: strPtr("n1")}}}, nil, ""},
 		{"executor's docker", nil, &mesos.ContainerInfo{Type: &docker}, "Executor's ContainerInfo"},
 		{"plain mesos", &mesos.ContainerInfo{Type: &mesosType}, nil, ""},

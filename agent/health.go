@@ -17,6 +17,7 @@ import (
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 
+	"github.com/allot-sched/allot/agent/nslaunch"
 	"github.com/allot-sched/allot/api/healthcheck"
 )
 
@@ -152,10 +153,10 @@ func (c *healthChecker) once(ctx context.Context) error {
 // newProber builds the real probe of a validated check. A command runs in
 // the task's sandbox dir with the task's environment env (plus the check's
 // own variables).
-func newProber(hc *mesos.HealthCheck, dir string, env []string) prober {
+func newProber(hc *mesos.HealthCheck, dir string, env []string, launch *nslaunch.Spec) prober {
 	switch hc.Type {
 	case mesos.HealthCheck_COMMAND:
-		return commandProbe{cmd: hc.Command, dir: dir, env: env}
+		return commandProbe{cmd: hc.Command, dir: dir, env: env, launch: launch}
 	case mesos.HealthCheck_HTTP:
 		return newHTTPProbe(hc.HTTP)
 	default:
@@ -163,11 +164,13 @@ func newProber(hc *mesos.HealthCheck, dir string, env []string) prober {
 	}
 }
 
-// commandProbe passes when its command exits 0.
+// commandProbe passes when its command exits 0; with launch (the task's
+// container), it runs in the task's container (cmdexec_container.go).
 type commandProbe struct {
-	cmd *mesos.CommandInfo
-	dir string
-	env []string
+	cmd    *mesos.CommandInfo
+	dir    string
+	env    []string
+	launch *nslaunch.Spec
 }
 
 func (p commandProbe) probe(ctx context.Context) error {
@@ -188,6 +191,13 @@ func (p commandProbe) probe(ctx context.Context) error {
 			cmd.Env = append(cmd.Env, v.Name+"="+v.GetValue())
 		}
 	}
+	var pipes *nslaunch.Pipes
+	if p.launch != nil {
+		var err error
+		if cmd, pipes, err = containedCheck(ctx, p.launch, cmd); err != nil {
+			return err
+		}
+	}
 	out := &tailBuffer{max: 256}
 	cmd.Stdout, cmd.Stderr = out, out
 	// Its own process group, so a timeout kills what the shell forked too;
@@ -195,7 +205,14 @@ func (p commandProbe) probe(ctx context.Context) error {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = time.Second
-	err := cmd.Run()
+	err := cmd.Start()
+	if lerr := pipes.Started(err); err == nil && lerr != nil {
+		cmd.Wait()
+		return fmt.Errorf("the check could not start in the task's container: %v", lerr)
+	}
+	if err == nil {
+		err = cmd.Wait()
+	}
 	if err == nil {
 		return nil
 	}

@@ -95,13 +95,16 @@ type isolation struct {
 	cpu, mem bool
 	disk     bool // disk/du: sandbox quotas, beside either family
 	gpu      bool // gpu/nvidia: GPUs assigned per container (gpu_isolator.go)
+	// filesystem/linux and docker/runtime: container images (auto
+	// includes both where the host can; container_image.go)
+	fsLinux, dockerRuntime bool
 }
 
 // parseIsolation reads --isolation: "auto" (or empty), or a comma-separated
 // list of cgroups/cpu, cgroups/mem, posix/cpu, posix/mem ("cgroups" and
 // "posix" alone mean both of theirs), plus disk/du, which goes with either
-// family, and gpu/nvidia, likewise ("auto,gpu/nvidia" keeps auto's
-// choice). Mixing cgroups and posix is an error. "auto" does not include
+// family, and gpu/nvidia, filesystem/linux and docker/runtime, likewise
+// ("auto,gpu/nvidia" keeps auto's choice). Mixing cgroups and posix is an error. "auto" does not include
 // disk/du (as Mesos's default isolation does not): walking every sandbox
 // costs I/O, and it starts killing tasks that ran before, so it is asked for.
 func parseIsolation(s string) (isolation, error) {
@@ -119,13 +122,19 @@ func parseIsolation(s string) (isolation, error) {
 		case "gpu/nvidia":
 			iso.gpu = true
 			continue
+		case "filesystem/linux":
+			iso.fsLinux = true
+			continue
+		case "docker/runtime":
+			iso.dockerRuntime = true
+			continue
 		case "auto":
 			iso.auto, iso.cpu, iso.mem = true, true, true
 			continue
 		}
 		fam, res, _ := strings.Cut(strings.TrimSpace(part), "/")
 		if fam != "cgroups" && fam != "posix" {
-			return iso, fmt.Errorf("--isolation: unknown isolator %q (want cgroups/cpu, cgroups/mem, posix/cpu, posix/mem, disk/du, gpu/nvidia)", part)
+			return iso, fmt.Errorf("--isolation: unknown isolator %q (want cgroups/cpu, cgroups/mem, posix/cpu, posix/mem, disk/du, gpu/nvidia, filesystem/linux, docker/runtime)", part)
 		}
 		fams[fam] = true
 		switch res {

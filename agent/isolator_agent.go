@@ -121,6 +121,7 @@ func (a *Agent) recoverContainers() {
 	}
 	a.recoverGPUsLocked()
 	a.mu.Unlock()
+	a.recoverContainerDirs(live) // container_spec.go
 	cg, ok := a.iso.(*cgroupsIsolator)
 	if !ok {
 		return

@@ -67,7 +67,10 @@ func (a *Agent) launchExecutor(ex *executor, uris []mesos.CommandInfo_URI) {
 	cmd.Env = lc.env
 	cmd.ExtraFiles = lc.extraFiles
 	err = cmd.Start()
-	lc.started(a, ex, err)
+	if lerr := lc.started(err); err == nil && lerr != nil {
+		cmd.Wait() // the launcher exits once it has said why
+		err = lerr
+	}
 	if fd := cmd.SysProcAttr.CgroupFD; cmd.SysProcAttr.UseCgroupFD {
 		syscall.Close(fd)
 	}
@@ -120,8 +123,11 @@ func (a *Agent) prepareSandbox(ex *executor, uris []mesos.CommandInfo_URI) (su *
 	if su != nil {
 		uid, gid = int(su.cred.Uid), int(su.cred.Gid)
 	}
-	if err = a.linkVolumes(ex.sandbox, vols, uid, gid); err != nil {
-		return
+	// A container in an image has its volumes bound instead (container_image.go).
+	if ex.container.GetMesos().GetImage() == nil {
+		if err = a.linkVolumes(ex.sandbox, vols, uid, gid); err != nil {
+			return
+		}
 	}
 	if err = fetchAll(uris, ex.sandbox, a.hc); err != nil {
 		err = fmt.Errorf("fetcher: %w", err)

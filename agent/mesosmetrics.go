@@ -54,6 +54,7 @@ func (a *Agent) mesosMetrics() map[string]float64 {
 	}
 	out["slave/frameworks_active"] = float64(len(a.frameworks))
 	a.ended.snapshot(out)
+	a.imageMetrics(out) // container_image.go
 	usedMB := map[string]float64{"cpus": used.cpus, "mem": float64(used.memBytes) / (1 << 20), "disk": float64(used.diskBytes) / (1 << 20)}
 	for _, kind := range []string{"cpus", "mem", "disk", "gpus"} {
 		total := a.total.Scalar(kind).Units()

@@ -39,7 +39,7 @@ func acceptInvalidTasks(t *testing.T, c *cluster) {
 	}
 	for id, want := range map[string]string{
 		"big":    "required by task and its executor is more than available",
-		"docker": "the DOCKER containerizer (container images) is not implemented",
+		"docker": "the DOCKER containerizer needs a Docker daemon and no Docker daemon is configured",
 	} {
 		st := fw.waitState(t, id, mesos.TASK_ERROR)
 		if st.GetReason() != mesos.REASON_TASK_INVALID || st.GetSource() != mesos.SOURCE_MASTER || !strings.Contains(st.GetMessage(), want) {

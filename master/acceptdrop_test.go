@@ -188,18 +188,18 @@ func invalidTaskCases() []invalidTaskCase {
 		{"docker container", func(a string) []mesos.TaskInfo {
 			return []mesos.TaskInfo{withContainer(commandTask("docker", a, 1, 128), mesos.ContainerInfo{Type: &docker,
 				Docker: &mesos.ContainerInfo_DockerInfo{Image: "busybox"}})}
-		}, false, []string{"good"}, map[string]wantUpdate{"docker": invalid("Task's ContainerInfo is not supported by allot yet: the DOCKER containerizer")}},
-		{"mesos container with an image", func(a string) []mesos.TaskInfo {
+		}, false, []string{"good"}, map[string]wantUpdate{"docker": invalid("Task's ContainerInfo is not supported by allot: the DOCKER containerizer needs a Docker daemon and no Docker daemon is configured")}},
+		{"mesos container with an image runs", func(a string) []mesos.TaskInfo {
 			return []mesos.TaskInfo{withContainer(commandTask("image", a, 1, 128), mesos.ContainerInfo{Type: &mesosType,
 				Mesos: &mesos.ContainerInfo_MesosInfo{Image: &mesos.Image{Type: mesos.Image_DOCKER.Enum(), Docker: &mesos.Image_Docker{Name: "busybox"}}}})}
-		}, false, []string{"good"}, map[string]wantUpdate{"image": invalid("a MESOS container with an image")}},
+		}, false, []string{"image", "good"}, nil},
 		{"executor's docker container", func(a string) []mesos.TaskInfo {
 			ti := commandTask("exdocker", a, 1, 128)
 			ti.Command = nil
 			ti.Executor = &mesos.ExecutorInfo{ExecutorID: mesos.ExecutorID{Value: "x"}, Command: &mesos.CommandInfo{Value: strPtr("true")},
 				Container: &mesos.ContainerInfo{Type: &docker}}
 			return []mesos.TaskInfo{ti}
-		}, false, []string{"good"}, map[string]wantUpdate{"exdocker": invalid("Executor's ContainerInfo is not supported by allot yet")}},
+		}, false, []string{"good"}, map[string]wantUpdate{"exdocker": invalid("Executor's ContainerInfo is not supported by allot: the DOCKER containerizer")}},
 		{"plain mesos container runs", func(a string) []mesos.TaskInfo {
 			return []mesos.TaskInfo{withContainer(commandTask("plain", a, 1, 128), mesos.ContainerInfo{Type: &mesosType})}
 		}, false, []string{"plain", "good"}, nil},

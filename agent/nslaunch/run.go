@@ -18,17 +18,32 @@ func Main(args []string, stderr io.Writer) error {
 	fs := flag.NewFlagSet("container-launch", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fd := fs.Int("spec-fd", -1, "read the spec from this inherited descriptor")
+	errFD := fs.Int("err-fd", -1, "report a failure before the program runs to this inherited descriptor")
 	file := fs.String("spec", "", "read the spec from this file")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	if *errFD >= 0 {
+		// Closed by the exec: the caller reads EOF once the program runs.
+		syscall.CloseOnExec(*errFD)
+		report := os.NewFile(uintptr(*errFD), "err-fd")
+		defer report.Close()
+		err := launchFrom(*fd, *file)
+		fmt.Fprint(report, err)
+		return err
+	}
+	return launchFrom(*fd, *file)
+}
+
+// launchFrom reads the Spec from descriptor fd or file and runs it.
+func launchFrom(fd int, file string) error {
 	var f *os.File
 	switch {
-	case *fd >= 0:
-		f = os.NewFile(uintptr(*fd), "spec-fd-"+strconv.Itoa(*fd))
-	case *file != "":
+	case fd >= 0:
+		f = os.NewFile(uintptr(fd), "spec-fd-"+strconv.Itoa(fd))
+	case file != "":
 		var err error
-		if f, err = os.Open(*file); err != nil {
+		if f, err = os.Open(file); err != nil {
 			return err
 		}
 	default:

@@ -2,6 +2,7 @@ package nslaunch
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -46,23 +47,20 @@ func busyboxRootfs(t *testing.T) string {
 	return root
 }
 
-func launch(t *testing.T, s *Spec) (string, error) {
+// launch runs s and returns its output, the launch's error (Started's:
+// the launcher failed before its exec) and the program's exit.
+func launch(t *testing.T, s *Spec) (out string, launchErr, exitErr error) {
 	t.Helper()
-	cmd, write, err := Command([]string{os.Args[0], "container-launch"}, s)
+	cmd, pipes, err := Command([]string{os.Args[0], "container-launch"}, s)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cmd.Env = append(os.Environ(), childEnv+"=1")
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	if err := write(); err != nil {
-		t.Fatal(err)
-	}
-	err = cmd.Wait()
-	return out.String(), err
+	var buf bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &buf, &buf
+	launchErr = pipes.Started(cmd.Start())
+	exitErr = cmd.Wait()
+	return buf.String(), launchErr, exitErr
 }
 
 // A program launched in a rootfs sees the image's files, not the host's,
@@ -75,11 +73,11 @@ func TestRunInRootfs(t *testing.T) {
 	os.WriteFile(filepath.Join(sandbox, "in"), []byte("from-host"), 0o644)
 	script := `cat /etc/os-release; cat in; echo written > out; echo "dir=$(pwd) x=$X"; ` +
 		`ls /dev; test -e /proc/self/status && echo proc-ok; id -u; test -e /host-only || echo no-host`
-	out, err := launch(t, &Spec{Rootfs: root, Argv: []string{"sh", "-c", script},
+	out, launchErr, err := launch(t, &Spec{Rootfs: root, Argv: []string{"sh", "-c", script},
 		Env: []string{"PATH=/bin", "X=1", "X=2"}, Dir: SandboxPath,
 		Mounts: []Mount{{Source: sandbox, Target: SandboxPath}}, User: &User{UID: 65534, GID: 65534}})
-	if err != nil {
-		t.Fatalf("launch: %v\n%s", err, out)
+	if launchErr != nil || err != nil {
+		t.Fatalf("launch: %v, %v\n%s", launchErr, err, out)
 	}
 	for _, want := range []string{"ID=nslaunch-test", "from-host", "dir=/mnt/mesos/sandbox x=2", "null", "urandom", "proc-ok", "65534", "no-host"} {
 		if !strings.Contains(out, want) {
@@ -94,24 +92,33 @@ func TestRunInRootfs(t *testing.T) {
 	}
 }
 
-// A program that cannot be found fails the launcher with a message naming
-// it, and nothing runs on the host.
-func TestRunMissingProgram(t *testing.T) {
+// A launch that fails before its exec (a program the image lacks, a
+// mount source that is not there) says why to its caller and on stderr;
+// nothing runs.
+func TestRunFailureReported(t *testing.T) {
 	root := busyboxRootfs(t)
-	out, err := launch(t, &Spec{Rootfs: root, Argv: []string{"no-such-program"}, Env: []string{"PATH=/bin"}})
-	if err == nil || !strings.Contains(out, `"no-such-program" not found`) {
-		t.Fatalf("launch = %v, %q; want a failure naming the program", err, out)
+	for _, tc := range []struct {
+		s    Spec
+		want string
+	}{
+		{Spec{Rootfs: root, Argv: []string{"no-such-program"}, Env: []string{"PATH=/bin"}}, `"no-such-program" not found on PATH /bin`},
+		{Spec{Rootfs: root, Argv: []string{"sh"}, Mounts: []Mount{{Source: "/no/such/dir", Target: "/x"}}}, "mount source"},
+	} {
+		out, launchErr, exitErr := launch(t, &tc.s)
+		if launchErr == nil || !strings.Contains(launchErr.Error(), tc.want) || exitErr == nil || !strings.Contains(out, tc.want) {
+			t.Errorf("launch = %v (exit %v), output %q; want a failure saying %q", launchErr, exitErr, out, tc.want)
+		}
 	}
 }
 
 // The Spec arrives on a pipe: nothing of it is in the launcher's argv.
 func TestCommandPassesSpecOnAPipe(t *testing.T) {
-	cmd, write, err := Command([]string{"/bin/allot", "container-launch"}, &Spec{Argv: []string{"secret-program"}, Env: []string{"TOKEN=x"}})
+	cmd, pipes, err := Command([]string{"/bin/allot", "container-launch"}, &Spec{Argv: []string{"secret-program"}, Env: []string{"TOKEN=x"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer write()
-	if got := strings.Join(cmd.Args, " "); got != "/bin/allot container-launch --spec-fd 3" || len(cmd.ExtraFiles) != 1 {
+	defer pipes.Started(errors.New("not started"))
+	if got := strings.Join(cmd.Args, " "); got != "/bin/allot container-launch --spec-fd 3 --err-fd 4" || len(cmd.ExtraFiles) != 2 {
 		t.Fatalf("args %q, %d extra files", got, len(cmd.ExtraFiles))
 	}
 }

@@ -111,57 +111,96 @@ func Decode(r io.Reader) (*Spec, error) {
 	return &s, s.Validate()
 }
 
-// SpecFD is the descriptor the launcher reads its Spec from when the
-// pipe of SpecPipe is the first of exec.Cmd.ExtraFiles: a pipe, so that the
-// Spec, which holds the program's environment, is written nowhere and shown
-// in no argv.
-const SpecFD = 3
+// SpecFD and ErrFD are the descriptors the launcher reads its Spec from
+// and reports a failure to, when the files of Pipes are the first of
+// exec.Cmd.ExtraFiles: pipes, so that the Spec, which holds the program's
+// environment, is written nowhere and shown in no argv, and so that a
+// launch that fails before its exec says why to the caller, not only to
+// the program's stderr.
+const SpecFD, ErrFD = 3, 4
 
 // LaunchArgs is launcher (the allot binary and its "container-launch"
-// subcommand, e.g. {"/usr/bin/allot", "container-launch"}) with the flag
-// that has it read its Spec from SpecFD.
+// subcommand, e.g. {"/usr/bin/allot", "container-launch"}) with the flags
+// that name SpecFD and ErrFD.
 func LaunchArgs(launcher []string) []string {
-	return append(append([]string(nil), launcher...), "--spec-fd", fmt.Sprint(SpecFD))
+	return append(append([]string(nil), launcher...), "--spec-fd", fmt.Sprint(SpecFD), "--err-fd", fmt.Sprint(ErrFD))
 }
 
-// SpecPipe validates s and returns the pipe's read end, to be the first of
-// the launcher's ExtraFiles, and write, which the caller must call once
-// after starting it (or failing to): it closes the parent's read end, sends
-// the Spec and closes the pipe. A launcher that died early makes it fail.
-func SpecPipe(s *Spec) (r *os.File, write func() error, err error) {
+// Pipes are one launch's pipes: the Spec to the launcher, its failure
+// back.
+type Pipes struct {
+	spec        *Spec
+	child       []*os.File // the launcher's ends
+	specW, errR *os.File
+}
+
+// NewPipes validates s and makes the pipes that carry it.
+func NewPipes(s *Spec) (*Pipes, error) {
 	if err := s.Validate(); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	r, w, err := os.Pipe()
+	specR, specW, err := os.Pipe()
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	write = func() error {
-		r.Close()
-		err := s.Encode(w)
-		if cerr := w.Close(); err == nil {
-			err = cerr
-		}
-		return err
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		specR.Close()
+		specW.Close()
+		return nil, err
 	}
-	return r, write, nil
+	return &Pipes{spec: s, child: []*os.File{specR, errW}, specW: specW, errR: errR}, nil
 }
 
-// Command returns the command that launches s through launcher, and the
-// write function of SpecPipe. Stdio, SysProcAttr and the like are the
+// ExtraFiles are the launcher's ends, to be the first of its
+// exec.Cmd.ExtraFiles.
+func (p *Pipes) ExtraFiles() []*os.File { return p.child }
+
+// Started must be called once after the launcher was started (startErr:
+// Start's error). It sends the Spec and waits until the launcher has
+// exec'd its program (nil) or failed before (its error, which is also on
+// the program's stderr); with startErr it only closes the pipes.
+func (p *Pipes) Started(startErr error) error {
+	if p == nil { // no launcher
+		return startErr
+	}
+	for _, f := range p.child {
+		f.Close() // the launcher has its copies
+	}
+	if startErr != nil {
+		p.specW.Close()
+		p.errR.Close()
+		return startErr
+	}
+	werr := p.spec.Encode(p.specW)
+	p.specW.Close()
+	// The write end closes at the launcher's exec (close-on-exec) or exit.
+	msg, _ := io.ReadAll(io.LimitReader(p.errR, 64<<10))
+	p.errR.Close()
+	if len(msg) > 0 {
+		return errors.New(strings.TrimSpace(string(msg)))
+	}
+	if werr != nil {
+		return fmt.Errorf("nslaunch: sending the spec: %w", werr)
+	}
+	return nil
+}
+
+// Command returns the command that launches s through launcher, and its
+// Pipes (Started after Start). Stdio, SysProcAttr and the like are the
 // caller's to set.
-func Command(launcher []string, s *Spec) (*exec.Cmd, func() error, error) {
+func Command(launcher []string, s *Spec) (*exec.Cmd, *Pipes, error) {
 	if len(launcher) == 0 {
 		return nil, nil, errors.New("nslaunch: no launcher command")
 	}
-	r, write, err := SpecPipe(s)
+	p, err := NewPipes(s)
 	if err != nil {
 		return nil, nil, err
 	}
 	args := LaunchArgs(launcher)
 	cmd := exec.Command(args[0], args[1:]...)
-	cmd.ExtraFiles = []*os.File{r}
-	return cmd, write, nil
+	cmd.ExtraFiles = p.ExtraFiles()
+	return cmd, p, nil
 }
 
 // ReadFile reads a Spec from a file (the built-in command executor's

@@ -65,6 +65,7 @@ func runAgent(args []string, stdout, stderr io.Writer) error {
 	throttle := fs.Bool("throttle-io", false, "make the advertised disk_bw and net_bw real: the framework library's executors on this agent share one token bucket per device (for live experiments on one machine)")
 	isof := addIsolationFlags(fs)
 	netf := addNetworkFlags(fs) // agent_network.go
+	imgf := addImageFlags(fs)   // agent_images.go
 	switchUser := fs.Bool("switch-user", true, "when the agent runs as root, run each executor as its task's (CommandInfo.user) or framework's (FrameworkInfo.user) user and give it its sandbox")
 	var tlsf tlsFlags
 	addTLSFlags(fs, &tlsf, "agent")
@@ -101,7 +102,7 @@ func runAgent(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	a, err := agent.New(agent.Config{Masters: splitMasters(*masters), Listen: *listen, Advertise: *advertise, WorkDir: *workDir,
+	cfg := agent.Config{Masters: splitMasters(*masters), Listen: *listen, Advertise: *advertise, WorkDir: *workDir,
 		Resources: *res, Attributes: at, ShutdownGrace: *grace, UsageInterval: *usage, RegistrationTimeout: *regTimeout, Log: log,
 		StatusUpdateRetry: *retry, StatusUpdateRetryMax: *retryMax,
 		FaultDiskBusyFile: *faultBusy, ThrottleIO: *throttle, NoSwitchUser: !*switchUser, Isolation: isof.isolation,
@@ -110,7 +111,9 @@ func runAgent(args []string, stdout, stderr io.Writer) error {
 		NetworkCNIConfigDir: netf.configDir, NetworkCNIPluginsDir: netf.pluginsDir,
 		TLS: tlsf.files(), Credential: cred, AuthenticateExecutors: *execAuthn, MaxRequestBytes: maxBody,
 		HTTPAuthn: httpAuthn, Authorizer: authz, Pprof: authf.pprof, HTTP: httpf.server(),
-		Flags: flagValues(fs), Version: master.Version, LogLevel: logLevel})
+		Flags: flagValues(fs), Version: master.Version, LogLevel: logLevel}
+	imgf.apply(&cfg)
+	a, err := agent.New(cfg)
 	if err != nil {
 		return err
 	}

@@ -15,7 +15,7 @@ type isolationFlags struct {
 
 func addIsolationFlags(fs *flag.FlagSet) *isolationFlags {
 	f := &isolationFlags{}
-	fs.StringVar(&f.isolation, "isolation", "auto", "`isolators`: auto (cgroups when /sys/fs/cgroup is writable, else posix), cgroups/cpu,cgroups/mem (one cgroup v1 or v2 container per executor: cpu shares, memory limit with OOM kill, pids limit) or posix/cpu,posix/mem (usage sampled from /proc, an executor over its memory killed); add disk/du to any of them for sandbox disk quotas (not in auto), and gpu/nvidia to give each task only the GPUs it was allocated (e.g. auto,gpu/nvidia; docs/gpus.md)")
+	fs.StringVar(&f.isolation, "isolation", "auto", "`isolators`: auto (cgroups when /sys/fs/cgroup is writable, else posix), cgroups/cpu,cgroups/mem (one cgroup v1 or v2 container per executor: cpu shares, memory limit with OOM kill, pids limit) or posix/cpu,posix/mem (usage sampled from /proc, an executor over its memory killed); add disk/du to any of them for sandbox disk quotas (not in auto), gpu/nvidia to give each task only the GPUs it was allocated (e.g. auto,gpu/nvidia; docs/gpus.md), and filesystem/linux,docker/runtime to run tasks in container images (auto includes them where the agent can make mount namespaces; docs/containers.md)")
 	fs.DurationVar(&f.diskWatch, "container-disk-watch-interval", 15*time.Second, "with disk/du isolation, measure each executor's sandbox this often")
 	fs.BoolVar(&f.enforceDisk, "enforce-container-disk-quota", true, "with disk/du isolation, kill an executor whose sandbox passes its disk allocation (false: only log it and count it in /state)")
 	fs.BoolVar(&f.cfs, "cgroups-enable-cfs", false, "with cgroups isolation, also cap each executor's CPU time at its cpus (CFS quota), not only weight it")
