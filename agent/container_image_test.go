@@ -227,9 +227,9 @@ func TestCustomExecutorInImage(t *testing.T) {
 func runLaunched(cmd *exec.Cmd, lc *containerLaunch) (string, error) {
 	var out strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &out
-	err := lc.started(cmd.Start())
-	if werr := cmd.Wait(); err == nil {
-		err = werr
+	err := lc.start(cmd)
+	if err == nil {
+		err = cmd.Wait()
 	}
 	return out.String(), err
 }

@@ -3,6 +3,7 @@ package agent
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"syscall"
 
@@ -189,11 +190,16 @@ func (a *Agent) prepareContainer(ex *executor, path string, argv, hostEnv, ownEn
 	return lc, nil
 }
 
-// started sends the Spec to a launcher that started, waits for it to exec
-// the executor and returns its failure if it could not (or releases the
-// pipes of one that did not start: startErr).
-func (lc *containerLaunch) started(startErr error) error {
-	return lc.pipes.Started(startErr)
+// start starts cmd; through the launcher, it also sends the Spec and waits
+// for the launcher to exec the executor, returning the launcher's failure
+// if it could not (the launcher, which then exits, is reaped).
+func (lc *containerLaunch) start(cmd *exec.Cmd) error {
+	err := cmd.Start()
+	if lerr := lc.pipes.Started(err); err == nil && lerr != nil {
+		cmd.Wait()
+		return lerr
+	}
+	return err
 }
 
 // commandArgv is what a CommandInfo runs on the host: "/bin/sh -c value"

@@ -66,11 +66,7 @@ func (a *Agent) launchExecutor(ex *executor, uris []mesos.CommandInfo_URI) {
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	cmd.Env = lc.env
 	cmd.ExtraFiles = lc.extraFiles
-	err = cmd.Start()
-	if lerr := lc.started(err); err == nil && lerr != nil {
-		cmd.Wait() // the launcher exits once it has said why
-		err = lerr
-	}
+	err = lc.start(cmd) // container_spec.go
 	if fd := cmd.SysProcAttr.CgroupFD; cmd.SysProcAttr.UseCgroupFD {
 		syscall.Close(fd)
 	}
