@@ -52,8 +52,8 @@ func newCNI(cfg Config) (*cni.Manager, error) {
 // ContainerInfo names CNI networks, the container is attached to them
 // (before anything of it runs) and joins their namespace, with a UTS
 // namespace named by ContainerInfo.hostname or else its container id, and
-// /etc/hostname, /etc/hosts and (when the networks gave name servers)
-// /etc/resolv.conf of its own, as Mesos sets them up. A failure (an
+// /etc/hostname, /etc/hosts and /etc/resolv.conf of its own (the host's
+// when the networks gave no name servers), as Mesos sets them up. A failure (an
 // unknown network, a plugin's error) fails the launch naming it.
 func (a *Agent) networkSpec(ex *executor, s *nslaunch.Spec) error {
 	infos := ex.container.GetNetworkInfos()
@@ -76,8 +76,8 @@ func (a *Agent) networkSpec(ex *executor, s *nslaunch.Spec) error {
 	}
 	s.NetNS, s.Hostname = at.NetNS, hostname
 	for _, f := range files {
-		if s.Rootfs == "" && !fileExists(f.Target) {
-			continue // binding it would first make the file on the host
+		if s.Rootfs == "" && (f.Source == f.Target || !fileExists(f.Target)) {
+			continue // the host's own, or a file binding would make on the host
 		}
 		s.Mounts = append(s.Mounts, nslaunch.Mount{Source: f.Source, Target: f.Target, ReadOnly: true})
 	}

@@ -16,10 +16,10 @@ type EtcFile struct{ Source, Target string }
 
 // EtcFiles writes container cid's /etc/hostname (hostname), /etc/hosts
 // (localhost, and hostname at the container's first IPv4 address) and,
-// when its networks' IPAM gave name servers, /etc/resolv.conf, as Mesos
-// does for a container in a network namespace of its own; without name
-// servers the host's resolv.conf stays. The files live in the container's
-// directory and go with it.
+// /etc/resolv.conf with the name servers its networks' IPAM gave, as
+// Mesos does for a container in a network namespace of its own; without
+// name servers it is the host's /etc/resolv.conf (Source = Target). The
+// files live in the container's directory and go with it.
 func (m *Manager) EtcFiles(cid, hostname string) ([]EtcFile, error) {
 	dir, err := m.containerDir(cid)
 	if err != nil {
@@ -66,6 +66,11 @@ func (m *Manager) EtcFiles(cid, hostname string) ([]EtcFile, error) {
 		files = append(files, struct{ name, target, body string }{"resolv.conf", "/etc/resolv.conf", resolvConf(dns)})
 	}
 	var out []EtcFile
+	if len(dns.DNS.Nameservers) == 0 {
+		if st, err := os.Stat("/etc/resolv.conf"); err == nil && st.Mode().IsRegular() {
+			out = append(out, EtcFile{Source: "/etc/resolv.conf", Target: "/etc/resolv.conf"})
+		}
+	}
 	for _, f := range files {
 		p := filepath.Join(dir, f.name)
 		if err := os.WriteFile(p, []byte(f.body), 0o644); err != nil {

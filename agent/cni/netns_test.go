@@ -289,3 +289,52 @@ func TestThreadComesBackFromNetNS(t *testing.T) {
 	}()
 	<-done
 }
+
+// What a plugin answers becomes the container's status (addresses as
+// Mesos reports them) and its /etc files: the host name at its IPv4
+// address, the name servers IPAM gave. The plugin saw the container id
+// and eth0 for the first named network.
+func TestResultToStatusAndEtcFiles(t *testing.T) {
+	if !inOwnNetNS(t) {
+		return
+	}
+	plugins, seen := t.TempDir(), filepath.Join(t.TempDir(), "env")
+	script := "#!/bin/sh\ncat >/dev/null\nif [ \"$CNI_COMMAND\" = ADD ]; then echo \"$CNI_CONTAINERID $CNI_IFNAME\" >>" + seen + "; " +
+		"echo '{\"cniVersion\":\"1.0.0\",\"ips\":[{\"address\":\"10.9.0.5/24\"},{\"address\":\"fd00::5/64\"}],\"dns\":{\"nameservers\":[\"10.9.0.1\"],\"search\":[\"svc.local\"]}}'; fi\nexit 0\n"
+	if err := os.WriteFile(filepath.Join(plugins, "fake"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	confs := t.TempDir()
+	writeConf(t, confs, "a.conf", `{"cniVersion":"1.0.0","name":"a","type":"fake"}`)
+	m, err := New(Config{ConfigDir: confs, PluginsDir: plugins, StateDir: t.TempDir(), Log: zerolog.Nop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := "a"
+	at, err := m.Attach(context.Background(), "c7", []mesos.NetworkInfo{{}, {Name: &name}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Detach(context.Background(), "c7")
+	if b, _ := os.ReadFile(seen); string(b) != "c7 eth0\n" {
+		t.Errorf("plugin saw %q, want the container id and eth0", b)
+	}
+	ips := at.NetworkInfos[0].IPAddresses
+	if len(ips) != 2 || ips[0].GetIPAddress() != "10.9.0.5" || ips[0].GetProtocol() != mesos.IPv4 ||
+		ips[1].GetIPAddress() != "fd00::5" || ips[1].GetProtocol() != mesos.IPv6 {
+		t.Fatalf("addresses %+v", ips)
+	}
+	files, err := m.EtcFiles("c7", "box")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, f := range files {
+		b, _ := os.ReadFile(f.Source)
+		got[f.Target] = string(b)
+	}
+	if got["/etc/hostname"] != "box\n" || !strings.Contains(got["/etc/hosts"], "10.9.0.5 box\n") ||
+		got["/etc/resolv.conf"] != "nameserver 10.9.0.1\nsearch svc.local\n" {
+		t.Errorf("etc files %q", got)
+	}
+}
