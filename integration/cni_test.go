@@ -17,7 +17,9 @@ import (
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler/calls"
 
+	"github.com/allot-sched/allot/agent/nslaunch"
 	"github.com/allot-sched/allot/internal/testcluster"
+	"github.com/allot-sched/allot/internal/testimage"
 )
 
 // TestCNIBridgeTask runs, in a network namespace of the test's own, an
@@ -217,4 +219,45 @@ func stateShowsAddress(c *cluster, id, ip string) bool {
 		}
 	}
 	return false
+}
+
+// TestCNIImageTask: a task in an image (from a registry the test serves)
+// on the test's CNI network has the network's address on eth0, its
+// container id as host name in /etc/hostname, and its /etc/hosts naming
+// it at that address, all inside the image's filesystem.
+func TestCNIImageTask(t *testing.T) {
+	if !testcluster.InOwnNetNS(t) {
+		return
+	}
+	if why := nslaunch.Check(); why != "" {
+		t.Skip("no containers on this host: " + why)
+	}
+	reg := testimage.StartRegistry(t, "", "")
+	ref := reg.Push(t, "test/busybox:1", testimage.Busybox(t, "cni-image-marker", 0))
+	c, _ := cniCluster(t)
+	unmountOnCleanup(t, c.Agents[0].Dir)
+	fw := subscribe(t, c.MasterAddr, mesos.FrameworkInfo{Name: "cni-image"})
+	o := fw.takeOffer(t, "")
+	boxed := imageTask("boxed", o, ref, "cat /marker.txt; echo; cat /etc/hostname /etc/hosts; /bin/busybox ip -4 addr show eth0")
+	boxed.Container.NetworkInfos = []mesos.NetworkInfo{{Name: strPtr("testnet")}}
+	if err := fw.call(launch(o, boxed)); err != nil {
+		t.Fatal(err)
+	}
+	st := fw.waitState(t, "boxed", mesos.TASK_RUNNING)
+	cs := st.GetContainerStatus()
+	if cs == nil || cs.ContainerID == nil || len(cs.NetworkInfos) != 1 || len(cs.NetworkInfos[0].IPAddresses) != 1 {
+		t.Fatalf("RUNNING update's container_status = %+v, want the container and one address", cs)
+	}
+	ip := cs.NetworkInfos[0].IPAddresses[0].GetIPAddress()
+	if end := fw.waitTerminal(t, "boxed"); end.GetState() != mesos.TASK_FINISHED {
+		t.Fatalf("boxed: %v %v %q\nstdout: %s", end.GetState(), end.GetReason(), end.GetMessage(), taskStdout(c.Agents[0].Dir, "boxed"))
+	}
+	out := taskStdout(c.Agents[0].Dir, "boxed")
+	t.Logf("task boxed (container %s, %s) printed:\n%s", cs.ContainerID.Value, ip, out)
+	for _, want := range []string{"cni-image-marker", cs.ContainerID.Value + "\n", ip + " " + cs.ContainerID.Value, "inet " + ip + "/24"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("boxed's stdout lacks %q:\n%s", want, out)
+		}
+	}
+	containersReleased(t, c.Agents[0].Dir)
 }
