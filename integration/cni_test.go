@@ -101,10 +101,14 @@ func cniCluster(t *testing.T) (*cluster, string) {
 	if err := os.WriteFile(filepath.Join(confs, "testnet.conflist"), []byte(conf), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	return &cluster{testcluster.New(t, testcluster.Config{Bin: allotBin, Agents: 1,
+	c := &cluster{testcluster.New(t, testcluster.Config{Bin: allotBin, Agents: 1,
 		MasterFlags: []string{"--log-level", "debug"},
 		AgentFlags: append(append([]string{}, agentFlags...),
-			"--network-cni-config-dir", confs, "--network-cni-plugins-dir", "/usr/lib/cni")})}, ipam
+			"--network-cni-config-dir", confs, "--network-cni-plugins-dir", "/usr/lib/cni")})}
+	// A test that fails half way leaves namespace handles (and rootfs)
+	// mounted under the agent's work dir; its removal needs them gone.
+	unmountOnCleanup(t, c.Agents[0].Dir)
+	return c, ipam
 }
 
 // checkCNITaskRunning checks task web, running (st its RUNNING update):
@@ -235,7 +239,6 @@ func TestCNIImageTask(t *testing.T) {
 	reg := testimage.StartRegistry(t, "", "")
 	ref := reg.Push(t, "test/busybox:1", testimage.Busybox(t, "cni-image-marker", 0))
 	c, _ := cniCluster(t)
-	unmountOnCleanup(t, c.Agents[0].Dir)
 	fw := subscribe(t, c.MasterAddr, mesos.FrameworkInfo{Name: "cni-image"})
 	o := fw.takeOffer(t, "")
 	boxed := imageTask("boxed", o, ref, "cat /marker.txt; echo; cat /etc/hostname /etc/hosts; /bin/busybox ip -4 addr show eth0")

@@ -114,6 +114,9 @@ func TestAttachBridgeWithPortMapping(t *testing.T) {
 		return m
 	}
 	m := newManager()
+	// A test that fails half way still lets go of the namespace, whose
+	// mount would keep the temporary directory from being removed.
+	t.Cleanup(func() { m.Detach(context.Background(), "c1") })
 	name := "testnet"
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
