@@ -125,6 +125,15 @@ func (a *Agent) recoverNetworks() {
 	}
 }
 
+// cniState is what the agent's /state shows of CNI: whether it is on, the
+// directories, the networks known and how many containers are on them.
+func (a *Agent) cniState() map[string]any {
+	m := a.networks()
+	st := m.Stats()
+	return map[string]any{"enabled": m.Enabled(), "config_dir": a.cfg.NetworkCNIConfigDir, "plugins_dir": a.cfg.NetworkCNIPluginsDir,
+		"networks": m.Networks(), "containers": st.Attached}
+}
+
 // cniCollector exposes CNI's counts on the agent's /metrics.
 type cniCollector struct{ a *Agent }
 

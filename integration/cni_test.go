@@ -141,6 +141,10 @@ func checkCNITaskRunning(t *testing.T, c *cluster, fw *sched, st mesos.TaskStatu
 		t.Errorf("task's hostname: stdout %q, want its container id %s", out, cs.ContainerID.Value)
 	}
 	agentAddr := c.Agents[0].Addr
+	doc, _ := agentState(agentAddr)
+	if cni, _ := doc["cni"].(map[string]any); cni["enabled"] != true || fmt.Sprint(cni["networks"]) != "[testnet]" || cni["containers"] != 1.0 {
+		t.Errorf("agent /state cni = %v, want enabled, networks [testnet], one container", doc["cni"])
+	}
 	if n, e := testcluster.Metric(agentAddr, "allot_agent_cni_containers"), testcluster.Metric(agentAddr, "allot_agent_cni_attach_errors_total"); n != 1 || e != 1 {
 		t.Errorf("agent metrics: %v containers on CNI networks, %v failed attaches; want 1 and 1 (web and nosuchnet)", n, e)
 	}

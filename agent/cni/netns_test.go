@@ -162,7 +162,17 @@ func TestAttachBridgeWithPortMapping(t *testing.T) {
 	if err := m3.Recover(ctx, func(string) bool { return false }); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(at.NetNS); !os.IsNotExist(err) {
+	checkDetached(t, at.NetNS, ipam)
+	if m3.Status("c1") != nil {
+		t.Errorf("status after detach: %+v", m3.Status("c1"))
+	}
+}
+
+// checkDetached checks that a container's namespace handle, port rules
+// (host port 18080) and address leases in ipam are gone.
+func checkDetached(t *testing.T, netns, ipam string) {
+	t.Helper()
+	if _, err := os.Stat(netns); !os.IsNotExist(err) {
 		t.Errorf("namespace handle still there: %v", err)
 	}
 	if out, _ := exec.Command("iptables", "-t", "nat", "-S").CombinedOutput(); strings.Contains(string(out), "18080") {
@@ -174,9 +184,6 @@ func TestAttachBridgeWithPortMapping(t *testing.T) {
 	}
 	if l := leases(ipam); len(l) != 0 {
 		t.Errorf("address leases left: %v", l)
-	}
-	if m3.Status("c1") != nil {
-		t.Errorf("status after detach: %+v", m3.Status("c1"))
 	}
 }
 
