@@ -5,6 +5,7 @@ go 1.26.8
 require (
 	github.com/chromedp/cdproto v0.0.0-20250724212937-08a3db8b4327
 	github.com/chromedp/chromedp v0.14.2
+	github.com/containernetworking/cni v1.2.3
 	github.com/gogo/protobuf v1.3.2
 	github.com/google/go-containerregistry v0.20.6
 	github.com/hashicorp/go-hclog v1.6.2
@@ -13,6 +14,7 @@ require (
 	github.com/mesos/mesos-go v0.0.11
 	github.com/prometheus/client_golang v1.11.1
 	github.com/rs/zerolog v1.35.1
+	golang.org/x/sys v0.48.0
 	google.golang.org/protobuf v1.36.12
 )
 
@@ -52,5 +54,4 @@ require (
 	github.com/vbatts/tar-split v0.12.1 // indirect
 	go.etcd.io/bbolt v1.3.5 // indirect
 	golang.org/x/sync v0.15.0 // indirect
-	golang.org/x/sys v0.48.0 // indirect
 )

@@ -21,6 +21,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 
+	"github.com/allot-sched/allot/agent/cni"
 	"github.com/allot-sched/allot/api"
 	"github.com/allot-sched/allot/auth"
 	reqlimits "github.com/allot-sched/allot/internal/limits"
@@ -77,6 +78,11 @@ type Config struct {
 	// looked for ("" is /); NvidiaSMI is the nvidia-smi to ask first
 	// ("" is nvidia-smi on PATH). Tests point both at fakes (gpu.go).
 	GPUDeviceRoot, NvidiaSMI string
+	// NetworkCNIConfigDir and NetworkCNIPluginsDir are Mesos's
+	// --network_cni_config_dir and --network_cni_plugins_dir: the CNI
+	// networks containers may name (container_network.go); both empty,
+	// none.
+	NetworkCNIConfigDir, NetworkCNIPluginsDir string
 	// DockerConfig (--docker-config) is a docker config file, or its
 	// JSON, whose "auths" give registry credentials; DockerRegistry
 	// (--docker-registry) serves image names without a registry ("" is
@@ -179,7 +185,8 @@ type Agent struct {
 	diskDu            bool
 	diskQuotaExceeded int
 	diskChecks        int
-	gpu               agentGPUs // what was detected, and gpu/nvidia's pool (gpu.go)
+	gpu               agentGPUs    // what was detected, and gpu/nvidia's pool (gpu.go)
+	cni               *cni.Manager // CNI networks (container_network.go)
 
 	images imageProvisioner // container images (container_image.go)
 
@@ -201,21 +208,7 @@ func New(cfg Config) (*Agent, error) {
 	if err := cfg.HTTPAuthn.validate(); err != nil {
 		return nil, err
 	}
-	if cfg.RegistrationTimeout <= 0 {
-		cfg.RegistrationTimeout = time.Minute
-	}
-	if cfg.UsageInterval <= 0 {
-		cfg.UsageInterval = 10 * time.Second
-	}
-	if cfg.ShutdownGrace <= 0 {
-		cfg.ShutdownGrace = 5 * time.Second
-	}
-	if cfg.Clock == nil {
-		cfg.Clock = wallClock{}
-	}
-	if cfg.Hostname == "" {
-		cfg.Hostname, _ = os.Hostname()
-	}
+	cfg.setDefaults()
 	if len(cfg.ExecutorCommand) == 0 {
 		self, err := os.Executable()
 		if err != nil {
@@ -242,7 +235,11 @@ func New(cfg Config) (*Agent, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &Agent{cfg: cfg, log: cfg.Log, total: total, static: static,
+	nets, err := newCNI(cfg) // container_network.go
+	if err != nil {
+		return nil, err
+	}
+	a := &Agent{cni: nets, cfg: cfg, log: cfg.Log, total: total, static: static,
 		hc:         &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16, IdleConnTimeout: 90 * time.Second}},
 		frameworks: map[string]*mesos.FrameworkInfo{},
 		executors:  map[string]*executor{},
@@ -270,6 +267,25 @@ func New(cfg Config) (*Agent, error) {
 	}
 	a.loadCheckpointedResources()
 	return a, nil
+}
+
+// setDefaults fills the intervals, clock and host name cfg leaves unset.
+func (cfg *Config) setDefaults() {
+	if cfg.RegistrationTimeout <= 0 {
+		cfg.RegistrationTimeout = time.Minute
+	}
+	if cfg.UsageInterval <= 0 {
+		cfg.UsageInterval = 10 * time.Second
+	}
+	if cfg.ShutdownGrace <= 0 {
+		cfg.ShutdownGrace = 5 * time.Second
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = wallClock{}
+	}
+	if cfg.Hostname == "" {
+		cfg.Hostname, _ = os.Hostname()
+	}
 }
 
 // detectResources parses spec (static reservations "cpus(role):4"

@@ -249,6 +249,7 @@ func (a *Agent) handleState(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	doc["tasks"] = tasks
+	doc["cni"] = a.cniState() // container_network.go
 	a.mu.Unlock()
 	w.Header().Set("Content-Type", "application/json")
 	json.NewEncoder(w).Encode(doc)

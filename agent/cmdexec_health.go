@@ -23,7 +23,7 @@ func (ce *commandExecutor) startHealth(t *cmdTask, env []string) {
 	ce.mu.Lock()
 	t.stopHealth = cancel
 	ce.mu.Unlock()
-	chk := newHealthChecker(hc, newProber(hc, ce.cfg.Sandbox, env, t.spec), ce.clock, func(v healthVerdict) { ce.healthChanged(t, v) })
+	chk := newHealthChecker(hc, proberInNetNS(newProber(hc, ce.cfg.Sandbox, env, t.spec), specNetNS(t.spec)), ce.clock, func(v healthVerdict) { ce.healthChanged(t, v) })
 	ce.log.Info().Str("task_id", t.info.TaskID.Value).Str("check", healthcheck.Describe(hc)).Msg("health checks start")
 	go chk.run(ctx)
 }

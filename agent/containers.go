@@ -8,8 +8,9 @@ import (
 
 // refuseUnsupportedLocked fails every task of o with TASK_FAILED
 // (REASON_CONTAINER_LAUNCH_FAILED) when it or its executor asks for a
-// container allot cannot provide yet (an image, a container network), and
-// reports whether it did. The master refuses such tasks first; this keeps
+// container allot cannot provide (the DOCKER containerizer, networks on a
+// task group's executor), and reports whether it did. The master refuses
+// the DOCKER containerizer first; this keeps
 // an agent from running one on its host as if it had not asked, whatever
 // sent it. The tasks' updates ride on the executor's record under key,
 // made (never launched) when there is none. Caller holds a.mu.
@@ -20,6 +21,9 @@ func (a *Agent) refuseUnsupportedLocked(key string, o *runOrder) bool {
 	}
 	if msg == "" {
 		msg = unsupportedImage(o) // container_image.go
+	}
+	if msg == "" {
+		msg = networkRefusal(o) // container_network.go
 	}
 	if msg == "" {
 		return false

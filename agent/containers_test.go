@@ -22,7 +22,7 @@ func TestRunRefusesUnsupportedContainers(t *testing.T) {
 	}{
 		{"docker", &mesos.ContainerInfo{Type: &docker}, nil, "no Docker daemon is configured"},
 		{"mesos image", &mesos.ContainerInfo{Type: &mesosType, Mesos: &mesos.ContainerInfo_MesosInfo{Image: &mesos.Image{Type: mesos.Image_DOCKER.Enum()}}}, nil, ""},
-		{"network", &mesos.ContainerInfo{Type: &mesosType, NetworkInfos: []mesos.NetworkInfo{{}}}, nil, "network_infos"},
+		{"network", &mesos.ContainerInfo{Type: &mesosType, NetworkInfos: []mesos.NetworkInfo{{Name: strPtr("n1")}}}, nil, ""},
 		{"executor's docker", nil, &mesos.ContainerInfo{Type: &docker}, "Executor's ContainerInfo"},
 		{"plain mesos", &mesos.ContainerInfo{Type: &mesosType}, nil, ""},
 	}

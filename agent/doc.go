@@ -29,8 +29,8 @@
 //     10 min, as Mesos; Config.StatusUpdateRetry*), the acknowledgement
 //     passed on to the executor whose update it was.
 //   - containers.go: a RUN asking for a container allot cannot provide
-//     (a DOCKER containerizer, a network) fails TASK_FAILED instead of
-//     running on the host.
+//     (a DOCKER containerizer, networks on a task group's executor)
+//     fails TASK_FAILED instead of running on the host.
 //   - volumes.go: checkpointed resources (dynamic reservations and
 //     persistent volumes) from the master's CHECKPOINT_RESOURCES, kept
 //     across restarts and sent back in REGISTER; each volume a directory
@@ -41,7 +41,12 @@
 //     container_network.go, gpu_devices.go), and started through
 //     `allot container-launch`; the command executor runs its task's
 //     command that way (cmdexec_container.go). Images are pulled, stored
-//     and assembled by agent/imagestore (container_image.go).
+//     and assembled by agent/imagestore (container_image.go). CNI
+//     networks (container_network.go, package cni): a container that
+//     names networks in network_infos is attached to them in a network
+//     namespace of its own, its addresses go in its tasks' updates
+//     (container_status.network_infos), and it is detached when destroyed
+//     or, after a restart, when found ended.
 //   - executorapi.go: the executor HTTP API, /api/v1/executor: SUBSCRIBE
 //     (the executor's event stream, and what a re-subscribing executor
 //     hands back), UPDATE and MESSAGE.

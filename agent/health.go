@@ -305,12 +305,19 @@ func (p httpProbe) healthy(code int) bool {
 	return false
 }
 
-// tcpProbe passes when a TCP connection to the port is accepted.
-type tcpProbe struct{ addr string }
+// tcpProbe passes when a TCP connection to the port is accepted; dial,
+// when set, makes the connection (in the task's network namespace).
+type tcpProbe struct {
+	addr string
+	dial func(ctx context.Context, network, addr string) (net.Conn, error)
+}
 
 func (p tcpProbe) probe(ctx context.Context) error {
-	var d net.Dialer
-	c, err := d.DialContext(ctx, "tcp", p.addr)
+	dial := p.dial
+	if dial == nil {
+		dial = (&net.Dialer{}).DialContext
+	}
+	c, err := dial(ctx, "tcp", p.addr)
 	if err != nil {
 		return err
 	}

@@ -108,6 +108,7 @@ func (a *Agent) destroyContainer(cid string, pid int) {
 // containers (and limits); any other container under this work dir's parent
 // belongs to a run that is over and is killed and removed.
 func (a *Agent) recoverContainers() {
+	a.recoverNetworks() // container_network.go
 	a.mu.Lock()
 	live := map[string]bool{}
 	for _, ex := range a.executors {

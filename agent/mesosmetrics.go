@@ -112,6 +112,7 @@ func (a *Agent) handlePrometheus(w http.ResponseWriter, r *http.Request) {
 func (a *Agent) newMetricsRegistry() *prometheus.Registry {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(metricsCollector{a})
+	reg.MustRegister(cniCollector{a}) // container_network.go
 	return reg
 }
 

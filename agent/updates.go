@@ -29,6 +29,7 @@ func (a *Agent) newTaskFailed(ex *executor, ti mesos.TaskInfo, state mesos.TaskS
 // enqueueUpdateLocked appends st to the task's update stream and sends it
 // if it is the head.
 func (a *Agent) enqueueUpdateLocked(ex *executor, t *agentTask, st *mesos.TaskStatus) {
+	a.stampContainerStatusLocked(ex, st) // container_network.go
 	if len(st.UUID) == 0 {
 		st.UUID = newUUID()
 	}

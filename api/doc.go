@@ -29,8 +29,9 @@
 // profile.Timeline so a framework scores with the master's math.
 //
 // UnsupportedContainer (containers.go) is what of a task's or executor's
-// ContainerInfo allot cannot provide yet (images, container networks):
-// the master answers such a task TASK_ERROR, an agent TASK_FAILED.
+// ContainerInfo allot cannot provide (the DOCKER containerizer; networks
+// are the agent's to check against its CNI networks): the master answers
+// such a task TASK_ERROR, an agent TASK_FAILED.
 //
 // Regenerate allot.pb.go with:
 //

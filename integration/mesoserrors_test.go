@@ -24,25 +24,22 @@ func TestAcceptErrorsAsUpdates(t *testing.T) {
 }
 
 // acceptInvalidTasks: one ACCEPT holds a task bigger than its offer, a
-// DOCKER task, a task with network_infos and a good task. The call
-// answers 202 (mesos-go returns no error), the three are TASK_ERROR
+// DOCKER task and a good task. The call answers 202 (mesos-go returns no
+// error), the two are TASK_ERROR
 // (REASON_TASK_INVALID) with messages naming why, and the good one runs.
 func acceptInvalidTasks(t *testing.T, c *cluster) {
 	fw := subscribe(t, c.MasterAddr, mesos.FrameworkInfo{Name: "errors"})
 	o := fw.takeOfferFits(t, 1, 256)
-	docker, mesosType := mesos.ContainerInfo_DOCKER, mesos.ContainerInfo_MESOS
+	docker := mesos.ContainerInfo_DOCKER
 	big := cmdTask("big", o, "true", 1000, 32)
 	img := cmdTask("docker", o, "true", 0.1, 32)
 	img.Container = &mesos.ContainerInfo{Type: &docker, Docker: &mesos.ContainerInfo_DockerInfo{Image: "busybox"}}
-	netTask := cmdTask("net", o, "true", 0.1, 32)
-	netTask.Container = &mesos.ContainerInfo{Type: &mesosType, NetworkInfos: []mesos.NetworkInfo{{}}}
-	if err := fw.call(launch(o, big, img, netTask, cmdTask("good", o, "true", 0.1, 32))); err != nil {
+	if err := fw.call(launch(o, big, img, cmdTask("good", o, "true", 0.1, 32))); err != nil {
 		t.Fatalf("ACCEPT answered %v, want 202", err)
 	}
 	for id, want := range map[string]string{
 		"big":    "required by task and its executor is more than available",
 		"docker": "the DOCKER containerizer needs a Docker daemon and no Docker daemon is configured",
-		"net":    "network_infos (container networks) are not implemented",
 	} {
 		st := fw.waitState(t, id, mesos.TASK_ERROR)
 		if st.GetReason() != mesos.REASON_TASK_INVALID || st.GetSource() != mesos.SOURCE_MASTER || !strings.Contains(st.GetMessage(), want) {
@@ -50,7 +47,7 @@ func acceptInvalidTasks(t *testing.T, c *cluster) {
 		}
 	}
 	fw.waitState(t, "good", mesos.TASK_FINISHED)
-	for _, id := range []string{"big", "docker", "net"} {
+	for _, id := range []string{"big", "docker"} {
 		if s := fw.states(id); len(s) != 1 {
 			t.Errorf("%s: updates %v, want only TASK_ERROR (it never ran)", id, s)
 		}

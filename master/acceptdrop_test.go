@@ -193,10 +193,6 @@ func invalidTaskCases() []invalidTaskCase {
 			return []mesos.TaskInfo{withContainer(commandTask("image", a, 1, 128), mesos.ContainerInfo{Type: &mesosType,
 				Mesos: &mesos.ContainerInfo_MesosInfo{Image: &mesos.Image{Type: mesos.Image_DOCKER.Enum(), Docker: &mesos.Image_Docker{Name: "busybox"}}}})}
 		}, false, []string{"image", "good"}, nil},
-		{"network_infos", func(a string) []mesos.TaskInfo {
-			return []mesos.TaskInfo{withContainer(commandTask("net", a, 1, 128), mesos.ContainerInfo{Type: &mesosType,
-				NetworkInfos: []mesos.NetworkInfo{{Name: strPtr("overlay")}}})}
-		}, false, []string{"good"}, map[string]wantUpdate{"net": invalid("network_infos (container networks)")}},
 		{"executor's docker container", func(a string) []mesos.TaskInfo {
 			ti := commandTask("exdocker", a, 1, 128)
 			ti.Command = nil

@@ -81,6 +81,7 @@ func stateStatuses(list []mesos.TaskStatus) []operator.TaskStatus {
 			h := *st.Healthy
 			ts.Healthy = &h
 		}
+		ts.ContainerStatus = stateContainerStatus(st.ContainerStatus) // statenetwork.go
 		out = append(out, ts)
 	}
 	return out

@@ -60,6 +60,9 @@ type TaskStatus struct {
 	Reason    string  `json:"reason,omitempty"`
 	Message   string  `json:"message,omitempty"`
 	Source    string  `json:"source,omitempty"`
+	// ContainerStatus is the task's container and its networks' addresses
+	// (network.go), for a task on CNI networks.
+	ContainerStatus *ContainerStatus `json:"container_status,omitempty"`
 }
 
 // Framework is a framework as /state shows it (completed_frameworks too:

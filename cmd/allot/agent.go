@@ -64,7 +64,8 @@ func runAgent(args []string, stdout, stderr io.Writer) error {
 	level := fs.String("log-level", "info", "log level: debug, info, warn, error")
 	throttle := fs.Bool("throttle-io", false, "make the advertised disk_bw and net_bw real: the framework library's executors on this agent share one token bucket per device (for live experiments on one machine)")
 	isof := addIsolationFlags(fs)
-	imgf := addImageFlags(fs) // agent_images.go
+	netf := addNetworkFlags(fs) // agent_network.go
+	imgf := addImageFlags(fs)   // agent_images.go
 	switchUser := fs.Bool("switch-user", true, "when the agent runs as root, run each executor as its task's (CommandInfo.user) or framework's (FrameworkInfo.user) user and give it its sandbox")
 	var tlsf tlsFlags
 	addTLSFlags(fs, &tlsf, "agent")
@@ -107,6 +108,7 @@ func runAgent(args []string, stdout, stderr io.Writer) error {
 		FaultDiskBusyFile: *faultBusy, ThrottleIO: *throttle, NoSwitchUser: !*switchUser, Isolation: isof.isolation,
 		CgroupsEnableCFS: isof.cfs, CgroupsRoot: isof.cgRoot, GPUDeviceRoot: isof.gpuRoot, NvidiaSMI: isof.smi,
 		DiskWatchInterval: isof.diskWatch, DiskQuotaWarnOnly: !isof.enforceDisk,
+		NetworkCNIConfigDir: netf.configDir, NetworkCNIPluginsDir: netf.pluginsDir,
 		TLS: tlsf.files(), Credential: cred, AuthenticateExecutors: *execAuthn, MaxRequestBytes: maxBody,
 		HTTPAuthn: httpAuthn, Authorizer: authz, Pprof: authf.pprof, HTTP: httpf.server(),
 		Flags: flagValues(fs), Version: master.Version, LogLevel: logLevel}

@@ -1,0 +1,35 @@
+package agent
+
+import (
+	"strings"
+	"testing"
+
+	mesos "github.com/mesos/mesos-go/api/v1/lib"
+)
+
+// Networks are refused only on a task group's default executor, which
+// runs on the host with its tasks; a command task's or a custom
+// executor's go to the CNI isolator, and unnamed NetworkInfos are the
+// host's network.
+func TestNetworkRefusal(t *testing.T) {
+	named := &mesos.ContainerInfo{NetworkInfos: []mesos.NetworkInfo{{Name: strPtr("n1")}}}
+	unnamed := &mesos.ContainerInfo{NetworkInfos: []mesos.NetworkInfo{{}}}
+	cases := []struct {
+		name string
+		o    runOrder
+		want string
+	}{
+		{"task group executor with a network", runOrder{command: true, exInfo: mesos.ExecutorInfo{Container: named}}, "default executor"},
+		{"task group executor, unnamed", runOrder{command: true, exInfo: mesos.ExecutorInfo{Container: unnamed}}, ""},
+		{"command task", runOrder{command: true, commandTask: true, exInfo: mesos.ExecutorInfo{Container: named}}, ""},
+		{"custom executor", runOrder{exInfo: mesos.ExecutorInfo{Container: named}}, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got := networkRefusal(&c.o)
+			if (c.want == "") != (got == "") || !strings.Contains(got, c.want) {
+				t.Fatalf("networkRefusal = %q, want %q", got, c.want)
+			}
+		})
+	}
+}
