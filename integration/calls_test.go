@@ -46,7 +46,7 @@ func TestSchedulerCalls(t *testing.T) {
 // one that ignores SIGTERM (SIGKILL after the grace period).
 func callKill(t *testing.T, c *cluster) {
 	fw := subscribe(t, c.MasterAddr, mesos.FrameworkInfo{Name: "killer"})
-	o := fw.takeOffer(t, "")
+	o := fw.takeOfferFits(t, 1, 256)
 	if err := fw.call(launch(o, cmdTask("victim", o, "sleep 60", 0.1, 32))); err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +62,7 @@ func callKill(t *testing.T, c *cluster) {
 	fw.waitState(t, "never-was", mesos.TASK_LOST)
 	// A task that ignores SIGTERM is killed with SIGKILL after the
 	// kill policy's grace period.
-	o = fw.takeOffer(t, "")
+	o = fw.takeOfferFits(t, 1, 256)
 	if err := fw.call(launch(o, cmdTask("stubborn", o, "trap '' TERM; sleep 60", 0.1, 32))); err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +125,7 @@ func callDeclineSuppressRevive(t *testing.T, c *cluster) {
 // URI it fetches into the sandbox.
 func callLaunchGroupAndFetcher(t *testing.T, c *cluster) {
 	fw := subscribe(t, c.MasterAddr, mesos.FrameworkInfo{Name: "grouper"})
-	o := fw.takeOffer(t, "")
+	o := fw.takeOfferFits(t, 1, 256)
 	data := filepath.Join(t.TempDir(), "input.txt")
 	os.WriteFile(data, []byte("fetched!\n"), 0o644)
 	ex := mesos.ExecutorInfo{ExecutorID: mesos.ExecutorID{Value: "group-ex"}, Type: mesos.ExecutorInfo_DEFAULT,
@@ -151,7 +151,7 @@ func callLaunchGroupAndFetcher(t *testing.T, c *cluster) {
 // callShutdownExecutor: SHUTDOWN kills the executor's task and sends FAILURE.
 func callShutdownExecutor(t *testing.T, c *cluster) {
 	fw := subscribe(t, c.MasterAddr, mesos.FrameworkInfo{Name: "shutter"})
-	o := fw.takeOffer(t, "")
+	o := fw.takeOfferFits(t, 1, 256)
 	ex := execInfo("to-shut")
 	if err := fw.call(launch(o, execTask("held", o, ex, "sleep"))); err != nil {
 		t.Fatal(err)
@@ -202,7 +202,7 @@ func callMultiRoleAllocationInfo(t *testing.T, c *cluster) {
 // id cannot subscribe again.
 func callTeardown(t *testing.T, c *cluster) {
 	fw := subscribe(t, c.MasterAddr, mesos.FrameworkInfo{Name: "leaver"})
-	o := fw.takeOffer(t, "")
+	o := fw.takeOfferFits(t, 1, 256)
 	if err := fw.call(launch(o, cmdTask("left", o, "sleep 60", 0.1, 32))); err != nil {
 		t.Fatal(err)
 	}
@@ -234,7 +234,7 @@ func callTeardown(t *testing.T, c *cluster) {
 func TestOperatorAPIAndMetrics(t *testing.T) {
 	c := newCluster(t, 2)
 	fw := subscribe(t, c.MasterAddr, mesos.FrameworkInfo{Name: "observed", Role: strp("prod")})
-	o := fw.takeOffer(t, "")
+	o := fw.takeOfferFits(t, 1, 256)
 	if err := fw.call(launch(o, cmdTask("seen", o, "sleep 60", 0.5, 64))); err != nil {
 		t.Fatal(err)
 	}
@@ -386,7 +386,7 @@ func TestAllotRun(t *testing.T) {
 func TestUsageMonitor(t *testing.T) {
 	c := newCluster(t, 1)
 	fw := subscribe(t, c.MasterAddr, mesos.FrameworkInfo{Name: "measured"})
-	o := fw.takeOffer(t, "")
+	o := fw.takeOfferFits(t, 1, 256)
 	if err := fw.call(launch(o, cmdTask("busy", o, "sleep 60", 0.1, 32))); err != nil {
 		t.Fatal(err)
 	}
@@ -429,7 +429,7 @@ func TestUpdatesRetriedUntilAcknowledged(t *testing.T) {
 	fw.mu.Lock()
 	fw.noAck = true
 	fw.mu.Unlock()
-	o := fw.takeOffer(t, "")
+	o := fw.takeOfferFits(t, 1, 256)
 	if err := fw.call(launch(o, cmdTask("once", o, "true", 0.1, 32))); err != nil {
 		t.Fatal(err)
 	}
@@ -496,7 +496,7 @@ func TestOfferTimeoutRescinds(t *testing.T) {
 func TestExecutorRegistrationTimeout(t *testing.T) {
 	c := newCluster(t, 1)
 	fw := subscribe(t, c.MasterAddr, mesos.FrameworkInfo{Name: "mute"})
-	o := fw.takeOffer(t, "")
+	o := fw.takeOfferFits(t, 1, 256)
 	sh := "sleep 300"
 	ex := &mesos.ExecutorInfo{ExecutorID: mesos.ExecutorID{Value: "mute-ex"}, Type: mesos.ExecutorInfo_CUSTOM,
 		Command: &mesos.CommandInfo{Value: &sh}}
