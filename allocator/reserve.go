@@ -106,6 +106,16 @@ func (a *Allocator) acct(ag *agent, fw int32, role, pool string, r resources.Res
 // acctNode is acct for the node of the role, which the cycle has at hand
 // (a look-up by name per grant was a good part of the books' cost).
 func (a *Allocator) acctNode(ag *agent, fw int32, n *roleNode, from string, r resources.Resources, sign int) {
+	var pl *pool
+	if from != "" {
+		pl = ag.pools[from] // nil for a pool that is gone: its parts are booked by name
+	}
+	a.acctPart(ag, fw, n, from, pl, r, sign)
+}
+
+// acctPart is acctNode with from's pool pl (nil if none), which a grant
+// has at hand.
+func (a *Allocator) acctPart(ag *agent, fw int32, n *roleNode, from string, pl *pool, r resources.Resources, sign int) {
 	if r.IsEmpty() {
 		return
 	}
@@ -128,10 +138,6 @@ func (a *Allocator) acctNode(ag *agent, fw int32, n *roleNode, from string, r re
 		if from == "" {
 			addScalars(&m.unres, r, sign)
 		}
-	}
-	var pl *pool
-	if from != "" {
-		pl = ag.pools[from]
 	}
 	if sign > 0 {
 		if p.res.IsEmpty() {

@@ -1,11 +1,11 @@
 package allocator
 
 import (
-	"math"
 	"slices"
 	"sort"
 
 	"github.com/allot-sched/allot/resources"
+	"github.com/allot-sched/allot/sorter"
 )
 
 // The role-aware cycle (Mesos 1.11's two allocation stages), which runs
@@ -42,11 +42,18 @@ type roleCycle struct {
 	// fair-share stage adds to them rather than make a second offer
 	quotaOffers  map[offerKey]int
 	inQuotaStage bool
+	// the role orders the picks read (roleorder.go): which, the capacity
+	// classes by number, and the moves a grant makes in them
+	orders     orderKind
+	classCrit  sorter.CapacityScored
+	classOf    map[resources.Vector]int
+	classViews []sorter.Agent
+	moves      []orderMove
 }
 
 // poolPart is a pool's free part in an offer being built.
 type poolPart struct {
-	pool string
+	pool *pool
 	res  resources.Resources
 }
 
@@ -86,6 +93,11 @@ func (a *Allocator) nextRoleCycle() {
 				ag.qcycle = 0
 			}
 		}
+		for _, n := range a.roleTree {
+			for i := range n.orders {
+				n.orders[i].cycle = 0
+			}
+		}
 	}
 }
 
@@ -95,11 +107,15 @@ func (a *Allocator) prepareRoleCycle() {
 	rc.availHead, rc.reqHead, rc.nunmet = resources.Resources{}, resources.Resources{}, 0
 	for _, ag := range a.agents {
 		if ag != nil {
-			rc.availHead = rc.availHead.Add(scalarsOf(a.unreservedFree(ag)))
+			a.addUnreservedFree(&rc.availHead, ag)
 		}
+	}
+	if a.roleOrderDirty {
+		a.rankRoleNames()
 	}
 	for _, n := range a.roleTree {
 		n.unmet, n.nunmet = false, 0
+		n.weight = a.weight(n.name)
 	}
 	for _, n := range a.roleTree {
 		a.roleShare(n)
@@ -114,6 +130,7 @@ func (a *Allocator) prepareRoleCycle() {
 	for _, n := range a.roleTree {
 		sortRoles(n.kids)
 	}
+	a.prepareOrders()
 }
 
 // noteUnmet keeps n.unmet, and the counts of unmet roles above it, in
@@ -135,19 +152,52 @@ func (a *Allocator) noteUnmet(n *roleNode) {
 	a.rc.nunmet += d
 }
 
-// roleShare sets n's share (its subtree's holdings) and its virtual
-// leaf's (its own frameworks').
-func (a *Allocator) roleShare(n *roleNode) {
-	w := a.weight(n.name)
-	n.share = n.alloc.Scalars.DominantShare(a.cluster.Total) / w
-	n.ownShare = n.own.Scalars.DominantShare(a.cluster.Total) / w
+// addUnreservedFree adds ag's free unreserved scalars to sum: on the
+// vectors alone where no named scalar is involved (every agent, every
+// cycle), else as unreservedFree does.
+func (a *Allocator) addUnreservedFree(sum *resources.Resources, ag *agent) {
+	plain := len(ag.avail.Extra) == 0 && len(sum.Extra) == 0
+	for _, pl := range ag.poolList {
+		plain = plain && len(pl.free.Extra) == 0
+	}
+	if !plain {
+		*sum = sum.Add(scalarsOf(a.unreservedFree(ag)))
+		return
+	}
+	free := ag.avail.Reservable().Scalars
+	for _, pl := range ag.poolList {
+		free = free.Sub(pl.free.Scalars)
+	}
+	sum.Scalars = sum.Scalars.Add(free)
 }
 
+// rankRoleNames numbers the roles in name order, the tie-break of the
+// role order, so that sorting compares numbers rather than names.
+func (a *Allocator) rankRoleNames() {
+	names := make([]string, 0, len(a.roleTree))
+	for name := range a.roleTree {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for i, name := range names {
+		a.roleTree[name].nameRank = i
+	}
+	a.roleOrderDirty = false
+}
+
+// roleShare sets n's share (its subtree's holdings) and its virtual
+// leaf's (its own frameworks'), by the weight noted for the cycle.
+func (a *Allocator) roleShare(n *roleNode) {
+	n.share = n.alloc.Scalars.DominantShare(a.cluster.Total) / n.weight
+	n.ownShare = n.own.Scalars.DominantShare(a.cluster.Total) / n.weight
+}
+
+// roleLess orders siblings by share, then name (by its rank).
 func roleLess(x, y *roleNode) bool {
 	if x.share != y.share {
 		return x.share < y.share
 	}
-	return x.name < y.name
+	return x.nameRank < y.nameRank
 }
 
 func sortRoles(s []*roleNode) {
@@ -316,7 +366,7 @@ func (a *Allocator) roleOffer(n *roleNode, ag *agent, quotaStage bool) (unres re
 	resv = a.rc.resv[:0]
 	for _, pl := range ag.poolList {
 		if !pl.free.IsEmpty() && resources.IsRoleOrDescendant(n.name, pl.name) {
-			resv = append(resv, poolPart{pl.name, pl.free})
+			resv = append(resv, poolPart{pl, pl.free})
 		}
 	}
 	a.rc.resv = resv
@@ -326,12 +376,21 @@ func (a *Allocator) roleOffer(n *roleNode, ag *agent, quotaStage bool) (unres re
 		// the headroom holds
 		g := n.quota.Guarantees
 		var guaranteed, other resources.Resources
-		for _, nm := range scalarNames(free) {
-			q := free.Scalar(nm)
-			if g.Scalar(nm) > 0 {
-				guaranteed = guaranteed.WithScalar(nm, min(q, unmet.Scalar(nm)))
+		for k, q := range free.Scalars {
+			if q <= 0 {
+				continue
+			}
+			if g.Scalars[k] > 0 {
+				guaranteed.Scalars[k] = min(q, unmet.Scalars[k])
 			} else {
-				other = other.WithScalar(nm, q)
+				other.Scalars[k] = q
+			}
+		}
+		for _, e := range free.Extra {
+			if g.Scalar(e.Name) > 0 {
+				guaranteed = guaranteed.WithScalar(e.Name, min(e.Value, unmet.Scalar(e.Name)))
+			} else {
+				other = other.WithScalar(e.Name, e.Value)
 			}
 		}
 		if !a.headroomHolds(other) {
@@ -347,20 +406,6 @@ func (a *Allocator) roleOffer(n *roleNode, ag *agent, quotaStage bool) (unres re
 	}
 	unres = a.clipToLimits(n, unres)
 	return unres, resv, true
-}
-
-// scalarNames lists the scalars r has.
-func scalarNames(r resources.Resources) []string {
-	var out []string
-	for k, q := range r.Scalars {
-		if q > 0 {
-			out = append(out, resources.KindNames[k])
-		}
-	}
-	for _, e := range r.Extra {
-		out = append(out, e.Name)
-	}
-	return out
 }
 
 // headroomHolds reports whether taking x from the free unreserved
@@ -398,64 +443,6 @@ func (a *Allocator) clipToLimits(n *roleNode, x resources.Resources) resources.R
 	return x
 }
 
-// pickInRole is the framework of role n that the criterion serves first
-// on ag with offer: active, the role not suppressed, wanting something,
-// not filtered, not already granted on this agent for this role.
-func (a *Allocator) pickInRole(n *roleNode, ag *agent, offer resources.Resources) (*framework, float64) {
-	if d, isDraw := a.rank.(byDraw); isDraw {
-		return a.sampleExact(d.s, n.fws, func(f *framework) bool { return a.mayOffer(f, n, ag, offer) })
-	}
-	// The best by score is seldom filtered: find it first and look at the
-	// filters once, rather than once per framework that betters the best
-	// so far. Scores that do not order (NaN) take the full scan.
-	var best *framework
-	bs := math.Inf(1)
-	for _, i := range n.fws {
-		f := a.fws[i]
-		if !a.wantsRole(f, n) || a.granted(f) {
-			continue
-		}
-		s := a.rank.score(f, ag, &a.cluster)
-		if math.IsNaN(s) {
-			return a.pickInRoleScan(n, ag, offer)
-		}
-		if best == nil || s < bs || s == bs && f.idx < best.idx {
-			best, bs = f, s
-		}
-	}
-	if best == nil || !a.blocked(best, ag, offer) {
-		return best, bs
-	}
-	return a.pickInRoleScan(n, ag, offer)
-}
-
-// pickInRoleScan is pickInRole's full scan, which checks the filters of
-// every framework that betters the best so far.
-func (a *Allocator) pickInRoleScan(n *roleNode, ag *agent, offer resources.Resources) (*framework, float64) {
-	var best *framework
-	bs := math.Inf(1)
-	for _, i := range n.fws {
-		f := a.fws[i]
-		if !a.wantsRole(f, n) {
-			continue
-		}
-		s := a.rank.score(f, ag, &a.cluster)
-		if best != nil && !(s < bs || s == bs && f.idx < best.idx) {
-			continue // the filter check is the dear part: only for a better one
-		}
-		if a.granted(f) || a.blocked(f, ag, offer) {
-			continue
-		}
-		best, bs = f, s
-	}
-	return best, bs
-}
-
-// mayOffer reports whether f may be offered offer on ag for role n.
-func (a *Allocator) mayOffer(f *framework, n *roleNode, ag *agent, offer resources.Resources) bool {
-	return a.wantsRole(f, n) && !a.granted(f) && !a.blocked(f, ag, offer)
-}
-
 // wantsRole reports whether f takes offers for role n: active, the role
 // not suppressed, and, with a declared demand, tasks still wanted.
 func (a *Allocator) wantsRole(f *framework, n *roleNode) bool {
@@ -476,12 +463,14 @@ func (a *Allocator) granted(f *framework) bool {
 // roleGrant allocates unres and the pools in resv on ag to f for role n,
 // keeps the books and the headroom, and records the offer.
 func (a *Allocator) roleGrant(f *framework, n *roleNode, ag *agent, offer, unres resources.Resources, resv []poolPart, score float64) {
+	a.reorderBefore(f, n)
 	a.grant(f, ag, offer, 0)
+	a.reorderAfter(f)
 	a.acctNode(ag, f.idx, n, "", unres, +1)
 	var reserved map[string]resources.Resources
 	for _, pp := range resv {
-		name, r := pp.pool, pp.res
-		a.acctNode(ag, f.idx, n, name, r, +1)
+		name, r := pp.pool.name, pp.res
+		a.acctPart(ag, f.idx, n, name, pp.pool, r, +1)
 		if reserved == nil {
 			reserved = map[string]resources.Resources{}
 		}

@@ -85,6 +85,9 @@ type roleNode struct {
 	unmet           bool                // its own guarantee is not met and it has frameworks
 	nunmet          int                 // roles in this subtree that are unmet
 	headroom        resources.Resources // unmet guarantee counted in the required headroom
+	orders          []roleOrder         // its members by score, per capacity class (roleorder.go)
+	weight          float64             // its weight, noted for the cycle
+	nameRank        int                 // its place in name order (rankRoleNames)
 }
 
 // role returns the node of name, creating it and its ancestors.
@@ -284,6 +287,20 @@ func guaranteeAboveGuarantee(sum, g resources.Resources) (string, bool) {
 func scalarsOf(r resources.Resources) resources.Resources {
 	r = r.Reservable()
 	return resources.Resources{Scalars: r.Scalars, Extra: append([]resources.Named(nil), r.Extra...)}
+}
+
+// scalarNames lists the scalars r has.
+func scalarNames(r resources.Resources) []string {
+	var out []string
+	for k, q := range r.Scalars {
+		if q > 0 {
+			out = append(out, resources.KindNames[k])
+		}
+	}
+	for _, e := range r.Extra {
+		out = append(out, e.Name)
+	}
+	return out
 }
 
 func sortedUnique(s []string) []string {

@@ -23,7 +23,9 @@ import (
 // suppression and filters, digested per case. The cycle is made faster
 // from time to time; a change that moves any offer fails here, and the
 // digests are rewritten (-update-role-decisions) only for a change meant
-// to decide differently.
+// to decide differently. Each case is also played with Config.bruteForce,
+// where the picks scan every member of a role rather than read the role
+// orders (roleorder.go), and must decide the same.
 
 var updateRoleDecisions = flag.Bool("update-role-decisions", false, "rewrite testdata/role_decisions.golden from what the role-aware cycle decides now")
 
@@ -32,7 +34,7 @@ const roleDecisionsFile = "testdata/role_decisions.golden"
 // roleDecisionCase is one recorded run: its name and how to play it.
 type roleDecisionCase struct {
 	name string
-	play func(t *testing.T, h hash.Hash) int // returns the offers made
+	play func(t *testing.T, h hash.Hash, brute bool) int // returns the offers made
 }
 
 // writeOffers digests one cycle's offers in order.
@@ -57,14 +59,14 @@ func roleDecisionCases() []roleDecisionCase {
 			for seed := uint64(1); seed <= 3; seed++ {
 				cases = append(cases, roleDecisionCase{
 					name: fmt.Sprintf("driver/%s/%s/seed=%d", crit, mode, seed),
-					play: func(t *testing.T, h hash.Hash) int { return playRoleDriver(t, h, crit, mode, seed) },
+					play: func(t *testing.T, h hash.Hash, brute bool) int { return playRoleDriver(t, h, crit, mode, seed, brute) },
 				})
 			}
 		}
 		for seed := uint64(1); seed <= 2; seed++ {
 			cases = append(cases, roleDecisionCase{
 				name: fmt.Sprintf("declines/%s/seed=%d", crit, seed),
-				play: func(t *testing.T, h hash.Hash) int { return playDeclines(t, h, crit, seed) },
+				play: func(t *testing.T, h hash.Hash, brute bool) int { return playDeclines(t, h, crit, seed, brute) },
 			})
 		}
 	}
@@ -74,9 +76,9 @@ func roleDecisionCases() []roleDecisionCase {
 // playRoleDriver runs the role property driver's random events, with
 // demands declared now and then in characterized mode, digesting every
 // cycle's offers.
-func playRoleDriver(t *testing.T, h hash.Hash, crit string, mode Mode, seed uint64) int {
+func playRoleDriver(t *testing.T, h hash.Hash, crit string, mode Mode, seed uint64, brute bool) int {
 	d := newRoleDriver(t, crit, seed)
-	d.fx = newFixture(t, Config{Sorter: mustLookup(t, crit), Mode: mode, Seed: seed})
+	d.fx = newFixture(t, Config{Sorter: mustLookup(t, crit), Mode: mode, Seed: seed, bruteForce: brute})
 	offers, cycle := 0, 0
 	d.onCycle = func(out []Offer) {
 		writeOffers(h, cycle, out)
@@ -101,9 +103,9 @@ func playRoleDriver(t *testing.T, h hash.Hash, crit string, mode Mode, seed uint
 // some roles, reservations on some agents; every offer is declined with a
 // filter, a few are kept, and now and then a role is suppressed or
 // revived.
-func playDeclines(t *testing.T, h hash.Hash, crit string, seed uint64) int {
+func playDeclines(t *testing.T, h hash.Hash, crit string, seed uint64, brute bool) int {
 	rng := rand.New(rand.NewPCG(seed, 1127))
-	fx := newFixture(t, Config{Sorter: mustLookup(t, crit), Seed: seed})
+	fx := newFixture(t, Config{Sorter: mustLookup(t, crit), Seed: seed, bruteForce: brute})
 	a := fx.a
 	roles := []string{"r0", "r0/a", "r0/b", "r1", "r2", "r2/c", "r2/c/d", "r3"}
 	shapes := []string{"cpus:24;mem:4096;disk:4096;ports:[31000-32000]", "cpus:8;mem:16384;disk:1024", "cpus:4;mem:2048;gpus:1"}
@@ -180,24 +182,30 @@ func declineOffer(t *testing.T, a *Allocator, o Offer, fl *Filter) {
 	}
 }
 
-// TestRoleCycleDecisionsRecorded plays every case and compares its digest
-// with the recorded one.
+// TestRoleCycleDecisionsRecorded plays every case, with the role orders
+// and with the scan, and compares each digest with the recorded one.
 func TestRoleCycleDecisionsRecorded(t *testing.T) {
 	want := readRoleDecisions(t)
 	var lines []string
 	for _, c := range roleDecisionCases() {
-		h := sha256.New()
-		var n int
-		t.Run(c.name, func(t *testing.T) { n = c.play(t, h) })
-		got := fmt.Sprintf("%x %d", h.Sum(nil)[:12], n)
-		lines = append(lines, c.name+" "+got)
+		var got [2]string
+		for i, brute := range []bool{false, true} {
+			h := sha256.New()
+			var n int
+			t.Run(fmt.Sprintf("%s/brute=%v", c.name, brute), func(t *testing.T) { n = c.play(t, h, brute) })
+			got[i] = fmt.Sprintf("%x %d", h.Sum(nil)[:12], n)
+		}
+		lines = append(lines, c.name+" "+got[1])
+		if got[0] != got[1] {
+			t.Errorf("%s: the role orders decide differently from the scan: digest and offers %s, scanning %s", c.name, got[0], got[1])
+		}
 		if *updateRoleDecisions {
 			continue
 		}
 		if w, ok := want[c.name]; !ok {
 			t.Errorf("%s: no recorded decisions (run with -update-role-decisions once the change is meant)", c.name)
-		} else if w != got {
-			t.Errorf("%s: the role-aware cycle decides differently: digest and offers %s, recorded %s", c.name, got, w)
+		} else if w != got[0] {
+			t.Errorf("%s: the role-aware cycle decides differently: digest and offers %s, recorded %s", c.name, got[0], w)
 		}
 	}
 	if *updateRoleDecisions {
