@@ -42,6 +42,7 @@ type roleCycle struct {
 	// fair-share stage adds to them rather than make a second offer
 	quotaOffers  map[offerKey]int
 	inQuotaStage bool
+	lastOffers   int // offers the last cycle made, to size the next one's
 	// the role orders the picks read (roleorder.go): which, the capacity
 	// classes by number, and the moves a grant makes in them
 	orders     orderKind
@@ -60,9 +61,14 @@ type poolPart struct {
 // roleFill runs both stages.
 func (a *Allocator) roleFill() {
 	a.prepareRoleCycle()
-	// about an offer per agent, more where pools split one: growing the
-	// slice offer by offer was a tenth of a cycle
-	a.out = make([]Offer, 0, a.nAgents+a.nAgents/8+2*a.nResvAgents)
+	// about as many offers as the last cycle made, else an offer per
+	// agent and more where pools split one: growing the slice offer by
+	// offer was a tenth of a cycle, and every slot is cleared and scanned
+	size := a.nAgents + a.nAgents/8 + 2*a.nResvAgents
+	if last := a.rc.lastOffers; last > 0 {
+		size = min(size, last+last/16+16)
+	}
+	a.out = make([]Offer, 0, size)
 	perm := a.liveAgents()
 	a.shuffle(perm)
 	clear(a.rc.quotaOffers)
@@ -80,6 +86,7 @@ func (a *Allocator) roleFill() {
 	for _, ai := range perm {
 		a.roleVisit(a.agents[ai], false)
 	}
+	a.rc.lastOffers = len(a.out)
 }
 
 // nextRoleCycle counts a cycle for agent.qcycle; when the count wraps, no
@@ -494,10 +501,12 @@ func (a *Allocator) roleGrant(f *framework, n *roleNode, ag *agent, offer, unres
 		rc.touched = append(rc.touched, n)
 	}
 	a.trace(f, ag, offer, score)
-	a.emitRole(Offer{
-		Framework: f.id, Agent: ag.id, Resources: offer, // built for this offer; never changed in place
-		Reason: a.reason(score), Role: n.name, Reserved: reserved,
-	}, f, ag)
+	if !a.mergeRole(f, ag, n, offer, reserved) {
+		a.out = append(a.out, Offer{
+			Framework: f.id, Agent: ag.id, Resources: offer, // built for this offer; never changed in place
+			Reason: a.reason(score), Role: n.name, Reserved: reserved,
+		})
+	}
 }
 
 // offerKey names the one offer a cycle makes per framework, agent and role.
@@ -506,25 +515,28 @@ type offerKey struct {
 	role   string
 }
 
-// emitRole records o. A framework offered part of an agent for a role in
-// the quota stage and more in the fair-share stage gets one offer with
-// both, as Mesos merges what one cycle offers a framework on an agent for
-// a role.
-func (a *Allocator) emitRole(o Offer, f *framework, ag *agent) {
+// mergeRole adds offer to the quota stage's offer to f on ag for role n
+// and reports whether there was one: a framework offered part of an agent
+// for a role in the quota stage and more in the fair-share stage gets one
+// offer with both, as Mesos merges what one cycle offers a framework on
+// an agent for a role. In the quota stage it notes where the offer about
+// to be appended goes.
+func (a *Allocator) mergeRole(f *framework, ag *agent, n *roleNode, offer resources.Resources, reserved map[string]resources.Resources) bool {
 	rc := &a.rc
-	k := offerKey{f.idx, ag.idx, o.Role}
-	if ag.qcycle != rc.cycle {
-		// no quota-stage offer on ag this cycle
-	} else if i, ok := rc.quotaOffers[k]; ok {
+	if ag.qcycle != rc.cycle && !rc.inQuotaStage {
+		return false // no quota-stage offer on ag this cycle
+	}
+	k := offerKey{f.idx, ag.idx, n.name}
+	if i, ok := rc.quotaOffers[k]; ag.qcycle == rc.cycle && ok {
 		prev := &a.out[i]
-		prev.Resources = prev.Resources.Add(o.Resources)
-		for pool, r := range o.Reserved {
+		prev.Resources = prev.Resources.Add(offer)
+		for pool, r := range reserved {
 			if prev.Reserved == nil {
 				prev.Reserved = map[string]resources.Resources{}
 			}
 			prev.Reserved[pool] = prev.Reserved[pool].Add(r)
 		}
-		return
+		return true
 	}
 	if rc.inQuotaStage {
 		if rc.quotaOffers == nil {
@@ -533,5 +545,5 @@ func (a *Allocator) emitRole(o Offer, f *framework, ag *agent) {
 		rc.quotaOffers[k] = len(a.out)
 		ag.qcycle = rc.cycle
 	}
-	a.out = append(a.out, o)
+	return false
 }

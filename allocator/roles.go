@@ -60,34 +60,36 @@ type RoleState struct {
 	Frameworks []string
 }
 
-// roleNode is one role in the tree.
+// roleNode is one role in the tree. What every grant and re-sort reads
+// comes first, so that it shares as few cache lines as it can; the
+// quota, read where a role has one, comes after.
 type roleNode struct {
 	name   string
 	parent *roleNode
 	kids   []*roleNode // sorted by (share, name) during a role-mode cycle
 	fws    []int32     // frameworks subscribed to exactly this role
 	nsub   int         // subscriptions in this subtree
-	quota  Quota
-	hasQ   bool
+	// per cycle
+	share, ownShare float64
+	weight          float64 // its weight, noted for the cycle
+	nameRank        int     // its place in name order (rankRoleNames)
+	nunmet          int     // roles in this subtree that are unmet
+	unmet           bool    // its own guarantee is not met and it has frameworks
+	hasQ            bool
+	// role mode only: what frameworks hold under this subtree (alloc), the
+	// unreserved part of it (unres), and what is held by frameworks in
+	// exactly this role (own, the share of the role's virtual leaf).
+	alloc, own, unres resources.Resources
+	// reserved is the reservation totals of this role and its
+	// descendants, kept in every mode.
+	reserved resources.Resources
+	orders   []roleOrder // its members by score, per capacity class (roleorder.go)
+	quota    Quota
 	// the kinds quota.Limited names, as flags on the well-known kinds and
 	// the other names, so that clipping an offer looks up no strings
 	limKind  [resources.NumKinds]bool
 	limExtra []string
-	// reserved is the reservation totals of this role and its
-	// descendants, kept in every mode.
-	reserved resources.Resources
-	// role mode only: what frameworks hold under this subtree (alloc), the
-	// unreserved part of it (unres), and what is held by frameworks in
-	// exactly this role (own, the share of the role's virtual leaf).
-	alloc, unres, own resources.Resources
-	// per cycle
-	share, ownShare float64
-	unmet           bool                // its own guarantee is not met and it has frameworks
-	nunmet          int                 // roles in this subtree that are unmet
-	headroom        resources.Resources // unmet guarantee counted in the required headroom
-	orders          []roleOrder         // its members by score, per capacity class (roleorder.go)
-	weight          float64             // its weight, noted for the cycle
-	nameRank        int                 // its place in name order (rankRoleNames)
+	headroom resources.Resources // unmet guarantee counted in the required headroom
 }
 
 // role returns the node of name, creating it and its ancestors.
