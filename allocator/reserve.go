@@ -22,6 +22,7 @@ import (
 // pool is one reservation on an agent.
 type pool struct {
 	name  string
+	node  *roleNode // the node of its role (nodes are never removed)
 	total resources.Resources
 	free  resources.Resources // role mode: total less what frameworks hold of it
 }
@@ -298,7 +299,7 @@ func (a *Allocator) setPools(ag *agent, byRole map[string]resources.Resources) {
 		if ag.pools == nil {
 			ag.pools = map[string]*pool{}
 		}
-		ag.pools[name] = &pool{name: name, total: r.Clone()}
+		ag.pools[name] = &pool{name: name, node: a.role(name), total: r.Clone()}
 		ag.poolNames = append(ag.poolNames, name)
 		for m := a.role(name); m != nil; m = m.parent {
 			m.reserved = m.reserved.Add(scalarsOf(r))
@@ -362,11 +363,17 @@ func (a *Allocator) RecoverReserved(fwID, agentID, role string, r resources.Reso
 	return a.recover(fwID, agentID, source{pool: role, strict: true}, r, fl)
 }
 
-// unreservedFree is what of ag is free and in no pool (role mode).
+// unreservedFree is what of ag is free and in no pool (role mode). A pool
+// of well-known scalars only is taken off the vectors alone, which is
+// what Sub would do, without copying the ports.
 func (a *Allocator) unreservedFree(ag *agent) resources.Resources {
 	free := ag.avail.Reservable()
 	for _, pl := range ag.poolList {
-		free = free.Sub(pl.free)
+		if len(pl.free.Extra) == 0 && len(pl.free.Ports) == 0 && len(free.Extra) == 0 {
+			free.Scalars = free.Scalars.Sub(pl.free.Scalars)
+		} else {
+			free = free.Sub(pl.free)
+		}
 	}
 	return free
 }

@@ -42,7 +42,8 @@ type roleCycle struct {
 	// fair-share stage adds to them rather than make a second offer
 	quotaOffers  map[offerKey]int
 	inQuotaStage bool
-	lastOffers   int // offers the last cycle made, to size the next one's
+	lastOffers   int    // offers the last cycle made, to size the next one's
+	visit        uint64 // counts agent visits, for roleNode.poolPath and poolSelf
 	// the role orders the picks read (roleorder.go): which, the capacity
 	// classes by number, and the moves a grant makes in them
 	orders     orderKind
@@ -231,6 +232,7 @@ func (a *Allocator) roleVisit(ag *agent, quotaStage bool) {
 	}
 	a.rc.touched = a.rc.touched[:0]
 	a.noteUnreserved(ag)
+	a.markPools(ag)
 	a.walkRoles(a.roleTop, ag, quotaStage)
 	for _, n := range a.rc.touched {
 		a.resortPath(n)
@@ -248,11 +250,42 @@ func (a *Allocator) walkRoles(s []*roleNode, ag *agent, quotaStage bool) bool {
 	return true
 }
 
+// markPools marks, for this visit of ag, the roles of its pools and
+// their ancestors: once ag's unreserved part is gone, only subtrees
+// holding such a role, or under one, can be offered anything.
+func (a *Allocator) markPools(ag *agent) {
+	if len(ag.poolList) == 0 {
+		return
+	}
+	a.rc.visit++
+	for _, pl := range ag.poolList {
+		pl.node.poolSelf = a.rc.visit
+		for m := pl.node; m != nil && m.poolPath != a.rc.visit; m = m.parent {
+			m.poolPath = a.rc.visit
+		}
+	}
+}
+
+// poolsOut reports whether n's subtree holds no role that ag's pools are
+// for, nor lies under one, once only pools are left on ag: every role in
+// it would be passed over (offerRole), so the walk skips it whole.
+func (a *Allocator) poolsOut(n *roleNode, ag *agent) bool {
+	if a.rc.unresOK || len(ag.poolList) == 0 || n.poolPath == a.rc.visit {
+		return false
+	}
+	for m := n.parent; m != nil; m = m.parent {
+		if m.poolSelf == a.rc.visit {
+			return false
+		}
+	}
+	return true
+}
+
 // walkRole visits n's subtree: n's own frameworks compete with its
 // children as a virtual leaf named "." (which sorts before any child of
 // equal share).
 func (a *Allocator) walkRole(n *roleNode, ag *agent, quotaStage bool) bool {
-	if n.nsub == 0 || quotaStage && n.nunmet == 0 {
+	if n.nsub == 0 || quotaStage && n.nunmet == 0 || a.poolsOut(n, ag) {
 		return true
 	}
 	if len(n.kids) == 0 {
@@ -281,15 +314,15 @@ func (a *Allocator) walkRole(n *roleNode, ag *agent, quotaStage bool) bool {
 func (a *Allocator) resortPath(n *roleNode) {
 	for m := n; m != nil; m = m.parent {
 		a.roleShare(m)
-		sib := a.roleTop
+		sibp := &a.roleTop
 		if m.parent != nil {
-			sib = m.parent.kids
+			sibp = &m.parent.kids
 		}
+		sib := *sibp
 		i := slices.Index(sib, m)
 		if right := sib[i+1:]; len(right) > 0 && roleLess(right[0], m) {
 			j := sort.Search(len(right), func(k int) bool { return roleLess(m, right[k]) })
-			copy(sib[i:i+j], right[:j])
-			sib[i+j] = m
+			*sibp = moveRight(sib, i, j)
 			continue
 		}
 		left := sib[:i]
@@ -297,6 +330,30 @@ func (a *Allocator) resortPath(n *roleNode) {
 		copy(sib[j+1:i+1], sib[j:i])
 		sib[j] = m
 	}
+}
+
+// moveRight moves s[i] past the j nodes right of it and returns the list.
+// The cheaper of two shifts: those j nodes one place left, or, where fewer
+// lie before i and after the new place (a role granted on an agent
+// usually goes from the front to the back), those before i one place
+// right and those after the new place one place right, the list sliding
+// right in its backing array, which is regrown with room at its end when
+// it has none.
+func moveRight(s []*roleNode, i, j int) []*roleNode {
+	m := s[i]
+	if tail := len(s) - 1 - (i + j); i+tail >= j {
+		copy(s[i:i+j], s[i+1:i+j+1])
+		s[i+j] = m
+		return s
+	}
+	if cap(s) == len(s) {
+		s = append(make([]*roleNode, 0, 4*len(s)+8), s...)
+	}
+	copy(s[1:i+1], s[:i])
+	s = s[1 : len(s)+1]
+	copy(s[i+j+1:], s[i+j:len(s)-1])
+	s[i+j] = m
+	return s
 }
 
 // offerRole offers ag's free resources to role n's frameworks, best

@@ -76,6 +76,10 @@ type roleNode struct {
 	nunmet          int     // roles in this subtree that are unmet
 	unmet           bool    // its own guarantee is not met and it has frameworks
 	hasQ            bool
+	// the agent visit (roleCycle.visit) in which it was marked as holding,
+	// or being above, a pool of the agent (poolPath), or being the role of
+	// one (poolSelf)
+	poolPath, poolSelf uint64
 	// role mode only: what frameworks hold under this subtree (alloc), the
 	// unreserved part of it (unres), and what is held by frameworks in
 	// exactly this role (own, the share of the role's virtual leaf).

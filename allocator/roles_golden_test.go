@@ -235,3 +235,36 @@ func readRoleDecisions(t *testing.T) map[string]string {
 	}
 	return out
 }
+
+// TestMoveRight checks both of moveRight's shifts against moving the node
+// by hand, for every position and distance in lists of several lengths,
+// with and without room at the end of the backing array.
+func TestMoveRight(t *testing.T) {
+	for n := 1; n <= 9; n++ {
+		for i := 0; i < n; i++ {
+			for j := 0; i+j < n; j++ {
+				for _, room := range []int{0, 3} {
+					nodes := make([]*roleNode, n, n+room)
+					for k := range nodes {
+						nodes[k] = &roleNode{nameRank: k}
+					}
+					want := slices.Clone(nodes)
+					m := want[i]
+					want = slices.Delete(want, i, i+1)
+					want = slices.Insert(want, i+j, m)
+					if got := moveRight(nodes, i, j); !slices.Equal(got, want) {
+						t.Fatalf("n=%d i=%d j=%d room=%d: got %v, want %v", n, i, j, room, ranks(got), ranks(want))
+					}
+				}
+			}
+		}
+	}
+}
+
+func ranks(s []*roleNode) []int {
+	var out []int
+	for _, n := range s {
+		out = append(out, n.nameRank)
+	}
+	return out
+}
