@@ -133,11 +133,11 @@ func (a *Allocator) acctPart(ag *agent, fw int32, n *roleNode, from string, pl *
 		ag.parts = append(ag.parts, part{fw: fw, role: role, pool: from})
 	}
 	p := &ag.parts[pi]
-	addScalars(&n.own, r, sign)
+	addScalars(&n.own, &r, sign)
 	for m := n; m != nil; m = m.parent {
-		addScalars(&m.alloc, r, sign)
+		addScalars(&m.alloc, &r, sign)
 		if from == "" {
-			addScalars(&m.unres, r, sign)
+			addScalars(&m.unres, &r, sign)
 		}
 	}
 	if sign > 0 {

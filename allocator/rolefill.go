@@ -548,7 +548,7 @@ func (a *Allocator) roleGrant(f *framework, n *roleNode, ag *agent, offer, unres
 		}
 	}
 	rc := &a.rc
-	addScalars(&rc.availHead, unres, -1)
+	addScalars(&rc.availHead, &unres, -1)
 	if root := a.headroomRoot(n); root != nil && !root.headroom.IsEmpty() {
 		rc.reqHead = rc.reqHead.Sub(root.headroom)
 		root.headroom = scalarsOf(root.quota.Guarantees).Sub(root.consumption())

@@ -127,16 +127,20 @@ func (n *roleNode) consumption() resources.Resources {
 
 // addScalars adds (sign > 0) or takes r's scalars to x, on the vectors
 // alone in the common case of no named scalars: the role books are
-// updated on every grant.
-func addScalars(x *resources.Resources, r resources.Resources, sign int) {
-	if len(r.Extra) == 0 && len(x.Extra) == 0 {
-		if sign > 0 {
-			x.Scalars = x.Scalars.Add(r.Scalars)
-		} else {
-			x.Scalars = x.Scalars.Sub(r.Scalars)
-		}
-		return
+// updated on every grant, so r is passed by pointer and the common case
+// is small enough to inline.
+func addScalars(x *resources.Resources, r *resources.Resources, sign int) {
+	if len(r.Extra) != 0 || len(x.Extra) != 0 {
+		addNamedScalars(x, r, sign)
+	} else if sign > 0 {
+		x.Scalars = x.Scalars.Add(r.Scalars)
+	} else {
+		x.Scalars = x.Scalars.Sub(r.Scalars)
 	}
+}
+
+// addNamedScalars is addScalars where named scalars are involved.
+func addNamedScalars(x *resources.Resources, r *resources.Resources, sign int) {
 	q := resources.Resources{Scalars: r.Scalars, Extra: r.Extra}
 	if sign > 0 {
 		*x = x.Add(q)
