@@ -113,11 +113,6 @@ func (a *Allocator) nextRoleCycle() {
 func (a *Allocator) prepareRoleCycle() {
 	rc := &a.rc
 	rc.availHead, rc.reqHead, rc.nunmet = resources.Resources{}, resources.Resources{}, 0
-	for _, ag := range a.agents {
-		if ag != nil {
-			a.addUnreservedFree(&rc.availHead, ag)
-		}
-	}
 	if a.roleOrderDirty {
 		a.rankRoleNames()
 	}
@@ -132,6 +127,16 @@ func (a *Allocator) prepareRoleCycle() {
 		if a.headroomRoot(n) == n {
 			n.headroom = scalarsOf(n.quota.Guarantees).Sub(n.consumption())
 			rc.reqHead = rc.reqHead.Add(n.headroom)
+		}
+	}
+	if !rc.reqHead.IsEmpty() {
+		// only a headroom to hold back reads what is free (headroomHolds),
+		// and the headroom only shrinks within a cycle: with none, the
+		// pass over every agent is spared
+		for _, ag := range a.agents {
+			if ag != nil {
+				a.addUnreservedFree(&rc.availHead, ag)
+			}
 		}
 	}
 	sortRoles(a.roleTop)
