@@ -111,9 +111,12 @@ type Allocator struct {
 	rank     ranking // the criterion's shape, chosen in New (paths.go)
 	path     filler  // the fill path, chosen in New (paths.go)
 	minAlloc []resources.Resources
-	rng      *rand.Rand
-	clock    Clock
-	models   []policy.Model // stateful policies' state (model.go)
+	// minAllocVec is minAlloc as vectors where no floor names ports or
+	// another scalar (allocatable reads them), else nil
+	minAllocVec []resources.Vector
+	rng         *rand.Rand
+	clock       Clock
+	models      []policy.Model // stateful policies' state (model.go)
 
 	agents     []*agent // by index; nil once removed
 	agentByID  map[string]int32
@@ -180,6 +183,13 @@ func New(cfg Config) (*Allocator, error) {
 	}
 	if a.minAlloc == nil {
 		a.minAlloc = DefaultMinAllocatable()
+	}
+	for _, m := range a.minAlloc {
+		if len(m.Extra) > 0 || len(m.Ports) > 0 {
+			a.minAllocVec = nil
+			break
+		}
+		a.minAllocVec = append(a.minAllocVec, m.Scalars)
 	}
 	if err := a.choosePath(cfg.Sorter); err != nil {
 		return nil, err

@@ -94,7 +94,12 @@
 // guarantees first) then fair-share stage (headroom held back for unmet
 // guarantees), roles sorted level by level by weighted dominant share and
 // frameworks within a role by the criterion, offers clipped to limits and
-// reservation pools offered whole inside their role's subtree.
+// reservation pools offered whole inside their role's subtree; rolesort.go
+// keeps the roles in that order through the cycle. Which framework of a
+// role is served is roleorder.go: where the criterion's
+// score does not depend on what is left on the agent, each role keeps its
+// members sorted through the cycle and the first eligible one is served;
+// otherwise, and with Config.bruteForce, every member is scored.
 // docs/roles.md states the semantics and where they leave Mesos.
 //
 // # Decisions and policy models

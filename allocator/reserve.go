@@ -22,6 +22,7 @@ import (
 // pool is one reservation on an agent.
 type pool struct {
 	name  string
+	node  *roleNode // the node of its role (nodes are never removed)
 	total resources.Resources
 	free  resources.Resources // role mode: total less what frameworks hold of it
 }
@@ -106,6 +107,16 @@ func (a *Allocator) acct(ag *agent, fw int32, role, pool string, r resources.Res
 // acctNode is acct for the node of the role, which the cycle has at hand
 // (a look-up by name per grant was a good part of the books' cost).
 func (a *Allocator) acctNode(ag *agent, fw int32, n *roleNode, from string, r resources.Resources, sign int) {
+	var pl *pool
+	if from != "" {
+		pl = ag.pools[from] // nil for a pool that is gone: its parts are booked by name
+	}
+	a.acctPart(ag, fw, n, from, pl, r, sign)
+}
+
+// acctPart is acctNode with from's pool pl (nil if none), which a grant
+// has at hand.
+func (a *Allocator) acctPart(ag *agent, fw int32, n *roleNode, from string, pl *pool, r resources.Resources, sign int) {
 	if r.IsEmpty() {
 		return
 	}
@@ -122,16 +133,12 @@ func (a *Allocator) acctNode(ag *agent, fw int32, n *roleNode, from string, r re
 		ag.parts = append(ag.parts, part{fw: fw, role: role, pool: from})
 	}
 	p := &ag.parts[pi]
-	addScalars(&n.own, r, sign)
+	addScalars(&n.own, &r, sign)
 	for m := n; m != nil; m = m.parent {
-		addScalars(&m.alloc, r, sign)
+		addScalars(&m.alloc, &r, sign)
 		if from == "" {
-			addScalars(&m.unres, r, sign)
+			addScalars(&m.unres, &r, sign)
 		}
-	}
-	var pl *pool
-	if from != "" {
-		pl = ag.pools[from]
 	}
 	if sign > 0 {
 		if p.res.IsEmpty() {
@@ -292,7 +299,7 @@ func (a *Allocator) setPools(ag *agent, byRole map[string]resources.Resources) {
 		if ag.pools == nil {
 			ag.pools = map[string]*pool{}
 		}
-		ag.pools[name] = &pool{name: name, total: r.Clone()}
+		ag.pools[name] = &pool{name: name, node: a.role(name), total: r.Clone()}
 		ag.poolNames = append(ag.poolNames, name)
 		for m := a.role(name); m != nil; m = m.parent {
 			m.reserved = m.reserved.Add(scalarsOf(r))
@@ -356,11 +363,17 @@ func (a *Allocator) RecoverReserved(fwID, agentID, role string, r resources.Reso
 	return a.recover(fwID, agentID, source{pool: role, strict: true}, r, fl)
 }
 
-// unreservedFree is what of ag is free and in no pool (role mode).
+// unreservedFree is what of ag is free and in no pool (role mode). A pool
+// of well-known scalars only is taken off the vectors alone, which is
+// what Sub would do, without copying the ports.
 func (a *Allocator) unreservedFree(ag *agent) resources.Resources {
 	free := ag.avail.Reservable()
 	for _, pl := range ag.poolList {
-		free = free.Sub(pl.free)
+		if len(pl.free.Extra) == 0 && len(pl.free.Ports) == 0 && len(free.Extra) == 0 {
+			free.Scalars = free.Scalars.Sub(pl.free.Scalars)
+		} else {
+			free = free.Sub(pl.free)
+		}
 	}
 	return free
 }

@@ -1,11 +1,8 @@
 package allocator
 
 import (
-	"math"
-	"slices"
-	"sort"
-
 	"github.com/allot-sched/allot/resources"
+	"github.com/allot-sched/allot/sorter"
 )
 
 // The role-aware cycle (Mesos 1.11's two allocation stages), which runs
@@ -42,20 +39,34 @@ type roleCycle struct {
 	// fair-share stage adds to them rather than make a second offer
 	quotaOffers  map[offerKey]int
 	inQuotaStage bool
+	lastOffers   int    // offers the last cycle made, to size the next one's
+	visit        uint64 // counts agent visits, for roleNode.poolPath and poolSelf
+	// the role orders the picks read (roleorder.go): which, the capacity
+	// classes by number, and the moves a grant makes in them
+	orders     orderKind
+	classCrit  sorter.CapacityScored
+	classOf    map[resources.Vector]int
+	classViews []sorter.Agent
+	moves      []orderMove
 }
 
 // poolPart is a pool's free part in an offer being built.
 type poolPart struct {
-	pool string
+	pool *pool
 	res  resources.Resources
 }
 
 // roleFill runs both stages.
 func (a *Allocator) roleFill() {
 	a.prepareRoleCycle()
-	// about an offer per agent, more where pools split one: growing the
-	// slice offer by offer was a tenth of a cycle
-	a.out = make([]Offer, 0, a.nAgents+a.nAgents/8+2*a.nResvAgents)
+	// about as many offers as the last cycle made, else an offer per
+	// agent and more where pools split one: growing the slice offer by
+	// offer was a tenth of a cycle, and every slot is cleared and scanned
+	size := a.nAgents + a.nAgents/8 + 2*a.nResvAgents
+	if last := a.rc.lastOffers; last > 0 {
+		size = min(size, last+last/16+16)
+	}
+	a.out = make([]Offer, 0, size)
 	perm := a.liveAgents()
 	a.shuffle(perm)
 	clear(a.rc.quotaOffers)
@@ -73,6 +84,7 @@ func (a *Allocator) roleFill() {
 	for _, ai := range perm {
 		a.roleVisit(a.agents[ai], false)
 	}
+	a.rc.lastOffers = len(a.out)
 }
 
 // nextRoleCycle counts a cycle for agent.qcycle; when the count wraps, no
@@ -86,6 +98,11 @@ func (a *Allocator) nextRoleCycle() {
 				ag.qcycle = 0
 			}
 		}
+		for _, n := range a.roleTree {
+			for i := range n.orders {
+				n.orders[i].cycle = 0
+			}
+		}
 	}
 }
 
@@ -93,13 +110,12 @@ func (a *Allocator) nextRoleCycle() {
 func (a *Allocator) prepareRoleCycle() {
 	rc := &a.rc
 	rc.availHead, rc.reqHead, rc.nunmet = resources.Resources{}, resources.Resources{}, 0
-	for _, ag := range a.agents {
-		if ag != nil {
-			rc.availHead = rc.availHead.Add(scalarsOf(a.unreservedFree(ag)))
-		}
+	if a.roleOrderDirty {
+		a.rankRoleNames()
 	}
 	for _, n := range a.roleTree {
 		n.unmet, n.nunmet = false, 0
+		n.weight = a.weight(n.name)
 	}
 	for _, n := range a.roleTree {
 		a.roleShare(n)
@@ -110,10 +126,21 @@ func (a *Allocator) prepareRoleCycle() {
 			rc.reqHead = rc.reqHead.Add(n.headroom)
 		}
 	}
+	if !rc.reqHead.IsEmpty() {
+		// only a headroom to hold back reads what is free (headroomHolds),
+		// and the headroom only shrinks within a cycle: with none, the
+		// pass over every agent is spared
+		for _, ag := range a.agents {
+			if ag != nil {
+				a.addUnreservedFree(&rc.availHead, ag)
+			}
+		}
+	}
 	sortRoles(a.roleTop)
 	for _, n := range a.roleTree {
 		sortRoles(n.kids)
 	}
+	a.prepareOrders()
 }
 
 // noteUnmet keeps n.unmet, and the counts of unmet roles above it, in
@@ -135,23 +162,23 @@ func (a *Allocator) noteUnmet(n *roleNode) {
 	a.rc.nunmet += d
 }
 
-// roleShare sets n's share (its subtree's holdings) and its virtual
-// leaf's (its own frameworks').
-func (a *Allocator) roleShare(n *roleNode) {
-	w := a.weight(n.name)
-	n.share = n.alloc.Scalars.DominantShare(a.cluster.Total) / w
-	n.ownShare = n.own.Scalars.DominantShare(a.cluster.Total) / w
-}
-
-func roleLess(x, y *roleNode) bool {
-	if x.share != y.share {
-		return x.share < y.share
+// addUnreservedFree adds ag's free unreserved scalars to sum: on the
+// vectors alone where no named scalar is involved (every agent, every
+// cycle), else as unreservedFree does.
+func (a *Allocator) addUnreservedFree(sum *resources.Resources, ag *agent) {
+	plain := len(ag.avail.Extra) == 0 && len(sum.Extra) == 0
+	for _, pl := range ag.poolList {
+		plain = plain && len(pl.free.Extra) == 0
 	}
-	return x.name < y.name
-}
-
-func sortRoles(s []*roleNode) {
-	sort.Slice(s, func(i, j int) bool { return roleLess(s[i], s[j]) })
+	if !plain {
+		*sum = sum.Add(scalarsOf(a.unreservedFree(ag)))
+		return
+	}
+	free := ag.avail.Reservable().Scalars
+	for _, pl := range ag.poolList {
+		free = free.Sub(pl.free.Scalars)
+	}
+	sum.Scalars = sum.Scalars.Add(free)
 }
 
 // headroomRoot is the topmost role at or above n with a guarantee (its
@@ -174,6 +201,7 @@ func (a *Allocator) roleVisit(ag *agent, quotaStage bool) {
 	}
 	a.rc.touched = a.rc.touched[:0]
 	a.noteUnreserved(ag)
+	a.markPools(ag)
 	a.walkRoles(a.roleTop, ag, quotaStage)
 	for _, n := range a.rc.touched {
 		a.resortPath(n)
@@ -191,11 +219,42 @@ func (a *Allocator) walkRoles(s []*roleNode, ag *agent, quotaStage bool) bool {
 	return true
 }
 
+// markPools marks, for this visit of ag, the roles of its pools and
+// their ancestors: once ag's unreserved part is gone, only subtrees
+// holding such a role, or under one, can be offered anything.
+func (a *Allocator) markPools(ag *agent) {
+	if len(ag.poolList) == 0 {
+		return
+	}
+	a.rc.visit++
+	for _, pl := range ag.poolList {
+		pl.node.poolSelf = a.rc.visit
+		for m := pl.node; m != nil && m.poolPath != a.rc.visit; m = m.parent {
+			m.poolPath = a.rc.visit
+		}
+	}
+}
+
+// poolsOut reports whether n's subtree holds no role that ag's pools are
+// for, nor lies under one, once only pools are left on ag: every role in
+// it would be passed over (offerRole), so the walk skips it whole.
+func (a *Allocator) poolsOut(n *roleNode, ag *agent) bool {
+	if a.rc.unresOK || len(ag.poolList) == 0 || n.poolPath == a.rc.visit {
+		return false
+	}
+	for m := n.parent; m != nil; m = m.parent {
+		if m.poolSelf == a.rc.visit {
+			return false
+		}
+	}
+	return true
+}
+
 // walkRole visits n's subtree: n's own frameworks compete with its
 // children as a virtual leaf named "." (which sorts before any child of
 // equal share).
 func (a *Allocator) walkRole(n *roleNode, ag *agent, quotaStage bool) bool {
-	if n.nsub == 0 || quotaStage && n.nunmet == 0 {
+	if n.nsub == 0 || quotaStage && n.nunmet == 0 || a.poolsOut(n, ag) {
 		return true
 	}
 	if len(n.kids) == 0 {
@@ -214,32 +273,6 @@ func (a *Allocator) walkRole(n *roleNode, ag *agent, quotaStage bool) bool {
 		}
 	}
 	return self || a.offerRole(n, ag, quotaStage)
-}
-
-// resortPath recomputes the shares from n up and moves each node to its
-// place among its siblings: found by pointer, placed by binary search on
-// the side it moves to, and only the siblings it passes are shifted (a
-// granted role moves right, usually far; one copy of the whole list in
-// and one out was most of the re-sort).
-func (a *Allocator) resortPath(n *roleNode) {
-	for m := n; m != nil; m = m.parent {
-		a.roleShare(m)
-		sib := a.roleTop
-		if m.parent != nil {
-			sib = m.parent.kids
-		}
-		i := slices.Index(sib, m)
-		if right := sib[i+1:]; len(right) > 0 && roleLess(right[0], m) {
-			j := sort.Search(len(right), func(k int) bool { return roleLess(m, right[k]) })
-			copy(sib[i:i+j], right[:j])
-			sib[i+j] = m
-			continue
-		}
-		left := sib[:i]
-		j := sort.Search(len(left), func(k int) bool { return roleLess(m, left[k]) })
-		copy(sib[j+1:i+1], sib[j:i])
-		sib[j] = m
-	}
 }
 
 // offerRole offers ag's free resources to role n's frameworks, best
@@ -316,7 +349,7 @@ func (a *Allocator) roleOffer(n *roleNode, ag *agent, quotaStage bool) (unres re
 	resv = a.rc.resv[:0]
 	for _, pl := range ag.poolList {
 		if !pl.free.IsEmpty() && resources.IsRoleOrDescendant(n.name, pl.name) {
-			resv = append(resv, poolPart{pl.name, pl.free})
+			resv = append(resv, poolPart{pl, pl.free})
 		}
 	}
 	a.rc.resv = resv
@@ -326,12 +359,21 @@ func (a *Allocator) roleOffer(n *roleNode, ag *agent, quotaStage bool) (unres re
 		// the headroom holds
 		g := n.quota.Guarantees
 		var guaranteed, other resources.Resources
-		for _, nm := range scalarNames(free) {
-			q := free.Scalar(nm)
-			if g.Scalar(nm) > 0 {
-				guaranteed = guaranteed.WithScalar(nm, min(q, unmet.Scalar(nm)))
+		for k, q := range free.Scalars {
+			if q <= 0 {
+				continue
+			}
+			if g.Scalars[k] > 0 {
+				guaranteed.Scalars[k] = min(q, unmet.Scalars[k])
 			} else {
-				other = other.WithScalar(nm, q)
+				other.Scalars[k] = q
+			}
+		}
+		for _, e := range free.Extra {
+			if g.Scalar(e.Name) > 0 {
+				guaranteed = guaranteed.WithScalar(e.Name, min(e.Value, unmet.Scalar(e.Name)))
+			} else {
+				other = other.WithScalar(e.Name, e.Value)
 			}
 		}
 		if !a.headroomHolds(other) {
@@ -347,20 +389,6 @@ func (a *Allocator) roleOffer(n *roleNode, ag *agent, quotaStage bool) (unres re
 	}
 	unres = a.clipToLimits(n, unres)
 	return unres, resv, true
-}
-
-// scalarNames lists the scalars r has.
-func scalarNames(r resources.Resources) []string {
-	var out []string
-	for k, q := range r.Scalars {
-		if q > 0 {
-			out = append(out, resources.KindNames[k])
-		}
-	}
-	for _, e := range r.Extra {
-		out = append(out, e.Name)
-	}
-	return out
 }
 
 // headroomHolds reports whether taking x from the free unreserved
@@ -398,64 +426,6 @@ func (a *Allocator) clipToLimits(n *roleNode, x resources.Resources) resources.R
 	return x
 }
 
-// pickInRole is the framework of role n that the criterion serves first
-// on ag with offer: active, the role not suppressed, wanting something,
-// not filtered, not already granted on this agent for this role.
-func (a *Allocator) pickInRole(n *roleNode, ag *agent, offer resources.Resources) (*framework, float64) {
-	if d, isDraw := a.rank.(byDraw); isDraw {
-		return a.sampleExact(d.s, n.fws, func(f *framework) bool { return a.mayOffer(f, n, ag, offer) })
-	}
-	// The best by score is seldom filtered: find it first and look at the
-	// filters once, rather than once per framework that betters the best
-	// so far. Scores that do not order (NaN) take the full scan.
-	var best *framework
-	bs := math.Inf(1)
-	for _, i := range n.fws {
-		f := a.fws[i]
-		if !a.wantsRole(f, n) || a.granted(f) {
-			continue
-		}
-		s := a.rank.score(f, ag, &a.cluster)
-		if math.IsNaN(s) {
-			return a.pickInRoleScan(n, ag, offer)
-		}
-		if best == nil || s < bs || s == bs && f.idx < best.idx {
-			best, bs = f, s
-		}
-	}
-	if best == nil || !a.blocked(best, ag, offer) {
-		return best, bs
-	}
-	return a.pickInRoleScan(n, ag, offer)
-}
-
-// pickInRoleScan is pickInRole's full scan, which checks the filters of
-// every framework that betters the best so far.
-func (a *Allocator) pickInRoleScan(n *roleNode, ag *agent, offer resources.Resources) (*framework, float64) {
-	var best *framework
-	bs := math.Inf(1)
-	for _, i := range n.fws {
-		f := a.fws[i]
-		if !a.wantsRole(f, n) {
-			continue
-		}
-		s := a.rank.score(f, ag, &a.cluster)
-		if best != nil && !(s < bs || s == bs && f.idx < best.idx) {
-			continue // the filter check is the dear part: only for a better one
-		}
-		if a.granted(f) || a.blocked(f, ag, offer) {
-			continue
-		}
-		best, bs = f, s
-	}
-	return best, bs
-}
-
-// mayOffer reports whether f may be offered offer on ag for role n.
-func (a *Allocator) mayOffer(f *framework, n *roleNode, ag *agent, offer resources.Resources) bool {
-	return a.wantsRole(f, n) && !a.granted(f) && !a.blocked(f, ag, offer)
-}
-
 // wantsRole reports whether f takes offers for role n: active, the role
 // not suppressed, and, with a declared demand, tasks still wanted.
 func (a *Allocator) wantsRole(f *framework, n *roleNode) bool {
@@ -476,12 +446,14 @@ func (a *Allocator) granted(f *framework) bool {
 // roleGrant allocates unres and the pools in resv on ag to f for role n,
 // keeps the books and the headroom, and records the offer.
 func (a *Allocator) roleGrant(f *framework, n *roleNode, ag *agent, offer, unres resources.Resources, resv []poolPart, score float64) {
+	a.reorderBefore(f, n)
 	a.grant(f, ag, offer, 0)
+	a.reorderAfter(f)
 	a.acctNode(ag, f.idx, n, "", unres, +1)
 	var reserved map[string]resources.Resources
 	for _, pp := range resv {
-		name, r := pp.pool, pp.res
-		a.acctNode(ag, f.idx, n, name, r, +1)
+		name, r := pp.pool.name, pp.res
+		a.acctPart(ag, f.idx, n, name, pp.pool, r, +1)
 		if reserved == nil {
 			reserved = map[string]resources.Resources{}
 		}
@@ -495,7 +467,7 @@ func (a *Allocator) roleGrant(f *framework, n *roleNode, ag *agent, offer, unres
 		}
 	}
 	rc := &a.rc
-	addScalars(&rc.availHead, unres, -1)
+	addScalars(&rc.availHead, &unres, -1)
 	if root := a.headroomRoot(n); root != nil && !root.headroom.IsEmpty() {
 		rc.reqHead = rc.reqHead.Sub(root.headroom)
 		root.headroom = scalarsOf(root.quota.Guarantees).Sub(root.consumption())
@@ -505,10 +477,12 @@ func (a *Allocator) roleGrant(f *framework, n *roleNode, ag *agent, offer, unres
 		rc.touched = append(rc.touched, n)
 	}
 	a.trace(f, ag, offer, score)
-	a.emitRole(Offer{
-		Framework: f.id, Agent: ag.id, Resources: offer, // built for this offer; never changed in place
-		Reason: a.reason(score), Role: n.name, Reserved: reserved,
-	}, f, ag)
+	if !a.mergeRole(f, ag, n, offer, reserved) {
+		a.out = append(a.out, Offer{
+			Framework: f.id, Agent: ag.id, Resources: offer, // built for this offer; never changed in place
+			Reason: a.reason(score), Role: n.name, Reserved: reserved,
+		})
+	}
 }
 
 // offerKey names the one offer a cycle makes per framework, agent and role.
@@ -517,25 +491,28 @@ type offerKey struct {
 	role   string
 }
 
-// emitRole records o. A framework offered part of an agent for a role in
-// the quota stage and more in the fair-share stage gets one offer with
-// both, as Mesos merges what one cycle offers a framework on an agent for
-// a role.
-func (a *Allocator) emitRole(o Offer, f *framework, ag *agent) {
+// mergeRole adds offer to the quota stage's offer to f on ag for role n
+// and reports whether there was one: a framework offered part of an agent
+// for a role in the quota stage and more in the fair-share stage gets one
+// offer with both, as Mesos merges what one cycle offers a framework on
+// an agent for a role. In the quota stage it notes where the offer about
+// to be appended goes.
+func (a *Allocator) mergeRole(f *framework, ag *agent, n *roleNode, offer resources.Resources, reserved map[string]resources.Resources) bool {
 	rc := &a.rc
-	k := offerKey{f.idx, ag.idx, o.Role}
-	if ag.qcycle != rc.cycle {
-		// no quota-stage offer on ag this cycle
-	} else if i, ok := rc.quotaOffers[k]; ok {
+	if ag.qcycle != rc.cycle && !rc.inQuotaStage {
+		return false // no quota-stage offer on ag this cycle
+	}
+	k := offerKey{f.idx, ag.idx, n.name}
+	if i, ok := rc.quotaOffers[k]; ag.qcycle == rc.cycle && ok {
 		prev := &a.out[i]
-		prev.Resources = prev.Resources.Add(o.Resources)
-		for pool, r := range o.Reserved {
+		prev.Resources = prev.Resources.Add(offer)
+		for pool, r := range reserved {
 			if prev.Reserved == nil {
 				prev.Reserved = map[string]resources.Resources{}
 			}
 			prev.Reserved[pool] = prev.Reserved[pool].Add(r)
 		}
-		return
+		return true
 	}
 	if rc.inQuotaStage {
 		if rc.quotaOffers == nil {
@@ -544,5 +521,5 @@ func (a *Allocator) emitRole(o Offer, f *framework, ag *agent) {
 		rc.quotaOffers[k] = len(a.out)
 		ag.qcycle = rc.cycle
 	}
-	a.out = append(a.out, o)
+	return false
 }

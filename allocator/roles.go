@@ -60,31 +60,40 @@ type RoleState struct {
 	Frameworks []string
 }
 
-// roleNode is one role in the tree.
+// roleNode is one role in the tree. What every grant and re-sort reads
+// comes first, so that it shares as few cache lines as it can; the
+// quota, read where a role has one, comes after.
 type roleNode struct {
 	name   string
 	parent *roleNode
 	kids   []*roleNode // sorted by (share, name) during a role-mode cycle
 	fws    []int32     // frameworks subscribed to exactly this role
 	nsub   int         // subscriptions in this subtree
-	quota  Quota
-	hasQ   bool
+	// per cycle
+	share, ownShare float64
+	weight          float64 // its weight, noted for the cycle
+	nameRank        int     // its place in name order (rankRoleNames)
+	nunmet          int     // roles in this subtree that are unmet
+	unmet           bool    // its own guarantee is not met and it has frameworks
+	hasQ            bool
+	// the agent visit (roleCycle.visit) in which it was marked as holding,
+	// or being above, a pool of the agent (poolPath), or being the role of
+	// one (poolSelf)
+	poolPath, poolSelf uint64
+	// role mode only: what frameworks hold under this subtree (alloc), the
+	// unreserved part of it (unres), and what is held by frameworks in
+	// exactly this role (own, the share of the role's virtual leaf).
+	alloc, own, unres resources.Resources
+	// reserved is the reservation totals of this role and its
+	// descendants, kept in every mode.
+	reserved resources.Resources
+	orders   []roleOrder // its members by score, per capacity class (roleorder.go)
+	quota    Quota
 	// the kinds quota.Limited names, as flags on the well-known kinds and
 	// the other names, so that clipping an offer looks up no strings
 	limKind  [resources.NumKinds]bool
 	limExtra []string
-	// reserved is the reservation totals of this role and its
-	// descendants, kept in every mode.
-	reserved resources.Resources
-	// role mode only: what frameworks hold under this subtree (alloc), the
-	// unreserved part of it (unres), and what is held by frameworks in
-	// exactly this role (own, the share of the role's virtual leaf).
-	alloc, unres, own resources.Resources
-	// per cycle
-	share, ownShare float64
-	unmet           bool                // its own guarantee is not met and it has frameworks
-	nunmet          int                 // roles in this subtree that are unmet
-	headroom        resources.Resources // unmet guarantee counted in the required headroom
+	headroom resources.Resources // unmet guarantee counted in the required headroom
 }
 
 // role returns the node of name, creating it and its ancestors.
@@ -118,16 +127,20 @@ func (n *roleNode) consumption() resources.Resources {
 
 // addScalars adds (sign > 0) or takes r's scalars to x, on the vectors
 // alone in the common case of no named scalars: the role books are
-// updated on every grant.
-func addScalars(x *resources.Resources, r resources.Resources, sign int) {
-	if len(r.Extra) == 0 && len(x.Extra) == 0 {
-		if sign > 0 {
-			x.Scalars = x.Scalars.Add(r.Scalars)
-		} else {
-			x.Scalars = x.Scalars.Sub(r.Scalars)
-		}
-		return
+// updated on every grant, so r is passed by pointer and the common case
+// is small enough to inline.
+func addScalars(x *resources.Resources, r *resources.Resources, sign int) {
+	if len(r.Extra) != 0 || len(x.Extra) != 0 {
+		addNamedScalars(x, r, sign)
+	} else if sign > 0 {
+		x.Scalars = x.Scalars.Add(r.Scalars)
+	} else {
+		x.Scalars = x.Scalars.Sub(r.Scalars)
 	}
+}
+
+// addNamedScalars is addScalars where named scalars are involved.
+func addNamedScalars(x *resources.Resources, r *resources.Resources, sign int) {
 	q := resources.Resources{Scalars: r.Scalars, Extra: r.Extra}
 	if sign > 0 {
 		*x = x.Add(q)
@@ -284,6 +297,20 @@ func guaranteeAboveGuarantee(sum, g resources.Resources) (string, bool) {
 func scalarsOf(r resources.Resources) resources.Resources {
 	r = r.Reservable()
 	return resources.Resources{Scalars: r.Scalars, Extra: append([]resources.Named(nil), r.Extra...)}
+}
+
+// scalarNames lists the scalars r has.
+func scalarNames(r resources.Resources) []string {
+	var out []string
+	for k, q := range r.Scalars {
+		if q > 0 {
+			out = append(out, resources.KindNames[k])
+		}
+	}
+	for _, e := range r.Extra {
+		out = append(out, e.Name)
+	}
+	return out
 }
 
 func sortedUnique(s []string) []string {

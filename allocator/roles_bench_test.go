@@ -2,7 +2,9 @@ package allocator
 
 import (
 	"fmt"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/allot-sched/allot/resources"
 	"github.com/allot-sched/allot/sorter"
@@ -53,6 +55,67 @@ func BenchmarkAllocationCycleRoles(b *testing.B) {
 			})
 		}
 	}
+}
+
+// BenchmarkAllocationCycleRolesRatio is the comparison itself:
+// each op runs one cycle of BenchmarkAllocationCycleRoles without quota
+// and one with, interleaved (which goes first alternates), so that the
+// load of a shared machine falls on both alike. It reports the median
+// wall and CPU time per cycle of each and their ratio, roles/flat.
+func BenchmarkAllocationCycleRolesRatio(b *testing.B) {
+	for _, crit := range []string{"drf", "psdsf"} {
+		b.Run(fmt.Sprintf("agents=10000/frameworks=1000/sorter=%s", crit), func(b *testing.B) {
+			type side struct {
+				a         *Allocator
+				clk       *ManualClock
+				wall, cpu []float64
+			}
+			var sides [2]side
+			for i, withQuota := range []bool{false, true} {
+				a, clk := benchRoles(b, 10000, 1000, crit, withQuota)
+				sides[i] = side{a: a, clk: clk}
+			}
+			filter := &Filter{RefuseSeconds: 5}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				for j := range sides {
+					s := &sides[(i+j)%2]
+					t0, c0 := time.Now(), processCPU()
+					out := s.a.Allocate().Offers
+					s.wall = append(s.wall, float64(time.Since(t0)))
+					s.cpu = append(s.cpu, float64(processCPU()-c0))
+					b.StopTimer()
+					for _, o := range out {
+						if err := s.a.Recover(o.Framework, o.Agent, o.Resources, filter); err != nil {
+							b.Fatal(err)
+						}
+					}
+					s.clk.Advance(time.Second)
+					b.StartTimer()
+				}
+			}
+			fw, rw := median(sides[0].wall), median(sides[1].wall)
+			fc, rc := median(sides[0].cpu), median(sides[1].cpu)
+			b.ReportMetric(fw/1e6, "flat-ms")
+			b.ReportMetric(rw/1e6, "roles-ms")
+			b.ReportMetric(rw/fw, "roles/flat")
+			if fc > 0 {
+				b.ReportMetric(fc/1e6, "flat-cpu-ms")
+				b.ReportMetric(rc/1e6, "roles-cpu-ms")
+				b.ReportMetric(rc/fc, "roles/flat-cpu")
+			}
+		})
+	}
+}
+
+func median(x []float64) float64 {
+	if len(x) == 0 {
+		return 0
+	}
+	s := slices.Clone(x)
+	slices.Sort(s)
+	return s[len(s)/2]
 }
 
 // BenchmarkQuotaScenario is Mesos's quota scenario: 3,000 agents, 3,000

@@ -26,6 +26,9 @@ type roleDriver struct {
 	holds  []Offer
 	until  map[string]time.Time // framework -> its last filter's expiry
 	ids    int
+	idle   map[string]bool // frameworks that declared they want no tasks
+	// onCycle, if set, sees every cycle's offers (the recorded decisions)
+	onCycle func([]Offer)
 }
 
 var roleNames = []string{"a", "a/x", "a/y", "b", "b/z", "c"}
@@ -37,7 +40,8 @@ func newRoleDriver(t *testing.T, crit string, seed uint64) *roleDriver {
 	}
 	return &roleDriver{t: t, rng: rand.New(rand.NewPCG(seed, 27)), fx: newFixture(t, Config{Sorter: c, Seed: seed}),
 		agents: map[string]resources.Resources{}, resv: map[string]map[string]resources.Resources{},
-		fws: map[string][]string{}, off: map[string]map[string]bool{}, until: map[string]time.Time{}}
+		fws: map[string][]string{}, off: map[string]map[string]bool{}, until: map[string]time.Time{},
+		idle: map[string]bool{}}
 }
 
 func (d *roleDriver) pick(m []string) string { return m[d.rng.IntN(len(m))] }
@@ -178,6 +182,9 @@ func (d *roleDriver) recover(o Offer, fl *Filter) {
 func (d *roleDriver) cycle() {
 	a := d.fx.a
 	out := a.Allocate().Offers
+	if d.onCycle != nil {
+		d.onCycle(out)
+	}
 	for _, o := range out {
 		d.checkOffer(o)
 	}
@@ -380,7 +387,7 @@ func (d *roleDriver) checkGuarantees() {
 	for role, u := range d.unmet() {
 		wants := false
 		for id, roles := range d.fws {
-			if slices.Contains(roles, role) && !d.off[id][role] && !now.Before(d.until[id]) {
+			if slices.Contains(roles, role) && !d.off[id][role] && !now.Before(d.until[id]) && !d.idle[id] {
 				wants = true
 			}
 		}

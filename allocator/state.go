@@ -217,8 +217,18 @@ func (a *Allocator) blocked(f *framework, ag *agent, res resources.Resources) bo
 	return false
 }
 
-// allocatable reports whether avail reaches the min-allocatable floor.
+// allocatable reports whether avail reaches the min-allocatable floor:
+// on the vectors where the floor names only well-known scalars (the
+// default), as it is asked several times per agent and grant.
 func (a *Allocator) allocatable(avail resources.Resources) bool {
+	if a.minAllocVec != nil {
+		for _, v := range a.minAllocVec {
+			if avail.Scalars.Contains(v) {
+				return true
+			}
+		}
+		return false
+	}
 	for _, m := range a.minAlloc {
 		if avail.Contains(m) {
 			return true

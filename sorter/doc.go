@@ -28,6 +28,10 @@
 // reservations in use, the allocator sorts roles level by level by
 // weighted dominant share (Mesos's role sorter) and asks the criterion
 // only which framework within a role is served first (docs/roles.md).
+// There too an Ordering's key, or a CapacityScored criterion's score on an
+// agent's capacity, lets the allocator keep each role's members sorted
+// rather than score them on every agent: a criterion that claims either
+// shape must honour it exactly, or the two ways of picking disagree.
 //
 // PS-DSF and rPS-DSF are also Separable (score = framework factor x agent
 // factor), which lets the allocator select framework and agent jointly in
