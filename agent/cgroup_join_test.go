@@ -1,0 +1,164 @@
+package agent
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/rs/zerolog"
+)
+
+// kernelFiles makes what the kernel makes in a new cgroup directory (the
+// fake root's mkdir makes nothing) for container cid in every hierarchy
+// under root, owned by root as the kernel's are.
+func kernelFiles(t *testing.T, root, parent, cid string, v2 bool) {
+	t.Helper()
+	dirs := []string{filepath.Join(root, parent, cid)}
+	if !v2 {
+		ctls, _ := os.ReadDir(root) // one directory per hierarchy
+		dirs = dirs[:0]
+		for _, c := range ctls {
+			dirs = append(dirs, filepath.Join(root, c.Name(), parent, cid))
+		}
+	}
+	for _, d := range dirs {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range []string{"cgroup.procs", "tasks", "devices.allow", "devices.deny"} {
+			os.WriteFile(filepath.Join(d, f), nil, 0o644)
+		}
+	}
+}
+
+// TestUserExecutorOwnsNoCgroupFile: an executor that runs as a task's user
+// (nobody) starts with no file of its container's cgroups given to that
+// user. On v1 (the cgroups isolator, gpu/nvidia's devices cgroup, or both)
+// it starts through the launcher, which writes its own pid into every
+// cgroup.procs of the container as root before it drops to the user; on
+// v2 the agent clones it into its cgroup; under posix alone it is the
+// plain executor as the user. The cgroup roots are plain directories, so
+// the launcher's writes stay in the files for the test to read.
+func TestUserExecutorOwnsNoCgroupFile(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("switching to another user needs root")
+	}
+	const nobody = 65534
+	major := unusedCharMajor(t)
+	devRoot := fakeCharDevRoot(t, major, 1)
+	tests := []struct {
+		name, iso   string
+		v2, gpu     bool
+		wantJoins   int // cgroup.procs files the launcher joins; 0: no launcher
+		wantCloneFD bool
+	}{
+		{"cgroups v1", "cgroups", false, false, 4, false},
+		{"cgroups v1 and gpu/nvidia", "cgroups,gpu/nvidia", false, true, 5, false},
+		{"posix and gpu/nvidia", "posix,gpu/nvidia", false, true, 1, false},
+		{"cgroups v2", "cgroups", true, false, 0, true},
+		{"posix", "posix", false, false, 0, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			root, work := fakeCgroupRoot(t, tc.v2), t.TempDir()
+			if tc.gpu { // gpu/nvidia's devices hierarchy
+				os.Mkdir(filepath.Join(root, "devices"), 0o755)
+				os.WriteFile(filepath.Join(root, "devices", "devices.allow"), nil, 0o200)
+			}
+			cfg := Config{Masters: []string{"127.0.0.1:1"}, WorkDir: work, Resources: "cpus:1;mem:64;disk:64", Isolation: tc.iso,
+				CgroupsRoot: root, LauncherCommand: []string{os.Args[0], "container-launch"}, Log: zerolog.Nop()}
+			if tc.gpu {
+				cfg.NvidiaSMI, cfg.GPUDeviceRoot = fakeSMI(t, "0, GPU-aaaa, Fake GPU, 1024\n"), devRoot
+			}
+			a, err := New(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer close(a.stop)
+			cid := "c-" + strings.NewReplacer(" ", "-", "/", "-").Replace(tc.name)
+			kernelFiles(t, root, containerParent(work), cid, tc.v2)
+			sandbox := filepath.Join(work, "sandbox")
+			os.Mkdir(sandbox, 0o755)
+			for d := sandbox; d != os.TempDir() && d != "/"; d = filepath.Dir(d) {
+				os.Chmod(d, 0o755) // the launcher enters it as nobody
+			}
+			os.Chown(sandbox, nobody, nobody) // as the agent gives it
+			ex := &executor{containerID: cid, sandbox: sandbox}
+			if tc.gpu {
+				ex.gpus = []int{0}
+			}
+			lc := &containerLaunch{path: "/bin/sh", argv: []string{"sh", "-c", "id -u > id"}, cred: &syscall.Credential{Uid: nobody, Gid: nobody}}
+			cmd, err := a.containedCommand(ex, lc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fd := cmd.SysProcAttr.CgroupFD; cmd.SysProcAttr.UseCgroupFD {
+				syscall.Close(fd)
+			}
+			if cmd.SysProcAttr.UseCgroupFD != tc.wantCloneFD {
+				t.Errorf("clone into cgroup %v, want %v", cmd.SysProcAttr.UseCgroupFD, tc.wantCloneFD)
+			}
+			joins := a.userCgroupProcs(cid)
+			if len(joins) != tc.wantJoins || (lc.pipes != nil) != (tc.wantJoins > 0) {
+				t.Errorf("launcher %v joining %q, want %d cgroups", lc.pipes != nil, joins, tc.wantJoins)
+			}
+			if !tc.wantCloneFD {
+				cmd.Dir, cmd.ExtraFiles = sandbox, lc.extraFiles
+				var out strings.Builder
+				cmd.Stdout, cmd.Stderr = &out, &out
+				if err := lc.start(cmd); err != nil {
+					t.Fatalf("start: %v\n%s", err, out.String())
+				}
+				if err := cmd.Wait(); err != nil {
+					t.Fatalf("%v\n%s", err, out.String())
+				}
+				if b, _ := os.ReadFile(filepath.Join(sandbox, "id")); strings.TrimSpace(string(b)) != strconv.Itoa(nobody) {
+					t.Errorf("executor ran as uid %q, want %d", b, nobody)
+				}
+				for _, p := range joins {
+					if b, _ := os.ReadFile(p); string(b) != strconv.Itoa(cmd.Process.Pid) {
+						t.Errorf("%s holds %q, want the executor's pid %d, written before it ran", p, b, cmd.Process.Pid)
+					}
+				}
+			}
+			filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+				var st syscall.Stat_t
+				if err == nil && syscall.Lstat(p, &st) == nil && st.Uid == nobody {
+					t.Errorf("%s is owned by the task's user (uid %d)", p, nobody)
+				}
+				return nil
+			})
+		})
+	}
+}
+
+// An executor recovered from an agent that gave its v1 cgroup.procs and
+// tasks to its user gets them taken back: its user can no longer move
+// processes in or out.
+func TestCgroupsReclaimRecoveredFiles(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("chown needs root")
+	}
+	root := fakeCgroupRoot(t, false)
+	cg, err := newCgroups(root, "allot/wtest", true, true, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kernelFiles(t, root, "allot/wtest", "c1", false)
+	for _, d := range cg.leaves("c1") {
+		os.Lchown(filepath.Join(d, "cgroup.procs"), 65534, 65534)
+		os.Lchown(filepath.Join(d, "tasks"), 65534, 65534)
+	}
+	cg.reclaim("c1")
+	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		var st syscall.Stat_t
+		if err == nil && syscall.Lstat(p, &st) == nil && st.Uid != 0 {
+			t.Errorf("%s still owned by uid %d", p, st.Uid)
+		}
+		return nil
+	})
+}
