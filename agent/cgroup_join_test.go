@@ -3,6 +3,7 @@ package agent
 import (
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -65,20 +66,7 @@ func TestUserExecutorOwnsNoCgroupFile(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			root, work := fakeCgroupRoot(t, tc.v2), t.TempDir()
-			if tc.gpu { // gpu/nvidia's devices hierarchy
-				os.Mkdir(filepath.Join(root, "devices"), 0o755)
-				os.WriteFile(filepath.Join(root, "devices", "devices.allow"), nil, 0o200)
-			}
-			cfg := Config{Masters: []string{"127.0.0.1:1"}, WorkDir: work, Resources: "cpus:1;mem:64;disk:64", Isolation: tc.iso,
-				CgroupsRoot: root, LauncherCommand: []string{os.Args[0], "container-launch"}, Log: zerolog.Nop()}
-			if tc.gpu {
-				cfg.NvidiaSMI, cfg.GPUDeviceRoot = fakeSMI(t, "0, GPU-aaaa, Fake GPU, 1024\n"), devRoot
-			}
-			a, err := New(cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer close(a.stop)
+			a := userTestAgent(t, root, work, tc.iso, tc.gpu, devRoot)
 			cid := "c-" + strings.NewReplacer(" ", "-", "/", "-").Replace(tc.name)
 			kernelFiles(t, root, containerParent(work), cid, tc.v2)
 			sandbox := filepath.Join(work, "sandbox")
@@ -107,31 +95,9 @@ func TestUserExecutorOwnsNoCgroupFile(t *testing.T) {
 				t.Errorf("launcher %v joining %q, want %d cgroups", lc.pipes != nil, joins, tc.wantJoins)
 			}
 			if !tc.wantCloneFD {
-				cmd.Dir, cmd.ExtraFiles = sandbox, lc.extraFiles
-				var out strings.Builder
-				cmd.Stdout, cmd.Stderr = &out, &out
-				if err := lc.start(cmd); err != nil {
-					t.Fatalf("start: %v\n%s", err, out.String())
-				}
-				if err := cmd.Wait(); err != nil {
-					t.Fatalf("%v\n%s", err, out.String())
-				}
-				if b, _ := os.ReadFile(filepath.Join(sandbox, "id")); strings.TrimSpace(string(b)) != strconv.Itoa(nobody) {
-					t.Errorf("executor ran as uid %q, want %d", b, nobody)
-				}
-				for _, p := range joins {
-					if b, _ := os.ReadFile(p); string(b) != strconv.Itoa(cmd.Process.Pid) {
-						t.Errorf("%s holds %q, want the executor's pid %d, written before it ran", p, b, cmd.Process.Pid)
-					}
-				}
+				runAsUser(t, cmd, lc, sandbox, nobody, joins)
 			}
-			filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-				var st syscall.Stat_t
-				if err == nil && syscall.Lstat(p, &st) == nil && st.Uid == nobody {
-					t.Errorf("%s is owned by the task's user (uid %d)", p, nobody)
-				}
-				return nil
-			})
+			noFileOwnedBy(t, root, nobody)
 		})
 	}
 }
@@ -161,4 +127,80 @@ func TestCgroupsReclaimRecoveredFiles(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// userTestAgent is an agent with isolation iso on the fake cgroup root
+// (plus a devices hierarchy and one fake GPU under devRoot when gpu),
+// launching through this test binary.
+func userTestAgent(t *testing.T, root, work, iso string, gpu bool, devRoot string) *Agent {
+	t.Helper()
+	cfg := Config{Masters: []string{"127.0.0.1:1"}, WorkDir: work, Resources: "cpus:1;mem:64;disk:64", Isolation: iso,
+		CgroupsRoot: root, LauncherCommand: []string{os.Args[0], "container-launch"}, Log: zerolog.Nop()}
+	if gpu {
+		os.Mkdir(filepath.Join(root, "devices"), 0o755)
+		os.WriteFile(filepath.Join(root, "devices", "devices.allow"), nil, 0o200)
+		cfg.NvidiaSMI, cfg.GPUDeviceRoot = fakeSMI(t, "0, GPU-aaaa, Fake GPU, 1024\n"), devRoot
+	}
+	a, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { close(a.stop) })
+	return a
+}
+
+// runAsUser starts cmd as launchExecutor does and checks that the
+// executor ran as uid, its pid written into each of joins first.
+func runAsUser(t *testing.T, cmd *exec.Cmd, lc *containerLaunch, sandbox string, uid int, joins []string) {
+	t.Helper()
+	cmd.Dir, cmd.ExtraFiles = sandbox, lc.extraFiles
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := lc.start(cmd); err != nil {
+		t.Fatalf("start: %v\n%s", err, out.String())
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	if b, _ := os.ReadFile(filepath.Join(sandbox, "id")); strings.TrimSpace(string(b)) != strconv.Itoa(uid) {
+		t.Errorf("executor ran as uid %q, want %d", b, uid)
+	}
+	for _, p := range joins {
+		if b, _ := os.ReadFile(p); string(b) != strconv.Itoa(cmd.Process.Pid) {
+			t.Errorf("%s holds %q, want the executor's pid %d, written before it ran", p, b, cmd.Process.Pid)
+		}
+	}
+}
+
+// noFileOwnedBy fails t for every file under root that uid owns.
+func noFileOwnedBy(t *testing.T, root string, uid uint32) {
+	t.Helper()
+	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		var st syscall.Stat_t
+		if err == nil && syscall.Lstat(p, &st) == nil && st.Uid == uid {
+			t.Errorf("%s is owned by uid %d", p, uid)
+		}
+		return nil
+	})
+}
+
+// An executor run as the agent's own user (root) keeps its sh wrappers,
+// which write their own pid: no launcher on its path.
+func TestRootExecutorKeepsWrappers(t *testing.T) {
+	root, work := fakeCgroupRoot(t, false), t.TempDir()
+	a, err := New(Config{Masters: []string{"127.0.0.1:1"}, WorkDir: work, Resources: "cpus:1;mem:64;disk:64", Isolation: "cgroups",
+		CgroupsRoot: root, Log: zerolog.Nop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer close(a.stop)
+	lc := &containerLaunch{path: "/bin/true", argv: []string{"true"}}
+	cmd, err := a.containedCommand(&executor{containerID: "c-root", sandbox: work}, lc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lc.pipes != nil || cmd.Path != "/bin/sh" || !strings.Contains(cmd.Args[2], "echo $$ > ") || cmd.Args[len(cmd.Args)-1] != "/bin/true" ||
+		cmd.SysProcAttr.Credential != nil {
+		t.Errorf("root executor started as %q (launcher %v, credential %v), want the sh wrapper", cmd.Args, lc.pipes != nil, cmd.SysProcAttr.Credential)
+	}
 }
