@@ -88,6 +88,9 @@
 // plus 32 MB executor overhead, and a pids limit; the kernel's OOM kill is
 // reported as TASK_FAILED, SOURCE_AGENT, REASON_CONTAINER_LIMITATION_MEMORY.
 // posix samples /proc and kills an executor over its memory the same way.
+// An executor that runs as a task's user joins its v1 cgroups through the
+// launcher, as root, before it runs (cgroup_join.go): no cgroup file is
+// ever its user's.
 //
 // GPUs (gpu.go, gpu_isolator.go, gpu_cgroup.go, gpu_devices.go,
 // docs/gpus.md): NVIDIA GPUs are detected through nvidia-smi, else the

@@ -16,7 +16,8 @@ import (
 
 // gpu/nvidia's device files: on cgroup v1 each container gets a directory
 // of its own in the devices hierarchy, joined by the executor before it
-// execs (as the cgroups isolator's wrapper joins cpu and memory), whose
+// execs (as the cgroups isolator's wrapper joins cpu and memory; for a
+// task's user, the launcher joins both, cgroup_join.go), whose
 // list denies every GPU device node of the machine but the container's
 // own. Mesos's gpu/nvidia needs its cgroups/devices isolator, which denies
 // every device but a short default list; allot has no cgroups/devices and
@@ -182,31 +183,20 @@ func (g *gpuDevices) prepare(cid string, idx []int) error {
 	return nil
 }
 
-// joinWait bounds how long a wrapper running as a task's user waits for
-// the agent to move it into its devices cgroup (join) before it gives up
-// without running anything.
-const joinWait = 60 * time.Second
-
 // wrap has argv join cid's devices cgroup before it execs, so that
-// nothing of the container opens a device file first. As root the wrapper
-// moves itself in. As a task's user it cannot, and must not be able to:
-// a cgroup.procs given to that user would let any process of the user
-// move into this container's cgroup, and its GPUs; so it waits until the
-// agent (join) has moved it, and execs only then.
-func (g *gpuDevices) wrap(cid string, argv []string, asUser bool) []string {
-	procs := g.leaf(cid) + "/cgroup.procs"
-	script := fmt.Sprintf("echo $$ > '%s' && exec \"$@\"", procs)
-	if asUser {
-		tries := int(joinWait / (10 * time.Millisecond))
-		script = fmt.Sprintf("n=0; until grep -qx $$ '%s'; do n=$((n+1)); if [ $n -gt %d ]; then "+
-			"echo 'gpu/nvidia: not moved into its devices cgroup' >&2; exit 125; fi; sleep 0.01; done; exec \"$@\"", procs, tries)
-	}
+// nothing of the container opens a device file first; it is for an
+// executor that runs as root, which may write its own pid. One that runs
+// as a task's user joins through the launcher instead (cgroup_join.go):
+// the cgroup's cgroup.procs stays root's, since were it the user's, any
+// process of that user could move into this container's cgroup, and its
+// GPUs.
+func (g *gpuDevices) wrap(cid string, argv []string) []string {
+	script := fmt.Sprintf("echo $$ > '%s/cgroup.procs' && exec \"$@\"", g.leaf(cid))
 	return append([]string{"/bin/sh", "-c", script, "allot-gpu-devices"}, argv...)
 }
 
 // join moves pid (the wrapper, or the executor it became) into cid's
-// devices cgroup: what a wrapper running as a task's user waits for, and a
-// second guard for one running as root.
+// devices cgroup: a second guard, the executor being there already.
 func (g *gpuDevices) join(cid string, pid int) error {
 	err := writeCg(filepath.Join(g.leaf(cid), "cgroup.procs"), strconv.Itoa(pid))
 	if err != nil && !errors.Is(err, syscall.ESRCH) {
@@ -249,27 +239,32 @@ func (g *gpuDevices) containers() []string {
 	return out
 }
 
-// gpuDeviceWrap makes ex's devices cgroup, allowing ex's GPUs, and returns
-// path and argv rewritten to join it first (unchanged where gpu/nvidia
-// enforces nothing). cred is the user the executor runs as (nil: the
-// agent's); gpuDevicesJoin must follow the start.
-func (a *Agent) gpuDeviceWrap(ex *executor, path string, argv []string, cred *syscall.Credential) (string, []string, error) {
+// gpuDevicesPrepare makes ex's devices cgroup, allowing ex's GPUs; false
+// where gpu/nvidia enforces nothing.
+func (a *Agent) gpuDevicesPrepare(ex *executor) (bool, error) {
 	if a.gpu.pool == nil || !a.gpu.dev.enforced() {
-		return path, argv, nil
+		return false, nil
 	}
 	a.mu.Lock()
 	idx := append([]int(nil), ex.gpus...)
 	a.mu.Unlock()
-	if err := a.gpu.dev.prepare(ex.containerID, idx); err != nil {
-		return "", nil, err
+	return true, a.gpu.dev.prepare(ex.containerID, idx)
+}
+
+// gpuDeviceWrap makes ex's devices cgroup and returns path and argv
+// rewritten to join it first (unchanged where gpu/nvidia enforces
+// nothing), for an executor that runs as root.
+func (a *Agent) gpuDeviceWrap(ex *executor, path string, argv []string) (string, []string, error) {
+	if ok, err := a.gpuDevicesPrepare(ex); !ok || err != nil {
+		return path, argv, err
 	}
-	w := a.gpu.dev.wrap(ex.containerID, append([]string{path}, argv[1:]...), cred != nil && cred.Uid != 0)
+	w := a.gpu.dev.wrap(ex.containerID, append([]string{path}, argv[1:]...))
 	return w[0], w, nil
 }
 
 // gpuDevicesJoin moves ex's started executor (pid) into its devices
-// cgroup; a failure kills it (it would otherwise run with every GPU, or
-// wait in its wrapper for nothing). Called right after the start.
+// cgroup once more, a second guard after its wrapper or the launcher; a
+// failure kills it. Called right after the start.
 func (a *Agent) gpuDevicesJoin(ex *executor, pid int) {
 	if a.gpu.pool == nil || !a.gpu.dev.enforced() {
 		return

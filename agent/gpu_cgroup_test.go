@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/rs/zerolog"
+
+	"github.com/allot-sched/allot/agent/nslaunch"
 )
 
 // unusedCharMajor is a character major no driver of this host registered
@@ -185,7 +187,7 @@ func TestGPUDevicesCgroup(t *testing.T) {
 	}
 	probe := `for f in "$@"; do err=$( (exec 3<"$f") 2>&1 ); echo "$(basename "$f"): $err"; done`
 	argv := g.wrap("c1", []string{"/bin/sh", "-c", probe, "probe",
-		filepath.Join(devRoot, "dev", "nvidia0"), filepath.Join(devRoot, "dev", "nvidia1"), filepath.Join(devRoot, "dev", "nvidiactl")}, false)
+		filepath.Join(devRoot, "dev", "nvidia0"), filepath.Join(devRoot, "dev", "nvidia1"), filepath.Join(devRoot, "dev", "nvidiactl")})
 	out, err := exec.Command(argv[0], argv[1:]...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("%v: %s", err, out)
@@ -227,7 +229,7 @@ func TestAgentGPUDevicesWrap(t *testing.T) {
 		t.Fatalf("/state gpus %v", st)
 	}
 	ex := &executor{containerID: "c-wrap", gpus: []int{1}}
-	path, argv, err := a.gpuDeviceWrap(ex, "/bin/true", []string{"true"}, nil)
+	path, argv, err := a.gpuDeviceWrap(ex, "/bin/true", []string{"true"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -247,10 +249,11 @@ func TestAgentGPUDevicesWrap(t *testing.T) {
 	}
 }
 
-// TestGPUDevicesCgroupAsUser: an executor that runs as another user waits
-// in its wrapper until the agent moved it into its devices cgroup (whose
-// cgroup.procs stays root's: no process of that user may move itself
-// into another container's GPUs), then is kept to its GPU as root is.
+// TestGPUDevicesCgroupAsUser: an executor that runs as another user is
+// put into its devices cgroup by the launcher, as root, before it drops to
+// the user (whose cgroup.procs stays root's: no process of that user may
+// move itself into another container's GPUs), and is kept to its GPU as
+// root is.
 func TestGPUDevicesCgroupAsUser(t *testing.T) {
 	cgRoot := v1Devices(t)
 	major := unusedCharMajor(t)
@@ -269,18 +272,18 @@ func TestGPUDevicesCgroupAsUser(t *testing.T) {
 		t.Errorf("cgroup.procs owned by uid %d (%v), want root", st.Uid, err)
 	}
 	probe := `id -u; for f in "$@"; do err=$( (exec 3<"$f") 2>&1 ); echo "$(basename "$f"): $err"; done`
-	argv := g.wrap("c-user", []string{"/bin/sh", "-c", probe, "probe", filepath.Join(devRoot, "dev", "nvidia0"), filepath.Join(devRoot, "dev", "nvidia1")}, true)
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
-	var out strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
+	cmd, pipes, err := nslaunch.Command([]string{os.Args[0], "container-launch"}, &nslaunch.Spec{
+		Argv: []string{"/bin/sh", "-c", probe, "probe", filepath.Join(devRoot, "dev", "nvidia0"), filepath.Join(devRoot, "dev", "nvidia1")},
+		User: &nslaunch.User{UID: nobody, GID: nobody}, Cgroups: []string{filepath.Join(g.leaf("c-user"), "cgroup.procs")}})
+	if err != nil {
 		t.Fatal(err)
 	}
-	if err := g.join("c-user", cmd.Process.Pid); err != nil {
-		t.Error(err)
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := pipes.Started(cmd.Start()); err != nil {
+		t.Fatal(err)
 	}
-	err := cmd.Wait()
+	err = cmd.Wait()
 	got := probed(out.String())
 	if err != nil || !strings.HasPrefix(out.String(), "65534\n") || !strings.HasSuffix(got["nvidia0"], "Operation not permitted") ||
 		!strings.HasSuffix(got["nvidia1"], "No such device or address") {

@@ -126,7 +126,9 @@ func (a *Agent) recoverContainers() {
 		return
 	}
 	for _, id := range cg.containers() {
-		if !live[id] {
+		if live[id] {
+			cg.reclaim(id) // cgroup_join.go
+		} else {
 			a.log.Info().Str("container_id", id).Msg("removing a stale container of an earlier run")
 			a.destroyContainer(id, 0)
 		}

@@ -357,23 +357,3 @@ func (c *cgroupsIsolator) removeParent() {
 		syscall.Rmdir(filepath.Join(d, c.parent))
 	}
 }
-
-// enterAs lets a process of uid join container id: on v1 it gives the
-// leaves' cgroup.procs (and tasks) to uid, so that the wrapper can write its
-// own pid (the kernel lets a process move itself); it returns -1. On v2 a
-// non-root writer needs the common ancestor's cgroup.procs, so it returns
-// an open fd of the leaf for the agent to clone the executor into
-// (CLONE_INTO_CGROUP); the caller closes it after start.
-func (c *cgroupsIsolator) enterAs(id string, uid, gid int) (int, error) {
-	if c.v2 {
-		return syscall.Open(c.dir("", id), syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0)
-	}
-	for _, d := range c.leaves(id) {
-		for _, f := range []string{"cgroup.procs", "tasks"} {
-			if err := os.Lchown(filepath.Join(d, f), uid, gid); err != nil && !errors.Is(err, os.ErrNotExist) {
-				return -1, err
-			}
-		}
-	}
-	return -1, nil
-}

@@ -57,7 +57,7 @@ func (a *Agent) launchExecutor(ex *executor, uris []mesos.CommandInfo_URI) {
 		fail(err)
 		return
 	}
-	cmd, err := a.containedCommand(ex, lc.path, lc.argv, lc.cred)
+	cmd, err := a.containedCommand(ex, lc)
 	if err != nil {
 		fail(err)
 		return
@@ -199,10 +199,10 @@ func (a *Agent) executorArgv(ex *executor) ([]string, []mesos.Environment_Variab
 }
 
 // containedCommand prepares ex's container with its current limits and
-// returns the command that starts the executor (path, with argv[0] as its
-// name) inside it, in a process group of its own, as cred's user if cred
-// is not nil.
-func (a *Agent) containedCommand(ex *executor, path string, argv []string, cred *syscall.Credential) (*exec.Cmd, error) {
+// returns the command that starts the executor (lc.path, with lc.argv[0]
+// as its name) inside it, in a process group of its own, as lc.cred's
+// user if that is not nil.
+func (a *Agent) containedCommand(ex *executor, lc *containerLaunch) (*exec.Cmd, error) {
 	a.mu.Lock()
 	l := ex.limits
 	a.mu.Unlock()
@@ -213,36 +213,27 @@ func (a *Agent) containedCommand(ex *executor, path string, argv []string, cred 
 	if err != nil {
 		return nil, fmt.Errorf("%s isolator: preparing container %s: %w", a.iso.kind(), ex.containerID, err)
 	}
-	// gpu/nvidia's devices cgroup is joined innermost (gpu_cgroup.go).
-	if path, argv, err = a.gpuDeviceWrap(ex, path, argv, cred); err != nil {
-		return nil, err
+	if lc.cred != nil {
+		// A task's user must not join its cgroups itself (cgroup_join.go).
+		return a.userContainedCommand(ex, lc)
 	}
-	attr := &syscall.SysProcAttr{Setpgid: true, Credential: cred}
-	wrap := true
-	if cg, ok := a.iso.(*cgroupsIsolator); ok && cred != nil {
-		// The executor enters its container as its own user: v1 lets it
-		// write its pid once cgroup.procs is its own; v2 would need the
-		// common ancestor's, so the agent clones it into the container.
-		fd, err := cg.enterAs(ex.containerID, int(cred.Uid), int(cred.Gid))
-		if err != nil {
-			return nil, fmt.Errorf("cgroups isolator: container %s for uid %d: %w", ex.containerID, cred.Uid, err)
-		}
-		if fd >= 0 {
-			attr.UseCgroupFD, attr.CgroupFD, wrap = true, fd, false
-		}
+	path, argv := lc.path, lc.argv
+	// gpu/nvidia's devices cgroup is joined innermost (gpu_cgroup.go).
+	if path, argv, err = a.gpuDeviceWrap(ex, path, argv); err != nil {
+		return nil, err
 	}
 	var cmd *exec.Cmd
 	// A wrapper adds arguments in front; comparing w[0] with path would miss
 	// it for an executor that is itself /bin/sh (a CommandInfo shell
 	// command), which then ran unwrapped and forked its command before
 	// the agent moved it into its container: the child stayed outside.
-	if w := a.iso.wrap(ex.containerID, append([]string{path}, argv[1:]...)); wrap && len(w) > len(argv) {
+	if w := a.iso.wrap(ex.containerID, append([]string{path}, argv[1:]...)); len(w) > len(argv) {
 		cmd = exec.Command(w[0], w[1:]...)
 	} else {
 		cmd = exec.Command(path, argv[1:]...)
 		cmd.Args[0] = argv[0]
 	}
-	cmd.SysProcAttr = attr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	return cmd, nil
 }
 

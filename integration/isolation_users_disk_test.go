@@ -120,7 +120,7 @@ func userMissing() string {
 
 // openToOthers lets another user reach what the agent gives it: the
 // executor binary and the work dirs live under 0700 temporary directories.
-func openToOthers(t *testing.T, paths ...string) {
+func openToOthers(t testing.TB, paths ...string) {
 	t.Helper()
 	tmp := filepath.Clean(os.TempDir())
 	for _, p := range paths {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"syscall"
@@ -59,15 +60,20 @@ func launchFrom(fd int, file string) error {
 
 // Run makes the container s describes around the calling process and execs
 // s.Argv in it; it returns only on failure. The steps run on one locked OS
-// thread, whose namespaces the exec keeps: the network namespace is joined
-// first, then a private mount namespace is made, the mounts bound, the root
-// pivoted, and the user dropped last (mounting needs root).
+// thread, whose namespaces the exec keeps: the cgroups are joined first
+// (the whole process moves, and so is counted against its container for
+// the rest), then the network namespace, then a private mount namespace is
+// made, the mounts bound, the root pivoted, and the user dropped last
+// (mounting and joining need root).
 func Run(s *Spec) error {
 	if err := s.Validate(); err != nil {
 		return err
 	}
 	// Never unlocked: the thread is changed for good, and execs.
 	runtime.LockOSThread()
+	if err := joinCgroups(s.Cgroups); err != nil {
+		return err
+	}
 	if s.NetNS != "" {
 		if err := joinNetNS(s.NetNS); err != nil {
 			return err
@@ -111,6 +117,25 @@ func Run(s *Spec) error {
 	}
 	err = syscall.Exec(path, s.Argv, MergeEnv(s.Env))
 	return fmt.Errorf("container-launch: exec %s: %w", path, err)
+}
+
+// joinCgroups writes the process's pid into each cgroup.procs: the kernel
+// moves every thread of it, and what it execs and forks stays there.
+func joinCgroups(procs []string) error {
+	pid := []byte(strconv.Itoa(os.Getpid()))
+	for _, p := range procs {
+		f, err := os.OpenFile(p, os.O_WRONLY, 0)
+		if err == nil {
+			_, err = f.Write(pid)
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("container-launch: joining cgroup %s: %w", filepath.Dir(p), err)
+		}
+	}
+	return nil
 }
 
 // joinNetNS moves the calling thread into the network namespace at path.

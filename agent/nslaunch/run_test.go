@@ -122,3 +122,28 @@ func TestCommandPassesSpecOnAPipe(t *testing.T) {
 		t.Fatalf("args %q, %d extra files", got, len(cmd.ExtraFiles))
 	}
 }
+
+// A Spec's cgroups are joined by the launcher, as root, before it drops to
+// the program's user: the program (cat, reading its own cgroups as its
+// first act) runs as nobody inside a cgroup whose cgroup.procs is root's.
+// A cgroup that cannot be joined fails the launch, and nothing runs.
+func TestRunJoinsCgroupsFirst(t *testing.T) {
+	out, launchErr, exitErr := launch(t, &Spec{Argv: []string{"/bin/echo", "ran"}, Cgroups: []string{filepath.Join(t.TempDir(), "gone", "cgroup.procs")}})
+	if launchErr == nil || !strings.Contains(launchErr.Error(), "joining cgroup") || exitErr == nil || strings.Contains(out, "ran") {
+		t.Errorf("launch into a missing cgroup = %v (exit %v), output %q; want a failure before the program", launchErr, exitErr, out)
+	}
+	hier := "/sys/fs/cgroup/pids"
+	if _, err := os.Stat(filepath.Join(hier, "cgroup.procs")); err != nil || os.Geteuid() != 0 {
+		t.Skipf("needs root and a cgroup v1 pids hierarchy at %s (%v)", hier, err)
+	}
+	dir := filepath.Join(hier, fmt.Sprintf("allot-nslaunch-test-%d", os.Getpid()))
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Skipf("cgroup not writable: %v", err)
+	}
+	defer os.Remove(dir)
+	out, launchErr, exitErr = launch(t, &Spec{Argv: []string{"/bin/cat", "/proc/self/cgroup"}, User: &User{UID: 65534, GID: 65534},
+		Cgroups: []string{filepath.Join(dir, "cgroup.procs")}})
+	if launchErr != nil || exitErr != nil || !strings.Contains(out, ":pids:/"+filepath.Base(dir)+"\n") {
+		t.Errorf("launch = %v (exit %v); /proc/self/cgroup of the program:\n%s\nwant pids:/%s", launchErr, exitErr, out, filepath.Base(dir))
+	}
+}

@@ -42,6 +42,13 @@ type Spec struct {
 	Argv []string `json:"argv"`
 	// User, when set, is who the program runs as; nil keeps the caller's.
 	User *User `json:"user,omitempty"`
+	// Cgroups are cgroup.procs files (one per hierarchy on cgroup v1) the
+	// launcher writes its own pid into first, while it is still root: the
+	// program then runs its first instruction inside every one of them,
+	// and none of them need be writable by its user (a cgroup.procs that
+	// user could write would let any of its processes move itself in or
+	// out, past the container's limits).
+	Cgroups []string `json:"cgroups,omitempty"`
 }
 
 // Mount binds Source (a host path) at Target (a path inside the
@@ -71,9 +78,11 @@ type User struct {
 }
 
 // Needed reports whether s asks for anything a plain fork and exec cannot
-// give (a root filesystem, mounts, devices, a namespace).
+// give (a root filesystem, mounts, devices, a namespace, cgroups joined by
+// root for another user).
 func (s *Spec) Needed() bool {
-	return s != nil && (s.Rootfs != "" || len(s.Mounts) > 0 || len(s.Devices) > 0 || s.NetNS != "" || s.Hostname != "")
+	return s != nil && (s.Rootfs != "" || len(s.Mounts) > 0 || len(s.Devices) > 0 || s.NetNS != "" || s.Hostname != "" ||
+		len(s.Cgroups) > 0)
 }
 
 // Validate says what is wrong with s, or nil.
@@ -92,6 +101,12 @@ func (s *Spec) Validate() error {
 	for _, d := range s.Devices {
 		if !filepath.IsAbs(d.Path) || (d.HostPath != "" && !filepath.IsAbs(d.HostPath)) {
 			return fmt.Errorf("nslaunch: device %q: paths must be absolute", d.Path)
+		}
+	}
+	for _, p := range s.Cgroups {
+		// The launcher writes these as root: nothing but a cgroup.procs.
+		if !filepath.IsAbs(p) || filepath.Clean(p) != p || filepath.Base(p) != "cgroup.procs" {
+			return fmt.Errorf("nslaunch: cgroup %q: want the absolute, clean path of a cgroup.procs file", p)
 		}
 	}
 	return nil

@@ -40,6 +40,10 @@ func TestSpecValidateAndNeeded(t *testing.T) {
 		{"netns", Spec{Argv: []string{"x"}, NetNS: "/proc/1/ns/net"}, "", true},
 		{"device", Spec{Argv: []string{"x"}, Devices: []Device{{Path: "/dev/nvidia0"}}}, "", true},
 		{"user only", Spec{Argv: []string{"x"}, User: &User{UID: 1}}, "", false},
+		{"cgroups", Spec{Argv: []string{"x"}, Cgroups: []string{"/sys/fs/cgroup/memory/a/cgroup.procs"}}, "", true},
+		{"cgroup not a procs file", Spec{Argv: []string{"x"}, Cgroups: []string{"/sys/fs/cgroup/memory/a/memory.limit_in_bytes"}}, "cgroup.procs", true},
+		{"cgroup relative", Spec{Argv: []string{"x"}, Cgroups: []string{"memory/a/cgroup.procs"}}, "absolute", true},
+		{"cgroup climbs", Spec{Argv: []string{"x"}, Cgroups: []string{"/sys/fs/cgroup/../../etc/cgroup.procs"}}, "clean", true},
 	}
 	for _, tc := range tests {
 		err := tc.s.Validate()
