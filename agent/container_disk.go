@@ -22,7 +22,7 @@ const layerBaseFile = "rootfs.base"
 // rootfs when it is a copy.
 func (a *Agent) recordLayerBase(cid, rootfs string) {
 	dir := a.containerDir(cid)
-	if fileExists(filepath.Join(dir, "upper")) {
+	if isDir(filepath.Join(dir, "upper")) {
 		return
 	}
 	n, _, err := du(rootfs)
@@ -55,7 +55,7 @@ func (a *Agent) layerBytes(cid string) uint64 {
 // directory is dir: its overlay upper directory, or its copied rootfs less
 // its size as assembled; 0 for a container without a rootfs.
 func writableLayerBytes(dir string) uint64 {
-	if upper := filepath.Join(dir, "upper"); fileExists(upper) {
+	if upper := filepath.Join(dir, "upper"); isDir(upper) {
 		n, _, _ := du(upper)
 		return n
 	}
@@ -72,4 +72,9 @@ func writableLayerBytes(dir string) uint64 {
 		return 0
 	}
 	return n - base
+}
+
+func isDir(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.IsDir()
 }

@@ -145,7 +145,9 @@ func (a *Agent) prepareGroupTasks(ex *executor, tasks []mesos.TaskInfo) error {
 				return err
 			}
 		}
-		v := taskView(ex, ti)
+		a.mu.Lock()
+		v := taskView(ex, ti) // reads ex.gpus
+		a.mu.Unlock()
 		s, err := a.containerSpec(v, commandArgv(ti.Command), nil, nil, su)
 		if err != nil {
 			return fmt.Errorf("task %s: %w", ti.TaskID.Value, err)

@@ -1,0 +1,66 @@
+package agent
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	mesos "github.com/mesos/mesos-go/api/v1/lib"
+
+	"github.com/allot-sched/allot/agent/nslaunch"
+)
+
+// A group's task joins the group's namespace, host name and variables; its
+// name-resolution files replace the host's bound into an image, and on the
+// host's filesystem bind only over files that exist there.
+func TestJoinGroupNetwork(t *testing.T) {
+	dir := t.TempDir()
+	hosts := filepath.Join(dir, "hosts") // stands for a host file that exists
+	os.WriteFile(hosts, nil, 0o644)
+	group := &nslaunch.Spec{NetNS: "/ns", Hostname: "pod", Env: []string{"LIBPROCESS_IP=0.0.0.0"}, Mounts: []nslaunch.Mount{
+		{Source: "/cni/hosts", Target: hosts, ReadOnly: true},
+		{Source: "/cni/resolv", Target: filepath.Join(dir, "missing"), ReadOnly: true},
+	}}
+	vol := nslaunch.Mount{Source: "/srv", Target: "/data"}
+	cases := []struct {
+		name string
+		in   nslaunch.Spec
+		want []nslaunch.Mount
+	}{
+		{"in an image", nslaunch.Spec{Rootfs: "/r", Mounts: []nslaunch.Mount{vol, {Source: hosts, Target: hosts, ReadOnly: true}}},
+			[]nslaunch.Mount{vol, group.Mounts[0], group.Mounts[1]}},
+		{"on the host", nslaunch.Spec{}, []nslaunch.Mount{group.Mounts[0]}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := c.in
+			joinGroupNetwork(&s, group)
+			if s.NetNS != "/ns" || s.Hostname != "pod" || !reflect.DeepEqual(s.Env, group.Env) {
+				t.Errorf("netns %q, hostname %q, env %v: want the group's", s.NetNS, s.Hostname, s.Env)
+			}
+			if !reflect.DeepEqual(s.Mounts, c.want) {
+				t.Errorf("mounts %+v, want %+v", s.Mounts, c.want)
+			}
+		})
+	}
+}
+
+// A task of a group is a container of its own under its executor's: its
+// ContainerInfo and command, its own resources, the group's sandbox.
+func TestTaskView(t *testing.T) {
+	img := &mesos.ContainerInfo{Mesos: &mesos.ContainerInfo_MesosInfo{Image: &mesos.Image{}}}
+	ti := mesos.TaskInfo{TaskID: mesos.TaskID{Value: "web/1"}, Container: img, Command: &mesos.CommandInfo{Value: strPtr("run")},
+		Resources: []mesos.Resource{scalarRes("disk", 1)}}
+	ex := &executor{containerID: "c1", sandbox: "/sb", info: mesos.ExecutorInfo{Resources: []mesos.Resource{scalarRes("disk", 2)}}}
+	v := taskView(ex, &ti)
+	if v.container != img || v.containerCommand != ti.Command || v.sandbox != "/sb" {
+		t.Errorf("view %+v: want the task's container and command in the group's sandbox", v)
+	}
+	if want := filepath.Join("c1", "tasks", taskContainerName("web/1")); v.containerID != want {
+		t.Errorf("container id %q, want %q (a directory under its executor's)", v.containerID, want)
+	}
+	if res := volumesOfLocked(v); len(res) != 1 || res[0].Scalar.Value != 1 {
+		t.Errorf("resources %v, want the task's own", res)
+	}
+}
