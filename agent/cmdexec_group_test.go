@@ -64,3 +64,27 @@ func TestTaskView(t *testing.T) {
 		t.Errorf("resources %v, want the task's own", res)
 	}
 }
+
+// The persistent volumes of a group's task in an image are bound in its
+// rootfs, not linked into the shared sandbox; the others' are linked.
+func TestLinkedVolumes(t *testing.T) {
+	img := &mesos.ContainerInfo{Mesos: &mesos.ContainerInfo_MesosInfo{Image: &mesos.Image{}}}
+	task := func(id string, c *mesos.ContainerInfo, disk float64) *agentTask {
+		return &agentTask{info: mesos.TaskInfo{TaskID: mesos.TaskID{Value: id}, Container: c, Resources: []mesos.Resource{scalarRes("disk", disk)}}}
+	}
+	group := &executor{command: true, info: mesos.ExecutorInfo{Resources: []mesos.Resource{scalarRes("disk", 1)}},
+		tasks: map[string]*agentTask{"boxed": task("boxed", img, 10), "plain": task("plain", nil, 100)}}
+	cmdInImage := &executor{command: true, commandTask: true, container: img, tasks: map[string]*agentTask{"t": task("t", img, 10)}}
+	sum := func(rs []mesos.Resource) (n float64) {
+		for _, r := range rs {
+			n += r.Scalar.Value
+		}
+		return n
+	}
+	if got := sum(linkedVolumesLocked(group)); got != 101 {
+		t.Errorf("group: linked the volumes of disk %v, want 101 (the executor's and the plain task's)", got)
+	}
+	if got := linkedVolumesLocked(cmdInImage); len(got) != 0 {
+		t.Errorf("command task in an image: linked %v, want none", got)
+	}
+}

@@ -219,6 +219,23 @@ func (a *Agent) deliverGroup(ex *executor, o *runOrder) {
 	a.checkpointLocked(ex)
 }
 
+// linkedVolumesLocked lists the resources whose persistent volumes are
+// linked into ex's sandbox: none for a container in an image (they are
+// bound in it), and, in a task group, not those of a task in an image of
+// its own (bound in that task's rootfs). Caller holds a.mu.
+func linkedVolumesLocked(ex *executor) []mesos.Resource {
+	if ex.container.GetMesos().GetImage() != nil {
+		return nil
+	}
+	out := append([]mesos.Resource(nil), ex.info.Resources...)
+	for _, t := range ex.tasks {
+		if !ex.command || ex.commandTask || t.info.Container.GetMesos().GetImage() == nil {
+			out = append(out, t.info.Resources...)
+		}
+	}
+	return out
+}
+
 // releaseGroupTasks frees the task containers of group executor cid.
 func (a *Agent) releaseGroupTasks(cid string) {
 	dir := filepath.Join(a.containerDir(cid), "tasks")
