@@ -15,9 +15,9 @@ import (
 
 // taskSpec is the container Spec task ti runs with, or nil to run it on
 // the host as it is: a command task's (containerSpecEnv), or, for a task
-// of a group (groupDirEnv, container_group.go), the task's own Spec when
-// it names an image, joined to the group's network when the group has
-// one.
+// of a group with containers (groupDirEnv, container_group.go), the
+// task's own Spec when it names an image, else the host's filesystem as
+// the group's user, joined to the group's network when it has one.
 func (ce *commandExecutor) taskSpec(ti mesos.TaskInfo) (*nslaunch.Spec, error) {
 	if p := os.Getenv(containerSpecEnv); p != "" {
 		return nslaunch.ReadFile(p)
@@ -34,13 +34,18 @@ func (ce *commandExecutor) taskSpec(ti mesos.TaskInfo) (*nslaunch.Spec, error) {
 	if err != nil {
 		return nil, err
 	}
-	if group == nil || group.NetNS == "" {
+	if group == nil {
 		return s, nil
 	}
+	// The executor of a group with containers runs as the agent's user: a
+	// task on the host goes through the launcher too, to drop to the
+	// group's user (and join its network).
 	if s == nil {
 		s = &nslaunch.Spec{Argv: commandArgv(ti.Command), Dir: ce.cfg.Sandbox, User: group.User}
 	}
-	joinGroupNetwork(s, group)
+	if group.NetNS != "" {
+		joinGroupNetwork(s, group)
+	}
 	return s, nil
 }
 

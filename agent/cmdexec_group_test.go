@@ -88,3 +88,55 @@ func TestLinkedVolumes(t *testing.T) {
 		t.Errorf("command task in an image: linked %v, want none", got)
 	}
 }
+
+// A task of a group with containers runs through the launcher: in its own
+// Spec when it has an image, else on the host as the group's user; both in
+// the group's network when it has one. A group without containers runs
+// its tasks as they are.
+func TestGroupTaskSpec(t *testing.T) {
+	user := &nslaunch.User{UID: 65534, GID: 65534}
+	image := &nslaunch.Spec{Rootfs: "/r", Argv: []string{"/bin/app"}, User: user}
+	cases := []struct {
+		name         string
+		group, image *nslaunch.Spec
+		want         *nslaunch.Spec
+	}{
+		{"no containers", nil, nil, nil},
+		{"host task, no network", &nslaunch.Spec{User: user}, nil, &nslaunch.Spec{Argv: []string{"/bin/sh", "-c", "run"}, Dir: "/sb", User: user}},
+		{"host task, network", &nslaunch.Spec{NetNS: "/ns", Hostname: "pod", User: user}, nil,
+			&nslaunch.Spec{Argv: []string{"/bin/sh", "-c", "run"}, Dir: "/sb", User: user, NetNS: "/ns", Hostname: "pod"}},
+		{"image task, no network", &nslaunch.Spec{User: user}, image, image},
+		{"image task, network", &nslaunch.Spec{NetNS: "/ns", Hostname: "pod", User: user}, image,
+			&nslaunch.Spec{Rootfs: "/r", Argv: []string{"/bin/app"}, User: user, NetNS: "/ns", Hostname: "pod"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			t.Setenv(containerSpecEnv, "")
+			t.Setenv(groupDirEnv, dir)
+			if c.group != nil {
+				if err := writeSpecFile(filepath.Join(dir, "group.json"), c.group); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if c.image != nil {
+				if err := writeSpecFile(groupTaskSpecPath(dir, "t1"), c.image); err != nil {
+					t.Fatal(err)
+				}
+			}
+			ce := &commandExecutor{}
+			ce.cfg.Sandbox = "/sb"
+			shell := true
+			got, err := ce.taskSpec(mesos.TaskInfo{TaskID: mesos.TaskID{Value: "t1"}, Command: &mesos.CommandInfo{Shell: &shell, Value: strPtr("run")}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, c.want) {
+				t.Errorf("spec %+v, want %+v", got, c.want)
+			}
+			if has := taskHasSpec("t1"); has != (c.image != nil) {
+				t.Errorf("taskHasSpec = %v, want %v", has, c.image != nil)
+			}
+		})
+	}
+}

@@ -2,6 +2,7 @@ package integration
 
 import (
 	"os"
+	"os/user"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -97,5 +98,46 @@ func TestCNITaskGroup(t *testing.T) {
 		leases, _ := filepath.Glob(filepath.Join(ipam, "testnet", "10.79.*"))
 		return err == nil && len(ns) == 0 && len(leases) == 0
 	})
+	containersReleased(t, c.Agents[0].Dir)
+}
+
+// The tasks of a group with containers run as the group's user (here the
+// framework's, nobody), the one in an image and the one on the host alike,
+// although the executor that makes their containers runs as root.
+func TestTaskGroupUser(t *testing.T) {
+	if why := userMissing(); why != "" {
+		t.Skip("skipping task user test: " + why)
+	}
+	if why := nslaunch.Check(); why != "" {
+		t.Skip("no containers on this host: " + why)
+	}
+	nobody, _ := user.Lookup("nobody")
+	reg := testimage.StartRegistry(t, "", "")
+	ref := reg.Push(t, "test/busybox:1", testimage.Busybox(t, "user-marker", 0))
+	c := &cluster{testcluster.New(t, testcluster.Config{Bin: allotBin, Agents: 1, AgentFlags: agentFlags})}
+	unmountOnCleanup(t, c.Agents[0].Dir)
+	openToOthers(t, allotBin, c.Dir)
+	fw := subscribe(t, c.MasterAddr, mesos.FrameworkInfo{Name: "pod-user", User: nobody.Username})
+	o := fw.takeOffer(t, "")
+	ex := mesos.ExecutorInfo{ExecutorID: mesos.ExecutorID{Value: "pod-ex"}, Type: mesos.ExecutorInfo_DEFAULT,
+		Resources: []mesos.Resource{scalar("cpus", 0.1), scalar("mem", 32)}}
+	boxed := imageTask("boxed", o, ref, "id -u > boxed.uid")
+	host := cmdTask("host", o, "id -u > host.uid", 0.1, 32)
+	if err := fw.call(calls.Accept(calls.OfferOperations{calls.OpLaunchGroup(ex, boxed, host)}.WithOffers(o.ID))); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"boxed", "host"} {
+		if st := fw.waitTerminal(t, id); st.GetState() != mesos.TASK_FINISHED {
+			t.Fatalf("%s: %v %v %q", id, st.GetState(), st.GetReason(), st.GetMessage())
+		}
+		m, _ := filepath.Glob(filepath.Join(c.Agents[0].Dir, "slaves", "*", "frameworks", "*", "executors", "pod-ex", "runs", "*", id+".uid"))
+		var got []byte
+		if len(m) == 1 {
+			got, _ = os.ReadFile(m[0])
+		}
+		if strings.TrimSpace(string(got)) != nobody.Uid {
+			t.Errorf("%s ran as uid %q, want %s (nobody)", id, got, nobody.Uid)
+		}
+	}
 	containersReleased(t, c.Agents[0].Dir)
 }
