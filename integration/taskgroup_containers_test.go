@@ -1,11 +1,13 @@
 package integration
 
 import (
+	"net"
 	"os"
 	"os/user"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -24,7 +26,7 @@ import (
 // the page from 127.0.0.1:8080. Both tasks have the same address on the
 // network, in their updates and on their eth0, and reach each other on
 // localhost; the image task's host volume, written inside, is read
-// outside; once the group is over, its namespace and rootfs are gone.
+// outside; the group outlives a restart of its agent; once it is over, its namespace and rootfs are gone.
 func TestCNITaskGroup(t *testing.T) {
 	if !testcluster.InOwnNetNS(t) {
 		return
@@ -35,7 +37,7 @@ func TestCNITaskGroup(t *testing.T) {
 	reg := testimage.StartRegistry(t, "", "")
 	ref := reg.Push(t, "test/busybox:1", testimage.Busybox(t, "pod-image-marker", 0))
 	c, ipam := cniCluster(t)
-	fw := subscribe(t, c.MasterAddr, mesos.FrameworkInfo{Name: "pod"})
+	fw := subscribe(t, c.MasterAddr, checkpointing("pod"))
 	o := fw.takeOffer(t, "")
 	mt := mesos.ContainerInfo_MESOS
 	ex := mesos.ExecutorInfo{ExecutorID: mesos.ExecutorID{Value: "pod-ex"}, Type: mesos.ExecutorInfo_DEFAULT,
@@ -88,6 +90,16 @@ func TestCNITaskGroup(t *testing.T) {
 	}
 	if !regexp.MustCompile(`^10\.79\.0\.\d+$`).MatchString(ip) {
 		t.Errorf("the group's address %q, want one on testnet (10.79.0.0/24)", ip)
+	}
+	// kill -9 the agent and start it again: the group keeps its network,
+	// and the restarted agent releases the group's containers (the image
+	// task's rootfs included) when it ends.
+	a := c.Agents[0]
+	a.Kill(syscall.SIGKILL)
+	c.StartAgent(a)
+	waitAgentRegistered(t, a.Addr)
+	if got := httpGet("http://" + net.JoinHostPort(ip, "8080") + "/index.html"); got != "hello-pod" {
+		t.Errorf("after the agent's restart, at the group's address: %q, want hello-pod", got)
 	}
 	if err := fw.call(calls.Kill("pod-server", o.AgentID.Value)); err != nil {
 		t.Fatal(err)
