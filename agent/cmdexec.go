@@ -268,7 +268,7 @@ func (ce *commandExecutor) launch(ti mesos.TaskInfo) {
 	ci := ti.Command
 	// In an image, an empty command runs the image's entrypoint or cmd
 	// (the agent's Spec has it).
-	if ci == nil || (ci.GetValue() == "" && len(ci.Arguments) == 0 && os.Getenv(containerSpecEnv) == "") {
+	if ci == nil || (ci.GetValue() == "" && len(ci.Arguments) == 0 && !taskHasSpec(ti.TaskID.Value)) {
 		ce.finish(t, mesos.TASK_FAILED, "task has no command", mesos.REASON_COMMAND_EXECUTOR_FAILED.Enum())
 		return
 	}

@@ -29,20 +29,19 @@ func (ce *commandExecutor) taskCommand(ti mesos.TaskInfo) (cmd *exec.Cmd, pipes 
 	}
 	taskEnv = append(taskEnv, "MESOS_TASK_ID="+ti.TaskID.Value)
 	base := withoutExecutorToken(os.Environ())
-	specPath := os.Getenv(containerSpecEnv)
-	if specPath == "" {
+	s, err := ce.taskSpec(ti) // cmdexec_group.go
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("the task's container: %w", err)
+	}
+	if s == nil {
 		argv := commandArgv(ti.Command)
 		cmd = exec.Command(argv[0], argv[1:]...)
 		cmd.Env = append(base, taskEnv...)
 		return cmd, nil, nil, nil
 	}
-	s, err := nslaunch.ReadFile(specPath)
-	if err != nil {
-		return nil, nil, nil, fmt.Errorf("the task's container: %w", err)
-	}
 	var keep []string
 	for _, kv := range base {
-		if strings.HasPrefix(kv, containerSpecEnv+"=") || s.Rootfs != "" && !strings.HasPrefix(kv, "MESOS_") {
+		if strings.HasPrefix(kv, containerSpecEnv+"=") || strings.HasPrefix(kv, groupDirEnv+"=") || s.Rootfs != "" && !strings.HasPrefix(kv, "MESOS_") {
 			continue
 		}
 		keep = append(keep, kv)

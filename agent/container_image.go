@@ -79,26 +79,22 @@ func (a *Agent) imagesState() map[string]any {
 }
 
 // unsupportedImage says why o asks for an image where allot would not run
-// it ("" when it does not): the built-in executor runs a task group's tasks
-// on the host (an image per task would be Mesos's nested containers), and
-// a task of a custom executor runs in its executor's container, whatever
-// its own ContainerInfo says. Run on the host, such a task would silently
-// go without its image.
+// it ("" when it does not): the default executor of a task group runs on
+// the host (each of its tasks may name an image of its own,
+// container_group.go), and a task of a custom executor runs in its
+// executor's container, whatever its own ContainerInfo says. Run on the
+// host, such a container would silently go without its image.
 func unsupportedImage(o *runOrder) string {
 	if o.commandTask {
 		return ""
 	}
 	if o.command && o.exInfo.Container.GetMesos().GetImage() != nil {
-		return "Executor's ContainerInfo is not supported by allot: an image for the default executor of a task group (Mesos's nested containers) is not implemented; run each task as a command task in its image"
+		return "Executor's ContainerInfo is not supported by allot: the default executor runs on the host, so it takes no image; give each task of the group its image in its own ContainerInfo"
 	}
 	for _, t := range o.tasks {
-		if t.Container.GetMesos().GetImage() == nil {
-			continue
+		if t.Container.GetMesos().GetImage() != nil && !o.command {
+			return "Task's ContainerInfo is not supported by allot: a task of a custom executor runs in its executor's container; give the image to the ExecutorInfo's ContainerInfo"
 		}
-		if o.command {
-			return "Task's ContainerInfo is not supported by allot: an image for a task in a task group (Mesos's nested containers) is not implemented; run it as a command task in its image"
-		}
-		return "Task's ContainerInfo is not supported by allot: a task of a custom executor runs in its executor's container; give the image to the ExecutorInfo's ContainerInfo"
 	}
 	return ""
 }
@@ -156,6 +152,7 @@ func (a *Agent) imageSpec(ex *executor, s *nslaunch.Spec) error {
 	if err != nil {
 		return err
 	}
+	a.recordLayerBase(ex.containerID, rootfs) // container_disk.go
 	s.Rootfs, s.Argv = rootfs, argv
 	s.Mounts = append(append(s.Mounts, nslaunch.Mount{Source: ex.sandbox, Target: nslaunch.SandboxPath}), mounts...)
 	s.Env = append(s.Env, pulled.Config.Env...)

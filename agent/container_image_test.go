@@ -243,9 +243,9 @@ func mustGet(t *testing.T, a *Agent, ref string) *imagestore.Image {
 	return img
 }
 
-// An image allot would not run (a task group's, a custom executor's task's
-// own) is refused rather than silently left out; a command task's and a
-// custom executor's are run.
+// An image allot would not run (the default executor's, a custom
+// executor's task's own) is refused rather than silently left out; a
+// command task's, a custom executor's and a task group's tasks' are run.
 func TestUnsupportedImage(t *testing.T) {
 	mt := mesos.ContainerInfo_MESOS
 	img := &mesos.ContainerInfo{Type: &mt, Mesos: &mesos.ContainerInfo_MesosInfo{
@@ -260,8 +260,8 @@ func TestUnsupportedImage(t *testing.T) {
 		{"command task", runOrder{command: true, commandTask: true, tasks: []mesos.TaskInfo{withImage}}, ""},
 		{"custom executor in an image", runOrder{exInfo: mesos.ExecutorInfo{Container: img}, tasks: []mesos.TaskInfo{plain}}, ""},
 		{"custom executor's task", runOrder{tasks: []mesos.TaskInfo{withImage}}, "give the image to the ExecutorInfo"},
-		{"task group's task", runOrder{command: true, tasks: []mesos.TaskInfo{plain, withImage}}, "a task in a task group"},
-		{"task group's executor", runOrder{command: true, exInfo: mesos.ExecutorInfo{Container: img}, tasks: []mesos.TaskInfo{plain}}, "default executor of a task group"},
+		{"task group's task", runOrder{command: true, tasks: []mesos.TaskInfo{plain, withImage}}, ""},
+		{"task group's executor", runOrder{command: true, exInfo: mesos.ExecutorInfo{Container: img}, tasks: []mesos.TaskInfo{plain}}, "the default executor runs on the host"},
 		{"task group without images", runOrder{command: true, tasks: []mesos.TaskInfo{plain}}, ""},
 	}
 	for _, tc := range tests {

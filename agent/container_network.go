@@ -97,12 +97,18 @@ func (a *Agent) releaseNetwork(cid string) {
 }
 
 // networkRefusal says why o cannot have the networks it names here, or
-// "": the built-in executor of a task group runs on the host (its tasks
-// with it), so networks on its ExecutorInfo would be ignored, and allot
-// refuses them rather than run the group on the host's network.
+// "": the tasks of a group share their executor's network (named on
+// ExecutorInfo.container, as Mesos has a pod's), so networks on one of
+// them would be ignored; allot refuses them rather than run the task on
+// another network than it asked for.
 func networkRefusal(o *runOrder) string {
-	if o.command && !o.commandTask && len(cni.NamedNetworks(o.exInfo.Container.GetNetworkInfos())) > 0 {
-		return "Executor's ContainerInfo is not supported by allot: network_infos on the default executor (task groups) are not implemented; name the networks on a command task or a custom executor"
+	if !o.command || o.commandTask {
+		return ""
+	}
+	for _, t := range o.tasks {
+		if len(cni.NamedNetworks(t.Container.GetNetworkInfos())) > 0 {
+			return "Task's ContainerInfo is not supported by allot: the tasks of a group share their executor's network; name the networks in the ExecutorInfo's ContainerInfo"
+		}
 	}
 	return ""
 }

@@ -7,8 +7,8 @@ import (
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 )
 
-// Networks are refused only on a task group's default executor, which
-// runs on the host with its tasks; a command task's or a custom
+// Networks are refused only on the tasks of a group, which share their
+// executor's; a command task's, a custom executor's and a task group's
 // executor's go to the CNI isolator, and unnamed NetworkInfos are the
 // host's network.
 func TestNetworkRefusal(t *testing.T) {
@@ -19,8 +19,9 @@ func TestNetworkRefusal(t *testing.T) {
 		o    runOrder
 		want string
 	}{
-		{"task group executor with a network", runOrder{command: true, exInfo: mesos.ExecutorInfo{Container: named}}, "default executor"},
-		{"task group executor, unnamed", runOrder{command: true, exInfo: mesos.ExecutorInfo{Container: unnamed}}, ""},
+		{"task group executor with a network", runOrder{command: true, exInfo: mesos.ExecutorInfo{Container: named}}, ""},
+		{"task group's task with a network", runOrder{command: true, tasks: []mesos.TaskInfo{{Container: named}}}, "share their executor's network"},
+		{"task group's task, unnamed", runOrder{command: true, tasks: []mesos.TaskInfo{{Container: unnamed}}}, ""},
 		{"command task", runOrder{command: true, commandTask: true, exInfo: mesos.ExecutorInfo{Container: named}}, ""},
 		{"custom executor", runOrder{exInfo: mesos.ExecutorInfo{Container: named}}, ""},
 	}

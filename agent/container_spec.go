@@ -81,7 +81,9 @@ func (a *Agent) containerSpec(ex *executor, argv, hostEnv, ownEnv []string, su *
 // cid (a mounted rootfs, a network attachment, devices). Every hook is
 // idempotent: a container may be destroyed more than once.
 func (a *Agent) releaseContainer(cid string) {
+	a.releaseGroupTasks(cid) // container_group.go
 	a.releaseImage(cid)
+	a.releaseLayerBase(cid)
 	a.releaseNetwork(cid)
 	a.releaseGPUDevices(cid)
 	dir := a.containerDir(cid)
@@ -97,6 +99,7 @@ func (a *Agent) recoverContainerDirs(live map[string]bool) {
 	for _, e := range entries {
 		if live[e.Name()] {
 			a.adoptImage(e.Name())
+			a.adoptGroupTasks(e.Name())
 			continue
 		}
 		a.log.Info().Str("container_id", e.Name()).Msg("releasing a stale container of an earlier run")
@@ -155,15 +158,28 @@ type containerLaunch struct {
 // prepareContainer decides how ex starts. A command task whose container
 // has a Spec gets it written for its command executor, which then runs as
 // the agent's user (root: it must make the task's namespaces) and drops
-// the task to su in the launcher. A custom executor with a Spec is itself
-// started through the launcher. Anything else starts as before.
+// the task to su in the launcher. A task group's executor gets its group's
+// directory (prepareGroup) and, when the group has containers, runs as the
+// agent's user for the same reason. A custom executor with a Spec is
+// itself started through the launcher. Anything else starts as before.
 func (a *Agent) prepareContainer(ex *executor, path string, argv, hostEnv, ownEnv []string, su *switchedUser) (*containerLaunch, error) {
 	lc := &containerLaunch{path: path, argv: argv, env: append(append([]string(nil), hostEnv...), ownEnv...), cred: su.credential()}
+	if ex.command && !ex.commandTask {
+		entry, asAgent, err := a.prepareGroup(ex, su) // container_group.go
+		if err != nil {
+			return nil, err
+		}
+		lc.env = append(lc.env, entry)
+		if asAgent {
+			lc.cred = nil
+		}
+		return lc, nil
+	}
 	if ex.container == nil {
 		return lc, nil
 	}
 	if ex.command {
-		if !ex.commandTask || ex.containerCommand == nil {
+		if ex.containerCommand == nil {
 			return lc, nil
 		}
 		s, err := a.containerSpec(ex, commandArgv(ex.containerCommand), nil, nil, su)

@@ -8,8 +8,9 @@ import (
 
 // refuseUnsupportedLocked fails every task of o with TASK_FAILED
 // (REASON_CONTAINER_LAUNCH_FAILED) when it or its executor asks for a
-// container allot cannot provide (the DOCKER containerizer, networks on a
-// task group's executor), and reports whether it did. The master refuses
+// container allot cannot provide (the DOCKER containerizer, an image on
+// the default executor, networks on a task of a group), and reports
+// whether it did. The master refuses
 // the DOCKER containerizer first; this keeps
 // an agent from running one on its host as if it had not asked, whatever
 // sent it. The tasks' updates ride on the executor's record under key,

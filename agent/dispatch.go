@@ -202,6 +202,10 @@ func (a *Agent) run(ev *api.AgentEvent) {
 		ex.tasks[ti.TaskID.Value] = &agentTask{info: ti, state: mesos.TASK_STAGING}
 	}
 	a.setLimitsLocked(ex, grown)
+	if a.holdGroupLocked(ex, o) { // container_group.go: images first
+		a.checkpointLocked(ex)
+		return
+	}
 	if ex.stream != nil {
 		ex.stream.Send(o.launch)
 		for _, ti := range o.tasks {

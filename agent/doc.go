@@ -29,8 +29,9 @@
 //     10 min, as Mesos; Config.StatusUpdateRetry*), the acknowledgement
 //     passed on to the executor whose update it was.
 //   - containers.go: a RUN asking for a container allot cannot provide
-//     (a DOCKER containerizer, networks on a task group's executor)
-//     fails TASK_FAILED instead of running on the host.
+//     (a DOCKER containerizer, an image on the default executor,
+//     networks on a task of a group) fails TASK_FAILED instead of running
+//     on the host.
 //   - volumes.go: checkpointed resources (dynamic reservations and
 //     persistent volumes) from the master's CHECKPOINT_RESOURCES, kept
 //     across restarts and sent back in REGISTER; each volume a directory
@@ -46,7 +47,11 @@
 //     names networks in network_infos is attached to them in a network
 //     namespace of its own, its addresses go in its tasks' updates
 //     (container_status.network_infos), and it is detached when destroyed
-//     or, after a restart, when found ended.
+//     or, after a restart, when found ended. Task groups
+//     (container_group.go): each task naming an image gets a rootfs and a
+//     Spec of its own, prepared before the group reaches the executor, and
+//     all share the executor's network namespace (cmdexec_group.go joins
+//     them); disk/du counts containers' writable layers (container_disk.go).
 //   - executorapi.go: the executor HTTP API, /api/v1/executor: SUBSCRIBE
 //     (the executor's event stream, and what a re-subscribing executor
 //     hands back), UPDATE and MESSAGE.

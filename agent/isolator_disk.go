@@ -12,7 +12,9 @@ import (
 )
 
 // disk/du: every DiskWatchInterval the agent measures each executor's
-// sandbox (the blocks its files hold, as du does) and compares it with the
+// sandbox (the blocks its files hold, as du does), plus what its
+// containers wrote to their own writable layers (container_disk.go), and
+// compares it with the
 // disk its executor and tasks were allocated. Over the limit, the executor
 // is killed through the same path as an OOM kill (limitedLocked), so its
 // tasks end TASK_FAILED, SOURCE_AGENT, REASON_CONTAINER_LIMITATION_DISK; with
@@ -71,7 +73,7 @@ func du(dir string) (bytes uint64, complete bool, err error) {
 
 func diskLimitation(limit, usage uint64) *limitation {
 	return &limitation{reason: mesos.REASON_CONTAINER_LIMITATION_DISK,
-		message: fmt.Sprintf("Disk usage (%d MB) exceeds quota (%d MB): sandbox measured by disk/du", usage>>20, limit>>20)}
+		message: fmt.Sprintf("Disk usage (%d MB) exceeds quota (%d MB): sandbox and container layers measured by disk/du", usage>>20, limit>>20)}
 }
 
 // diskLoop runs while disk/du is on.
@@ -109,6 +111,7 @@ func (a *Agent) checkDisks() {
 			a.log.Debug().Err(err).Str("sandbox", c.sandbox).Msg("disk/du")
 			continue
 		}
+		used += a.layerBytes(c.ex.containerID) // container_disk.go
 		a.mu.Lock()
 		c.ex.diskUsed = used
 		if used > c.limit {

@@ -114,7 +114,7 @@ func (a *Agent) prepareSandbox(ex *executor, uris []mesos.CommandInfo_URI) (su *
 	}
 	a.recordSandboxOwner(ex)
 	a.mu.Lock()
-	vols := volumesOfLocked(ex)
+	vols := linkedVolumesLocked(ex) // container_group.go
 	a.mu.Unlock()
 	uid, gid := -1, -1
 	if su != nil {

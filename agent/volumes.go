@@ -170,7 +170,9 @@ func volumesOfLocked(ex *executor) []mesos.Resource {
 func (a *Agent) linkTaskVolumesLocked(ex *executor, o *runOrder) bool {
 	var list []mesos.Resource
 	for _, ti := range o.tasks {
-		list = append(list, ti.Resources...)
+		if ti.Container.GetMesos().GetImage() == nil || !ex.command { // an image task's are bound in it
+			list = append(list, ti.Resources...)
+		}
 	}
 	err := a.linkVolumes(ex.sandbox, list, -1, -1)
 	if err == nil {
