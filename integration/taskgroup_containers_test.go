@@ -54,20 +54,7 @@ func TestCNITaskGroup(t *testing.T) {
 	if err := fw.call(calls.Accept(calls.OfferOperations{calls.OpLaunchGroup(ex, server, client)}.WithOffers(o.ID))); err != nil {
 		t.Fatal(err)
 	}
-	defer func() {
-		if t.Failed() {
-			errs, _ := filepath.Glob(filepath.Join(c.Agents[0].Dir, "slaves", "*", "frameworks", "*", "executors", "pod-ex", "runs", "*", "stderr"))
-			for _, p := range errs {
-				b, _ := os.ReadFile(p)
-				t.Logf("the executor's stderr:\n%s", b)
-			}
-			fw.mu.Lock()
-			for _, u := range fw.updates {
-				t.Logf("update: %s %v %v %q", u.TaskID.Value, u.GetState(), u.GetReason(), u.GetMessage())
-			}
-			fw.mu.Unlock()
-		}
-	}()
+	defer logPodOnFailure(t, c, fw)
 	running := fw.waitState(t, "pod-server", mesos.TASK_RUNNING)
 	end := fw.waitTerminal(t, "pod-client")
 	out := taskStdout(c.Agents[0].Dir, "pod-ex")
@@ -152,4 +139,22 @@ func TestTaskGroupUser(t *testing.T) {
 		}
 	}
 	containersReleased(t, c.Agents[0].Dir)
+}
+
+// logPodOnFailure logs the pod executor's stderr and the framework's
+// updates when the test failed.
+func logPodOnFailure(t *testing.T, c *cluster, fw *sched) {
+	if !t.Failed() {
+		return
+	}
+	errs, _ := filepath.Glob(filepath.Join(c.Agents[0].Dir, "slaves", "*", "frameworks", "*", "executors", "pod-ex", "runs", "*", "stderr"))
+	for _, p := range errs {
+		b, _ := os.ReadFile(p)
+		t.Logf("the executor's stderr:\n%s", b)
+	}
+	fw.mu.Lock()
+	for _, u := range fw.updates {
+		t.Logf("update: %s %v %v %q", u.TaskID.Value, u.GetState(), u.GetReason(), u.GetMessage())
+	}
+	fw.mu.Unlock()
 }
