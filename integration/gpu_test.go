@@ -86,6 +86,8 @@ func TestGPUsWithFakeDriver(t *testing.T) {
 	if as, _ := gs["assigned"].(map[string]any); gs["isolation"] != "gpu/nvidia" || len(as) != 2 {
 		t.Errorf("agent /state gpus = %v, want gpu/nvidia with two containers assigned", gs)
 	}
+	// allot task names the device its agent assigned (ops_images_test.go).
+	checkTaskGPU(t, c.MasterAddr, "g1", strings.Fields(strings.TrimPrefix(seen["g1"], "CUDA="))[0])
 	for _, id := range []string{"g1", "g2"} {
 		if err := fw.call(calls.Kill(id, o.AgentID.Value)); err != nil {
 			t.Fatal(err)

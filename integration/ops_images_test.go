@@ -131,3 +131,13 @@ func TestWebUITaskContainer(t *testing.T) {
 	fw.waitState(t, "boxed", mesos.TASK_KILLED)
 	containersReleased(t, c.Agents[0].Dir)
 }
+
+// checkTaskGPU checks that `allot task id` shows the one GPU the task
+// holds by the UUID its agent reports.
+func checkTaskGPU(t *testing.T, master, id, uuid string) {
+	t.Helper()
+	out, err := exec.Command(allotBin, "task", id, "--master", master).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "GPUS       1 ("+uuid+")") {
+		t.Errorf("allot task %s: %v\n%s\nwant GPUS 1 (%s)", id, err, out, uuid)
+	}
+}

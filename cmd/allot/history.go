@@ -165,7 +165,7 @@ func runTaskVerb(args []string, stdout, stderr io.Writer) error {
 		{"STATE", t.State}, {"REASON", orDash(last.Reason)}, {"MESSAGE", orDash(last.Message)}, {"STARTED", fmtStamp(start)}, {"ENDED", fmtStamp(end)}} {
 		tb.row(kv[0], kv[1])
 	}
-	for _, kv := range taskContainerRows(t) { // task_container.go
+	for _, kv := range taskContainerRows(c, st, t) { // task_container.go
 		tb.row(kv[0], kv[1])
 	}
 	tb.row()

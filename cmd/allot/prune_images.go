@@ -46,19 +46,13 @@ func runPruneImages(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	known := knownIDs(st, kindAgent)
-	id, err := resolveID(kindAgent, pos[0], known)
+	id, err := resolveID(kindAgent, pos[0], knownIDs(st, kindAgent))
 	if err != nil {
 		return err
 	}
-	addr := ""
-	for _, a := range st.Slaves {
-		if a.ID == id {
-			addr = strings.TrimPrefix(a.PID, "slave(1)@")
-		}
-	}
-	if addr == "" {
-		return fmt.Errorf("agent %s: the master gives no address for it", id)
+	addr, err := agentAddr(st, id) // task_gpus.go
+	if err != nil {
+		return err
 	}
 	pc := &magent.Call_PruneImages{ExcludedImages: []mesos.Image{}}
 	for _, name := range exclude {

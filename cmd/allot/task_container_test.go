@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -11,17 +12,23 @@ import (
 	"github.com/allot-sched/allot/api/operator"
 )
 
-// containerMaster is a master's /state with one agent (at the test
-// server's own address, so that it also answers the agent's /api/v1) and
-// three tasks: one in an image on a CNI network with a GPU, one of a
-// custom executor with an image, one on the host.
-type containerMaster struct {
+// containerMaster is a master's /state with one agent (at agent, whose
+// /api/v1 and /state containerAgent answers) and four tasks: one in an
+// image on a CNI network with a GPU, one of a custom executor with an
+// image, one on the host, one with a GPU its agent does not report.
+type containerMaster struct{ agent string }
+
+// containerAgent records the PRUNE_IMAGES calls it gets (refusing them
+// with deny), answers GET_CONTAINERS with t-img's container c-img and
+// t-nogpu's c-nogpu, and its /state with GPU 1 (a UUID) assigned to c-img.
+type containerAgent struct {
 	mu    sync.Mutex
 	deny  bool
 	calls []string
 }
 
-func (m *containerMaster) state(host string) operator.State {
+func (m *containerMaster) state() operator.State {
+	host := m.agent
 	img := func(n string) *operator.Container {
 		return &operator.Container{Type: "MESOS", Mesos: &operator.MesosContainer{Image: &operator.Image{Type: "DOCKER", Docker: &operator.DockerImage{Name: n}}}}
 	}
@@ -42,6 +49,7 @@ func (m *containerMaster) state(host string) operator.State {
 		{ID: "t-exec", FrameworkID: "fw", SlaveID: "agent-0001", State: "TASK_RUNNING", Resources: map[string]float64{"cpus": 1},
 			ExecutorContainer: img("busybox:1"), Statuses: running()},
 		{ID: "t-host", FrameworkID: "fw", SlaveID: "agent-0001", State: "TASK_RUNNING", Resources: map[string]float64{"cpus": 1}, Statuses: running()},
+		{ID: "t-nogpu", FrameworkID: "fw", SlaveID: "agent-0001", State: "TASK_RUNNING", Resources: map[string]float64{"gpus": 1}, Statuses: running()},
 	}
 	agent := operator.Agent{ID: "agent-0001", PID: "slave(1)@" + host, Active: true,
 		Resources: map[string]float64{"cpus": 4, "gpus": 2}, Used: map[string]float64{"cpus": 3, "gpus": 1}}
@@ -49,15 +57,29 @@ func (m *containerMaster) state(host string) operator.State {
 }
 
 func (m *containerMaster) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
+	if r.URL.Path != "/state" {
+		http.NotFound(w, r)
+		return
+	}
+	json.NewEncoder(w).Encode(m.state())
+}
+
+func (a *containerAgent) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
 	switch r.URL.Path {
 	case "/state":
-		json.NewEncoder(w).Encode(m.state(r.Host))
+		io.WriteString(w, `{"id":"agent-0001","gpus":{"detected":[{"index":0,"uuid":"GPU-aaa"},{"index":1,"uuid":"GPU-bbb"}],"assigned":{"c-img":[1]}}}`)
 	case "/api/v1":
 		b, _ := io.ReadAll(r.Body)
-		m.calls = append(m.calls, string(b))
-		if m.deny {
+		if strings.Contains(string(b), "GET_CONTAINERS") {
+			io.WriteString(w, `{"type":"GET_CONTAINERS","get_containers":{"containers":[`+
+				`{"framework_id":{"value":"fw"},"executor_id":{"value":"t-img"},"container_id":{"value":"c-img"}},`+
+				`{"framework_id":{"value":"fw"},"executor_id":{"value":"t-nogpu"},"container_id":{"value":"c-nogpu"}}]}}`)
+			return
+		}
+		a.calls = append(a.calls, string(b))
+		if a.deny {
 			http.Error(w, "PRUNE_IMAGES: not authorized: no prune_images ACL matches", http.StatusForbidden)
 		}
 	default:
@@ -76,7 +98,9 @@ func TestTaskContainerAndPruneVerbs(t *testing.T) {
 		call string // the body the agent got
 	}{
 		{name: "a task in an image on a network with a GPU", args: []string{"task", "t-img"},
-			want: []string{"IMAGE      registry.example.com/app:1", "ADDRESSES  net1/10.77.0.2", "GPUS       1"}},
+			want: []string{"IMAGE      registry.example.com/app:1", "ADDRESSES  net1/10.77.0.2", "GPUS       1 (GPU-bbb)"}},
+		{name: "a task whose GPUs its agent does not report", args: []string{"task", "t-nogpu"},
+			want: []string{"GPUS       1 (devices not known: container c-nogpu holds no GPU"}},
 		{name: "a task of an executor in an image", args: []string{"task", "t-exec"}, want: []string{"IMAGE      busybox:1", "ADDRESSES  -"}, not: []string{"GPUS"}},
 		{name: "a task on the host", args: []string{"task", "t-host"}, want: []string{"IMAGE      -", "ADDRESSES  -"}},
 		{name: "a task's container in json", args: []string{"task", "t-img", "--json"},
@@ -92,8 +116,10 @@ func TestTaskContainerAndPruneVerbs(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			fm := &containerMaster{deny: tt.deny}
-			out, err := runAgainst(t, fm, tt.args) // table_test.go
+			fa := &containerAgent{deny: tt.deny}
+			agent := httptest.NewServer(fa)
+			defer agent.Close()
+			out, err := runAgainst(t, &containerMaster{agent: agent.Listener.Addr().String()}, tt.args) // table_test.go
 			got := out
 			if tt.err {
 				if err == nil {
@@ -113,8 +139,8 @@ func TestTaskContainerAndPruneVerbs(t *testing.T) {
 					t.Errorf("output has %q:\n%s", n, got)
 				}
 			}
-			if tt.call != "" && (len(fm.calls) != 1 || fm.calls[0] != tt.call) {
-				t.Errorf("the agent got %q, want %q", fm.calls, tt.call)
+			if tt.call != "" && (len(fa.calls) != 1 || fa.calls[0] != tt.call) {
+				t.Errorf("the agent got %q, want %q", fa.calls, tt.call)
 			}
 		})
 	}
