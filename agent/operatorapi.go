@@ -18,11 +18,12 @@ import (
 // as Mesos's agent serves it. It is a read-write route (Mesos's agent puts
 // /api/v1 in its read-write realm): with --authenticate-http-readwrite it
 // needs a credential, and LIST_FILES and READ_FILE apply access_sandboxes
-// like /files/*, SET_LOGGING_LEVEL set_log_level.
+// like /files/*, SET_LOGGING_LEVEL set_log_level, PRUNE_IMAGES
+// prune_images (operatorapi_prune.go).
 //
 // Calls Mesos's agent has and allot's cannot do (nested and standalone
-// containers, resource providers, image pruning) answer 400 naming the
-// call, as the master answers the operator calls it does not serve.
+// containers, resource providers) answer 400 naming the call, as the
+// master answers the operator calls it does not serve.
 
 // handleOperatorAPI serves POST /api/v1.
 func (a *Agent) handleOperatorAPI(w http.ResponseWriter, r *http.Request) {
@@ -72,6 +73,8 @@ func (a *Agent) operatorCall(who auth.Subject, call *magent.Call) (*magent.Respo
 			GetLoggingLevel: &magent.Response_GetLoggingLevel{Level: a.cfg.LogLevel.Level()}}, nil
 	case magent.Call_SET_LOGGING_LEVEL:
 		return nil, a.setLoggingLevel(who, call.SetLoggingLevel)
+	case magent.Call_PRUNE_IMAGES:
+		return nil, a.pruneImages(who, call.PruneImages)
 	case magent.Call_LIST_FILES:
 		return a.listFilesCall(who, call.ListFiles)
 	case magent.Call_READ_FILE:

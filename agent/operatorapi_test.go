@@ -162,7 +162,6 @@ func TestAgentOperatorCallErrors(t *testing.T) {
 		says string
 	}{
 		{magent.Call{Type: magent.Call_LAUNCH_NESTED_CONTAINER}, http.StatusBadRequest, "LAUNCH_NESTED_CONTAINER is not supported"},
-		{magent.Call{Type: magent.Call_PRUNE_IMAGES}, http.StatusBadRequest, "PRUNE_IMAGES is not supported"},
 		{magent.Call{Type: magent.Call_GET_RESOURCE_PROVIDERS}, http.StatusBadRequest, "GET_RESOURCE_PROVIDERS is not supported"},
 		{magent.Call{Type: magent.Call_LIST_FILES}, http.StatusBadRequest, "without list_files"},
 		{magent.Call{Type: magent.Call_READ_FILE}, http.StatusBadRequest, "without read_file"},

@@ -57,6 +57,7 @@ const (
 	UpdateSorter       Action = "update_sorter"       // no object: the allocation policy
 	ManageRaft         Action = "manage_raft"         // no object: raft peers and snapshots
 	SetLogLevel        Action = "set_log_level"       // object: "level", ANY or NONE (Mesos's)
+	PruneImages        Action = "prune_images"        // object: "images", ANY or NONE (Mesos's)
 
 	// Maintenance and drain (the master's maintenance.go, drain.go).
 	UpdateMaintenanceSchedules Action = "update_maintenance_schedules" // object: a machine's hostname (else IP)
@@ -97,6 +98,7 @@ var objectKeys = map[Action]string{
 	UpdateSorter:       "",
 	ManageRaft:         "",
 	SetLogLevel:        "level",
+	PruneImages:        "images",
 
 	UpdateMaintenanceSchedules: "machines",
 	GetMaintenanceSchedules:    "machines",

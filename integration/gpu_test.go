@@ -33,7 +33,6 @@ func TestGPUsWithFakeDriver(t *testing.T) {
 	if st := c.state(); len(st.Slaves) != 1 || st.Slaves[0].Resources["gpus"] != 2 {
 		t.Fatalf("master /state slaves = %+v, want one agent with gpus 2", st.Slaves)
 	}
-
 	plain := subscribe(t, c.MasterAddr, mesos.FrameworkInfo{Name: "no-gpus"})
 	testcluster.WaitFor(t, 20*time.Second, "a decision filtered for the GPU agent", func() bool {
 		return c.Metric("allot_master_gpu_filtered_offers_total") > 0
@@ -59,7 +58,7 @@ func TestGPUsWithFakeDriver(t *testing.T) {
 	if err := fw.call(launch(o, tasks...)); err != nil {
 		t.Fatal(err)
 	}
-	seen := map[string]string{}
+	seen := map[string]string{} // the device each task saw, which allot task must name (checkTaskGPU)
 	for _, id := range []string{"g1", "g2"} {
 		fw.waitState(t, id, mesos.TASK_RUNNING)
 		testcluster.WaitFor(t, 20*time.Second, id+" to print its GPUs", func() bool {
@@ -86,6 +85,7 @@ func TestGPUsWithFakeDriver(t *testing.T) {
 	if as, _ := gs["assigned"].(map[string]any); gs["isolation"] != "gpu/nvidia" || len(as) != 2 {
 		t.Errorf("agent /state gpus = %v, want gpu/nvidia with two containers assigned", gs)
 	}
+	checkTaskGPU(t, c.MasterAddr, "g1", strings.Fields(strings.TrimPrefix(seen["g1"], "CUDA="))[0])
 	for _, id := range []string{"g1", "g2"} {
 		if err := fw.call(calls.Kill(id, o.AgentID.Value)); err != nil {
 			t.Fatal(err)

@@ -294,6 +294,7 @@ func stateTaskOf(t *task) operator.Task {
 		st.Healthy = &h
 	}
 	st.Statuses = stateStatuses(t.statuses)
+	st.Container, st.ExecutorContainer = stateTaskContainers(&t.info) // statecontainer.go
 	return st
 }
 

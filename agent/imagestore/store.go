@@ -82,6 +82,9 @@ type Store struct {
 	mu    sync.Mutex
 	idx   index
 	users map[string]map[string]bool // layer hex -> container dirs using it
+	// handedOut is when Get last handed a layer out, until a container
+	// takes it (use): Prune keeps such layers for gcGrace.
+	handedOut map[string]time.Time
 	// pulls counts layers fetched from a registry (for /state and tests).
 	pulls int
 }
@@ -101,7 +104,7 @@ func Open(cfg Config) (*Store, error) {
 	os.RemoveAll(filepath.Join(cfg.Dir, "staging"))
 	os.MkdirAll(filepath.Join(cfg.Dir, "staging"), 0o700)
 	s := &Store{cfg: cfg, keychain: kc, idx: index{Images: map[string]*Image{}, Layers: map[string]*layerRec{}},
-		users: map[string]map[string]bool{}, gcGrace: time.Minute}
+		users: map[string]map[string]bool{}, handedOut: map[string]time.Time{}, gcGrace: time.Minute}
 	if b, err := os.ReadFile(s.indexPath()); err == nil {
 		if err := json.Unmarshal(b, &s.idx); err != nil {
 			cfg.Log.Warn().Err(err).Msg("image store index unreadable; starting it afresh")
@@ -370,6 +373,7 @@ func (s *Store) touchLocked(layers []string) {
 		if l := s.idx.Layers[hex]; l != nil {
 			l.LastUsed = time.Now()
 		}
+		s.handedOut[hex] = time.Now()
 	}
 }
 
@@ -383,6 +387,7 @@ func (s *Store) use(dir string, layers []string, on bool) {
 				s.users[hex] = map[string]bool{}
 			}
 			s.users[hex][dir] = true
+			delete(s.handedOut, hex)
 			if l := s.idx.Layers[hex]; l != nil {
 				l.LastUsed = time.Now()
 			}

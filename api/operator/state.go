@@ -50,6 +50,11 @@ type Task struct {
 	// Statuses is the task's state history, oldest first (Mesos's
 	// statuses); reason, message and source are allot's additions.
 	Statuses []TaskStatus `json:"statuses"`
+	// Container is the task's own ContainerInfo (Mesos's container);
+	// ExecutorContainer, allot's, its custom executor's, where it runs
+	// (container.go).
+	Container         *Container `json:"container,omitempty"`
+	ExecutorContainer *Container `json:"executor_container,omitempty"`
 }
 
 // TaskStatus is one entry of a task's state history.

@@ -165,6 +165,9 @@ func runTaskVerb(args []string, stdout, stderr io.Writer) error {
 		{"STATE", t.State}, {"REASON", orDash(last.Reason)}, {"MESSAGE", orDash(last.Message)}, {"STARTED", fmtStamp(start)}, {"ENDED", fmtStamp(end)}} {
 		tb.row(kv[0], kv[1])
 	}
+	for _, kv := range taskContainerRows(c, st, t) { // task_container.go
+		tb.row(kv[0], kv[1])
+	}
 	tb.row()
 	tb.row("TIME", "STATE", "SOURCE", "REASON", "MESSAGE")
 	for _, s := range t.Statuses {

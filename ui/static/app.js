@@ -188,7 +188,7 @@ const taskPage = {
     this.task = t;
     $("title").textContent = "Task " + t.id;
     const facts = [["Name", t.name], ["State", t.state], ["Framework", idLink("framework", t.framework_id)], ["Executor", t.executor_id || t.id], ["Agent", idLink("agent", t.slave_id)],
-      ["Resources", Object.entries(t.resources).map(([k, v]) => `${k} ${qty(k, v)}`).join(", ")]];
+      ["Resources", Object.entries(t.resources).map(([k, v]) => `${k} ${qty(k, v)}`).join(", ")], ...containerFacts(t)]; // containers.js
     $("task-info").replaceChildren(...facts.flatMap(([k, v]) => [el("dt", { text: k }), el("dd", {}, v)]));
     this.note(t.state, "current state");
     if (first) { this.tail(); this.browse(); }
