@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -127,15 +126,8 @@ func (a *Agent) imageSpec(ex *executor, s *nslaunch.Spec) error {
 		return fmt.Errorf("cannot run image %q on this agent: %s", ref, orDefault(a.images.missing, "the agent has not started"))
 	}
 	// A pull ends with the agent.
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := a.stopContext()
 	defer cancel()
-	go func() {
-		select {
-		case <-a.stop:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
 	pulled, err := a.images.store.Get(ctx, ref, img.GetCached())
 	if err != nil {
 		return err

@@ -91,15 +91,8 @@ func (a *Agent) registerAndServe(addr string) error {
 	call.CheckpointedResources = encodeResources(a.checkpointed)
 	a.mu.Unlock()
 	body, _ := proto.Marshal(call)
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := a.stopContext()
 	defer cancel()
-	go func() {
-		select {
-		case <-a.stop:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
 	resp, err := a.postRegister(ctx, addr, body)
 	if err != nil {
 		return err
@@ -284,4 +277,18 @@ func (a *Agent) send(call *api.AgentCall) {
 	default:
 		a.log.Warn().Str("call", call.Type.String()).Msg("send queue full; dropping (updates are retried)")
 	}
+}
+
+// stopContext is a context that ends when the agent stops or when its
+// cancel is called, for calls that must not outlive the agent.
+func (a *Agent) stopContext() (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		select {
+		case <-a.stop:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, cancel
 }
