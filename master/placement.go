@@ -31,6 +31,7 @@ func (m *Master) unplacedLocked(id string) *operator.Unplaced {
 	if err != nil || u.Idle < unplacedIdleCycles || u.Kind == allocator.Placeable {
 		return nil
 	}
+	m.gpuUnplacedLocked(&u) // gpus.go
 	return unplacedOf(u)
 }
 
@@ -45,6 +46,9 @@ func unplacedOf(u allocator.Unplaced) *operator.Unplaced {
 func (m *Master) writeWhyNothing(w http.ResponseWriter, r *http.Request, fw string) {
 	m.mu.Lock()
 	u, err := m.alloc.WhyNothing(fw)
+	if err == nil {
+		m.gpuUnplacedLocked(&u) // gpus.go
+	}
 	m.mu.Unlock()
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusNotFound)
