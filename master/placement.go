@@ -21,20 +21,6 @@ import (
 // criterion served others first).
 const unplacedIdleCycles = 3
 
-// unplacedLocked is framework id's reason for /state, nil while offers
-// reach it. Caller holds m.mu.
-func (m *Master) unplacedLocked(id string) *operator.Unplaced {
-	if idle, err := m.alloc.IdleCycles(id); err != nil || idle < unplacedIdleCycles {
-		return nil
-	}
-	u, err := m.alloc.WhyNothing(id)
-	if err != nil || u.Idle < unplacedIdleCycles || u.Kind == allocator.Placeable {
-		return nil
-	}
-	m.gpuUnplacedLocked(&u) // gpus.go
-	return unplacedOf(u)
-}
-
 func unplacedOf(u allocator.Unplaced) *operator.Unplaced {
 	return &operator.Unplaced{FrameworkID: u.Framework, Reason: string(u.Kind), Dimension: u.Dimension,
 		Never: u.Never, IdleCycles: u.Idle, Message: u.Message}

@@ -7,9 +7,11 @@
 
 // unplacedDetail is the reason's kind, resource and age, after its message
 // (which says itself when no agent could ever run the task: the box turns red).
+// The master keeps a waiting framework's reason across an offer it could
+// not use, so the age is of its last offer, whatever it was.
 function unplacedDetail(u) {
   const bits = [u.reason.replace(/_/g, " ") + (u.dimension ? ` (${u.dimension})` : "")];
-  bits.push(`${u.idle_cycles} allocation cycles without an offer`);
+  bits.push(`last offer ${u.idle_cycles} allocation cycle${u.idle_cycles === 1 ? "" : "s"} ago`);
   return bits.join("; ");
 }
 
