@@ -426,6 +426,11 @@ func runExplain(args []string, stdout, stderr io.Writer) error {
 	}
 	fw, err := resolveID(kindFramework, pos[0], frameworkIDs(st, false))
 	if err != nil {
+		// The allocator explains only the frameworks it serves; an ended
+		// one is kept, and listed, elsewhere.
+		if done, ok, _ := shortid.Resolve(kindFramework, pos[0], frameworkIDs(st, true)); ok {
+			return fmt.Errorf("framework %s has ended: nothing to explain (allot frameworks --completed and allot tasks --framework list what it ran)", done)
+		}
 		return err
 	}
 	if len(pos) == 1 {

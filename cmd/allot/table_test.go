@@ -126,6 +126,7 @@ func TestVerbsResolveIDs(t *testing.T) {
 		{args: []string{"teardown", mid + "-0012"}, err: true, want: `did you mean "a70-0011"?`},
 		{args: []string{"explain", "0001", "S11"}, want: "agent_id=" + mid + "-S11&framework_id=" + mid + "-0001"},
 		{args: []string{"explain", "0001", "1"}, err: true, want: "agent \"1\" is ambiguous"},
+		{args: []string{"explain", "a70-0002"}, err: true, want: "framework " + mid + "-0002 has ended: nothing to explain (allot frameworks --completed"},
 		{args: []string{"agent", "drain", "c4a70-S1"}, want: `"agent_id":{"value":"` + mid + `-S1"}`},
 		{args: []string{"agent", "drain", "S2"}, err: true, want: `no agent "S2"`},
 		{args: []string{"reserve", "S11", "cpus(eng):1"}, want: `"agent_id":{"value":"` + mid + `-S11"}`},
