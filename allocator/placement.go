@@ -56,6 +56,10 @@ type Unplaced struct {
 	// task is larger than every agent's total.
 	Never   bool
 	Message string
+	// Agents are, for Filtered, the agents that had room and refused by
+	// a filter: the master names a filter of its own (an agent with GPUs
+	// withheld from a framework without GPU_RESOURCES) from them.
+	Agents []string
 }
 
 // notePlaced counts the cycle and stamps the frameworks it offered to.
@@ -314,7 +318,9 @@ func (a *Allocator) whyWhole(f *framework) Unplaced {
 func (a *Allocator) whyFiltered(f *framework, fits []*agent, want resources.Resources) Unplaced {
 	now := a.clock.Now()
 	var first time.Time
+	ids := make([]string, 0, len(fits))
 	for _, ag := range fits {
+		ids = append(ids, ag.id)
 		w := want
 		if w.IsEmpty() {
 			w = a.usableFree(f, ag)
@@ -333,7 +339,7 @@ func (a *Allocator) whyFiltered(f *framework, fits []*agent, want resources.Reso
 			first = until
 		}
 	}
-	return Unplaced{Kind: Filtered, Message: fmt.Sprintf(
+	return Unplaced{Kind: Filtered, Agents: ids, Message: fmt.Sprintf(
 		"every fitting agent (%s) declined with a filter until %s (in %s) or a revive",
 		agentsN(len(fits)), first.UTC().Format(time.RFC3339), HumanDuration(first.Sub(now)))}
 }

@@ -111,6 +111,10 @@ func uiKillTeardown(t *testing.T, ctx context.Context, base string, fw *sched, c
 		chromedp.Click("#actions-yes", chromedp.ByID), waitIn("#actions-result", "sent (202)"))
 	fw.waitState(t, "uipg-alpha", mesos.TASK_KILLED)
 	run(t, ctx, "the kill shows", waitIn("#task-info", "TASK_KILLED"))
+	// After a reload the page shows the master's history, not only what
+	// it saw itself: the task ran, then was killed, and when it ended.
+	run(t, ctx, "the master's history", chromedp.Reload(), waitIn("#history", "running"), waitIn("#history", "killed"),
+		waitIn("#task-info", "Ended"))
 	run(t, ctx, "teardown", chromedp.Navigate(base+"/framework?id="+fw.ID()), chromedp.WaitVisible("#actions-go", chromedp.ByID),
 		chromedp.Click("#actions-go", chromedp.ByID), waitIn("#actions", "Tear down ui-pages-framework"),
 		chromedp.Click("#actions-yes", chromedp.ByID), waitIn("#actions-result", "sent (200)"), waitIn("#framework-info", "completed"))

@@ -1,6 +1,8 @@
 package master
 
 import (
+	"fmt"
+
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 
 	"github.com/allot-sched/allot/allocator"
@@ -34,4 +36,30 @@ func (m *Master) gpuFilteredLocked(fw *framework, a *agentState, d allocator.Off
 		e.Str("framework_id", fw.id).Str("agent_id", d.Agent).Msg("agent has GPUs and framework lacks GPU_RESOURCES; not offered")
 	}
 	return true
+}
+
+// gpuUnplacedLocked rewords a Filtered placement reason whose filters are
+// this file's: when every agent with room that refused fw has GPUs and fw
+// lacks GPU_RESOURCES, the allocator's "declined with a filter" would
+// blame the framework for a decision the master made. Caller holds m.mu.
+func (m *Master) gpuUnplacedLocked(u *allocator.Unplaced) {
+	if u.Kind != allocator.Filtered || len(u.Agents) == 0 || m.cfg.NoFilterGPUResources {
+		return
+	}
+	fw, ok := m.frameworks[u.Framework]
+	if !ok || frameworkCapable(fw, mesos.FrameworkInfo_Capability_GPU_RESOURCES) {
+		return
+	}
+	for _, id := range u.Agents {
+		if a, ok := m.agents[id]; !ok || a.total.Scalar("gpus") == 0 {
+			return
+		}
+	}
+	n := fmt.Sprintf("%d agents", len(u.Agents))
+	if len(u.Agents) == 1 {
+		n = "1 agent"
+	}
+	u.Dimension = "gpus"
+	u.Message = fmt.Sprintf("the agents with room (%s) have GPUs and the framework lacks the GPU_RESOURCES capability: "+
+		"the master offers an agent with GPUs only to frameworks that declare it (--filter-gpu-resources; allot run --gpus declares it)", n)
 }

@@ -1,12 +1,16 @@
 package master
 
 import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
 	"testing"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
 
 	"github.com/allot-sched/allot/api"
+	"github.com/allot-sched/allot/api/operator"
 )
 
 // frameworkWith subscribes a framework that declares caps.
@@ -63,5 +67,33 @@ func TestGPUFilter(t *testing.T) {
 				t.Errorf("GPU agent offered to a framework without GPU_RESOURCES: %v", ev.Offers.Offers)
 			}
 		})
+	}
+}
+
+// A framework without GPU_RESOURCES on a cluster whose agents with room
+// all have GPUs is told so: the filter that keeps it off them is the
+// master's, not a decline of its own.
+func TestGPUFilterExplained(t *testing.T) {
+	h := newHarness(t, nil)
+	h.agent("cpus:4;mem:4096;gpus:2")
+	fw := h.frameworkWith("cpu-only")
+	for range unplacedIdleCycles + 1 {
+		h.allocate()
+	}
+	h.m.mu.Lock()
+	var u *operator.Unplaced
+	for _, f := range h.m.stateFrameworksLocked() {
+		if f.ID == fw.id {
+			u = f.Unplaced
+		}
+	}
+	h.m.mu.Unlock()
+	if u == nil || u.Reason != "filtered" || u.Dimension != "gpus" || !strings.Contains(u.Message, "lacks the GPU_RESOURCES capability") {
+		t.Errorf("/state's reason: %+v, want filtered on gpus naming GPU_RESOURCES", u)
+	}
+	rec := httptest.NewRecorder()
+	h.m.handleExplain(rec, httptest.NewRequest(http.MethodGet, "/explain?framework_id="+fw.id, nil))
+	if body := rec.Body.String(); rec.Code != 200 || !strings.Contains(body, "the agents with room (1 agent) have GPUs") || strings.Contains(body, "declined") {
+		t.Errorf("/explain: %d %q, want the agent's GPUs and GPU_RESOURCES named, no decline", rec.Code, body)
 	}
 }

@@ -184,6 +184,7 @@ type Master struct {
 	removedFrameworks map[string]bool
 	removedAgents     map[string]bool   // agents removed by this leader (history.go); set on election
 	completed         *completedTasks   // terminal, acknowledged tasks (bounded; history.go)
+	unplacedShown     map[string]bool   // frameworks whose placement reason stays shown (placement_sticky.go)
 	offers            map[uint64]*offer // outstanding, by sequence number (state.go's offer)
 	offerSlab         []offer           // where the cycle's offers are carved from (newOfferLocked)
 	seq               uint64

@@ -511,6 +511,7 @@ func (m *Master) addTaskLocked(fw *framework, a *agentState, ti *mesos.TaskInfo,
 	res, _ := taskResources(ti.Resources)
 	t := &task{id: ti.TaskID.Value, fw: fw.id, agent: a.rec.Id, executor: exID, info: *ti, res: res, state: mesos.TASK_STAGING}
 	fw.tasks[t.id] = t
+	m.placedLocked(fw.id) // placement_sticky.go
 	m.tasksOn.place(t)
 	m.m.tasksLaunched.Inc()
 	m.rep.propose(&api.Command{Type: api.CommandType_TASK_UPSERT, Task: taskRecord(t)})

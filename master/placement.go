@@ -21,19 +21,6 @@ import (
 // criterion served others first).
 const unplacedIdleCycles = 3
 
-// unplacedLocked is framework id's reason for /state, nil while offers
-// reach it. Caller holds m.mu.
-func (m *Master) unplacedLocked(id string) *operator.Unplaced {
-	if idle, err := m.alloc.IdleCycles(id); err != nil || idle < unplacedIdleCycles {
-		return nil
-	}
-	u, err := m.alloc.WhyNothing(id)
-	if err != nil || u.Idle < unplacedIdleCycles || u.Kind == allocator.Placeable {
-		return nil
-	}
-	return unplacedOf(u)
-}
-
 func unplacedOf(u allocator.Unplaced) *operator.Unplaced {
 	return &operator.Unplaced{FrameworkID: u.Framework, Reason: string(u.Kind), Dimension: u.Dimension,
 		Never: u.Never, IdleCycles: u.Idle, Message: u.Message}
@@ -45,6 +32,9 @@ func unplacedOf(u allocator.Unplaced) *operator.Unplaced {
 func (m *Master) writeWhyNothing(w http.ResponseWriter, r *http.Request, fw string) {
 	m.mu.Lock()
 	u, err := m.alloc.WhyNothing(fw)
+	if err == nil {
+		m.gpuUnplacedLocked(&u) // gpus.go
+	}
 	m.mu.Unlock()
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusNotFound)

@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
@@ -64,15 +65,20 @@ func TestPlacementFeedback(t *testing.T) {
 	if code, body := explain("&format=yaml"); code != http.StatusBadRequest || !strings.Contains(body, "format") {
 		t.Errorf("/explain format=yaml: %d %q, want 400 naming format", code, body)
 	}
-	fams, err := h.m.m.reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
+	// A scrape that finds m.mu held (a background loop of the master's)
+	// reports the last reading, and before the first there is none: scrape
+	// until one is had.
 	got := map[string]float64{}
-	for _, f := range fams {
-		if f.GetName() == "allot_master_frameworks_unplaceable" {
-			for _, m := range f.Metric {
-				got[m.Label[0].GetValue()] = m.GetGauge().GetValue()
+	for deadline := time.Now().Add(10 * time.Second); len(got) == 0 && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		fams, err := h.m.m.reg.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range fams {
+			if f.GetName() == "allot_master_frameworks_unplaceable" {
+				for _, m := range f.Metric {
+					got[m.Label[0].GetValue()] = m.GetGauge().GetValue()
+				}
 			}
 		}
 	}

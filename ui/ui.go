@@ -5,6 +5,7 @@ import (
 	"html/template"
 	"io/fs"
 	"net/http"
+	"net/url"
 	"strings"
 )
 
@@ -64,6 +65,10 @@ func Handler(version string, sorters []string) http.Handler {
 		p := p
 		mux.HandleFunc(p.Path, func(w http.ResponseWriter, r *http.Request) {
 			if r.URL.Path != p.Path {
+				if to, ok := idPagePath(r.URL.EscapedPath()); ok {
+					http.Redirect(w, r, to, http.StatusFound)
+					return
+				}
 				notFound(w, tmpl, version, r.URL.Path)
 				return
 			}
@@ -73,6 +78,22 @@ func Handler(version string, sorters []string) http.Handler {
 		})
 	}
 	return mux
+}
+
+// idPagePath maps /agent/ID, /framework/ID and /task/ID, the form a
+// person guesses (and Mesos's UI uses), to the page the UI links to,
+// /agent?id=ID. path is escaped: an id may hold an escaped "/".
+func idPagePath(path string) (string, bool) {
+	for _, kind := range []string{"agent", "framework", "task"} {
+		esc, ok := strings.CutPrefix(path, "/"+kind+"/")
+		if !ok || esc == "" || strings.Contains(esc, "/") {
+			continue
+		}
+		if id, err := url.PathUnescape(esc); err == nil {
+			return "/" + kind + "?" + url.Values{"id": {id}}.Encode(), true
+		}
+	}
+	return "", false
 }
 
 // notFound answers an unknown path with a page that leads somewhere.

@@ -47,6 +47,25 @@ func TestPages(t *testing.T) {
 			}
 		}
 	}
+	// /agent/ID and its kin lead to the page the UI links to.
+	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	for path, want := range map[string]string{
+		"/agent/abc-S1":          "/agent?id=abc-S1",
+		"/framework/abc-0001":    "/framework?id=abc-0001",
+		"/task/allot-run-1%2F2":  "/task?id=allot-run-1%2F2",
+		"/task/my%20task":        "/task?id=my+task",
+		"/agent/":                "",
+		"/agent/abc-S1/sandbox/": "",
+	} {
+		resp, err := noFollow.Get(srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if got := resp.Header.Get("Location"); got != want || (want == "" && resp.StatusCode != 404) {
+			t.Errorf("GET %s: %d to %q, want %q (a 404 where none)", path, resp.StatusCode, got, want)
+		}
+	}
 	if !IsPage("/agents") || IsPage("/state") || !IsPage("/ui/static/app.js") {
 		t.Error("IsPage misclassifies paths")
 	}

@@ -371,12 +371,18 @@ func resolveID(kind, id string, known []string) (string, error) {
 	return "", fmt.Errorf("no %s %q (the master knows none)", kind, id)
 }
 
-// closest is the known id at the smallest edit distance from id.
+// closest is the short form (what the tables print, shortid.Short) of the
+// known id nearest to id by edit distance, measured against both the
+// whole id and its short form: a mistyped short form is near the short
+// form, a mistyped whole id near the whole one, and either way the short
+// form is the one to type.
 func closest(id string, known []string) string {
 	best, bestD := "", -1
 	for _, k := range known {
-		if d := editDistance(id, k); bestD < 0 || d < bestD {
-			best, bestD = k, d
+		short := shortid.Short(k, known)
+		d := min(editDistance(id, k), editDistance(id, short))
+		if bestD < 0 || d < bestD {
+			best, bestD = short, d
 		}
 	}
 	return best
@@ -420,6 +426,11 @@ func runExplain(args []string, stdout, stderr io.Writer) error {
 	}
 	fw, err := resolveID(kindFramework, pos[0], frameworkIDs(st, false))
 	if err != nil {
+		// The allocator explains only the frameworks it serves; an ended
+		// one is kept, and listed, elsewhere.
+		if done, ok, _ := shortid.Resolve(kindFramework, pos[0], frameworkIDs(st, true)); ok {
+			return fmt.Errorf("framework %s has ended: nothing to explain (allot frameworks --completed and allot tasks --framework list what it ran)", done)
+		}
 		return err
 	}
 	if len(pos) == 1 {

@@ -50,7 +50,11 @@ func explainFramework(c *cliFlags, fw string, stdout io.Writer) error {
 	if u.Dimension != "" {
 		fmt.Fprintf(stdout, " (%s)", u.Dimension)
 	}
-	fmt.Fprintf(stdout, "; last offer %d allocation cycles ago\n", u.IdleCycles)
+	cycles := "cycles"
+	if u.IdleCycles == 1 {
+		cycles = "cycle"
+	}
+	fmt.Fprintf(stdout, "; last offer %d allocation %s ago\n", u.IdleCycles, cycles)
 	return nil
 }
 

@@ -57,11 +57,12 @@ type runOpts struct {
 	// reconnect bounds the wait for a master after losing one.
 	reconnect time.Duration
 	detach    bool
+	json      bool
 }
 
 func parseRunFlags(args []string, stderr io.Writer) (*runOpts, error) {
 	o := &runOpts{}
-	fs := newFlagSet("run", "[flags] -- CMD [ARGS...]", "Run CMD ARGS as a one-off task through a framework of its own: print the task's states, then\nits stdout and stderr, and exit with its exit code. A master failover does not end it: it\nre-subscribes to any of the masters with its framework id and finds its task again.", stderr)
+	fs := newFlagSet("run", "[flags] -- CMD [ARGS...]", "Run CMD ARGS as a one-off task through a framework of its own: print the task's states and,\nas the task writes them, its stdout and stderr, and exit with its exit code. A master failover does not end it: it\nre-subscribes to any of the masters with its framework id and finds its task again.", stderr)
 	masters := fs.String("master", "127.0.0.1:5050", "the masters' HTTP addresses, `host:port[,...]`; any master of the cluster will do, and after a\nfailover allot run re-subscribes through whichever answers")
 	addClientTLSFlag(fs, &o.tlsCA)
 	cpus := fs.Float64("cpus", 0.1, "cpus for the task")
@@ -76,6 +77,7 @@ func parseRunFlags(args []string, stderr io.Writer) (*runOpts, error) {
 	fs.BoolVar(&o.detach, "detach", false, "print the task's id once it runs and return, leaving a background allot run (its log in the\ntemporary directory) to keep the framework subscribed and tear it down when the task ends;\nallot logs ID --follow prints the task's output")
 	fs.DurationVar(&o.reconnect, "reconnect-timeout", 15*time.Second, "after losing its master (the connection ends, or no HEARTBEAT for 3 of the master's heartbeat\nintervals), give up when no master of --master takes the re-subscription within this long")
 	fs.DurationVar(&o.failover, "failover-timeout", time.Minute, "how long the masters keep the task while allot run is disconnected from them (a master\nfailover, a network cut) before they kill it; allot run re-subscribes within it")
+	fs.BoolVar(&o.json, "json", false, "print JSON on stdout: with --detach {\"task_id\": ...}; else the task's output goes to stderr\nand, once it ends, its task_id, framework_id, agent_id, state, reason, message and exit_code")
 	addCredFlags(fs, &o.cred)
 	if err := parseFlags(fs, args); err != nil {
 		return nil, err
@@ -116,7 +118,7 @@ func runTask(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if o.detach && !isDetachedChild() {
-		return detachRun(args, stdout, stderr)
+		return detachRun(args, stdout, stderr, o.json)
 	}
 	p := newRunPlanner(o.task, fmt.Sprintf("allot-run-%d", time.Now().UnixNano()), stderr)
 	p.onState = detachedReport()
@@ -146,7 +148,11 @@ func runTask(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("stopped: %v", ctx.Err())
 	}
 	hc := withCredential(newHTTPClient(runTailTimeout, o.tlsCA), &o.cred)
-	tail := startSandboxTail(hc, cl.ID(), p, stdout, stderr)
+	taskOut := stdout
+	if o.json {
+		taskOut = stderr // stdout is the JSON document alone
+	}
+	tail := startSandboxTail(hc, cl.ID(), p, taskOut, stderr)
 	watchCtx, stopWatch := context.WithCancel(context.Background())
 	defer stopWatch()
 	never := watchPlacement(watchCtx, hc, strings.Join(o.masters, ","), cl.ID(), runPlacementPoll, p.isLaunched, stderr) // placement.go
@@ -161,7 +167,13 @@ func runTask(args []string, stdout, stderr io.Writer) error {
 	select {
 	case st := <-p.done:
 		tail.stop() // its last pull prints what the task wrote last
-		return taskExit(st)
+		exit := taskExit(st)
+		if o.json {
+			if err := printRunResult(stdout, cl.ID(), st, exit); err != nil { // run_json.go
+				return err
+			}
+		}
+		return exit
 	case err := <-never:
 		return err
 	case err := <-ended:

@@ -30,7 +30,7 @@ func isDetachedChild() bool { return os.Getenv(detachedEnv) != "" }
 // that the task runs (or ended): a framework whose scheduler is gone is
 // removed by the masters after its failover timeout, tasks and all, so the
 // background run keeps it subscribed and tears it down when the task ends.
-func detachRun(args []string, stdout, stderr io.Writer) error {
+func detachRun(args []string, stdout, stderr io.Writer, asJSON bool) error {
 	exe, err := os.Executable()
 	if err != nil {
 		return fmt.Errorf("--detach: finding allot's binary: %v", err)
@@ -62,7 +62,13 @@ func detachRun(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("the background allot run ended before its task ran:\n%s", strings.TrimSpace(string(b)))
 	}
 	cmd.Process.Release()
-	fmt.Fprintln(stdout, id)
+	if asJSON {
+		if err := printJSON(stdout, runResult{TaskID: id}); err != nil { // run_json.go
+			return err
+		}
+	} else {
+		fmt.Fprintln(stdout, id)
+	}
 	fmt.Fprintf(stderr, "allot run: task %s runs; allot logs %s --follow prints its output (background allot run's log,\nkept if it fails: %s)\n", id, id, logf.Name())
 	return nil
 }

@@ -119,8 +119,14 @@ func TestVerbsResolveIDs(t *testing.T) {
 		{args: []string{"teardown", "a70-0011"}, want: `"value":"` + mid + `-0011"`},
 		{args: []string{"teardown", "0c3f6a9e"}, err: true, want: "framework \"0c3f6a9e\" is ambiguous: it could be " + mid + "-0001, " + mid + "-0011"},
 		{args: []string{"teardown", "0009"}, err: true, want: `no framework "0009"`},
+		// The suggestion is the short form the tables print, whether the
+		// mistyped id was short or whole.
+		{args: []string{"kill", "00000012"}, err: true, want: `no task "00000012"; did you mean "00000011"?`},
+		{args: []string{"teardown", "a70-0012"}, err: true, want: `did you mean "a70-0011"?`},
+		{args: []string{"teardown", mid + "-0012"}, err: true, want: `did you mean "a70-0011"?`},
 		{args: []string{"explain", "0001", "S11"}, want: "agent_id=" + mid + "-S11&framework_id=" + mid + "-0001"},
 		{args: []string{"explain", "0001", "1"}, err: true, want: "agent \"1\" is ambiguous"},
+		{args: []string{"explain", "a70-0002"}, err: true, want: "framework " + mid + "-0002 has ended: nothing to explain (allot frameworks --completed"},
 		{args: []string{"agent", "drain", "c4a70-S1"}, want: `"agent_id":{"value":"` + mid + `-S1"}`},
 		{args: []string{"agent", "drain", "S2"}, err: true, want: `no agent "S2"`},
 		{args: []string{"reserve", "S11", "cpus(eng):1"}, want: `"agent_id":{"value":"` + mid + `-S11"}`},

@@ -167,7 +167,8 @@ const render = {
   allocator(st) { allocatorPage.update(st); },
 };
 
-// The task page: facts, the state history seen on the event stream, and a
+// The task page: facts, the state history the master keeps (or, where it
+// sends none, the states seen on the event stream), and a
 // live tail of the sandbox's stdout/stderr through the master's /files/read.
 const taskPage = {
   task: null, file: "stdout", offset: 0, timer: null, seen: [],
@@ -188,9 +189,10 @@ const taskPage = {
     this.task = t;
     $("title").textContent = "Task " + t.id;
     const facts = [["Name", t.name], ["State", t.state], ["Framework", idLink("framework", t.framework_id)], ["Executor", t.executor_id || t.id], ["Agent", idLink("agent", t.slave_id)],
-      ["Resources", Object.entries(t.resources).map(([k, v]) => `${k} ${qty(k, v)}`).join(", ")], ...containerFacts(t)]; // containers.js
+      ["Resources", Object.entries(t.resources).map(([k, v]) => `${k} ${qty(k, v)}`).join(", ")], ...containerFacts(t), ...taskHistoryFacts(t)]; // containers.js, history.js
     $("task-info").replaceChildren(...facts.flatMap(([k, v]) => [el("dt", { text: k }), el("dd", {}, v)]));
-    this.note(t.state, "current state");
+    this.kept = renderTaskHistory($("history"), t); // history.js
+    if (!this.kept) this.note(t.state, "current state");
     if (first) { this.tail(); this.browse(); }
   },
   note(state, how) {
@@ -233,7 +235,7 @@ const taskPage = {
   },
   event(ev) {
     const u = ev.task_updated;
-    if (u && this.task && u.status && u.status.task_id && u.status.task_id.value === this.task.id) this.note(u.state || u.status.state, "event");
+    if (!this.kept && u && this.task && u.status && u.status.task_id && u.status.task_id.value === this.task.id) this.note(u.state || u.status.state, "event");
   },
 };
 
