@@ -34,8 +34,9 @@ type agent struct {
 	parts     []part
 	// qcycle is the role-aware cycle whose quota stage made an offer on
 	// the agent, so that the fair-share stage looks for one to add to
-	// only where there can be one.
-	qcycle uint32
+	// only where there can be one; those offers are out[qfirst:qend].
+	qcycle       uint32
+	qfirst, qend int32
 }
 
 // holding is what one framework holds on one agent. Scalars are inline and
@@ -75,19 +76,22 @@ type filter struct {
 }
 
 type framework struct {
-	id         string
-	idx        int32
-	role       string          // the first of roles: its weight is the framework's
-	roles      []string        // every role it is subscribed to (MULTI_ROLE)
+	id        string
+	idx       int32
+	role      string              // the first of roles: its weight is the framework's
+	roles     []string            // every role it is subscribed to (MULTI_ROLE)
+	alloc     resources.Resources // scalars only: ports are tracked per agent
+	demand    resources.Resources
+	task      resources.Vector // reserved per task: demand without advisory bandwidth
+	hasDemand bool
+	want      int64 // outstanding tasks' worth; < 0 unlimited
+	view      sorter.Framework
+	// what a pick reads of every framework it passes, together: whether
+	// it takes offers (the role-aware cycle asks) and whether it may be
+	// filtered (every path asks)
 	roff       map[string]bool // roles suppressed, nil if none
 	active     bool
 	suppressed bool
-	alloc      resources.Resources // scalars only: ports are tracked per agent
-	demand     resources.Resources
-	task       resources.Vector // reserved per task: demand without advisory bandwidth
-	hasDemand  bool
-	want       int64 // outstanding tasks' worth; < 0 unlimited
-	view       sorter.Framework
 	nfilters   int
 	// filterAgents lists the agents (by idx) where it may have filters: a
 	// superset, with repeats, that Revive walks instead of every agent.
