@@ -243,7 +243,10 @@ func (a *Allocator) takeParts(ag *agent, f *framework, src source, r resources.R
 			if p.fw != f.idx || !src.matches(&p, pass == 0) {
 				continue
 			}
-			take := minRes(p.res, r)
+			take := p.res // the whole part, as minRes gives where r holds it
+			if !r.Contains(p.res) {
+				take = minRes(p.res, r)
+			}
 			if take.IsEmpty() {
 				continue
 			}

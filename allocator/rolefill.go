@@ -26,15 +26,15 @@ import (
 
 // roleCycle is the per-cycle state of the role-aware fill.
 type roleCycle struct {
-	availHead resources.Resources // free unreserved resources in the cluster
-	reqHead   resources.Resources // what unmet guarantees still need
-	nunmet    int32               // roles with an unmet guarantee and frameworks
-	touched   []*roleNode         // leaves granted on the current agent
-	granted   []int32             // frameworks granted on the current agent and role
-	resv      []poolPart          // scratch: the pools of the offer being built
-	unresOK   bool                // the current agent's free unreserved part is allocatable
-	unresFree resources.Resources // the current agent's free unreserved part
-	cycle     uint32              // counts role-aware cycles, for agent.qcycle
+	availHead    resources.Resources // free unreserved resources in the cluster
+	reqHead      resources.Resources // what unmet guarantees still need
+	nunmet       int32               // roles with an unmet guarantee and frameworks
+	touched      []*roleNode         // leaves granted on the current agent
+	granted      []int32             // frameworks granted on the current agent and role
+	resv         []poolPart          // scratch: the pools of the offer being built
+	unresOK      bool                // the current agent's free unreserved part is allocatable
+	unresFree    resources.Resources // the current agent's free unreserved part
+	cycle        uint32              // counts role-aware cycles, for agent.qcycle
 	inQuotaStage bool
 	lastOffers   int    // offers the last cycle made, to size the next one's
 	visit        uint64 // counts agent visits, for roleNode.poolPath and poolSelf
@@ -45,6 +45,7 @@ type roleCycle struct {
 	classOf    map[resources.Vector]int
 	classViews []sorter.Agent
 	moves      []orderMove
+	floors     []floor // the min-allocatable floors (allocatableAt)
 }
 
 // poolPart is a pool's free part in an offer being built.
@@ -106,6 +107,7 @@ func (a *Allocator) nextRoleCycle() {
 func (a *Allocator) prepareRoleCycle() {
 	rc := &a.rc
 	rc.availHead, rc.reqHead, rc.nunmet = resources.Resources{}, resources.Resources{}, 0
+	a.noteFloors()
 	if a.roleOrderDirty {
 		a.rankRoleNames()
 	}
@@ -487,6 +489,7 @@ func (a *Allocator) roleGrant(f *framework, n *roleNode, ag *agent, offer, unres
 		rc.touched = append(rc.touched, n)
 	}
 	a.trace(f, ag, offer, score)
+	f.lastOffer = a.cycles + 1 // what notePlaced stamps, once the cycle is counted
 	if !a.mergeRole(f, ag, n, offer, reserved) {
 		a.out = append(a.out, Offer{
 			Framework: f.id, Agent: ag.id, Resources: offer, // built for this offer; never changed in place

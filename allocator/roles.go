@@ -81,6 +81,7 @@ type roleNode struct {
 	name               string
 	kids               []*roleNode // sorted by (share, name) during a role-mode cycle
 	fws                []int32     // frameworks subscribed to exactly this role
+	orders             []roleOrder // its members by score, per capacity class (roleorder.go)
 	// role mode only: what frameworks hold under this subtree (alloc), the
 	// unreserved part of it (unres), and what is held by frameworks in
 	// exactly this role (own, the share of the role's virtual leaf).
@@ -88,7 +89,6 @@ type roleNode struct {
 	// reserved is the reservation totals of this role and its
 	// descendants, kept in every mode.
 	reserved resources.Resources
-	orders   []roleOrder // its members by score, per capacity class (roleorder.go)
 	quota    Quota
 	// the kinds quota.Limited names, as flags on the well-known kinds and
 	// the other names, so that clipping an offer looks up no strings
@@ -135,9 +135,9 @@ func addScalars(x *resources.Resources, r *resources.Resources, sign int) {
 	if len(r.Extra) != 0 || len(x.Extra) != 0 {
 		addNamedScalars(x, r, sign)
 	} else if sign > 0 {
-		x.Scalars = x.Scalars.Add(r.Scalars)
+		addVec(&x.Scalars, &r.Scalars)
 	} else {
-		x.Scalars = x.Scalars.Sub(r.Scalars)
+		subVec(&x.Scalars, &r.Scalars)
 	}
 }
 

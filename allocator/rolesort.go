@@ -29,9 +29,9 @@ func (a *Allocator) rankRoleNames() {
 // role with children has a virtual leaf to compare (walkRole): a leaf's
 // own share is its share, and is not computed a second time.
 func (a *Allocator) roleShare(n *roleNode) {
-	n.share = n.alloc.Scalars.DominantShare(a.cluster.Total) / n.weight
+	n.share = dominantShare(&n.alloc.Scalars, &a.cluster.Total) / n.weight
 	if len(n.kids) > 0 {
-		n.ownShare = n.own.Scalars.DominantShare(a.cluster.Total) / n.weight
+		n.ownShare = dominantShare(&n.own.Scalars, &a.cluster.Total) / n.weight
 	}
 }
 
