@@ -14,28 +14,34 @@ import (
 )
 
 type agent struct {
+	// what a cycle's visit of the agent reads and writes comes first, so
+	// that a visit touches as few cache lines of it as it can
 	id      string
 	idx     int32
-	total   resources.Resources
+	version uint32              // bumped on every change of avail during a cycle
 	avail   resources.Resources // total minus everything allocated
-	attrs   map[string]string
 	holds   []holding
 	filters []filter
-	view    sorter.Agent
-	version uint32 // bumped on every change of avail during a cycle
-	npend   int32  // holdings with pending tasks this cycle
-	// pools are the agent's reservations by role (reserve.go), poolNames
-	// their roles sorted and poolList the pools in that order (the cycle
-	// walks the list rather than look names up); parts say, in role mode
-	// only, who holds what for which role from which pool.
-	pools     map[string]*pool
-	poolNames []string
-	poolList  []*pool
-	parts     []part
+	// poolList is the agent's reservations (pools, below) in the order of
+	// their roles' names, which the role-aware cycle walks rather than
+	// look names up; parts
+	// say, in role mode only, who holds what for which role from which
+	// pool (reserve.go).
+	poolList []*pool
+	parts    []part
 	// qcycle is the role-aware cycle whose quota stage made an offer on
 	// the agent, so that the fair-share stage looks for one to add to
-	// only where there can be one.
-	qcycle uint32
+	// only where there can be one; those offers are out[qfirst:qend].
+	qcycle       uint32
+	qfirst, qend int32
+	npend        int32 // holdings with pending tasks this cycle
+	view         sorter.Agent
+	total        resources.Resources
+	attrs        map[string]string
+	// pools are the agent's reservations by role, poolNames their roles
+	// sorted.
+	pools     map[string]*pool
+	poolNames []string
 }
 
 // holding is what one framework holds on one agent. Scalars are inline and
@@ -75,19 +81,22 @@ type filter struct {
 }
 
 type framework struct {
-	id         string
-	idx        int32
-	role       string          // the first of roles: its weight is the framework's
-	roles      []string        // every role it is subscribed to (MULTI_ROLE)
+	id        string
+	role      string              // the first of roles: its weight is the framework's
+	roles     []string            // every role it is subscribed to (MULTI_ROLE)
+	alloc     resources.Resources // scalars only: ports are tracked per agent
+	demand    resources.Resources
+	task      resources.Vector // reserved per task: demand without advisory bandwidth
+	hasDemand bool
+	want      int64 // outstanding tasks' worth; < 0 unlimited
+	view      sorter.Framework
+	// what a pick reads of every framework it passes, in one cache line:
+	// whether it takes offers (the role-aware cycle asks) and whether it
+	// is filtered (every path asks)
 	roff       map[string]bool // roles suppressed, nil if none
 	active     bool
 	suppressed bool
-	alloc      resources.Resources // scalars only: ports are tracked per agent
-	demand     resources.Resources
-	task       resources.Vector // reserved per task: demand without advisory bandwidth
-	hasDemand  bool
-	want       int64 // outstanding tasks' worth; < 0 unlimited
-	view       sorter.Framework
+	idx        int32
 	nfilters   int
 	// filterAgents lists the agents (by idx) where it may have filters: a
 	// superset, with repeats, that Revive walks instead of every agent.

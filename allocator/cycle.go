@@ -26,10 +26,11 @@ func (a *Allocator) Allocate() Decisions {
 	a.out = nil // sized on first use: most cycles in a busy cluster offer little
 	if a.rm {
 		a.roleFill() // rolefill.go: quota, reservations, nested and multiple roles
+		a.cycles++   // its grants stamped the frameworks they offered to
 	} else {
 		a.path.fill()
+		a.notePlaced() // placement.go
 	}
-	a.notePlaced() // placement.go
 	if len(a.models) > 0 {
 		for i := range a.out {
 			o := &a.out[i]

@@ -100,6 +100,9 @@
 // score does not depend on what is left on the agent, each role keeps its
 // members sorted through the cycle and the first eligible one is served;
 // otherwise, and with Config.bruteForce, every member is scored.
+// rolefast.go holds what the cycle asks of resources on every visit and
+// grant (the min-allocatable floor, emptiness, the books' sums, shares),
+// asked in place rather than of copies.
 // docs/roles.md states the semantics and where they leave Mesos.
 //
 // # Decisions and policy models

@@ -117,7 +117,7 @@ func (a *Allocator) acctNode(ag *agent, fw int32, n *roleNode, from string, r re
 // acctPart is acctNode with from's pool pl (nil if none), which a grant
 // has at hand.
 func (a *Allocator) acctPart(ag *agent, fw int32, n *roleNode, from string, pl *pool, r resources.Resources, sign int) {
-	if r.IsEmpty() {
+	if emptyAt(&r) {
 		return
 	}
 	role := n.name
@@ -141,7 +141,7 @@ func (a *Allocator) acctPart(ag *agent, fw int32, n *roleNode, from string, pl *
 		}
 	}
 	if sign > 0 {
-		if p.res.IsEmpty() {
+		if emptyAt(&p.res) {
 			// resources are values no operation changes in place: a new
 			// part may share r's lists rather than copy them
 			p.res = r
@@ -157,7 +157,7 @@ func (a *Allocator) acctPart(ag *agent, fw int32, n *roleNode, from string, pl *
 			pl.free = pl.free.Add(r)
 		}
 	}
-	if p.res.IsEmpty() {
+	if emptyAt(&p.res) {
 		ag.parts = append(ag.parts[:pi], ag.parts[pi+1:]...)
 	}
 }
@@ -243,7 +243,10 @@ func (a *Allocator) takeParts(ag *agent, f *framework, src source, r resources.R
 			if p.fw != f.idx || !src.matches(&p, pass == 0) {
 				continue
 			}
-			take := minRes(p.res, r)
+			take := p.res // the whole part, as minRes gives where r holds it
+			if !r.Contains(p.res) {
+				take = minRes(p.res, r)
+			}
 			if take.IsEmpty() {
 				continue
 			}

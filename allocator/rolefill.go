@@ -26,18 +26,15 @@ import (
 
 // roleCycle is the per-cycle state of the role-aware fill.
 type roleCycle struct {
-	availHead resources.Resources // free unreserved resources in the cluster
-	reqHead   resources.Resources // what unmet guarantees still need
-	nunmet    int                 // roles with an unmet guarantee and frameworks
-	touched   []*roleNode         // leaves granted on the current agent
-	granted   []int32             // frameworks granted on the current agent and role
-	resv      []poolPart          // scratch: the pools of the offer being built
-	unresOK   bool                // the current agent's free unreserved part is allocatable
-	unresFree resources.Resources // the current agent's free unreserved part
-	cycle     uint32              // counts role-aware cycles, for agent.qcycle
-	// the quota stage's offers by framework and agent, so that the
-	// fair-share stage adds to them rather than make a second offer
-	quotaOffers  map[offerKey]int
+	availHead    resources.Resources // free unreserved resources in the cluster
+	reqHead      resources.Resources // what unmet guarantees still need
+	nunmet       int32               // roles with an unmet guarantee and frameworks
+	touched      []*roleNode         // leaves granted on the current agent
+	granted      []int32             // frameworks granted on the current agent and role
+	resv         []poolPart          // scratch: the pools of the offer being built
+	unresOK      bool                // the current agent's free unreserved part is allocatable
+	unresFree    resources.Resources // the current agent's free unreserved part
+	cycle        uint32              // counts role-aware cycles, for agent.qcycle
 	inQuotaStage bool
 	lastOffers   int    // offers the last cycle made, to size the next one's
 	visit        uint64 // counts agent visits, for roleNode.poolPath and poolSelf
@@ -48,6 +45,7 @@ type roleCycle struct {
 	classOf    map[resources.Vector]int
 	classViews []sorter.Agent
 	moves      []orderMove
+	floors     []floor // the min-allocatable floors (allocatableAt)
 }
 
 // poolPart is a pool's free part in an offer being built.
@@ -69,7 +67,6 @@ func (a *Allocator) roleFill() {
 	a.out = make([]Offer, 0, size)
 	perm := a.liveAgents()
 	a.shuffle(perm)
-	clear(a.rc.quotaOffers)
 	a.nextRoleCycle()
 	if len(a.quotas) > 0 {
 		a.rc.inQuotaStage = true
@@ -110,6 +107,7 @@ func (a *Allocator) nextRoleCycle() {
 func (a *Allocator) prepareRoleCycle() {
 	rc := &a.rc
 	rc.availHead, rc.reqHead, rc.nunmet = resources.Resources{}, resources.Resources{}, 0
+	a.noteFloors()
 	if a.roleOrderDirty {
 		a.rankRoleNames()
 	}
@@ -121,7 +119,8 @@ func (a *Allocator) prepareRoleCycle() {
 		a.roleShare(n)
 		a.noteUnmet(n)
 		n.headroom = resources.Resources{}
-		if a.headroomRoot(n) == n {
+		n.hroot = a.headroomRoot(n) // quotas do not change within a cycle
+		if n.hroot == n {
 			n.headroom = scalarsOf(n.quota.Guarantees).Sub(n.consumption())
 			rc.reqHead = rc.reqHead.Add(n.headroom)
 		}
@@ -151,7 +150,7 @@ func (a *Allocator) noteUnmet(n *roleNode) {
 	if unmet == n.unmet {
 		return
 	}
-	d := 1
+	d := int32(1)
 	if !unmet {
 		d = -1
 	}
@@ -196,7 +195,7 @@ func (a *Allocator) headroomRoot(n *roleNode) *roleNode {
 // roleVisit offers what is free on ag, roles in hierarchical order, then
 // re-sorts the roles that were granted.
 func (a *Allocator) roleVisit(ag *agent, quotaStage bool) {
-	if quotaStage && a.rc.nunmet == 0 || !a.allocatable(ag.avail.Reservable()) {
+	if quotaStage && a.rc.nunmet == 0 || !a.allocatableAt(&ag.avail, true) {
 		return
 	}
 	a.rc.touched = a.rc.touched[:0]
@@ -293,7 +292,7 @@ func (a *Allocator) offerRole(n *roleNode, ag *agent, quotaStage bool) bool {
 			r := r.res
 			offer = offer.Add(r)
 		}
-		if !a.allocatable(offer) {
+		if !a.allocatableAt(&offer, false) {
 			break
 		}
 		f, score := a.pickInRole(n, ag, offer)
@@ -302,12 +301,12 @@ func (a *Allocator) offerRole(n *roleNode, ag *agent, quotaStage bool) bool {
 		}
 		a.roleGrant(f, n, ag, offer, unres, resv, score)
 		rc.granted = append(rc.granted, f.idx)
-		if !a.allocatable(ag.avail.Reservable()) {
+		if !a.allocatableAt(&ag.avail, true) {
 			return false // what is left of the agent is no offer, for anyone
 		}
 		a.noteUnreserved(ag)
 	}
-	return a.allocatable(ag.avail.Reservable())
+	return a.allocatableAt(&ag.avail, true)
 }
 
 // noteUnreserved notes ag's free unreserved resources, for the offers
@@ -320,13 +319,13 @@ func (a *Allocator) noteUnreserved(ag *agent) {
 		return
 	}
 	a.rc.unresFree = a.unreservedFree(ag)
-	a.rc.unresOK = a.allocatable(a.rc.unresFree)
+	a.rc.unresOK = a.allocatableAt(&a.rc.unresFree, false)
 }
 
 // hasPoolFor reports whether ag has a pool with free resources for n.
 func hasPoolFor(n *roleNode, ag *agent) bool {
 	for _, pl := range ag.poolList {
-		if !pl.free.IsEmpty() && resources.IsRoleOrDescendant(n.name, pl.name) {
+		if !emptyAt(&pl.free) && resources.IsRoleOrDescendant(n.name, pl.name) {
 			return true
 		}
 	}
@@ -348,7 +347,7 @@ func (a *Allocator) roleOffer(n *roleNode, ag *agent, quotaStage bool) (unres re
 	}
 	resv = a.rc.resv[:0]
 	for _, pl := range ag.poolList {
-		if !pl.free.IsEmpty() && resources.IsRoleOrDescendant(n.name, pl.name) {
+		if !emptyAt(&pl.free) && resources.IsRoleOrDescendant(n.name, pl.name) {
 			resv = append(resv, poolPart{pl, pl.free})
 		}
 	}
@@ -383,28 +382,42 @@ func (a *Allocator) roleOffer(n *roleNode, ag *agent, quotaStage bool) (unres re
 		unres.Ports = free.Ports
 	} else {
 		unres = free
-		if !a.rc.reqHead.IsEmpty() && !a.headroomHolds(scalarsOf(free)) {
+		if !emptyAt(&a.rc.reqHead) && !a.headroomHolds(scalarsOf(free)) {
 			unres = resources.Resources{Ports: free.Ports}
 		}
 	}
-	unres = a.clipToLimits(n, unres)
+	a.clipToLimits(n, &unres)
 	return unres, resv, true
 }
 
 // headroomHolds reports whether taking x from the free unreserved
 // resources still leaves what unmet guarantees need.
 func (a *Allocator) headroomHolds(x resources.Resources) bool {
-	if a.rc.reqHead.IsEmpty() || x.IsEmpty() {
+	if emptyAt(&a.rc.reqHead) || emptyAt(&x) {
 		return true
 	}
 	return a.rc.availHead.Sub(x).Contains(a.rc.reqHead)
 }
 
-// clipToLimits shrinks x so that neither n nor any ancestor consumes more
-// than its limit once it holds x.
-func (a *Allocator) clipToLimits(n *roleNode, x resources.Resources) resources.Resources {
+// clipToLimits shrinks *x so that neither n nor any ancestor consumes
+// more than its limit once it holds x.
+func (a *Allocator) clipToLimits(n *roleNode, x *resources.Resources) {
 	for m := n; m != nil; m = m.parent {
 		if !m.hasQ || len(m.quota.Limited) == 0 {
+			continue
+		}
+		if len(m.limExtra) == 0 && len(m.reserved.Extra) == 0 && len(m.unres.Extra) == 0 {
+			// m's consumption on the vectors, kind by kind, as
+			// consumption would sum it
+			for k := resources.Kind(0); k < resources.NumKinds; k++ {
+				if !m.limKind[k] {
+					continue
+				}
+				used := m.reserved.Scalars[k] + m.unres.Scalars[k]
+				if room := m.quota.Limits.Scalars[k] - used; x.Scalars[k] > room {
+					x.Scalars[k] = max(room, 0)
+				}
+			}
 			continue
 		}
 		used := m.consumption()
@@ -419,11 +432,10 @@ func (a *Allocator) clipToLimits(n *roleNode, x resources.Resources) resources.R
 		for _, nm := range m.limExtra {
 			room := max(m.quota.Limits.Scalar(nm)-used.Scalar(nm), 0)
 			if x.Scalar(nm) > room {
-				x = x.WithScalar(nm, room)
+				*x = x.WithScalar(nm, room)
 			}
 		}
 	}
-	return x
 }
 
 // wantsRole reports whether f takes offers for role n: active, the role
@@ -468,7 +480,7 @@ func (a *Allocator) roleGrant(f *framework, n *roleNode, ag *agent, offer, unres
 	}
 	rc := &a.rc
 	addScalars(&rc.availHead, &unres, -1)
-	if root := a.headroomRoot(n); root != nil && !root.headroom.IsEmpty() {
+	if root := n.hroot; root != nil && !emptyAt(&root.headroom) {
 		rc.reqHead = rc.reqHead.Sub(root.headroom)
 		root.headroom = scalarsOf(root.quota.Guarantees).Sub(root.consumption())
 		rc.reqHead = rc.reqHead.Add(root.headroom)
@@ -477,6 +489,7 @@ func (a *Allocator) roleGrant(f *framework, n *roleNode, ag *agent, offer, unres
 		rc.touched = append(rc.touched, n)
 	}
 	a.trace(f, ag, offer, score)
+	f.lastOffer = a.cycles + 1 // what notePlaced stamps, once the cycle is counted
 	if !a.mergeRole(f, ag, n, offer, reserved) {
 		a.out = append(a.out, Offer{
 			Framework: f.id, Agent: ag.id, Resources: offer, // built for this offer; never changed in place
@@ -485,41 +498,35 @@ func (a *Allocator) roleGrant(f *framework, n *roleNode, ag *agent, offer, unres
 	}
 }
 
-// offerKey names the one offer a cycle makes per framework, agent and role.
-type offerKey struct {
-	fw, ag int32
-	role   string
-}
-
 // mergeRole adds offer to the quota stage's offer to f on ag for role n
 // and reports whether there was one: a framework offered part of an agent
 // for a role in the quota stage and more in the fair-share stage gets one
 // offer with both, as Mesos merges what one cycle offers a framework on
-// an agent for a role. In the quota stage it notes where the offer about
-// to be appended goes.
+// an agent for a role. The quota stage visits an agent once, so its
+// offers on ag are the run of a.out from ag.qfirst to ag.qend; in the
+// quota stage mergeRole notes where the offer about to be appended goes.
 func (a *Allocator) mergeRole(f *framework, ag *agent, n *roleNode, offer resources.Resources, reserved map[string]resources.Resources) bool {
 	rc := &a.rc
-	if ag.qcycle != rc.cycle && !rc.inQuotaStage {
+	if ag.qcycle != rc.cycle {
+		if rc.inQuotaStage {
+			ag.qcycle, ag.qfirst, ag.qend = rc.cycle, int32(len(a.out)), int32(len(a.out))+1
+		}
 		return false // no quota-stage offer on ag this cycle
 	}
-	k := offerKey{f.idx, ag.idx, n.name}
-	if i, ok := rc.quotaOffers[k]; ag.qcycle == rc.cycle && ok {
-		prev := &a.out[i]
-		prev.Resources = prev.Resources.Add(offer)
-		for pool, r := range reserved {
-			if prev.Reserved == nil {
-				prev.Reserved = map[string]resources.Resources{}
+	for i := ag.qfirst; i < ag.qend; i++ {
+		if prev := &a.out[i]; prev.Framework == f.id && prev.Role == n.name {
+			prev.Resources = prev.Resources.Add(offer)
+			for pool, r := range reserved {
+				if prev.Reserved == nil {
+					prev.Reserved = map[string]resources.Resources{}
+				}
+				prev.Reserved[pool] = prev.Reserved[pool].Add(r)
 			}
-			prev.Reserved[pool] = prev.Reserved[pool].Add(r)
+			return true
 		}
-		return true
 	}
 	if rc.inQuotaStage {
-		if rc.quotaOffers == nil {
-			rc.quotaOffers = map[offerKey]int{}
-		}
-		rc.quotaOffers[k] = len(a.out)
-		ag.qcycle = rc.cycle
+		ag.qend = int32(len(a.out)) + 1
 	}
 	return false
 }

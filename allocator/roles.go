@@ -60,26 +60,28 @@ type RoleState struct {
 	Frameworks []string
 }
 
-// roleNode is one role in the tree. What every grant and re-sort reads
-// comes first, so that it shares as few cache lines as it can; the
-// quota, read where a role has one, comes after.
+// roleNode is one role in the tree. What the role walk and the sibling
+// order read of every role they pass (rolefill.go, rolesort.go) fills the
+// first cache line, so that passing over a role costs one line; what a
+// grant reads comes next; the quota, read where a role has one, last.
 type roleNode struct {
-	name   string
-	parent *roleNode
-	kids   []*roleNode // sorted by (share, name) during a role-mode cycle
-	fws    []int32     // frameworks subscribed to exactly this role
-	nsub   int         // subscriptions in this subtree
-	// per cycle
+	// per cycle: the shares the sibling order compares
 	share, ownShare float64
-	weight          float64 // its weight, noted for the cycle
-	nameRank        int     // its place in name order (rankRoleNames)
-	nunmet          int     // roles in this subtree that are unmet
-	unmet           bool    // its own guarantee is not met and it has frameworks
-	hasQ            bool
+	parent          *roleNode
 	// the agent visit (roleCycle.visit) in which it was marked as holding,
 	// or being above, a pool of the agent (poolPath), or being the role of
 	// one (poolSelf)
 	poolPath, poolSelf uint64
+	nameRank           int   // its place in name order (rankRoleNames)
+	nsub               int32 // subscriptions in this subtree
+	nunmet             int32 // roles in this subtree that are unmet
+	unmet              bool  // its own guarantee is not met and it has frameworks
+	hasQ               bool
+	weight             float64 // its weight, noted for the cycle
+	name               string
+	kids               []*roleNode // sorted by (share, name) during a role-mode cycle
+	fws                []int32     // frameworks subscribed to exactly this role
+	orders             []roleOrder // its members by score, per capacity class (roleorder.go)
 	// role mode only: what frameworks hold under this subtree (alloc), the
 	// unreserved part of it (unres), and what is held by frameworks in
 	// exactly this role (own, the share of the role's virtual leaf).
@@ -87,13 +89,13 @@ type roleNode struct {
 	// reserved is the reservation totals of this role and its
 	// descendants, kept in every mode.
 	reserved resources.Resources
-	orders   []roleOrder // its members by score, per capacity class (roleorder.go)
 	quota    Quota
 	// the kinds quota.Limited names, as flags on the well-known kinds and
 	// the other names, so that clipping an offer looks up no strings
 	limKind  [resources.NumKinds]bool
 	limExtra []string
 	headroom resources.Resources // unmet guarantee counted in the required headroom
+	hroot    *roleNode           // headroomRoot, noted for the cycle
 }
 
 // role returns the node of name, creating it and its ancestors.
@@ -133,9 +135,9 @@ func addScalars(x *resources.Resources, r *resources.Resources, sign int) {
 	if len(r.Extra) != 0 || len(x.Extra) != 0 {
 		addNamedScalars(x, r, sign)
 	} else if sign > 0 {
-		x.Scalars = x.Scalars.Add(r.Scalars)
+		addVec(&x.Scalars, &r.Scalars)
 	} else {
-		x.Scalars = x.Scalars.Sub(r.Scalars)
+		subVec(&x.Scalars, &r.Scalars)
 	}
 }
 

@@ -25,10 +25,14 @@ func (a *Allocator) rankRoleNames() {
 }
 
 // roleShare sets n's share (its subtree's holdings) and its virtual
-// leaf's (its own frameworks'), by the weight noted for the cycle.
+// leaf's (its own frameworks'), by the weight noted for the cycle. Only a
+// role with children has a virtual leaf to compare (walkRole): a leaf's
+// own share is its share, and is not computed a second time.
 func (a *Allocator) roleShare(n *roleNode) {
-	n.share = n.alloc.Scalars.DominantShare(a.cluster.Total) / n.weight
-	n.ownShare = n.own.Scalars.DominantShare(a.cluster.Total) / n.weight
+	n.share = dominantShare(&n.alloc.Scalars, &a.cluster.Total) / n.weight
+	if len(n.kids) > 0 {
+		n.ownShare = dominantShare(&n.own.Scalars, &a.cluster.Total) / n.weight
+	}
 }
 
 // roleLess orders siblings by share, then name (by its rank).
