@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"runtime"
 	"strings"
 	"syscall"
 )
@@ -20,6 +21,11 @@ func followGoRun() {
 	if err != nil || strings.TrimSpace(string(comm)) != "go" {
 		return
 	}
+	// The parent-death signal is a setting of the calling thread and ends
+	// with it, and the agent throws threads away (one that tried a mount
+	// namespace, say); this goroutine keeps its thread, alive and its own,
+	// for as long as allot dev runs.
+	runtime.LockOSThread()
 	syscall.RawSyscall(syscall.SYS_PRCTL, syscall.PR_SET_PDEATHSIG, uintptr(syscall.SIGTERM), 0)
 	if os.Getppid() != ppid { // it died before the prctl
 		syscall.Kill(os.Getpid(), syscall.SIGTERM)
