@@ -132,21 +132,7 @@ func (a *Agent) executorSubscribe(w http.ResponseWriter, r *http.Request, req *a
 				t.launched = true
 			}
 		}
-		for _, u := range s.UnacknowledgedUpdates {
-			t := ex.tasks[u.Status.TaskID.Value]
-			if t == nil || len(u.Status.UUID) == 0 {
-				continue
-			}
-			seen := t.latest != nil && string(t.latest.UUID) == string(u.Status.UUID)
-			for _, p := range t.pending {
-				seen = seen || string(p.UUID) == string(u.Status.UUID)
-			}
-			if !seen && !a.droppedAfterTerminalLocked(ex, t, &u.Status) {
-				st := u.Status
-				st.Source = mesos.SOURCE_EXECUTOR.Enum()
-				a.enqueueUpdateLocked(ex, t, &st)
-			}
-		}
+		a.takeUnacknowledgedLocked(ex, stream, s.UnacknowledgedUpdates)
 	}
 	ex.queued = append(ex.queued, a.lostLaunchesLocked(ex, known)...)
 	for _, ev := range ex.queued {
@@ -188,4 +174,34 @@ func splitHostPort(addr string) (string, int, error) {
 	}
 	n, err := strconv.Atoi(addr[i+1:])
 	return addr[:i], n, err
+}
+
+// takeUnacknowledgedLocked takes the updates a re-subscribing executor has
+// not seen acknowledged: those the agent has not heard of go to the
+// framework, and those of a task the agent has already forgotten are
+// acknowledged to the executor at once. Caller holds a.mu.
+func (a *Agent) takeUnacknowledgedLocked(ex *executor, stream *api.Stream, updates []exec1.Call_Update) {
+	for _, u := range updates {
+		t := ex.tasks[u.Status.TaskID.Value]
+		if len(u.Status.UUID) == 0 {
+			continue
+		}
+		if t == nil {
+			// The task's terminal update was acknowledged and the task
+			// forgotten, but the acknowledgement never reached the
+			// executor (the agent was killed just then): it hears of it
+			// now, or it would wait for it and never exit.
+			stream.Send(&exec1.Event{Type: exec1.Event_ACKNOWLEDGED, Acknowledged: &exec1.Event_Acknowledged{TaskID: u.Status.TaskID, UUID: u.Status.UUID}})
+			continue
+		}
+		seen := t.latest != nil && string(t.latest.UUID) == string(u.Status.UUID)
+		for _, p := range t.pending {
+			seen = seen || string(p.UUID) == string(u.Status.UUID)
+		}
+		if !seen && !a.droppedAfterTerminalLocked(ex, t, &u.Status) {
+			st := u.Status
+			st.Source = mesos.SOURCE_EXECUTOR.Enum()
+			a.enqueueUpdateLocked(ex, t, &st)
+		}
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"testing"
+	"time"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	exec1 "github.com/mesos/mesos-go/api/v1/lib/executor"
@@ -177,5 +178,58 @@ func TestLostLaunchSentOnResubscribe(t *testing.T) {
 				t.Errorf("%d launches sent, want it sent: %v; stream %q", got, tc.wantLaunch, body)
 			}
 		})
+	}
+}
+
+// An executor that re-subscribes with an update of a task this agent has
+// already forgotten (its terminal update acknowledged, the executor's
+// acknowledgement lost to an agent restart) hears ACKNOWLEDGED for it, so
+// that it does not wait for it forever.
+func TestForgottenTaskUpdateAcknowledged(t *testing.T) {
+	a := startedAgent(t, Config{Masters: []string{"127.0.0.1:1"}, Listen: "127.0.0.1:0", WorkDir: t.TempDir(),
+		Resources: "cpus:1;mem:128;disk:100", Log: zerolog.Nop()})
+	fw, exID := mesos.FrameworkID{Value: "f"}, mesos.ExecutorID{Value: "e"}
+	ex := &executor{fw: "f", id: "e", tasks: map[string]*agentTask{}}
+	ex.info.ExecutorID = exID
+	a.mu.Lock()
+	a.executors[exKey("f", "e")] = ex
+	a.mu.Unlock()
+	gone := mesos.TaskStatus{TaskID: mesos.TaskID{Value: "gone-task"}, State: mesos.TASK_FINISHED.Enum(),
+		UUID: []byte("uuid-of-gone-task"), Source: mesos.SOURCE_EXECUTOR.Enum()}
+	call := &exec1.Call{Type: exec1.Call_SUBSCRIBE, FrameworkID: fw, ExecutorID: exID,
+		Subscribe: &exec1.Call_Subscribe{UnacknowledgedUpdates: []exec1.Call_Update{{Status: gone}}}}
+	b, _ := call.Marshal()
+	req, _ := http.NewRequest(http.MethodPost, "http://"+a.Addr()+"/api/v1/executor", bytes.NewReader(b))
+	req.Header.Set("Content-Type", api.MediaProtobuf)
+	req.Header.Set("Accept", api.MediaProtobuf)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	found := make(chan bool, 1)
+	go func() {
+		var got []byte
+		buf := make([]byte, 4096)
+		for {
+			n, err := resp.Body.Read(buf)
+			got = append(got, buf[:n]...)
+			if bytes.Contains(got, []byte("uuid-of-gone-task")) {
+				found <- true
+				return
+			}
+			if err != nil {
+				found <- false
+				return
+			}
+		}
+	}()
+	select {
+	case ok := <-found:
+		if !ok {
+			t.Fatal("the stream ended without ACKNOWLEDGED for the forgotten task's update")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no ACKNOWLEDGED for the forgotten task's update within 10 s")
 	}
 }
